@@ -1,0 +1,58 @@
+"""evalband: honest robot-policy evaluation.
+
+Seeded evaluation panels, every episode stored, verdicts with intervals.
+
+>>> import evalband
+>>> evalband.load_panel("reach1d").seed
+7
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from evalband.errors import EvalbandError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EvalbandError",
+    "__version__",
+    "EpisodeRecord",
+    "Outcome",
+    "Panel",
+    "load_panel",
+    "open_store",
+    "run_panel",
+    "Recorder",
+    "summarize",
+    "paired_counts",
+]
+
+_LAZY = {
+    "EpisodeRecord": "evalband.episode",
+    "Outcome": "evalband.episode",
+    "Panel": "evalband.panel",
+    "load_panel": "evalband.panel",
+    "open_store": "evalband.store",
+    "run_panel": "evalband.run",
+    "Recorder": "evalband.run",
+    "summarize": "evalband.analysis",
+    "paired_counts": "evalband.analysis",
+}
+
+if TYPE_CHECKING:
+    from evalband.analysis import paired_counts, summarize
+    from evalband.episode import EpisodeRecord, Outcome
+    from evalband.panel import Panel, load_panel
+    from evalband.run import Recorder, run_panel
+    from evalband.store import open_store
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public API lazily, so ``import evalband`` stays fast."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalband' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,194 @@
+"""Run summaries and paired counts: the first reading of a run's episodes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.stats import Interval, interval
+
+__all__ = ["RunSummary", "PairedCounts", "summarize", "paired_counts"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Counts by outcome, the success rate with its band, and time among successes.
+
+    Attributes:
+        n_attempted: every recorded episode, errors included.
+        n: the denominator of the rate (errors excluded unless counted as failures).
+        counts: episodes per outcome (success, failure, timeout, error).
+        rate: success rate with its Wilson band (``None`` when ``n == 0``).
+        mean_time_to_success_s: mean time among successes; ``None`` when there are none.
+        errors_as_failures: whether errors were counted as failures.
+        verdict_withheld: errors exist and were not counted: no verdict until the user decides.
+        assisted: episodes with human assistance.
+        unaided_successes: successes without assistance.
+    """
+
+    n_attempted: int
+    n: int
+    counts: dict[str, int]
+    rate: Interval | None
+    mean_time_to_success_s: float | None
+    errors_as_failures: bool
+    verdict_withheld: bool
+    assisted: int = 0
+    unaided_successes: int = 0
+    per_cell: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def successes(self) -> int:
+        """Number of successes."""
+        return self.counts.get(Outcome.SUCCESS.value, 0)
+
+    @property
+    def time_text(self) -> str:
+        """Mean time among successes in words ("No successes" when there are none)."""
+        if self.mean_time_to_success_s is None:
+            return "No successes"
+        return f"{self.mean_time_to_success_s:.6f} s"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        out = asdict(self)
+        out["successes"] = self.successes
+        out["rate"] = self.rate.as_dict() if self.rate else None
+        return out
+
+
+def _count(records: Sequence[EpisodeRecord], errors_as_failures: bool) -> dict[str, Any]:
+    counts = {o.value: 0 for o in Outcome}
+    times: list[float] = []
+    assisted = unaided = 0
+    for record in records:
+        counts[record.outcome.value] += 1
+        if record.success and record.time_to_success_s is not None:
+            times.append(record.time_to_success_s)
+        assisted += record.assisted
+        unaided += record.unaided_success
+    errors = counts[Outcome.ERROR.value]
+    n = len(records) if errors_as_failures else len(records) - errors
+    return {
+        "counts": counts,
+        "n": n,
+        "times": times,
+        "assisted": assisted,
+        "unaided": unaided,
+        "errors": errors,
+    }
+
+
+def summarize(
+    records: Iterable[EpisodeRecord],
+    *,
+    errors_as_failures: bool = False,
+    confidence: float = 0.95,
+) -> RunSummary:
+    """Summarize a run's episodes.
+
+    A timeout stays in the denominator. Errors are counted and, unless
+    ``errors_as_failures``, left out of the rate's denominator with the verdict withheld.
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, o == "success",
+    ...                                  o == "timeout", 3, 0.3, 0.3 if o == "success" else None)
+    >>> s = summarize([rec(0, "success"), rec(1, "timeout"), rec(2, "failure")])
+    >>> s.n, s.successes, round(s.rate.low, 4), s.time_text
+    (3, 1, 0.0615, '0.300000 s')
+    """
+    rows = list(records)
+    total = _count(rows, errors_as_failures)
+    per_cell: dict[str, dict[str, Any]] = {}
+    cells: dict[str, list[EpisodeRecord]] = {}
+    for record in rows:
+        cells.setdefault(record.cell, []).append(record)
+    for cell, cell_rows in cells.items():
+        c = _count(cell_rows, errors_as_failures)
+        successes = c["counts"][Outcome.SUCCESS.value]
+        per_cell[cell] = {
+            "slices": dict(cell_rows[0].slices),
+            "n": c["n"],
+            "counts": c["counts"],
+            "rate": (
+                interval(successes, c["n"], confidence=confidence).as_dict() if c["n"] else None
+            ),
+        }
+    successes = total["counts"][Outcome.SUCCESS.value]
+    times = total["times"]
+    return RunSummary(
+        n_attempted=len(rows),
+        n=total["n"],
+        counts=total["counts"],
+        rate=interval(successes, total["n"], confidence=confidence) if total["n"] else None,
+        mean_time_to_success_s=(sum(times) / len(times)) if times else None,
+        errors_as_failures=errors_as_failures,
+        verdict_withheld=bool(total["errors"]) and not errors_as_failures,
+        assisted=total["assisted"],
+        unaided_successes=total["unaided"],
+        per_cell=per_cell,
+    )
+
+
+@dataclass(frozen=True)
+class PairedCounts:
+    """Matched-episode counts for runs A and B on one panel.
+
+    Attributes:
+        both: pairs where both succeed.
+        a_only: only A succeeds.
+        b_only: only B succeeds.
+        neither: neither succeeds.
+        unmatched: episodes present in only one run.
+        excluded_errors: pairs left out because one side is an error.
+    """
+
+    both: int
+    a_only: int
+    b_only: int
+    neither: int
+    unmatched: int = 0
+    excluded_errors: int = 0
+
+    @property
+    def n(self) -> int:
+        """Number of matched pairs used."""
+        return self.both + self.a_only + self.b_only + self.neither
+
+    def as_dict(self) -> dict[str, int]:
+        """A JSON-ready dictionary."""
+        out = asdict(self)
+        out["n"] = self.n
+        return out
+
+
+def paired_counts(
+    a: Iterable[EpisodeRecord],
+    b: Iterable[EpisodeRecord],
+    *,
+    errors_as_failures: bool = False,
+) -> PairedCounts:
+    """Pair episodes by ``(cell, episode, repeat)`` and count the 2x2 table.
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, True, False, 3)
+    >>> paired_counts([rec(0, "success"), rec(1, "failure")], [rec(0, "success"), rec(1, "success")])
+    PairedCounts(both=1, a_only=0, b_only=1, neither=0, unmatched=0, excluded_errors=0)
+    """
+    a_by_key = {r.key: r for r in a}
+    b_by_key = {r.key: r for r in b}
+    both = a_only = b_only = neither = excluded = 0
+    for key in a_by_key.keys() & b_by_key.keys():
+        ra, rb = a_by_key[key], b_by_key[key]
+        if not errors_as_failures and Outcome.ERROR in (ra.outcome, rb.outcome):
+            excluded += 1
+            continue
+        sa, sb = ra.success, rb.success
+        both += sa and sb
+        a_only += sa and not sb
+        b_only += sb and not sa
+        neither += not sa and not sb
+    unmatched = len(a_by_key.keys() ^ b_by_key.keys())
+    return PairedCounts(both, a_only, b_only, neither, unmatched, excluded)

@@ -1,0 +1,5 @@
+"""``python -m evalband.cli``."""
+
+from evalband.cli import main
+
+raise SystemExit(main())

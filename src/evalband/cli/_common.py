@@ -1,0 +1,65 @@
+"""Shared CLI pieces: the store option, JSON output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+__all__ = ["STORE_OPTION", "JSON_OPTION", "console", "emit_json", "fail", "pct", "store_path"]
+
+console = Console(highlight=False, soft_wrap=True)
+
+STORE_OPTION = typer.Option(
+    None,
+    "--store",
+    help="Run store (SQLite). Default: ./evalband-runs/evalband.sqlite",
+    show_default=False,
+)
+JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
+
+
+def store_path(path: Path | None) -> Path:
+    """The store path given, or the default."""
+    from evalband.store import DEFAULT_STORE_PATH
+
+    return path if path is not None else DEFAULT_STORE_PATH
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as JSON (NaN/inf as null) on stdout."""
+    sys.stdout.write(json.dumps(_clean(data), indent=2, default=str) + "\n")
+
+
+def fail(message: str) -> None:
+    """Print one line to stderr and exit with status 2."""
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(code=2)
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A proportion as a percentage string.
+
+    >>> pct(0.140625, 6)
+    '14.062500%'
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{100 * x:.{digits}f}%"

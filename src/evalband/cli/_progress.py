@@ -1,0 +1,92 @@
+"""A rich progress bar for runs: episodes done, successes with their Wilson band, ETA."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.stats import interval
+
+__all__ = ["RunProgress"]
+
+
+class RunProgress:
+    """Live progress for one run; silent when disabled (``--json``) or not a terminal."""
+
+    def __init__(self, label: str, *, enabled: bool = True) -> None:
+        self.label = label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.successes = 0
+        self.counted = 0
+        self.errors = 0
+        self._progress: Progress | None = None
+        self._task: int | None = None
+
+    def __enter__(self) -> RunProgress:
+        if self.enabled:
+            from rich.console import Console
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[band]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._progress.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(exc_type, exc, tb)
+
+    def _band(self) -> str:
+        if self.counted == 0:
+            return "successes -"
+        band = interval(self.successes, self.counted)
+        errors = f", [red]{self.errors} errors[/red]" if self.errors else ""
+        return (
+            f"successes {self.successes}/{self.counted} "
+            f"[{100 * band.low:.1f}%, {100 * band.high:.1f}%]{errors}"
+        )
+
+    def start(self, total: int, done: list[EpisodeRecord]) -> None:
+        """Begin with ``total`` planned episodes, ``done`` already recorded (resume)."""
+        for record in done:
+            self._count(record)
+        if self._progress is not None:
+            self._task = self._progress.add_task(
+                self.label, total=total, completed=len(done), band=self._band()
+            )
+
+    def _count(self, record: EpisodeRecord) -> None:
+        if record.outcome is Outcome.ERROR:
+            self.errors += 1
+            return
+        self.counted += 1
+        self.successes += record.success
+
+    def advance(self, record: EpisodeRecord) -> None:
+        """Count one committed episode."""
+        self._count(record)
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, advance=1, band=self._band())

@@ -1,0 +1,198 @@
+"""Run commands: run, runs, show, export, import, lab."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
+from evalband.cli._progress import RunProgress
+
+__all__ = ["register"]
+
+
+def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
+    from evalband.analysis import RunSummary
+
+    assert isinstance(summary, RunSummary)
+    c = summary.counts
+    lines = [
+        f"{run_id} ({policy}): {summary.successes}/{summary.n} success, "
+        f"{c['failure']} failure, {c['timeout']} timeout, {c['error']} error"
+    ]
+    if summary.rate is not None:
+        lines.append(
+            f"  success rate {pct(summary.rate.estimate, 6)}, Wilson 95% "
+            f"[{pct(summary.rate.low, 6)}, {pct(summary.rate.high, 6)}]"
+        )
+    lines.append(f"  mean time among successes: {summary.time_text}")
+    if summary.verdict_withheld:
+        lines.append(
+            f"  verdict withheld: {c['error']} episode(s) errored; fix them, or re-run "
+            "with --errors-as-failures to count them as failures"
+        )
+    elif summary.errors_as_failures and c["error"]:
+        lines.append(f"  {c['error']} error episode(s) counted as failures (--errors-as-failures)")
+    return lines
+
+
+def run(
+    panel: str = typer.Argument(..., help="Panel YAML path or built-in panel name."),
+    policy: str = typer.Option(..., "--policy", "-p", help="Built-in name or module:attr."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1),
+    backend: str = typer.Option("serial", "--backend", "-b", help="serial or process"),
+    store: Path | None = STORE_OPTION,
+    run_id: str | None = typer.Option(None, "--run-id", help="Name (or resume) this run."),
+    errors_as_failures: bool = typer.Option(
+        False, "--errors-as-failures", help="Count error episodes as failures (recorded)."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Run a policy on every planned episode of a panel; resumable with --run-id."""
+    from evalband.panel import load_panel
+    from evalband.run import run_panel
+    from evalband.store import open_store
+
+    panel_obj = load_panel(panel)
+    with open_store(store_path(store)) as st, RunProgress(
+        f"{panel_obj.name} {policy}", enabled=not as_json
+    ) as progress:
+        rid, summary = run_panel(
+            panel_obj,
+            policy,
+            st,
+            run_id=run_id,
+            backend=backend,
+            workers=workers,
+            errors_as_failures=errors_as_failures,
+            command="evalband " + shlex.join(sys.argv[1:]),
+            on_episode=progress.advance,
+            on_start=progress.start,
+        )
+    if as_json:
+        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
+        return
+    for line in _summary_lines(rid, policy, summary):
+        console.print(line)
+
+
+def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """List the runs in the store, newest first."""
+    from evalband.store import open_store
+
+    with open_store(store_path(store)) as st:
+        manifests = st.list_runs()
+        counts = {m.run_id: st.count_episodes(m.run_id) for m in manifests}
+    if as_json:
+        emit_json([{**m.as_dict(), "episodes": counts[m.run_id]} for m in manifests])
+        return
+    if not manifests:
+        console.print(f"no runs in {store_path(store)}")
+        return
+    table = Table(title=f"runs in {store_path(store)}")
+    for col in ("run id", "panel", "policy", "episodes", "status", "started"):
+        table.add_column(col)
+    for m in manifests:
+        table.add_row(m.run_id, m.panel_name, m.policy, f"{counts[m.run_id]}/{m.n_planned}",
+                      m.status, m.started_at)
+    console.print(table)
+
+
+def show(
+    run_id: str = typer.Argument(..., help="Run id."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Summary of one run: outcomes, rate with Wilson band, time among successes."""
+    from evalband.analysis import summarize
+    from evalband.store import open_store
+
+    with open_store(store_path(store)) as st:
+        manifest = st.require_run(run_id)
+        summary = summarize(st.episode_records(run_id),
+                            errors_as_failures=manifest.errors_as_failures)
+    if as_json:
+        emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
+        return
+    for line in _summary_lines(run_id, manifest.policy, summary):
+        console.print(line)
+    console.print(
+        f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "
+        f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
+    )
+    if len(summary.per_cell) > 1:
+        table = Table(title="per cell")
+        for col in ("cell", "n", "success", "rate", "Wilson 95%"):
+            table.add_column(col)
+        for cell, row in summary.per_cell.items():
+            rate = row["rate"]
+            table.add_row(
+                cell, str(row["n"]), str(row["counts"]["success"]),
+                pct(rate["estimate"]) if rate else "-",
+                f"[{pct(rate['low'])}, {pct(rate['high'])}]" if rate else "-",
+            )
+        console.print(table)
+
+
+def export(
+    run_id: str = typer.Argument(..., help="Run id."),
+    out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+    store: Path | None = STORE_OPTION,
+    overwrite: bool = typer.Option(False, "--overwrite"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
+    from evalband.store import export_bundle, open_store
+
+    with open_store(store_path(store)) as st:
+        path = export_bundle(st, run_id, out, overwrite=overwrite)
+    if as_json:
+        emit_json({"run_id": run_id, "bundle": str(path)})
+        return
+    console.print(f"exported {run_id} to {path}")
+
+
+def import_cmd(
+    bundle: Path = typer.Argument(..., help="Bundle directory."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Load an artifact bundle into the store, verifying every hash."""
+    from evalband.store import import_bundle, open_store
+
+    with open_store(store_path(store)) as st:
+        rid = import_bundle(st, bundle)
+    if as_json:
+        emit_json({"run_id": rid, "bundle": str(bundle)})
+        return
+    console.print(f"imported {rid} from {bundle} (hashes verified)")
+
+
+def lab(
+    name: str = typer.Argument("reach1d", help="Which lab: reach1d (the seed's reaching lab)."),
+    panel: str = typer.Option("reach1d", "--panel", help="Panel (preset) to run."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Run a seed's lab end to end through the real runner and store, and print its verdict."""
+    from evalband.cli._lab import reach1d_lab
+
+    if name != "reach1d":
+        from evalband.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"lab must be one of reach1d; got {name!r}")
+    reach1d_lab(panel, store_path(store), as_json=as_json)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the run commands to ``app``."""
+    app.command("run")(run)
+    app.command("runs")(runs)
+    app.command("show")(show)
+    app.command("export")(export)
+    app.command("import")(import_cmd)
+    app.command("lab")(lab)

@@ -1,0 +1,188 @@
+"""Statistics commands: ci, diff, power, coverage."""
+
+from __future__ import annotations
+
+import math
+
+import typer
+from rich.table import Table
+
+from evalband.cli._common import JSON_OPTION, console, emit_json, fail, pct
+from evalband.errors import InvalidCountsError
+
+__all__ = ["register"]
+
+
+def _parse_fraction(text: str, name: str) -> tuple[int, int]:
+    """Parse ``K/N`` into two counts (validated later by the stats functions)."""
+    from evalband.stats._validate import as_count
+
+    k_text, sep, n_text = text.partition("/")
+    if not sep:
+        raise InvalidCountsError(f"{name} must look like K/N (e.g. 9/64), got {text!r}")
+    try:
+        k, n = float(k_text), float(n_text)
+    except ValueError:
+        raise InvalidCountsError(f"{name} must look like K/N with numbers, got {text!r}") from None
+    return as_count(k, f"{name} successes"), as_count(n, f"{name} trials")
+
+
+def ci(
+    k: float = typer.Argument(..., help="Successes."),
+    n: float = typer.Argument(..., help="Episodes attempted."),
+    method: str = typer.Option("wilson", "--method", "-m", help="wilson, clopper-pearson, "
+                               "jeffreys, agresti-coull, wald"),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="n = 0 gives [0, 1]."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Confidence interval for a success rate K/N."""
+    from evalband.stats import interval
+
+    result = interval(k, n, method=method, confidence=confidence, allow_empty=allow_empty)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    console.print(
+        f"{result.k}/{result.n} = {pct(result.estimate, 2)}   "
+        f"{100 * result.confidence:g}% {result.method}: [{pct(result.low, 2)}, {pct(result.high, 2)}]"
+    )
+    if result.method == "wald" and result.k in (0, result.n):
+        console.print("note: Wald collapses at 0/n and n/n; use Wilson.")
+
+
+def diff(
+    counts: list[str] = typer.Argument(
+        ..., help="K_A/N_A K_B/N_B, or with --paired: BOTH A_ONLY B_ONLY NEITHER"
+    ),
+    paired: bool = typer.Option(False, "--paired", help="Matched episodes (2x2 counts)."),
+    method: str = typer.Option(
+        "newcombe", "--method", "-m", help="Paired: newcombe or tango. Unpaired: newcombe."
+    ),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Interval for the difference of two success rates (A - B), with its verdict."""
+    from evalband.stats import diff_paired, diff_unpaired, fisher_exact_test, mcnemar
+    from evalband.stats._validate import as_count
+
+    if paired:
+        if len(counts) != 4:
+            fail(f"--paired expects 4 counts BOTH A_ONLY B_ONLY NEITHER, got {len(counts)}")
+        try:
+            values = [float(c) for c in counts]
+        except ValueError:
+            fail(f"--paired expects 4 whole numbers, got {' '.join(counts)}")
+        both, a_only, b_only, neither = (
+            as_count(v, name) for v, name in zip(values, ("BOTH", "A_ONLY", "B_ONLY", "NEITHER"),
+                                                  strict=True)
+        )
+        result = diff_paired(both, a_only, b_only, neither, method=method, confidence=confidence)
+        test = mcnemar(a_only, b_only, method="exact")
+        n = both + a_only + b_only + neither
+        header = (
+            f"paired, n = {n}: A {pct((both + a_only) / n)} vs B {pct((both + b_only) / n)}; "
+            f"both {both}, only A {a_only}, only B {b_only}, neither {neither}"
+        )
+    else:
+        if len(counts) != 2:
+            fail(f"expected two rates K_A/N_A K_B/N_B, got {len(counts)} argument(s)")
+        k_a, n_a = _parse_fraction(counts[0], "A")
+        k_b, n_b = _parse_fraction(counts[1], "B")
+        if method != "newcombe":
+            fail(f"unpaired --method must be newcombe, got {method!r}")
+        result = diff_unpaired(k_a, n_a, k_b, n_b, confidence=confidence)
+        test = fisher_exact_test(k_a, n_a, k_b, n_b)
+        header = f"unpaired: A {k_a}/{n_a} = {pct(k_a / n_a)} vs B {k_b}/{n_b} = {pct(k_b / n_b)}"
+    if as_json:
+        emit_json({"difference": result.as_dict(), "test": test.as_dict()})
+        return
+    console.print(header)
+    console.print(
+        f"A - B = {100 * result.estimate:+.1f} points, {100 * result.confidence:g}% "
+        f"{result.method}: [{100 * result.low:+.1f}, {100 * result.high:+.1f}]"
+    )
+    console.print(f"{test.method}: p = {test.p_value:.4g}")
+    console.print(f"verdict: {result.verdict}")
+
+
+def power_cmd(
+    p_a: float = typer.Option(..., "--p-a", help="Success rate of A."),
+    p_b: float = typer.Option(..., "--p-b", help="Success rate of B."),
+    power: float = typer.Option(0.8, "--power"),
+    alpha: float = typer.Option(0.05, "--alpha"),
+    paired: bool = typer.Option(False, "--paired", help="Matched design (McNemar)."),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="Paired: expected share of discordant pairs."
+    ),
+    n: int | None = typer.Option(None, "--n", help="Also report power and the MDD at this n."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Episodes per arm needed to resolve p_a vs p_b (and power at a given n)."""
+    from evalband.stats import minimum_detectable_difference, sample_size
+    from evalband.stats import power as power_fn
+
+    if paired and discordant is None:
+        fail("--paired needs --discordant (expected share of discordant pairs, e.g. 0.3)")
+    needed = sample_size(p_a, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant)
+    data: dict[str, object] = {
+        "p_a": p_a, "p_b": p_b, "power": power, "alpha": alpha, "paired": paired,
+        "discordant": discordant, "n_per_arm": needed,
+    }
+    if n is not None:
+        data["n"] = n
+        data["power_at_n"] = power_fn(p_a, p_b, n, alpha=alpha, paired=paired,
+                                      discordant=discordant)
+        data["minimum_detectable_difference"] = minimum_detectable_difference(
+            n, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant
+        )
+    if as_json:
+        emit_json(data)
+        return
+    unit = "matched pairs" if paired else "episodes per policy"
+    console.print(
+        f"{pct(p_a)} vs {pct(p_b)} at {power:.0%} power, alpha {alpha:g}: {needed} {unit}"
+    )
+    if n is not None:
+        console.print(
+            f"at n = {n}: power {float(data['power_at_n']):.1%}; smallest resolvable gap "  # type: ignore[arg-type]
+            f"around {pct(p_b)}: {100 * float(data['minimum_detectable_difference']):.1f} points"  # type: ignore[arg-type]
+        )
+
+
+def coverage_cmd(
+    method: str = typer.Option("wilson", "--method", "-m"),
+    n: int = typer.Option(..., "--n", help="Episodes."),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Exact coverage of an interval method at n over a grid of true rates."""
+    from evalband.stats import coverage, coverage_grid
+
+    grid = coverage_grid(method, n, confidence=confidence)
+    show_ps = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99]
+    rows = [(p, coverage(method, n, p, confidence=confidence)) for p in show_ps]
+    if as_json:
+        emit_json({"grid": grid.as_dict(), "points": [{"p": p, "coverage": c} for p, c in rows]})
+        return
+    table = Table(title=f"exact coverage of {method}, n = {n}, nominal {confidence:.0%}")
+    table.add_column("true p", justify="right")
+    table.add_column("coverage", justify="right")
+    for p, c in rows:
+        style = "red" if c < confidence - 0.03 else ""
+        table.add_row(f"{p:g}", f"[{style}]{c:.1%}[/{style}]" if style else f"{c:.1%}")
+    console.print(table)
+    console.print(
+        f"over {len(grid.ps)} values of p: min {grid.min_coverage:.1%}, mean "
+        f"{grid.mean_coverage:.1%}, below nominal at {grid.share_below_nominal:.0%} of them"
+    )
+    if not math.isnan(grid.min_coverage) and grid.min_coverage < confidence - 0.1:
+        console.print(f"verdict: {method} under-covers badly at n = {n}; do not ship it.")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the statistics commands to ``app``."""
+    app.command("ci", context_settings={"ignore_unknown_options": True})(ci)
+    app.command("diff", context_settings={"ignore_unknown_options": True})(diff)
+    app.command("power")(power_cmd)
+    app.command("coverage")(coverage_cmd)

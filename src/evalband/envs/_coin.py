@@ -1,0 +1,94 @@
+"""A tiny coin-flip environment: a stand-in robot for tests, demos and benchmarks.
+
+Each episode's fate is fixed at reset by its condition seed: with probability ``p`` it
+succeeds after ``length`` steps, with probability ``fail_p`` it fails there (task failure),
+otherwise it keeps going until the budget truncates it. ``sleep_s`` makes each step take
+wall time; ``error_p`` makes a step raise (to exercise error episodes).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from evalband.errors import InvalidParameterError
+
+__all__ = ["CoinEnv"]
+
+_OPTION_KEYS = ("p", "fail_p", "length", "sleep_s", "error_p")
+
+
+class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
+    """A coin-flip episode with Gymnasium's API.
+
+    >>> env = CoinEnv(p=1.0, length=2)
+    >>> obs, info = env.reset(seed=3)
+    >>> _, _, terminated, truncated, info = env.step(np.zeros(1))
+    >>> _, _, terminated, truncated, info = env.step(np.zeros(1))
+    >>> terminated, info["is_success"]
+    (True, True)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        p: float = 0.5,
+        fail_p: float = 0.0,
+        length: int = 3,
+        sleep_s: float = 0.0,
+        error_p: float = 0.0,
+        dt: float = 0.1,
+    ) -> None:
+        self.defaults = {"p": p, "fail_p": fail_p, "length": length, "sleep_s": sleep_s,
+                         "error_p": error_p}
+        self.dt = dt
+        self.observation_space = spaces.Box(0.0, np.inf, (1,), dtype=np.float64)
+        self.action_space = spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
+        self._params = dict(self.defaults)
+        self._t = 0
+        self._fate = "timeout"
+        self._rng = np.random.default_rng(0)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Fix the episode's fate from ``seed``; options override the constructor's values."""
+        super().reset(seed=seed)
+        params = dict(self.defaults)
+        for key, value in (options or {}).items():
+            if key not in _OPTION_KEYS:
+                raise InvalidParameterError(
+                    f"CoinEnv option {key!r} is unknown; expected one of {', '.join(_OPTION_KEYS)}"
+                )
+            params[key] = value
+        self._params = params
+        self._rng = np.random.default_rng(seed)
+        draw = self._rng.random()
+        p, fail_p = float(params["p"]), float(params["fail_p"])
+        self._fate = "success" if draw < p else "failure" if draw < p + fail_p else "timeout"
+        self._t = 0
+        return np.zeros(1), {}
+
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Advance one step; the fate is revealed after ``length`` steps."""
+        self._t += 1
+        if self._params["sleep_s"]:
+            time.sleep(float(self._params["sleep_s"]))
+        if self._params["error_p"] and self._rng.random() < float(self._params["error_p"]):
+            raise RuntimeError(f"injected simulator fault at step {self._t}")
+        done = self._t >= int(self._params["length"]) and self._fate != "timeout"
+        success = done and self._fate == "success"
+        info: dict[str, Any] = {"is_success": success}
+        if done:
+            info["outcome"] = self._fate
+        return np.array([float(self._t)]), float(success), done, False, info
+
+
+gymnasium.register(id="evalband/Coin-v0", entry_point="evalband.envs._coin:CoinEnv")

@@ -1,0 +1,177 @@
+"""The Episode record: one row per attempted episode, the one data convention.
+
+Every layer speaks it: the runner produces it, the store keeps it, analysis reads it.
+
+Rules that keep it honest:
+
+* A ``timeout`` stays in the denominator.
+* An ``error`` (the harness or the policy crashed) is never a failure and never dropped.
+* ``terminated`` / ``truncated`` keep Gymnasium's meaning: the task ended vs the budget cut it.
+* ``time_to_success_s`` is set only for successes: time among successes has its own denominator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+from evalband.errors import InvalidInputError
+
+__all__ = ["Outcome", "EpisodeRecord", "EPISODE_FIELDS", "episode_key"]
+
+
+class Outcome(StrEnum):
+    """How an attempted episode ended.
+
+    >>> Outcome("timeout") is Outcome.TIMEOUT
+    True
+    """
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+def episode_key(cell: str, episode: int, repeat: int) -> tuple[str, int, int]:
+    """The key that pairs episodes across policies on one panel.
+
+    >>> episode_key("start=train", 3, 0)
+    ('start=train', 3, 0)
+    """
+    return (cell, int(episode), int(repeat))
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One attempted episode.
+
+    Attributes:
+        run_id: the run this episode belongs to.
+        policy: the policy's name (or import path).
+        panel_fingerprint: sha256 of the panel's result-changing content.
+        cell: the cell key, e.g. ``"dynamics=nominal"`` (``""`` for a panel without factors).
+        slices: factor name -> value for this cell (one column per factor in data frames).
+        episode: index within the cell.
+        repeat: repeat index (the same condition again).
+        condition_seed: the seed that fixes the condition.
+        outcome: success, failure, timeout or error.
+        terminated: the task ended (success or task-defined failure).
+        truncated: the budget cut the episode.
+        steps: actions taken.
+        sim_time_s: simulated time elapsed (``steps * dt`` when the env has a ``dt``).
+        time_to_success_s: simulated time to success; ``None`` unless the outcome is success.
+        score: optional ordinal score (e.g. 0 never held, 1 acquired-lost, 2 held).
+        assisted: a human helped (unaided success excludes assisted episodes).
+        interventions: how many times a human intervened.
+        latency_ms_p50: median policy inference time per call, milliseconds.
+        latency_ms_p95: 95th percentile policy inference time per call, milliseconds.
+        latency_ms_max: largest policy inference time per call, milliseconds.
+        env_ms: total simulator time, milliseconds (kept apart from policy time).
+        wall_s: wall-clock seconds for the whole episode.
+        started_at: ISO-8601 UTC timestamp.
+        error: the exception message when the outcome is ``error``.
+        attempts: how many times the episode was tried (a retried chunk counts > 1).
+        extra: anything else worth keeping (JSON-serialisable).
+
+    >>> r = EpisodeRecord(run_id="r", policy="p", panel_fingerprint="f", cell="", episode=0,
+    ...                   repeat=0, condition_seed=7, outcome=Outcome.SUCCESS, terminated=True,
+    ...                   truncated=False, steps=5, sim_time_s=1.0, time_to_success_s=1.0)
+    >>> r.key
+    ('', 0, 0)
+    """
+
+    run_id: str
+    policy: str
+    panel_fingerprint: str
+    cell: str
+    episode: int
+    repeat: int
+    condition_seed: int
+    outcome: Outcome
+    terminated: bool
+    truncated: bool
+    steps: int
+    sim_time_s: float | None = None
+    time_to_success_s: float | None = None
+    slices: dict[str, str] = field(default_factory=dict)
+    score: int | None = None
+    assisted: bool = False
+    interventions: int = 0
+    latency_ms_p50: float | None = None
+    latency_ms_p95: float | None = None
+    latency_ms_max: float | None = None
+    env_ms: float | None = None
+    wall_s: float | None = None
+    started_at: str | None = None
+    error: str | None = None
+    attempts: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        outcome = self.outcome
+        if not isinstance(outcome, Outcome):
+            try:
+                object.__setattr__(self, "outcome", Outcome(str(outcome)))
+            except ValueError:
+                allowed = ", ".join(o.value for o in Outcome)
+                raise InvalidInputError(
+                    f"outcome must be one of {allowed}; got {outcome!r}"
+                ) from None
+        for name in ("episode", "repeat", "steps", "interventions", "attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInputError(f"{name} must be a whole number >= 0; got {value!r}")
+        if self.outcome is Outcome.SUCCESS and self.truncated and not self.terminated:
+            raise InvalidInputError("a success must be terminated, not only truncated")
+        if self.outcome is not Outcome.SUCCESS and self.time_to_success_s is not None:
+            raise InvalidInputError(
+                f"time_to_success_s is only set for successes; got {self.time_to_success_s!r} "
+                f"with outcome {self.outcome.value}"
+            )
+        for name in ("sim_time_s", "time_to_success_s", "wall_s", "env_ms"):
+            value = getattr(self, name)
+            if value is not None and (math.isnan(float(value)) or float(value) < 0):
+                raise InvalidInputError(f"{name} must be a number >= 0 or None; got {value!r}")
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """The pairing key ``(cell, episode, repeat)``."""
+        return episode_key(self.cell, self.episode, self.repeat)
+
+    @property
+    def success(self) -> bool:
+        """Whether the episode succeeded."""
+        return self.outcome is Outcome.SUCCESS
+
+    @property
+    def unaided_success(self) -> bool:
+        """Success without human assistance."""
+        return self.success and not self.assisted
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (outcome as its string value)."""
+        out = asdict(self)
+        out["outcome"] = self.outcome.value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeRecord:
+        """Build a record from a dictionary, ignoring unknown keys only if they are derived.
+
+        Raises:
+            InvalidInputError: on an unknown field name.
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown episode field(s) {', '.join(unknown)}; expected some of "
+                f"{', '.join(sorted(known))}"
+            )
+        return cls(**data)
+
+
+EPISODE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeRecord))

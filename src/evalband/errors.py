@@ -1,0 +1,61 @@
+"""The one exception root of evalband and its named subclasses.
+
+Every error a user can cause is an :class:`EvalbandError`. Messages say what was
+expected, what came, and what to do; the CLI prints the message on one line and
+exits with status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EvalbandError",
+    "InvalidInputError",
+    "InvalidCountsError",
+    "InvalidParameterError",
+    "PanelError",
+    "PanelMismatchError",
+    "PolicyNotFoundError",
+    "StoreError",
+    "RunNotFoundError",
+    "BundleError",
+]
+
+
+class EvalbandError(Exception):
+    """Root of every error evalband raises on purpose."""
+
+
+class InvalidInputError(EvalbandError, ValueError):
+    """A value given by the user is not what the function accepts."""
+
+
+class InvalidCountsError(InvalidInputError):
+    """Counts that are not whole, non-negative numbers, or successes exceeding trials."""
+
+
+class InvalidParameterError(InvalidInputError):
+    """A parameter (confidence, method name, probability, ...) is outside its domain."""
+
+
+class PanelError(InvalidInputError):
+    """A panel specification that cannot be loaded (unknown or ill-typed field, bad YAML)."""
+
+
+class PanelMismatchError(EvalbandError):
+    """Runs or a resume whose panel fingerprints differ."""
+
+
+class PolicyNotFoundError(EvalbandError):
+    """A policy name or import path that does not resolve to a callable."""
+
+
+class StoreError(EvalbandError):
+    """The run store cannot be opened or written (not a database, wrong schema, ...)."""
+
+
+class RunNotFoundError(StoreError):
+    """A run id that is not in the store."""
+
+
+class BundleError(StoreError):
+    """An artifact bundle that is incomplete or whose hashes do not match its manifest."""

@@ -1,0 +1,332 @@
+"""The Panel: a pinned, seeded evaluation specification, loaded from YAML.
+
+A panel says which environment, which cells (the product of its factors), how many
+episodes per cell, how many repeats, which budget, and which seed. Two policies run on
+one panel see identical conditions, so their episodes pair by ``(cell, episode, repeat)``.
+
+Condition seeds are a pure function of ``(panel seed, cell, episode)``: prefix-stable
+(more episodes keep the earlier ones), identical for every policy, independent of worker
+count, order and backend. A repeat is the *same* condition again (for flip rates), so the
+repeat index does not enter the condition seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evalband.errors import PanelError
+
+__all__ = [
+    "Budget",
+    "Panel",
+    "EpisodeSpec",
+    "Cell",
+    "load_panel",
+    "builtin_panels",
+    "default_condition_seed",
+]
+
+_BUILTIN_DIR = Path(__file__).parent / "panels"
+Scalar = str | int | float | bool
+
+
+class Budget(BaseModel):
+    """The evaluation budget: a number of actions, or simulated seconds (needs the env's ``dt``).
+
+    >>> Budget(steps=30).resolve_steps(None)
+    30
+    >>> Budget(seconds=6.0).resolve_steps(0.2)
+    30
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    steps: int | None = Field(default=None, gt=0)
+    seconds: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Budget:
+        if (self.steps is None) == (self.seconds is None):
+            raise ValueError("budget needs exactly one of 'steps' or 'seconds'")
+        return self
+
+    def resolve_steps(self, dt: float | None) -> int:
+        """The budget as a number of actions."""
+        if self.steps is not None:
+            return self.steps
+        assert self.seconds is not None  # guaranteed by the validator
+        if dt is None or dt <= 0:
+            raise PanelError(
+                "budget.seconds needs an environment with a positive 'dt' attribute; "
+                "give budget.steps instead"
+            )
+        steps = round(self.seconds / dt)
+        if abs(steps * dt - self.seconds) > 1e-9 * max(1.0, self.seconds):
+            raise PanelError(
+                f"budget.seconds={self.seconds} is not a whole number of steps of dt={dt}"
+            )
+        return int(steps)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the panel: a combination of factor values.
+
+    Attributes:
+        key: canonical key such as ``"dynamics=nominal,start=train"`` (``""`` without factors).
+        slices: factor -> value label.
+        options: the env reset options this cell passes (factor -> option value).
+    """
+
+    key: str
+    slices: dict[str, str]
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode: where it sits in the panel and the seed fixing its condition."""
+
+    cell: str
+    episode: int
+    repeat: int
+    condition_seed: int
+    slices: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """The pairing key ``(cell, episode, repeat)``."""
+        return (self.cell, self.episode, self.repeat)
+
+
+def default_condition_seed(seed: int, cell: str, episode: int) -> int:
+    """Derive a 32-bit condition seed from ``(panel seed, cell key, episode)``.
+
+    Uses :class:`numpy.random.SeedSequence` with the panel seed as entropy and a spawn key
+    built from a stable hash of the cell key and the episode index, so a cell's seeds do not
+    move when other cells are added, and episode ``i`` is the same in a 64- or 256-episode panel.
+
+    >>> default_condition_seed(0, "", 0) == default_condition_seed(0, "", 0)
+    True
+    >>> default_condition_seed(0, "a=1", 0) != default_condition_seed(0, "a=2", 0)
+    True
+    """
+    import numpy as np
+
+    cell_hash = int.from_bytes(hashlib.sha256(cell.encode()).digest()[:4], "little")
+    sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=(cell_hash, int(episode)))
+    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+
+
+class Panel(BaseModel):
+    """An evaluation panel.
+
+    Fields that change which episodes are played (env, env_kwargs, episodes, seed, budget,
+    factors, repeats) enter the :attr:`fingerprint`; cosmetic fields (name, description) and
+    analysis settings (slice weights, required slices, latency budgets, margins) do not, so
+    runs stay comparable when only the reading of them changes.
+
+    >>> p = Panel(name="demo", env="evalband/Coin-v0", episodes=4, seed=1, budget={"steps": 5},
+    ...           factors={"p": [0.2, 0.8]})
+    >>> [c.key for c in p.cells()]
+    ['p=0.2', 'p=0.8']
+    >>> len(p.episode_specs())
+    8
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    env: str
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    episodes: int = Field(gt=0)
+    seed: int = Field(ge=0)
+    budget: Budget
+    factors: dict[str, list[Scalar] | dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    repeats: int = Field(default=1, gt=0)
+    slice_weights: dict[str, float] = Field(default_factory=dict)
+    required_slices: list[str] = Field(default_factory=list)
+    latency_budget_ms: dict[str, float] = Field(default_factory=dict)
+    non_inferiority_margin: float | dict[str, float] | None = None
+
+    @field_validator("factors")
+    @classmethod
+    def _factors_nonempty(
+        cls, value: dict[str, list[Scalar] | dict[str, dict[str, Any]]]
+    ) -> dict[str, list[Scalar] | dict[str, dict[str, Any]]]:
+        for name, levels in value.items():
+            if len(levels) == 0:
+                raise ValueError(f"factor {name!r} has no values")
+            labels = [str(v) for v in levels]
+            if len(set(labels)) != len(labels):
+                raise ValueError(f"factor {name!r} has repeated values {labels}")
+        return value
+
+    @field_validator("slice_weights")
+    @classmethod
+    def _weights_positive(cls, value: dict[str, float]) -> dict[str, float]:
+        for key, weight in value.items():
+            if not weight >= 0:
+                raise ValueError(f"slice weight for {key!r} must be >= 0, got {weight}")
+        return value
+
+    # ------------------------------------------------------------------ identity
+    def result_content(self) -> dict[str, Any]:
+        """The canonical content that decides which episodes are played."""
+        return {
+            "env": self.env,
+            "env_kwargs": self.env_kwargs,
+            "episodes": self.episodes,
+            "seed": self.seed,
+            "budget": self.budget.model_dump(exclude_none=True),
+            "factors": self.factors,
+            "repeats": self.repeats,
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of :meth:`result_content` as canonical JSON."""
+        canonical = json.dumps(self.result_content(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def to_yaml(self) -> str:
+        """The panel as YAML (round-trips through :func:`load_panel`)."""
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        data["budget"] = self.budget.model_dump(exclude_none=True)
+        return yaml.safe_dump(data, sort_keys=False)
+
+    # ------------------------------------------------------------------ cells and episodes
+    def cells(self) -> list[Cell]:
+        """The cells, as the product of the factors in declared order."""
+        if not self.factors:
+            return [Cell(key="", slices={}, options={})]
+        axes: list[list[tuple[str, str, dict[str, Any]]]] = []
+        for name, levels in self.factors.items():
+            if isinstance(levels, dict):
+                axes.append([(name, str(label), dict(opts)) for label, opts in levels.items()])
+            else:
+                axes.append([(name, str(value), {name: value}) for value in levels])
+        cells = []
+        for combo in itertools.product(*axes):
+            slices = {name: label for name, label, _ in combo}
+            options: dict[str, Any] = {}
+            for _, _, opts in combo:
+                options.update(opts)
+            key = ",".join(f"{name}={label}" for name, label, _ in combo)
+            cells.append(Cell(key=key, slices=slices, options=options))
+        return cells
+
+    def episode_specs(self) -> list[EpisodeSpec]:
+        """Every planned episode, in a fixed order decided up front (cell, episode, repeat)."""
+        seed_fn = condition_seed_function(self.env)
+        specs = []
+        for cell in self.cells():
+            for episode in range(self.episodes):
+                seed = seed_fn(self.seed, cell.key, episode)
+                for repeat in range(self.repeats):
+                    specs.append(
+                        EpisodeSpec(cell.key, episode, repeat, seed, cell.slices, cell.options)
+                    )
+        return specs
+
+    def iter_slices(self) -> Iterator[tuple[str, str]]:
+        """Every ``(factor, value label)`` pair."""
+        for cell in self.cells():
+            yield from cell.slices.items()
+
+
+def condition_seed_function(env: str) -> Any:
+    """The condition-seed function for an env: its class's ``condition_seed`` or the default.
+
+    An environment whose conditions come from its own stream (the reaching lab's LCG) defines
+    a static ``condition_seed(seed, cell, episode) -> int``; every other env gets
+    :func:`default_condition_seed`.
+    """
+    from evalband.envs._resolve import env_class
+
+    cls = env_class(env)
+    fn = getattr(cls, "condition_seed", None) if cls is not None else None
+    return fn if callable(fn) else default_condition_seed
+
+
+def builtin_panels() -> dict[str, Path]:
+    """Panels shipped with evalband, by name.
+
+    >>> "reach1d" in builtin_panels()
+    True
+    """
+    return {p.stem: p for p in sorted(_BUILTIN_DIR.glob("*.yaml"))}
+
+
+def _format_validation_error(error: ValidationError, source: str) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(x) for x in item["loc"]) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            allowed = ", ".join(Panel.model_fields)
+            parts.append(f"unknown field '{where}' (allowed: {allowed})")
+        elif item["type"] == "missing":
+            parts.append(f"missing field '{where}'")
+        else:
+            got = item.get("input")
+            parts.append(f"field '{where}': {item['msg']} (got {got!r})")
+    return f"panel {source}: " + "; ".join(parts)
+
+
+def load_panel(source: str | Path | Mapping[str, Any]) -> Panel:
+    """Load a panel from a YAML path, a built-in panel name, or a mapping.
+
+    Raises:
+        PanelError: the file is missing, not YAML, or has an unknown or ill-typed field
+            (the message names the field).
+
+    >>> load_panel("reach1d").episodes
+    64
+    """
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+        label = "(mapping)"
+    else:
+        path = Path(source)
+        if not path.exists() and str(source) in builtin_panels():
+            path = builtin_panels()[str(source)]
+        if not path.is_file():
+            names = ", ".join(builtin_panels())
+            raise PanelError(
+                f"panel {source!s} not found: expected a YAML file or a built-in panel ({names})"
+            )
+        label = str(source)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+            raise PanelError(f"panel {label} is not valid YAML: {first}") from None
+    if not isinstance(data, dict):
+        raise PanelError(f"panel {label}: expected a mapping of fields, got {type(data).__name__}")
+    try:
+        panel = Panel.model_validate(data)
+    except ValidationError as exc:
+        raise PanelError(_format_validation_error(exc, label)) from None
+    _check_env(panel, label)
+    return panel
+
+
+def _check_env(panel: Panel, label: str) -> None:
+    from evalband.envs._resolve import env_class
+
+    if env_class(panel.env) is None:
+        raise PanelError(
+            f"panel {label}: field 'env' = {panel.env!r} is neither a registered Gymnasium id "
+            "nor an importable 'module:Class'"
+        )

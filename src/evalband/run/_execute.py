@@ -1,0 +1,215 @@
+"""Play episodes: the one place where a policy meets an environment.
+
+Every backend calls :func:`execute_chunk` on a list of :class:`~evalband.panel.EpisodeSpec`;
+it yields one :class:`~evalband.episode.EpisodeRecord` per spec, in order. An exception in the
+policy or the env becomes an ``error`` episode with its message: never a failure, never dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from evalband.envs._resolve import accepts_kwarg, env_class, make_env
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.panel import EpisodeSpec
+
+__all__ = ["RunTask", "execute_chunk", "resolve_task_policy"]
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """Everything a worker needs to play episodes (picklable: names, not objects).
+
+    Attributes:
+        run_id: the run.
+        policy: a built-in policy name or ``module:attr`` path.
+        panel_fingerprint: recorded on every episode.
+        env: env id or ``module:Class``.
+        env_kwargs: constructor keyword arguments.
+        budget_steps: actions allowed per episode.
+        batch: step episodes in lockstep when the env and policy support it.
+    """
+
+    run_id: str
+    policy: str
+    panel_fingerprint: str
+    env: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    budget_steps: int = 1
+    batch: bool = True
+
+
+_CACHE: dict[tuple[str, str, str], tuple[Any, Callable[[Any], Any]]] = {}
+
+
+def resolve_task_policy(name: str) -> Callable[[Any], Any]:
+    """Resolve a policy name or import path to a callable."""
+    from evalband.policies import resolve_policy
+
+    return resolve_policy(name)
+
+
+def _env_and_policy(task: RunTask) -> tuple[Any, Callable[[Any], Any]]:
+    """Build (once per process) the env and policy for a task."""
+    import json
+
+    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.policy)
+    if key not in _CACHE:
+        kwargs = dict(task.env_kwargs)
+        cls = env_class(task.env)
+        if cls is not None and accepts_kwarg(cls, "max_steps"):
+            kwargs.setdefault("max_steps", task.budget_steps)
+        _CACHE.clear()
+        _CACHE[key] = (make_env(task.env, kwargs), resolve_task_policy(task.policy))
+    return _CACHE[key]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _latency_fields(latencies_s: Sequence[float]) -> dict[str, float | None]:
+    if not latencies_s:
+        return {"latency_ms_p50": None, "latency_ms_p95": None, "latency_ms_max": None}
+    ms = np.asarray(latencies_s) * 1000.0
+    return {
+        "latency_ms_p50": float(np.percentile(ms, 50)),
+        "latency_ms_p95": float(np.percentile(ms, 95)),
+        "latency_ms_max": float(ms.max()),
+    }
+
+
+def _outcome_from_terminal(info: dict[str, Any]) -> Outcome:
+    declared = info.get("outcome")
+    if declared in (Outcome.SUCCESS.value, Outcome.FAILURE.value):
+        return Outcome(declared)
+    return Outcome.SUCCESS if info.get("is_success") else Outcome.FAILURE
+
+
+def play_episode(
+    env: Any, policy: Callable[[Any], Any], spec: EpisodeSpec, task: RunTask
+) -> EpisodeRecord:
+    """Play one episode to its first outcome and return its record."""
+    started_at = _now()
+    wall0 = time.perf_counter()
+    latencies: list[float] = []
+    env_s = 0.0
+    steps = 0
+    terminated = truncated = False
+    outcome = Outcome.TIMEOUT
+    error: str | None = None
+    dt = getattr(getattr(env, "unwrapped", env), "dt", None)
+    try:
+        t0 = time.perf_counter()
+        obs, info = env.reset(seed=spec.condition_seed, options=dict(spec.options) or None)
+        env_s += time.perf_counter() - t0
+        while True:
+            t0 = time.perf_counter()
+            action = policy(obs)
+            latencies.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            obs, _, terminated, truncated, info = env.step(action)
+            env_s += time.perf_counter() - t0
+            steps += 1
+            if terminated:
+                truncated = False
+                outcome = _outcome_from_terminal(info)
+                break
+            if truncated or steps >= task.budget_steps:
+                truncated = True
+                outcome = Outcome.TIMEOUT
+                break
+    except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
+        outcome = Outcome.ERROR
+        terminated = truncated = False
+        error = f"{type(exc).__name__}: {exc}"
+    sim_time = steps * float(dt) if dt else None
+    return EpisodeRecord(
+        run_id=task.run_id,
+        policy=task.policy,
+        panel_fingerprint=task.panel_fingerprint,
+        cell=spec.cell,
+        episode=spec.episode,
+        repeat=spec.repeat,
+        condition_seed=spec.condition_seed,
+        outcome=outcome,
+        terminated=terminated,
+        truncated=truncated,
+        steps=steps,
+        sim_time_s=sim_time,
+        time_to_success_s=sim_time if outcome is Outcome.SUCCESS else None,
+        slices=dict(spec.slices),
+        env_ms=env_s * 1000.0,
+        wall_s=time.perf_counter() - wall0,
+        started_at=started_at,
+        error=error,
+        **_latency_fields(latencies),
+    )
+
+
+def _batch_records(
+    env: Any, policy: Callable[[Any], Any], specs: Sequence[EpisodeSpec], task: RunTask
+) -> list[EpisodeRecord] | None:
+    """Play specs in lockstep through the env's batch simulator, or ``None`` if unsupported."""
+    batch_fn = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
+    if not task.batch or batch_fn is None or not getattr(policy, "batched", False):
+        return None
+    started_at = _now()
+    wall0 = time.perf_counter()
+    try:
+        result = batch_fn(policy, specs, task.env_kwargs, task.budget_steps)
+    except Exception:  # noqa: BLE001 - fall back to one-at-a-time, which isolates the error
+        return None
+    wall = time.perf_counter() - wall0
+    per_call_ms = result.get("policy_call_ms", [])
+    latency = _latency_fields([ms / 1000.0 for ms in per_call_ms])
+    records = []
+    for i, spec in enumerate(specs):
+        outcome = Outcome(str(result["outcome"][i]))
+        sim_time = float(result["sim_time_s"][i])
+        records.append(
+            EpisodeRecord(
+                run_id=task.run_id,
+                policy=task.policy,
+                panel_fingerprint=task.panel_fingerprint,
+                cell=spec.cell,
+                episode=spec.episode,
+                repeat=spec.repeat,
+                condition_seed=spec.condition_seed,
+                outcome=outcome,
+                terminated=bool(result["terminated"][i]),
+                truncated=bool(result["truncated"][i]),
+                steps=int(result["steps"][i]),
+                sim_time_s=sim_time,
+                time_to_success_s=sim_time if outcome is Outcome.SUCCESS else None,
+                slices=dict(spec.slices),
+                env_ms=None,
+                wall_s=wall / len(specs),
+                started_at=started_at,
+                extra={"batched": True},
+                **latency,
+            )
+        )
+    return records
+
+
+def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
+    """Yield one record per spec, in order (batched when the env and policy allow it)."""
+    env, policy = _env_and_policy(task)
+    batched = _batch_records(env, policy, specs, task)
+    if batched is not None:
+        yield from batched
+        return
+    for spec in specs:
+        yield play_episode(env, policy, spec, task)
+
+
+def execute_chunk_list(task: RunTask, specs: Sequence[EpisodeSpec]) -> list[EpisodeRecord]:
+    """:func:`execute_chunk` as a list (what a worker process sends back)."""
+    return list(execute_chunk(task, specs))

@@ -1,0 +1,162 @@
+"""The Recorder: log episodes from your own loop or a real robot into the store."""
+
+from __future__ import annotations
+
+import platform
+import socket
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.errors import InvalidInputError, PanelMismatchError
+from evalband.panel import Panel
+
+if TYPE_CHECKING:
+    from evalband.store import RunStore
+
+__all__ = ["Recorder"]
+
+
+class Recorder:
+    """Record episodes played outside the runner; each :meth:`log` is durable when it returns.
+
+    Reopening a Recorder with the same ``run_id`` continues the run (episodes already logged
+    stay; logging the same ``(cell, episode, repeat)`` twice is refused).
+
+    >>> import tempfile, evalband
+    >>> from evalband.panel import load_panel
+    >>> tmp = tempfile.mkdtemp()
+    >>> store = evalband.open_store(f"{tmp}/s.sqlite")
+    >>> panel = load_panel({"name": "bench", "env": "evalband/Coin-v0", "episodes": 2,
+    ...                     "seed": 0, "budget": {"steps": 10}})
+    >>> with evalband.Recorder(store, panel, "my-arm-policy", run_id="arm-1") as rec:
+    ...     _ = rec.log(episode=0, outcome="success", steps=40, sim_time_s=4.0)
+    ...     _ = rec.log(episode=1, outcome="timeout", steps=100, assisted=True, interventions=1)
+    >>> store.outcome_counts("arm-1")["timeout"]
+    1
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        panel: Panel,
+        policy: str,
+        *,
+        run_id: str | None = None,
+        policy_hash: str | None = None,
+    ) -> None:
+        from evalband.run._runner import default_run_id
+        from evalband.store import RunManifest, environment_versions, git_sha
+
+        self.store = store
+        self.panel = panel
+        self.policy = policy
+        self.run_id = run_id or default_run_id(panel, policy)
+        self._cells = {cell.key: cell for cell in panel.cells()}
+        self._seeds = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
+        existing = store.get_run(self.run_id)
+        if existing is None:
+            store.create_run(
+                RunManifest(
+                    run_id=self.run_id,
+                    panel_name=panel.name,
+                    panel_yaml=panel.to_yaml(),
+                    panel_fingerprint=panel.fingerprint,
+                    policy=policy,
+                    policy_hash=policy_hash,
+                    backend="recorder",
+                    workers=1,
+                    host=f"{socket.gethostname()} ({platform.platform()})",
+                    git_sha=git_sha(),
+                    versions=environment_versions(),
+                    command=None,
+                    started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    finished_at=None,
+                    status="running",
+                    n_planned=len(self._seeds),
+                    source="recorder",
+                )
+            )
+        elif existing.panel_fingerprint != panel.fingerprint:
+            raise PanelMismatchError(
+                f"run {self.run_id} was recorded on another panel "
+                f"({existing.panel_fingerprint[:12]} != {panel.fingerprint[:12]}); "
+                "use a new run_id"
+            )
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(status="interrupted" if exc_type else None)
+
+    def close(self, status: str | None = None) -> None:
+        """Mark the run finished (every planned episode logged) or interrupted."""
+        done = self.store.count_episodes(self.run_id)
+        final = status or ("finished" if done >= len(self._seeds) else "interrupted")
+        self.store.update_run(
+            self.run_id, status=final, finished_at=datetime.now(UTC).isoformat(timespec="seconds")
+        )
+
+    def log(
+        self,
+        *,
+        episode: int,
+        outcome: str | Outcome,
+        cell: str = "",
+        repeat: int = 0,
+        steps: int = 0,
+        terminated: bool | None = None,
+        truncated: bool | None = None,
+        sim_time_s: float | None = None,
+        time_to_success_s: float | None = None,
+        **fields: Any,
+    ) -> EpisodeRecord:
+        """Record one episode; committed to disk before this returns.
+
+        ``terminated``/``truncated`` default from the outcome (success and failure terminate,
+        timeout truncates). Other :class:`EpisodeRecord` fields (``score``, ``assisted``,
+        ``interventions``, ``latency_ms_p95``, ``error``...) pass through ``fields``.
+        """
+        if cell not in self._cells:
+            known = ", ".join(repr(k) for k in self._cells)
+            raise InvalidInputError(f"cell {cell!r} is not in panel {self.panel.name}: {known}")
+        key = (cell, episode, repeat)
+        if key not in self._seeds:
+            raise InvalidInputError(
+                f"episode {episode}, repeat {repeat} is outside the panel "
+                f"({self.panel.episodes} episodes x {self.panel.repeats} repeats per cell)"
+            )
+        out = Outcome(outcome) if not isinstance(outcome, Outcome) else outcome
+        if terminated is None:
+            terminated = out in (Outcome.SUCCESS, Outcome.FAILURE)
+        if truncated is None:
+            truncated = out is Outcome.TIMEOUT
+        if out is Outcome.SUCCESS and time_to_success_s is None:
+            time_to_success_s = sim_time_s
+        record = EpisodeRecord(
+            run_id=self.run_id,
+            policy=self.policy,
+            panel_fingerprint=self.panel.fingerprint,
+            cell=cell,
+            episode=episode,
+            repeat=repeat,
+            condition_seed=self._seeds[key],
+            outcome=out,
+            terminated=terminated,
+            truncated=truncated,
+            steps=steps,
+            sim_time_s=sim_time_s,
+            time_to_success_s=time_to_success_s,
+            slices=dict(self._cells[cell].slices),
+            started_at=fields.pop("started_at", datetime.now(UTC).isoformat(timespec="seconds")),
+            **fields,
+        )
+        self.store.add_episode(record)
+        return record

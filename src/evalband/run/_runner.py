@@ -1,0 +1,160 @@
+"""The runner: a Panel + a policy -> Episode records in the store, resumable after a crash."""
+
+from __future__ import annotations
+
+import platform
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from evalband.analysis import RunSummary, summarize
+from evalband.episode import EpisodeRecord
+from evalband.errors import PanelMismatchError, StoreError
+from evalband.panel import Panel
+from evalband.run._backends import get_backend
+from evalband.run._execute import RunTask, resolve_task_policy
+
+if TYPE_CHECKING:
+    from evalband.store import RunStore
+
+__all__ = ["run_panel", "default_run_id", "ProgressCallback"]
+
+ProgressCallback = Callable[[EpisodeRecord], None]
+
+
+def default_run_id(panel: Panel, policy: str) -> str:
+    """A readable, unique-enough run id: panel, policy and UTC time.
+
+    >>> default_run_id(Panel(name="p", env="evalband/Coin-v0", episodes=1, seed=0,
+    ...                      budget={"steps": 1}), "a:b").startswith("p-a_b-")
+    True
+    """
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in policy)
+    return f"{panel.name}-{safe}-{stamp}"
+
+
+def _env_dt(panel: Panel) -> float | None:
+    from evalband.envs._resolve import env_class
+
+    cls = env_class(panel.env)
+    dt = panel.env_kwargs.get("dt", getattr(cls, "dt", None) if cls else None)
+    if dt is None and cls is not None:
+        import inspect
+
+        param = inspect.signature(cls).parameters.get("dt")
+        if param is not None and isinstance(param.default, int | float):
+            dt = float(param.default)
+    return float(dt) if dt is not None else None
+
+
+def run_panel(
+    panel: Panel,
+    policy: str,
+    store: RunStore,
+    *,
+    run_id: str | None = None,
+    backend: str = "serial",
+    workers: int = 1,
+    errors_as_failures: bool = False,
+    command: str | None = None,
+    on_episode: ProgressCallback | None = None,
+    on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
+    batch: bool = True,
+) -> tuple[str, RunSummary]:
+    """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
+
+    Episodes are a fixed list decided up front. Re-running with the same ``run_id`` resumes:
+    finished episodes are skipped; a different panel fingerprint or policy is refused.
+
+    Args:
+        panel: the panel.
+        policy: a built-in policy name or ``module:attr`` import path.
+        store: an open :class:`~evalband.store.RunStore`.
+        run_id: resume or name the run; a fresh id is made when omitted.
+        backend: ``serial`` or ``process``.
+        workers: worker processes for the process backend.
+        errors_as_failures: count error episodes as failures (kept in the manifest).
+        command: the command line, for the manifest.
+        on_episode: called with each record after it is committed.
+        on_start: called with (planned total, already-finished records) before playing.
+        batch: allow lockstep batch simulation where the env and policy support it.
+
+    Returns:
+        The run id and the run's summary.
+    """
+    from evalband.store import RunManifest, environment_versions, git_sha
+
+    resolve_task_policy(policy)  # fail fast, in the driver, with the list of known policies
+    backend_impl = get_backend(backend, workers)
+    specs = panel.episode_specs()
+    run_id = run_id or default_run_id(panel, policy)
+    existing = store.get_run(run_id)
+    if existing is not None:
+        if existing.panel_fingerprint != panel.fingerprint:
+            raise PanelMismatchError(
+                f"run {run_id} was recorded on panel {existing.panel_name} "
+                f"(fingerprint {existing.panel_fingerprint[:12]}), not this panel "
+                f"({panel.fingerprint[:12]}); use a new --run-id"
+            )
+        if existing.policy != policy:
+            raise StoreError(
+                f"run {run_id} was recorded with policy {existing.policy!r}, not {policy!r}; "
+                "use a new --run-id"
+            )
+        store.update_run(run_id, status="running", finished_at=None)
+        errors_as_failures = errors_as_failures or existing.errors_as_failures
+    else:
+        from evalband._imports import source_hash
+        from evalband.policies import resolve_policy
+
+        store.create_run(
+            RunManifest(
+                run_id=run_id,
+                panel_name=panel.name,
+                panel_yaml=panel.to_yaml(),
+                panel_fingerprint=panel.fingerprint,
+                policy=policy,
+                policy_hash=source_hash(resolve_policy(policy)),
+                backend=backend,
+                workers=backend_impl.workers,
+                host=f"{socket.gethostname()} ({platform.platform()})",
+                git_sha=git_sha(),
+                versions=environment_versions(),
+                command=command,
+                started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                finished_at=None,
+                status="running",
+                errors_as_failures=errors_as_failures,
+                n_planned=len(specs),
+            )
+        )
+    done = store.done_keys(run_id)
+    todo = [spec for spec in specs if spec.key not in done]
+    if on_start is not None:
+        on_start(len(specs), store.episode_records(run_id) if done else [])
+    task = RunTask(
+        run_id=run_id,
+        policy=policy,
+        panel_fingerprint=panel.fingerprint,
+        env=panel.env,
+        env_kwargs=dict(panel.env_kwargs),
+        budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
+        batch=batch,
+    )
+    status = "interrupted"
+    try:
+        for record in backend_impl.run(task, todo):
+            store.add_episode(record)
+            if on_episode is not None:
+                on_episode(record)
+        status = "finished"
+    finally:
+        store.update_run(
+            run_id,
+            status=status,
+            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+    records = store.episode_records(run_id)
+    return run_id, summarize(records, errors_as_failures=errors_as_failures)

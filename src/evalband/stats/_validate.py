@@ -1,0 +1,133 @@
+"""Validation shared by every statistics function: counts, probabilities, confidence.
+
+One place decides what a valid count is, so every formula rejects bad input the
+same way and with the same message shape: what was expected, what came.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+from evalband.errors import InvalidCountsError, InvalidParameterError
+
+__all__ = [
+    "as_count",
+    "check_k_n",
+    "check_confidence",
+    "check_probability",
+    "check_choice",
+    "z_value",
+]
+
+
+def as_count(value: object, name: str) -> int:
+    """Return ``value`` as a non-negative ``int`` or raise :class:`InvalidCountsError`.
+
+    Integral floats such as ``3.0`` are accepted; ``3.5``, ``-1``, ``NaN``, booleans
+    and strings are not.
+
+    >>> as_count(3.0, "k")
+    3
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidCountsError(
+            f"{name} must be a whole number of episodes, got {value!r} ({type(value).__name__})"
+        )
+    as_float = float(value)
+    if math.isnan(as_float) or math.isinf(as_float):
+        raise InvalidCountsError(f"{name} must be a whole number of episodes, got {value!r}")
+    if not as_float.is_integer():
+        raise InvalidCountsError(f"{name} must be a whole number of episodes, got {value!r}")
+    count = int(as_float)
+    if count < 0:
+        raise InvalidCountsError(f"{name} must be >= 0, got {count}")
+    return count
+
+
+def check_k_n(k: object, n: object, *, allow_empty: bool = False) -> tuple[int, int]:
+    """Validate a success count ``k`` out of ``n`` trials and return them as ints.
+
+    Args:
+        k: successes.
+        n: trials.
+        allow_empty: accept ``n == 0`` (callers then return the vacuous interval).
+
+    >>> check_k_n(9, 64)
+    (9, 64)
+    """
+    k_int = as_count(k, "k (successes)")
+    n_int = as_count(n, "n (trials)")
+    if k_int > n_int:
+        raise InvalidCountsError(
+            f"successes k must not exceed trials n, got k={k_int} > n={n_int}"
+        )
+    if n_int == 0 and not allow_empty:
+        raise InvalidCountsError(
+            "n (trials) must be >= 1, got n=0; pass allow_empty=True (CLI: --allow-empty) "
+            "for the vacuous interval [0, 1]"
+        )
+    return k_int, n_int
+
+
+def check_confidence(confidence: object) -> float:
+    """Validate a confidence level strictly inside (0, 1).
+
+    >>> check_confidence(0.95)
+    0.95
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
+        raise InvalidParameterError(
+            f"confidence must be a number strictly between 0 and 1, got {confidence!r}"
+        )
+    value = float(confidence)
+    if math.isnan(value) or not 0.0 < value < 1.0:
+        raise InvalidParameterError(
+            f"confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}"
+        )
+    return value
+
+
+def check_probability(p: object, name: str, *, open_interval: bool = False) -> float:
+    """Validate a probability in [0, 1] (or (0, 1) when ``open_interval``).
+
+    >>> check_probability(0.4, "p_a")
+    0.4
+    """
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
+    value = float(p)
+    if math.isnan(value):
+        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got NaN")
+    if open_interval and not 0.0 < value < 1.0:
+        raise InvalidParameterError(f"{name} must be strictly between 0 and 1, got {p!r}")
+    if not 0.0 <= value <= 1.0:
+        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
+    return value
+
+
+def check_choice(value: str, name: str, choices: Iterable[str]) -> str:
+    """Validate that ``value`` is one of ``choices`` (case-insensitive); return it lower-cased.
+
+    >>> check_choice("Wilson", "method", ["wilson", "wald"])
+    'wilson'
+    """
+    options = list(choices)
+    lowered = str(value).lower()
+    if lowered not in options:
+        raise InvalidParameterError(
+            f"{name} must be one of {', '.join(options)}; got {value!r}"
+        )
+    return lowered
+
+
+def z_value(confidence: float) -> float:
+    """Two-sided standard-normal quantile for a confidence level.
+
+    >>> round(z_value(0.95), 12)
+    1.959963984540
+    """
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + check_confidence(confidence) / 2.0))

@@ -1,0 +1,25 @@
+"""The run store (SQLite, WAL) and artifact bundles (manifest + panel + parquet).
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> with tempfile.TemporaryDirectory() as d, open_store(Path(d) / "runs.sqlite") as store:
+...     store.list_runs()
+[]
+"""
+
+from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
+from evalband.store._manifest import RunManifest, environment_versions, git_sha
+from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
+
+__all__ = [
+    "RunStore",
+    "RunManifest",
+    "open_store",
+    "DEFAULT_STORE_PATH",
+    "export_bundle",
+    "load_bundle",
+    "import_bundle",
+    "environment_versions",
+    "git_sha",
+    "BUNDLE_FORMAT",
+]

@@ -1,0 +1,703 @@
+"""The run store: one SQLite file (WAL mode) holding run manifests and every episode.
+
+Each episode is one ``INSERT`` committed on its own with ``synchronous=FULL``, so an episode
+is on disk when :meth:`RunStore.add_episode` returns: a driver killed mid-run leaves a
+readable store holding exactly the committed episodes, and a resume skips them
+(:meth:`RunStore.done_keys`). WAL mode lets readers (a viewer, a report) read while the
+runner writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome
+from evalband.errors import RunNotFoundError, StoreError
+from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID"]
+
+DEFAULT_STORE_PATH = Path("evalband-runs") / "evalband.sqlite"
+"""Where :func:`open_store` puts the store when no path is given (relative to the cwd)."""
+
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of the schema this code writes."""
+
+APPLICATION_ID = 0x4556424E  # "EVBN"
+"""``PRAGMA application_id`` marking a SQLite file as an evalband store."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+_INT_FIELDS = ("episode", "repeat", "steps", "interventions", "attempts")
+_BOOL_FIELDS = ("terminated", "truncated", "assisted")
+_FLOAT_FIELDS = (
+    "sim_time_s",
+    "time_to_success_s",
+    "latency_ms_p50",
+    "latency_ms_p95",
+    "latency_ms_max",
+    "env_ms",
+    "wall_s",
+)
+_JSON_FIELDS = ("slices", "extra")
+_TEXT_FIELDS = ("run_id", "policy", "panel_fingerprint", "cell", "outcome")
+_NULLABLE_TEXT_FIELDS = ("started_at", "error")
+
+
+def _episode_column_type(name: str) -> str:
+    if name in _INT_FIELDS:
+        return "INTEGER NOT NULL"
+    if name in _BOOL_FIELDS:
+        return f'INTEGER NOT NULL CHECK ("{name}" IN (0, 1))'
+    if name in _FLOAT_FIELDS:
+        return "REAL"
+    if name == "score":
+        return "INTEGER"
+    if name == "condition_seed":
+        # No declared type (BLOB affinity): int64 values stay INTEGER, larger seeds are
+        # kept as exact decimal TEXT instead of being rounded to REAL.
+        return "NOT NULL"
+    if name in _JSON_FIELDS:
+        return "TEXT NOT NULL"
+    if name in _TEXT_FIELDS:
+        return "TEXT NOT NULL"
+    if name in _NULLABLE_TEXT_FIELDS:
+        return "TEXT"
+    raise AssertionError(f"episode field {name!r} has no column type")  # pragma: no cover
+
+
+def _manifest_column_type(name: str) -> str:
+    if name in ("workers", "n_planned"):
+        return "INTEGER NOT NULL"
+    if name == "errors_as_failures":
+        return "INTEGER NOT NULL CHECK (errors_as_failures IN (0, 1))"
+    if name in ("versions", "extra"):
+        return "TEXT NOT NULL"
+    if name in ("policy_hash", "git_sha", "command", "finished_at"):
+        return "TEXT"
+    return "TEXT NOT NULL"
+
+
+def _schema() -> list[str]:
+    run_cols = ",\n    ".join(
+        f'"{n}" {_manifest_column_type(n)}' + (" PRIMARY KEY" if n == "run_id" else "")
+        for n in MANIFEST_FIELDS
+    )
+    episode_cols = ",\n    ".join(f'"{n}" {_episode_column_type(n)}' for n in EPISODE_FIELDS)
+    return [
+        f"CREATE TABLE IF NOT EXISTS runs (\n    {run_cols}\n)",
+        f"CREATE TABLE IF NOT EXISTS episodes (\n    {episode_cols},\n"
+        '    PRIMARY KEY ("run_id", "cell", "episode", "repeat"),\n'
+        '    FOREIGN KEY ("run_id") REFERENCES runs ("run_id") ON DELETE CASCADE\n)',
+        'CREATE INDEX IF NOT EXISTS runs_started_at ON runs ("started_at")',
+    ]
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+_INSERT_EPISODE = (
+    f"INSERT INTO episodes ({_quoted(EPISODE_FIELDS)}) "
+    f"VALUES ({', '.join('?' for _ in EPISODE_FIELDS)})"
+)
+_SELECT_EPISODES = (
+    f"SELECT {_quoted(EPISODE_FIELDS)} FROM episodes WHERE run_id = ? "
+    'ORDER BY "cell", "episode", "repeat"'
+)
+_INSERT_RUN = (
+    f"INSERT INTO runs ({_quoted(MANIFEST_FIELDS)}) "
+    f"VALUES ({', '.join('?' for _ in MANIFEST_FIELDS)})"
+)
+_SELECT_RUNS = f"SELECT {_quoted(MANIFEST_FIELDS)} FROM runs"
+
+
+def _json_text(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what} must be JSON-serialisable to be stored: {exc}") from None
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _seed_to_sql(value: Any) -> int | str:
+    seed = int(value)
+    return seed if _INT64_MIN <= seed <= _INT64_MAX else str(seed)
+
+
+def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
+    """The record as a row tuple in ``EPISODE_FIELDS`` order."""
+    return tuple(conv(getattr(record, name)) for name, conv in _TO_SQL)
+
+
+def _to_sql_converter(name: str) -> Callable[[Any], Any]:
+    if name in _INT_FIELDS:
+        return int
+    if name in _BOOL_FIELDS:
+        return lambda v: 1 if v else 0
+    if name in _FLOAT_FIELDS:
+        return _opt_float
+    if name == "score":
+        return _opt_int
+    if name == "condition_seed":
+        return _seed_to_sql
+    if name == "outcome":
+        return lambda v: Outcome(v).value
+    if name in _JSON_FIELDS:
+        return lambda v: _json_text(v, f"episode field {name!r}")
+    return lambda v: v
+
+
+_TO_SQL: tuple[tuple[str, Callable[[Any], Any]], ...] = tuple(
+    (n, _to_sql_converter(n)) for n in EPISODE_FIELDS
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_flat(text: str) -> tuple[tuple[str, Any], ...] | None:
+    data = json.loads(text)
+    if isinstance(data, dict) and all(
+        v is None or isinstance(v, str | int | float) for v in data.values()
+    ):
+        return tuple(data.items())
+    return None
+
+
+def _parse_slices(text: str) -> Any:
+    """Parse a ``slices`` JSON text; cells repeat, so flat dicts are parsed once and copied."""
+    flat = _parse_flat(text)
+    return json.loads(text) if flat is None else dict(flat)
+
+
+def _parse_extra(text: str) -> Any:
+    return {} if text == "{}" else json.loads(text)
+
+
+def _record_from_row(row: Sequence[Any]) -> EpisodeRecord:
+    data = dict(zip(EPISODE_FIELDS, row, strict=True))
+    data["outcome"] = Outcome(data["outcome"])
+    data["condition_seed"] = int(data["condition_seed"])
+    for name in _BOOL_FIELDS:
+        data[name] = bool(data[name])
+    data["slices"] = _parse_slices(data["slices"])
+    data["extra"] = _parse_extra(data["extra"])
+    return EpisodeRecord(**data)
+
+
+def _manifest_row(manifest: RunManifest) -> tuple[Any, ...]:
+    data = manifest.as_dict()
+    row: list[Any] = []
+    for name in MANIFEST_FIELDS:
+        value = data[name]
+        if name in ("versions", "extra"):
+            value = _json_text(value, f"run manifest field {name!r}")
+        elif name == "errors_as_failures":
+            value = 1 if value else 0
+        row.append(value)
+    return tuple(row)
+
+
+def _manifest_from_row(row: Sequence[Any]) -> RunManifest:
+    data = dict(zip(MANIFEST_FIELDS, row, strict=True))
+    data["versions"] = json.loads(data["versions"])
+    data["extra"] = json.loads(data["extra"])
+    data["errors_as_failures"] = bool(data["errors_as_failures"])
+    return RunManifest(**data)
+
+
+class RunStore:
+    """The run store: run manifests and episodes in one SQLite file.
+
+    Open it with :func:`open_store` (or ``RunStore(path)``); use it as a context manager or
+    call :meth:`close`. The file is created (with its parent directories) when missing. A
+    file that is not an evalband store is refused with :class:`~evalband.errors.StoreError`
+    and left untouched.
+
+    One process (the driver) writes; any number of readers may read at the same time.
+    A store object may be shared between threads (calls are serialised by a lock).
+
+    Args:
+        path: the SQLite file.
+
+    Raises:
+        StoreError: when ``path`` is a directory, not a SQLite database, a SQLite database of
+            another application, or an evalband store of an unsupported schema version.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from evalband.episode import EpisodeRecord
+    >>> from evalband.store._manifest import _example
+    >>> with tempfile.TemporaryDirectory() as d, RunStore(Path(d) / "runs.sqlite") as store:
+    ...     store.create_run(_example())
+    ...     store.add_episode(EpisodeRecord(
+    ...         run_id="r1", policy="expert", panel_fingerprint="abc", cell="mass=light",
+    ...         slices={"mass": "light"}, episode=0, repeat=0, condition_seed=11,
+    ...         outcome="success", terminated=True, truncated=False, steps=40))
+    ...     _ = store.update_run("r1", status="finished", finished_at="2025-01-01T00:05:00Z")
+    ...     print(store.done_keys("r1"), store.require_run("r1").status)
+    ...     print(store.outcome_counts("r1"))
+    {('mass=light', 0, 0)} finished
+    {'success': 1, 'failure': 0, 'timeout': 0, 'error': 0}
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._check_file()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the directory for the run store {self.path}: {exc}; "
+                "pass --store with a writable path"
+            ) from None
+        try:
+            conn = sqlite3.connect(
+                str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the run store {self.path}: {exc}") from None
+        try:
+            self._prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _not_ours(self, why: str) -> StoreError:
+        return StoreError(
+            f"{self.path} is not an evalband store ({why}); pass --store with a new path "
+            "or an existing evalband store"
+        )
+
+    def _check_file(self) -> None:
+        """Refuse, without opening it with SQLite, a file that is not a SQLite database."""
+        if self.path.is_dir():
+            raise StoreError(
+                f"the run store {self.path} is a directory; pass --store with a file path "
+                f"such as {self.path / DEFAULT_STORE_PATH.name}"
+            )
+        if not self.path.exists():
+            return
+        try:
+            with self.path.open("rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise StoreError(f"cannot read the run store {self.path}: {exc}") from None
+        if head and head != _SQLITE_MAGIC:
+            raise self._not_ours("file is not a database")
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Check (read-only) that the file is ours or empty, then create or open the schema."""
+        try:
+            app_id, version, tables = self._inspect(conn)
+            if app_id == 0 and not tables:
+                if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+                    raise StoreError(f"cannot switch the run store {self.path} to WAL mode")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    app_id, version, tables = self._inspect(conn)
+                    if app_id == 0 and not tables:
+                        for statement in _schema():
+                            conn.execute(statement)
+                        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                app_id, version, tables = self._inspect(conn)
+            self._check_ours(app_id, version, tables)
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise self._not_ours(f"SQLite says: {exc}") from None
+
+    @staticmethod
+    def _inspect(conn: sqlite3.Connection) -> tuple[int, int, set[str]]:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {
+            str(r[0])
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        return app_id, version, tables
+
+    def _check_ours(self, app_id: int, version: int, tables: set[str]) -> None:
+        if app_id != APPLICATION_ID:
+            listed = ", ".join(sorted(tables)[:8]) or "none"
+            raise self._not_ours(f"a SQLite database of another application; tables: {listed}")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store {self.path} has schema version {version}, newer than this "
+                f"evalband understands ({SCHEMA_VERSION}); upgrade evalband"
+            )
+        if version < SCHEMA_VERSION or not {"runs", "episodes"} <= tables:
+            raise StoreError(
+                f"the run store {self.path} has schema version {version} and tables "
+                f"{', '.join(sorted(tables)) or 'none'}; expected version {SCHEMA_VERSION} with "
+                "tables runs and episodes; pass --store with a new path"
+            )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open SQLite connection (autocommit; transactions are explicit)."""
+        if self._conn is None:
+            raise StoreError(f"the run store {self.path} is closed; open it again")
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else "open"
+        return f"RunStore({str(self.path)!r}, {state})"
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def create_run(self, manifest: RunManifest) -> None:
+        """Add a run.
+
+        Raises:
+            StoreError: when a run with the same id is already stored.
+        """
+        with self._lock:
+            try:
+                self.conn.execute(_INSERT_RUN, _manifest_row(manifest))
+            except sqlite3.IntegrityError:
+                raise StoreError(
+                    f"run {manifest.run_id!r} already exists in {self.path}; choose another "
+                    "run id, or resume that run"
+                ) from None
+
+    def get_run(self, run_id: str) -> RunManifest | None:
+        """The run's manifest, or ``None`` when no such run is stored."""
+        with self._lock:
+            row = self.conn.execute(_SELECT_RUNS + " WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else _manifest_from_row(row)
+
+    def require_run(self, run_id: str) -> RunManifest:
+        """The run's manifest.
+
+        Raises:
+            RunNotFoundError: when no such run is stored; the message lists recent run ids.
+        """
+        manifest = self.get_run(run_id)
+        if manifest is None:
+            with self._lock:
+                recent = [
+                    str(r[0])
+                    for r in self.conn.execute(
+                        "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 5"
+                    )
+                ]
+            hint = f"recent runs: {', '.join(recent)}" if recent else "the store holds no runs yet"
+            raise RunNotFoundError(f"run {run_id!r} is not in the store {self.path}; {hint}")
+        return manifest
+
+    def list_runs(self) -> list[RunManifest]:
+        """All runs, newest first (by ``started_at``, then insertion order)."""
+        with self._lock:
+            rows = self.conn.execute(
+                _SELECT_RUNS + " ORDER BY started_at DESC, rowid DESC"
+            ).fetchall()
+        return [_manifest_from_row(r) for r in rows]
+
+    def update_run(self, run_id: str, /, **changes: Any) -> RunManifest:
+        """Change fields of a stored run (``status``, ``finished_at``, ``extra``, ...).
+
+        Returns:
+            The updated manifest.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+            StoreError: on an unknown field name or an attempt to change ``run_id``.
+        """
+        if "run_id" in changes and changes["run_id"] != run_id:
+            raise StoreError(f"the run id of a stored run cannot change ({run_id!r})")
+        with self._lock:
+            updated = self.require_run(run_id).replace(**changes)
+            row = dict(zip(MANIFEST_FIELDS, _manifest_row(updated), strict=True))
+            names = [n for n in MANIFEST_FIELDS if n in changes and n != "run_id"]
+            if names:
+                assignments = ", ".join(f'"{n}" = ?' for n in names)
+                self.conn.execute(
+                    f"UPDATE runs SET {assignments} WHERE run_id = ?",
+                    (*[row[n] for n in names], run_id),
+                )
+        return updated
+
+    # -- episodes: writing ---------------------------------------------------------------
+
+    def _duplicate_or_missing(
+        self, record: EpisodeRecord, exc: sqlite3.IntegrityError
+    ) -> StoreError:
+        if "FOREIGN KEY" in str(exc):
+            return StoreError(
+                f"run {record.run_id!r} is not in the store {self.path}; create the run "
+                "(store.create_run) before adding its episodes"
+            )
+        cell, episode, repeat = record.key
+        return StoreError(
+            f"episode (cell={cell!r}, episode={episode}, repeat={repeat}) of run "
+            f"{record.run_id!r} is already stored in {self.path}; each (cell, episode, repeat) "
+            "is stored once (resume skips done_keys)"
+        )
+
+    def add_episode(self, record: EpisodeRecord) -> None:
+        """Store one episode; it is durable on disk when this returns.
+
+        Raises:
+            StoreError: when the run does not exist or the episode's
+                ``(run_id, cell, episode, repeat)`` is already stored.
+        """
+        row = _episode_row(record)
+        with self._lock:
+            try:
+                self.conn.execute(_INSERT_EPISODE, row)
+            except sqlite3.IntegrityError as exc:
+                raise self._duplicate_or_missing(record, exc) from None
+
+    def add_episodes(self, records: Iterable[EpisodeRecord]) -> None:
+        """Store many episodes in one transaction: all of them or none.
+
+        Raises:
+            StoreError: as :meth:`add_episode`; nothing is stored then.
+        """
+        rows = [(r, _episode_row(r)) for r in records]
+        with self._lock:
+            self._insert_all(None, rows)
+
+    def _insert_all(
+        self, manifest: RunManifest | None, rows: Sequence[tuple[EpisodeRecord, tuple[Any, ...]]]
+    ) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if manifest is not None:
+                conn.execute(_INSERT_RUN, _manifest_row(manifest))
+            for record, row in rows:
+                try:
+                    conn.execute(_INSERT_EPISODE, row)
+                except sqlite3.IntegrityError as exc:
+                    raise self._duplicate_or_missing(record, exc) from None
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _create_run_with_episodes(
+        self, manifest: RunManifest, records: Sequence[EpisodeRecord]
+    ) -> None:
+        """Add a run and its episodes atomically (used by bundle import)."""
+        rows = [(r, _episode_row(r)) for r in records]
+        with self._lock:
+            try:
+                self._insert_all(manifest, rows)
+            except sqlite3.IntegrityError:
+                raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
+
+    # -- episodes: reading ---------------------------------------------------------------
+
+    def _rows(self, run_id: str) -> list[Any]:
+        with self._lock:
+            self.require_run(run_id)
+            return self.conn.execute(_SELECT_EPISODES, (run_id,)).fetchall()
+
+    def done_keys(self, run_id: str) -> set[tuple[str, int, int]]:
+        """The ``(cell, episode, repeat)`` keys already stored for a run (for resume).
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+        """
+        with self._lock:
+            self.require_run(run_id)
+            rows = self.conn.execute(
+                'SELECT "cell", "episode", "repeat" FROM episodes WHERE run_id = ?', (run_id,)
+            ).fetchall()
+        return {(str(c), int(e), int(r)) for c, e, r in rows}
+
+    def count_episodes(self, run_id: str) -> int:
+        """How many episodes of the run are stored.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+        """
+        with self._lock:
+            self.require_run(run_id)
+            row = self.conn.execute(
+                "SELECT COUNT(*) FROM episodes WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def outcome_counts(self, run_id: str) -> dict[str, int]:
+        """Episodes per outcome, every outcome listed (zeros included), in ``Outcome`` order.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+        """
+        with self._lock:
+            self.require_run(run_id)
+            rows = self.conn.execute(
+                "SELECT outcome, COUNT(*) FROM episodes WHERE run_id = ? GROUP BY outcome",
+                (run_id,),
+            ).fetchall()
+        counts = {o.value: 0 for o in Outcome}
+        for outcome, n in rows:
+            counts[str(outcome)] = int(n)
+        return counts
+
+    def episode_records(self, run_id: str) -> list[EpisodeRecord]:
+        """The run's episodes as records, ordered by ``(cell, episode, repeat)``.
+
+        Every field round-trips exactly, except that a NaN float is stored as ``None``
+        (SQLite keeps no NaN).
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+        """
+        return [_record_from_row(r) for r in self._rows(run_id)]
+
+    def episodes(self, run_id: str) -> pd.DataFrame:
+        """The run's episodes as a data frame, one row per episode.
+
+        Rows are ordered by ``(cell, episode, repeat)``. Columns are the record's fields with
+        ``outcome`` as a string, and ``slices`` expanded into one column per slice factor
+        (placed after ``cell``; a factor whose name collides with a record field is prefixed
+        ``slice_``). ``score`` is a nullable ``Int64`` column; optional floats are ``float64``
+        with NaN for missing values. An empty run gives an empty frame with the columns.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from evalband.episode import EpisodeRecord
+        >>> from evalband.store._manifest import _example
+        >>> with tempfile.TemporaryDirectory() as d, RunStore(Path(d) / "s.sqlite") as store:
+        ...     store.create_run(_example())
+        ...     store.add_episode(EpisodeRecord(
+        ...         run_id="r1", policy="expert", panel_fingerprint="abc", cell="mass=heavy",
+        ...         slices={"mass": "heavy"}, episode=0, repeat=0, condition_seed=3,
+        ...         outcome="timeout", terminated=False, truncated=True, steps=200))
+        ...     df = store.episodes("r1")
+        >>> list(df.columns[:6])
+        ['run_id', 'policy', 'panel_fingerprint', 'cell', 'mass', 'episode']
+        >>> df.loc[0, "outcome"], df.loc[0, "mass"]
+        ('timeout', 'heavy')
+        """
+        return _records_frame(self.episode_records(run_id))
+
+
+def _slice_column_names(records: Sequence[EpisodeRecord]) -> dict[str, str]:
+    """Factor name -> column name, factors in order of first appearance."""
+    taken = set(EPISODE_FIELDS)
+    names: dict[str, str] = {}
+    for record in records:
+        for factor in record.slices:
+            if factor in names:
+                continue
+            column = factor
+            while column in taken:
+                column = f"slice_{column}"
+            taken.add(column)
+            names[factor] = column
+    return names
+
+
+def _records_frame(records: Sequence[EpisodeRecord]) -> pd.DataFrame:
+    import pandas as pd
+
+    factor_columns = _slice_column_names(records)
+    columns: dict[str, Any] = {}
+    for name in EPISODE_FIELDS:
+        if name == "slices":
+            continue
+        values = [getattr(r, name) for r in records]
+        if name in _INT_FIELDS:
+            columns[name] = pd.Series(values, dtype="int64")
+        elif name == "condition_seed":
+            fits = all(_INT64_MIN <= int(v) <= _INT64_MAX for v in values)
+            columns[name] = pd.Series(values, dtype="int64" if fits else object)
+        elif name in _BOOL_FIELDS:
+            columns[name] = pd.Series(values, dtype="bool")
+        elif name in _FLOAT_FIELDS:
+            floats = [math.nan if v is None else float(v) for v in values]
+            columns[name] = pd.Series(floats, dtype="float64")
+        elif name == "score":
+            columns[name] = pd.Series(values, dtype="Int64")
+        elif name == "outcome":
+            columns[name] = pd.Series([Outcome(v).value for v in values], dtype=object)
+        elif name == "extra":
+            columns[name] = pd.Series(values, dtype=object)
+        else:
+            columns[name] = pd.Series(values, dtype=object)
+        if name == "cell":
+            for factor, column in factor_columns.items():
+                columns[column] = pd.Series([r.slices.get(factor) for r in records], dtype=object)
+    return pd.DataFrame(columns)
+
+
+def open_store(path: str | Path | None = None) -> RunStore:
+    """Open (creating when missing) the run store at ``path``.
+
+    Args:
+        path: the SQLite file; :data:`DEFAULT_STORE_PATH` (relative to the current
+            directory) when ``None``.
+
+    Returns:
+        An open :class:`RunStore`; use it as a context manager or close it.
+
+    Raises:
+        StoreError: when the file exists and is not an evalband store (it is left untouched).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d, open_store(Path(d) / "a" / "b.sqlite") as s:
+    ...     s.list_runs()
+    []
+    """
+    return RunStore(DEFAULT_STORE_PATH if path is None else path)

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalband.cli import main
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_ci_wilson_zero_of_ten(capsys) -> None:
+    code, out, _ = run_cli(capsys, "ci", "0", "10", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["low"] == 0.0 and abs(data["high"] - 0.2775) < 1e-4
+    code, out, _ = run_cli(capsys, "ci", "9", "64")
+    assert code == 0 and "7.58%" in out and "24.62%" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ci", "3.5", "10"],
+        ["ci", "-1", "10"],
+        ["ci", "11", "10"],
+        ["ci", "nan", "10"],
+        ["ci", "3", "10", "--confidence", "1.5"],
+        ["ci", "3", "10", "--method", "magic"],
+        ["ci", "0", "0"],
+        ["ci", "three", "10"],
+        ["diff", "9/64"],
+        ["diff", "9/64", "65/64"],
+        ["diff", "9:64", "50/64"],
+        ["diff", "--paired", "8", "1", "42"],
+        ["diff", "--paired", "8", "1", "-42", "13"],
+        ["power", "--p-a", "0.5", "--p-b", "0.5"],
+        ["power", "--p-a", "1.5", "--p-b", "0.5"],
+        ["power", "--p-a", "0.5", "--p-b", "0.4", "--paired"],
+        ["coverage", "--method", "wald", "--n", "0"],
+        ["coverage", "--method", "nope", "--n", "20"],
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, args: list[str]) -> None:
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2, (out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_diff_unpaired_and_paired_verdicts(capsys) -> None:
+    code, out, _ = run_cli(capsys, "diff", "8/20", "5/20")
+    assert code == 0 and "contains 0" in out and "not established" in out
+    code, out, _ = run_cli(capsys, "diff", "--paired", "8", "1", "42", "13", "--json")
+    data = json.loads(out)
+    assert data["difference"]["paired"] is True
+    assert data["difference"]["high"] < 0  # B (damped) better, interval excludes 0
+    assert data["test"]["p_value"] < 1e-9
+
+
+def test_power_price_list_point(capsys) -> None:
+    code, out, _ = run_cli(capsys, "power", "--p-a", "0.6", "--p-b", "0.4", "--json")
+    assert code == 0
+    assert 90 <= json.loads(out)["n_per_arm"] <= 110  # seed 004: "~100 trials per model"
+
+
+def test_coverage_shows_wald_collapse(capsys) -> None:
+    code, out, _ = run_cli(capsys, "coverage", "--method", "wald", "--n", "20", "--json")
+    wald = {round(p["p"], 2): p["coverage"] for p in json.loads(out)["points"]}
+    code, out, _ = run_cli(capsys, "coverage", "--method", "wilson", "--n", "20", "--json")
+    wilson = {round(p["p"], 2): p["coverage"] for p in json.loads(out)["points"]}
+    assert wald[0.05] < 0.75 and wilson[0.05] > 0.9
+    code, out, _ = run_cli(capsys, "coverage", "--method", "wald", "--n", "20")
+    assert "wald" in out and "under-covers" in out

@@ -1,0 +1,111 @@
+"""Tests of the reaching lab's controllers and of the policy resolver.
+
+Oracle: the reaching-lab seed (shared/seeds/002_4e7e9c5b524a571b.txt): its controller
+``max(-1, min(1, -2 * x_measured - damping * v))`` with damping 0.2 / 1.8, written here in
+plain Python as in the seed's program, and its hand-worked step (u = 0.98).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalband.errors import EvalbandError, InvalidInputError, PolicyNotFoundError
+from evalband.policies import BUILTIN_POLICIES, resolve_policy
+from evalband.policies.reach1d import baseline, damped, expert
+
+
+def seed_controller(x_measured, v, damping):
+    # The seed program's command line, verbatim in form.
+    return max(-1, min(1, -2 * x_measured - damping * v))
+
+
+finite = st.floats(-5, 5, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(finite, finite)
+def test_single_observation_matches_seed_law(x, v):
+    for policy, damping in ((baseline, 0.2), (damped, 1.8)):
+        u = policy(np.array([x, v]))
+        assert u.shape == (1,)
+        assert u[0] == seed_controller(x, v, damping)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(finite, finite), min_size=1, max_size=30))
+def test_batch_matches_single(rows):
+    obs = np.array(rows, dtype=np.float64)
+    for policy, damping in ((baseline, 0.2), (damped, 1.8)):
+        u = policy(obs)
+        assert u.shape == (len(rows), 1)
+        assert u[:, 0].tolist() == [seed_controller(x, v, damping) for x, v in rows]
+
+
+def test_hand_worked_command_and_saturation():
+    # Seed: x = -0.5, v = 0.1 -> baseline u = 1 - 0.02 = 0.98 (below the command limit).
+    assert baseline([-0.5, 0.1])[0] == pytest.approx(0.98, abs=1e-15)
+    assert baseline([-3.0, 0.0])[0] == 1.0 and damped([3.0, 0.0])[0] == -1.0
+
+
+def test_expert_is_the_damped_law():
+    # Seed, BC exercise: the expert uses clip(-2x - 1.8v, -1, 1).
+    obs = np.array([[0.3, -0.2], [-0.8, 0.15]])
+    assert expert is damped
+    np.testing.assert_array_equal(expert(obs)[:, 0], np.clip(-2 * obs[:, 0] - 1.8 * obs[:, 1], -1, 1))
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3), np.zeros((4, 3)), np.zeros((2, 2, 2)), 1.0])
+def test_bad_observation_shape_raises(bad):
+    with pytest.raises(InvalidInputError, match=r"\(2,\) or \(B, 2\)"):
+        baseline(bad)
+
+
+def test_registry_names_resolve():
+    assert set(BUILTIN_POLICIES) >= {"reach1d:baseline", "reach1d:damped"}
+    assert resolve_policy("reach1d:baseline") is baseline
+    assert resolve_policy("reach1d:damped") is damped
+    assert resolve_policy("reach1d:expert") is damped
+    for path in BUILTIN_POLICIES.values():
+        assert callable(resolve_policy(path))
+    assert resolve_policy("  evalband.policies.reach1d:damped ") is damped
+    assert resolve_policy("numpy:linalg.norm") is np.linalg.norm  # dotted attribute path
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "reach1d:nope",  # looks like a path, module 'reach1d' does not exist
+        "no_such_module_xyz:policy",
+        "evalband.policies.reach1d:missing",
+        "evalband.policies.reach1d:POSITION_GAIN",  # exists, not callable
+        "justaname",
+        "",
+        ":attr",
+    ],
+)
+def test_unknown_policy_lists_builtins(name):
+    with pytest.raises(PolicyNotFoundError) as err:
+        resolve_policy(name)
+    message = str(err.value)
+    assert "\n" not in message
+    assert all(builtin in message for builtin in BUILTIN_POLICIES)
+    assert isinstance(err.value, EvalbandError)
+
+
+def test_broken_user_module_is_not_masked(tmp_path, monkeypatch):
+    # A module that exists but fails on its own import must surface its real error.
+    (tmp_path / "evalband_test_broken_policy.py").write_text(
+        "import definitely_missing_dependency_xyz\n\ndef act(obs):\n    return obs\n"
+    )
+    (tmp_path / "evalband_test_good_policy.py").write_text("def act(obs):\n    return obs\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match="definitely_missing_dependency_xyz"):
+        resolve_policy("evalband_test_broken_policy:act")
+    assert resolve_policy("evalband_test_good_policy:act")(3) == 3
+    for mod in ("evalband_test_broken_policy", "evalband_test_good_policy"):
+        sys.modules.pop(mod, None)

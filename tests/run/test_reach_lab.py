@@ -1,0 +1,76 @@
+"""The reaching lab (seed 002_4e7e9c5b524a571b.txt) reproduced by the real runner and store."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalband.analysis import paired_counts, summarize
+from evalband.panel import load_panel
+from evalband.run import run_panel
+
+from conftest import comparable
+
+BASE, DAMPED = "reach1d:baseline", "reach1d:damped"
+
+
+def _run(store, panel_name: str, policy: str, **kw):
+    run_id, summary = run_panel(load_panel(panel_name), policy, store,
+                                run_id=f"{panel_name}-{policy}-{kw.get('backend', 'serial')}",
+                                **kw)
+    return store.episode_records(run_id), summary
+
+
+def test_default_batch_matches_the_seed(store) -> None:
+    base, s_base = _run(store, "reach1d", BASE)
+    damped, s_damped = _run(store, "reach1d", DAMPED)
+    assert (s_base.counts["success"], s_base.counts["failure"], s_base.counts["timeout"]) == (
+        9, 7, 48)
+    assert (s_damped.counts["success"], s_damped.counts["failure"],
+            s_damped.counts["timeout"]) == (50, 0, 14)
+    assert round(s_base.mean_time_to_success_s, 6) == 1.511111
+    assert round(s_damped.mean_time_to_success_s, 6) == 2.368
+    assert round(100 * s_base.rate.low, 6) == 7.578573
+    assert round(100 * s_base.rate.high, 6) == 24.616282
+    assert round(100 * s_damped.rate.low, 6) == 66.567216
+    assert round(100 * s_damped.rate.high, 6) == 86.497681
+    pairs = paired_counts(base, damped)
+    assert (pairs.both, pairs.a_only, pairs.b_only, pairs.neither) == (8, 1, 42, 13)
+    first_base, first_damped = base[0], damped[0]
+    assert first_base.outcome.value == "failure" and first_base.sim_time_s == pytest.approx(2.6)
+    assert first_damped.outcome.value == "timeout" and first_damped.truncated
+    assert not first_damped.terminated and first_damped.sim_time_s == pytest.approx(6.0)
+
+
+def test_two_second_budget(store) -> None:
+    base, s_base = _run(store, "reach1d-2s", BASE)
+    damped, s_damped = _run(store, "reach1d-2s", DAMPED)
+    assert (s_base.counts["success"], s_damped.counts["success"]) == (7, 16)
+    assert base[0].outcome.value == "timeout" and damped[0].outcome.value == "timeout"
+
+
+def test_256_episodes_keep_the_first_64(store) -> None:
+    small, _ = _run(store, "reach1d", DAMPED)
+    large, _ = _run(store, "reach1d-256", DAMPED)
+    assert len(large) == 256
+    strip = lambda r: {k: v for k, v in comparable(r).items() if k != "panel_fingerprint"}  # noqa: E731
+    assert [strip(r) for r in large[:64]] == [strip(r) for r in small]
+
+
+def test_one_and_two_process_workers_identical(store) -> None:
+    serial, _ = _run(store, "reach1d", BASE)
+    procs, _ = _run(store, "reach1d", BASE, backend="process", workers=2)
+    assert [comparable(r) for r in serial] == [comparable(r) for r in procs]
+
+
+def test_batched_and_one_at_a_time_identical(store) -> None:
+    batched, _ = _run(store, "reach1d-dynamics", DAMPED)
+    run_id, _ = run_panel(load_panel("reach1d-dynamics"), DAMPED, store, run_id="single",
+                          batch=False)
+    single = store.episode_records(run_id)
+    keep = ("cell", "episode", "repeat", "condition_seed", "outcome", "terminated", "truncated",
+            "steps", "sim_time_s", "time_to_success_s", "slices")
+    assert [{k: comparable(r)[k] for k in keep} for r in batched] == [
+        {k: comparable(r)[k] for k in keep} for r in single
+    ]
+    assert batched[0].extra.get("batched") and not single[0].extra.get("batched")
+    assert summarize(batched).per_cell.keys() == {"dynamics=nominal", "dynamics=changed"}

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import pytest
+
+from evalband.errors import PanelError
+from evalband.panel import Budget, Panel, builtin_panels, default_condition_seed, load_panel
+
+from conftest import coin_panel
+
+
+def test_builtin_reach_panel_loads() -> None:
+    panel = load_panel("reach1d")
+    assert panel.seed == 7 and panel.episodes == 64
+    assert panel.budget.resolve_steps(0.2) == 30
+    assert set(builtin_panels()) >= {"reach1d", "reach1d-2s", "reach1d-256", "reach1d-noisy"}
+
+
+def test_fingerprint_ignores_cosmetic_and_analysis_fields() -> None:
+    base = coin_panel()
+    cosmetic = coin_panel(name="renamed", description="words", slice_weights={"p=0.2": 2.0},
+                          required_slices=["p=0.8"], latency_budget_ms={"arm": 30.0})
+    assert base.fingerprint == cosmetic.fingerprint
+    assert coin_panel(episodes=21).fingerprint != base.fingerprint
+    assert coin_panel(seed=4).fingerprint != base.fingerprint
+    assert coin_panel(factors={"p": [0.2, 0.9]}).fingerprint != base.fingerprint
+
+
+def test_yaml_round_trip_keeps_fingerprint(tmp_path) -> None:
+    panel = coin_panel()
+    path = tmp_path / "p.yaml"
+    path.write_text(panel.to_yaml())
+    assert load_panel(path).fingerprint == panel.fingerprint
+
+
+def test_condition_seeds_prefix_stable_and_repeat_invariant() -> None:
+    small = coin_panel(episodes=5, repeats=2).episode_specs()
+    large = coin_panel(episodes=50, repeats=2).episode_specs()
+    by_key = {s.key: s.condition_seed for s in large}
+    for spec in small:
+        assert by_key[spec.key] == spec.condition_seed
+    seeds = {(s.cell, s.episode): set() for s in small}
+    for spec in small:
+        seeds[(spec.cell, spec.episode)].add(spec.condition_seed)
+    assert all(len(v) == 1 for v in seeds.values())  # a repeat is the same condition again
+    assert len({s.condition_seed for s in large}) == len(large) // 2
+
+
+def test_cell_seeds_do_not_move_when_a_level_is_added() -> None:
+    a = {s.key: s.condition_seed for s in coin_panel(factors={"p": [0.2]}).episode_specs()}
+    b = {s.key: s.condition_seed for s in coin_panel(factors={"p": [0.2, 0.8]}).episode_specs()}
+    assert all(b[k] == v for k, v in a.items())
+    assert default_condition_seed(3, "p=0.2", 0) == a[("p=0.2", 0, 0)]
+
+
+def test_reach_condition_seeds_follow_the_lab_lcg() -> None:
+    from evalband.envs import episode_condition_seed
+
+    specs = load_panel("reach1d-256").episode_specs()
+    assert [s.condition_seed for s in specs[:64]] == [
+        s.condition_seed for s in load_panel("reach1d").episode_specs()
+    ]
+    assert specs[5].condition_seed == episode_condition_seed(7, 5)
+
+
+def test_factor_mapping_levels_pass_options() -> None:
+    panel = coin_panel(factors={"arm": {"weak": {"p": 0.1}, "strong": {"p": 0.9}}})
+    cells = panel.cells()
+    assert [c.key for c in cells] == ["arm=weak", "arm=strong"]
+    assert cells[1].options == {"p": 0.9} and cells[1].slices == {"arm": "strong"}
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"episodez": 3}, "unknown field 'episodez'"),
+        ({"episodes": "many"}, "field 'episodes'"),
+        ({"episodes": 0}, "field 'episodes'"),
+        ({"budget": {"steps": 3, "seconds": 1.0}}, "budget"),
+        ({"env": "nope/Missing-v9"}, "field 'env'"),
+    ],
+)
+def test_bad_panels_name_the_field(change: dict, needle: str) -> None:
+    data = {"name": "x", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
+            "budget": {"steps": 1}}
+    data.update(change)
+    with pytest.raises(PanelError) as info:
+        load_panel(data)
+    assert needle in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_and_invalid_yaml_files(tmp_path) -> None:
+    with pytest.raises(PanelError, match="not found"):
+        load_panel(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(PanelError, match="not valid YAML"):
+        load_panel(bad)
+
+
+def test_budget_seconds_must_divide() -> None:
+    with pytest.raises(PanelError):
+        Budget(seconds=1.1).resolve_steps(0.2)
+    assert Budget(seconds=2.0).resolve_steps(0.2) == 10
+    assert isinstance(coin_panel(), Panel)
