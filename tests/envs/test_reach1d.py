@@ -457,6 +457,36 @@ def test_shared_conditions_equal_seed_input():
         rollout_batch(damped, shared, dynamics="lab")
 
 
+def test_runner_batch_hook_matches_env_with_options():
+    from types import SimpleNamespace
+
+    cells = [{}, {"dynamics": "nominal"}, {"dynamics": "changed", "noise": 0.05}, {"max_steps": 12}]
+    specs = [
+        SimpleNamespace(condition_seed=int(s), options=opts)
+        for opts in cells
+        for s in DEFAULT[:20]
+    ]
+    out = Reach1DEnv.batch_rollout(baseline, specs, {"noise": 0.02, "dt": 0.2}, 25)
+    assert len(out["policy_call_ms"]) == max(out["steps"])
+    for i, spec in enumerate(specs):
+        env = Reach1DEnv(noise=0.02, max_steps=25)
+        obs, _ = env.reset(seed=spec.condition_seed, options=spec.options)
+        while True:
+            obs, _, terminated, truncated, info = env.step(baseline(obs))
+            if terminated or truncated:
+                break
+        row = (info["outcome"], terminated, truncated, info["steps"], info["steps"] * 0.2)
+        assert row == (
+            out["outcome"][i], out["terminated"][i], out["truncated"][i], out["steps"][i],
+            out["sim_time_s"][i],
+        )
+    with pytest.raises(InvalidParameterError, match="gravity"):
+        Reach1DEnv.batch_rollout(baseline, specs[:1], {"gravity": 9.8}, 30)
+    bad = [SimpleNamespace(condition_seed=7, options={"gravity": 9.8})]
+    with pytest.raises(InvalidParameterError, match="gravity"):
+        Reach1DEnv.batch_rollout(baseline, bad, {}, 30)
+
+
 def test_empty_batch():
     result = rollout_batch(damped, [])
     assert len(result) == 0 and result.policy_calls == 0
@@ -537,10 +567,15 @@ def test_reset_options_and_unknown_keys():
         env.reset(seed=7, options={"dynamics": "lunar"})
 
 
+def test_panel_hook_uses_the_lab_stream_for_every_cell():
+    for cell in ("", "dynamics=nominal", "dynamics=changed"):
+        assert [Reach1DEnv.condition_seed(7, cell, i) for i in range(64)] == DEFAULT.tolist()
+
+
 def test_reset_without_seed_walks_the_default_batch():
     env = Reach1DEnv()
     got = [env.reset()[1]["condition_seed"] for _ in range(3)]
-    assert got == DEFAULT[:3].tolist()
+    assert got == DEFAULT[:3].tolist() and env.current_condition_seed == DEFAULT[2]
     env.reset(seed=int(DEFAULT[10]))
     assert env.reset()[1]["condition_seed"] == DEFAULT[11]
 

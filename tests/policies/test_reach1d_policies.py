@@ -52,11 +52,17 @@ def test_hand_worked_command_and_saturation():
     assert baseline([-3.0, 0.0])[0] == 1.0 and damped([3.0, 0.0])[0] == -1.0
 
 
+def test_controllers_declare_batch_support():
+    # The runner plays a panel in lockstep only for policies that declare `batched`.
+    assert baseline.batched is True and damped.batched is True
+
+
 def test_expert_is_the_damped_law():
     # Seed, BC exercise: the expert uses clip(-2x - 1.8v, -1, 1).
     obs = np.array([[0.3, -0.2], [-0.8, 0.15]])
     assert expert is damped
-    np.testing.assert_array_equal(expert(obs)[:, 0], np.clip(-2 * obs[:, 0] - 1.8 * obs[:, 1], -1, 1))
+    reference = np.clip(-2 * obs[:, 0] - 1.8 * obs[:, 1], -1, 1)
+    np.testing.assert_array_equal(expert(obs)[:, 0], reference)
 
 
 @pytest.mark.parametrize("bad", [np.zeros(3), np.zeros((4, 3)), np.zeros((2, 2, 2)), 1.0])

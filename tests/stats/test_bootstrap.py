@@ -348,7 +348,9 @@ def test_cluster_bootstrap_matches_brute_force_cluster_resampling() -> None:
     values = rng.integers(0, 3, size=labels.size).astype(float)
     reps = 20_000
     fast = boot._cluster_replicates(
-        np.bincount(labels, weights=values), np.bincount(labels).astype(float), reps,
+        np.bincount(labels, weights=values),
+        np.bincount(labels).astype(float),
+        reps,
         np.random.default_rng(6),
     )
     # Brute force: list of clusters, pick G with replacement, concatenate, take the mean.

@@ -138,6 +138,20 @@ def test_jeffreys_boundary_convention(n: int, confidence: float) -> None:
     assert sm_low > 0.0
 
 
+@pytest.mark.parametrize("n", [1, 10, 20, 64, 1000, 99_999])
+def test_wilson_edges_are_exact(n: int) -> None:
+    # Wilson (1927): (k + z^2/2 -+ z sqrt(k(n-k)/n + z^2/4)) / (n + z^2) is exactly 0 at
+    # k = 0 and exactly 1 at k = n. statsmodels' center-minus-half form rounds (e.g. upper
+    # 1 - 2**-53 at 20/20, lower 2e-19 at 0/1000); ours returns the exact values, which
+    # matters when the coverage audit asks whether p = 0 or p = 1 is covered.
+    assert interval(0, n).low == 0.0
+    assert interval(n, n).high == 1.0
+    sm_low, _ = proportion_confint(0, n, method="wilson")
+    _, sm_high = proportion_confint(n, n, method="wilson")
+    assert sm_low == pytest.approx(0.0, abs=1e-15)
+    assert sm_high == pytest.approx(1.0, abs=1e-15)
+
+
 @pytest.mark.parametrize("method", INTERVAL_METHODS)
 @pytest.mark.parametrize("n", [1, 5, 64, 333])
 def test_vectorised_bounds_match_scalar_interval(method: str, n: int) -> None:
@@ -217,8 +231,18 @@ def test_integral_floats_are_accepted() -> None:
 
 @pytest.mark.parametrize(
     ("k", "n"),
-    [(1.5, 10), (-1, 10), (11, 10), (math.nan, 10), (3, math.nan), (3, 10.5), ("3", 10),
-     (True, 10), (3, -4), (math.inf, 10)],
+    [
+        (1.5, 10),
+        (-1, 10),
+        (11, 10),
+        (math.nan, 10),
+        (3, math.nan),
+        (3, 10.5),
+        ("3", 10),
+        (True, 10),
+        (3, -4),
+        (math.inf, 10),
+    ],
 )
 def test_bad_counts_raise(k: object, n: object) -> None:
     with pytest.raises(InvalidCountsError):

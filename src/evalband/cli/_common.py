@@ -13,7 +13,19 @@ from rich.console import Console
 
 __all__ = ["STORE_OPTION", "JSON_OPTION", "console", "emit_json", "fail", "pct", "store_path"]
 
-console = Console(highlight=False, soft_wrap=True)
+
+
+class _Out:
+    """Print through rich to the current stdout; wide and plain when it is not a terminal."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        tty = sys.stdout.isatty()
+        Console(highlight=False, soft_wrap=True, width=None if tty else 200).print(
+            *objects, **kwargs
+        )
+
+
+console = _Out()
 
 STORE_OPTION = typer.Option(
     None,

@@ -17,18 +17,22 @@ semantics). The env never clips actions: the lab's controllers saturate at +-1 t
 
 from __future__ import annotations
 
-import numbers
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from evalband.envs._lcg import _check_state, lcg_jump
+from evalband.envs._reach1d_batch import (
+    Policy,
+    Reach1DBatchResult,
+    as_commands,
+    batch_rollout_specs,
+    rollout_batch,
+)
 from evalband.envs._reach1d_core import (
     BOUNDARY,
     DEFAULT_EPISODES,
@@ -56,7 +60,7 @@ from evalband.envs._reach1d_core import (
     episode_condition_seeds,
     judge,
 )
-from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
+from evalband.errors import EvalbandError, InvalidParameterError
 from evalband.stats._validate import check_choice
 
 __all__ = [
@@ -65,6 +69,8 @@ __all__ = [
     "Reach1DEnv",
     "Reach1DBatchResult",
     "rollout_batch",
+    "batch_rollout_specs",
+    "Policy",
     # re-exported from the core
     "DRAWS_PER_EPISODE",
     "N_POSITION_ERRORS",
@@ -93,7 +99,6 @@ OPTION_KEYS = ("dynamics", "noise", "max_steps")
 """Keys ``reset(options=...)`` accepts: per-episode overrides of the constructor settings."""
 
 Obs = NDArray[np.float64]
-Policy = Callable[[NDArray[np.float64]], ArrayLike]
 
 
 class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
@@ -163,8 +168,56 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         self._steps = 0
         self._trace: dict[str, list[float]] = {"t": [], "x": [], "v": []}
 
+    @staticmethod
+    def condition_seed(seed: int, cell: str, episode: int) -> int:
+        """Panel hook: the condition seed of ``episode`` in a panel with seed ``seed``.
+
+        The lab's own stream, :func:`episode_condition_seed` ``(seed, episode)``: episode
+        ``i``'s conditions are the seed program's ``i``-th batch row (prefix-stable). The
+        cell is deliberately ignored: every cell of a panel (dynamics, noise, budget) sees
+        the same starts and error sequences, as the seed's presets and its nominal vs
+        changed-dynamics batches do, so episodes pair across cells too.
+
+        Args:
+            seed: the panel seed, an LCG state in ``[0, 2**32)`` (the lab uses 7).
+            cell: the cell key (unused: conditions are matched across cells).
+            episode: 0-based episode index.
+
+        Returns:
+            The LCG state for ``reset(seed=...)``.
+
+        >>> Reach1DEnv.condition_seed(7, "dynamics=changed", 0)
+        7
+        """
+        del cell
+        return episode_condition_seed(seed, episode)
+
+    @staticmethod
+    def batch_rollout(
+        policy: Policy, specs: Sequence[Any], env_kwargs: Mapping[str, Any], budget_steps: int
+    ) -> dict[str, Any]:
+        """Runner hook: the episodes of ``specs`` in lockstep (:func:`batch_rollout_specs`).
+
+        Args:
+            policy: vectorised policy ``(B, 2) -> (B, 1)``.
+            specs: episode specs with ``condition_seed`` and ``options``.
+            env_kwargs: constructor keyword arguments of the panel's env.
+            budget_steps: the panel's action budget.
+
+        Returns:
+            Per-spec ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s``
+            and per-call ``policy_call_ms``.
+
+        >>> from types import SimpleNamespace as Spec
+        >>> from evalband.policies.reach1d import baseline
+        >>> out = Reach1DEnv.batch_rollout(baseline, [Spec(condition_seed=7, options={})], {}, 30)
+        >>> out["outcome"], out["sim_time_s"]
+        (['failure'], [2.6])
+        """
+        return batch_rollout_specs(policy, specs, env_kwargs, budget_steps)
+
     @property
-    def condition_seed(self) -> int:
+    def current_condition_seed(self) -> int:
         """The LCG state that fixed the current episode's conditions."""
         return self._condition_seed
 
@@ -242,7 +295,7 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
             raise EvalbandError(
                 f"{ENV_ID}: step() called with no running episode; call reset() first"
             )
-        u = _actions(action, 1, "action")
+        u = as_commands(action, 1, "action")
         self._x, self._v = advance(self._x, self._v, u, self._gain, self._disturbance, self.dt)
         self._steps += 1
         self._streak, code_arr = judge(
@@ -278,222 +331,3 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         error = self._errors[k : k + 1] if k < N_POSITION_ERRORS else np.zeros(1)
         x_measured = self._x + self._ep_noise * error
         return np.array([x_measured[0], self._v[0]], dtype=np.float64)
-
-
-def _actions(raw: object, n: int, what: str) -> NDArray[np.float64]:
-    """Coerce a policy's output to ``n`` finite commands, shape ``(n,)``."""
-    try:
-        arr = np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{what} must be numeric commanded acceleration(s), got {type(raw).__name__}: {exc}"
-        ) from None
-    allowed = {(n,), (n, 1)} | ({(), (1, 1)} if n == 1 else set())
-    if arr.shape not in allowed:
-        expected = "shape (1,)" if n == 1 else f"shape ({n}, 1) or ({n},)"
-        raise InvalidInputError(f"{what} must have {expected}, got shape {arr.shape}")
-    flat = arr.reshape(n)
-    if not np.all(np.isfinite(flat)):
-        raise InvalidInputError(f"{what} must be finite, got {flat[~np.isfinite(flat)][0]!r}")
-    return flat
-
-
-@dataclass(frozen=True)
-class Reach1DBatchResult:
-    """Per-episode results of :func:`rollout_batch` (one entry per condition seed).
-
-    Attributes:
-        condition_seeds: the episodes' condition seeds.
-        outcome: ``"success"``, ``"failure"`` or ``"timeout"``.
-        steps: actions taken.
-        terminated: success or boundary failure.
-        truncated: timeout.
-        sim_time_s: ``steps * dt``.
-        final_x: true position at the last sample.
-        final_v: velocity at the last sample.
-        policy_calls: number of policy calls (one per lockstep step).
-        policy_seconds: total seconds spent inside the policy.
-        wall_seconds: total seconds of the call.
-    """
-
-    condition_seeds: NDArray[np.uint64]
-    outcome: NDArray[np.str_]
-    steps: NDArray[np.int64]
-    terminated: NDArray[np.bool_]
-    truncated: NDArray[np.bool_]
-    sim_time_s: NDArray[np.float64]
-    final_x: NDArray[np.float64]
-    final_v: NDArray[np.float64]
-    policy_calls: int
-    policy_seconds: float
-    wall_seconds: float
-
-    def __len__(self) -> int:
-        return int(self.outcome.shape[0])
-
-    @property
-    def time_to_success_s(self) -> NDArray[np.float64]:
-        """``sim_time_s`` for successes, NaN otherwise (its own denominator)."""
-        return np.where(self.outcome == "success", self.sim_time_s, np.nan)
-
-    def counts(self) -> dict[str, int]:
-        """Episodes per outcome.
-
-        >>> from evalband.policies.reach1d import baseline
-        >>> rollout_batch(baseline, episode_condition_seeds(7, 64)).counts()
-        {'success': 9, 'failure': 7, 'timeout': 48}
-        """
-        return {name: int(np.sum(self.outcome == name)) for name in OUTCOME_NAMES[1:]}
-
-
-def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float64]:
-    if isinstance(noise, numbers.Real) and not isinstance(noise, bool):
-        return np.full(size, _check_noise(noise))
-    arr = np.asarray(noise, dtype=np.float64).reshape(-1)
-    if arr.shape[0] != size:
-        raise InvalidParameterError(
-            f"noise must be one number or one per episode ({size}), got {arr.shape[0]} values"
-        )
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if np.any(bad):
-        raise InvalidParameterError(f"noise must be finite bounds in m >= 0, got {arr[bad][0]!r}")
-    return arr
-
-
-def _per_episode_max_steps(max_steps: int | ArrayLike, size: int) -> NDArray[np.int64]:
-    if isinstance(max_steps, numbers.Integral) and not isinstance(max_steps, bool):
-        return np.full(size, _check_max_steps(max_steps), dtype=np.int64)
-    raw = np.asarray(max_steps).reshape(-1)
-    if raw.shape[0] != size:
-        raise InvalidParameterError(
-            f"max_steps must be one number or one per episode ({size}), got {raw.shape[0]} values"
-        )
-    return np.asarray([_check_max_steps(m) for m in raw.tolist()], dtype=np.int64)
-
-
-def rollout_batch(
-    policy: Policy,
-    condition_seeds: ArrayLike | Reach1DConditions,
-    *,
-    max_steps: int | ArrayLike = 30,
-    dt: float = 0.2,
-    noise: float | ArrayLike = 0.02,
-    dynamics: str | Sequence[str] | NDArray[np.str_] | None = None,
-) -> Reach1DBatchResult:
-    """Roll out ``policy`` on many episodes in lockstep with numpy.
-
-    Every step calls ``policy(obs_batch)`` ONCE on the stacked observations
-    ``[x + noise * errors[k], v]`` of the still-active episodes (shape ``(B_active, 2)``) and
-    expects ``(B_active, 1)`` or ``(B_active,)`` commands; ended episodes freeze (their
-    rows are dropped from the working arrays). Dynamics and outcome rule are the env's own
-    (:func:`advance`, :func:`judge`), so outcomes, steps and flags equal
-    :class:`Reach1DEnv`'s episode by episode (and the reaching-lab seed's program).
-
-    Args:
-        policy: vectorised controller ``obs_batch -> actions``.
-        condition_seeds: one LCG state per episode (:func:`episode_condition_seeds`), or
-            precomputed :func:`conditions` (to share one draw between several policies).
-        max_steps: action budget, one or per episode (1..40).
-        dt: hold time per action (s).
-        noise: position-error bound, one or per episode.
-        dynamics: :data:`DYNAMICS` option, one or per episode; ``None`` means ``"lab"``
-            for seeds and must stay ``None`` with precomputed conditions (they carry it).
-
-    Returns:
-        Per-episode outcomes plus policy-call totals.
-
-    Raises:
-        InvalidInputError: the policy returned the wrong shape or a non-finite command.
-
-    The seed's default panel (seed 7, 64 episodes, six-second budget):
-
-    >>> from evalband.policies.reach1d import baseline, damped
-    >>> seeds = episode_condition_seeds(7, 64)
-    >>> rollout_batch(damped, seeds).counts()
-    {'success': 50, 'failure': 0, 'timeout': 14}
-    >>> r = rollout_batch(baseline, seeds)
-    >>> str(r.outcome[0]), float(r.sim_time_s[0])  # the lab's "Episode 1"
-    ('failure', 2.6)
-    """
-    started = time.perf_counter()
-    if isinstance(condition_seeds, Reach1DConditions):
-        if dynamics is not None:
-            raise InvalidParameterError(
-                "dynamics is fixed by the Reach1DConditions passed as condition_seeds; "
-                "leave dynamics=None or pass seeds instead"
-            )
-        cond = condition_seeds
-    else:
-        cond = conditions(condition_seeds, dynamics="lab" if dynamics is None else dynamics)
-    size = len(cond)
-    step_dt = _check_dt(dt)
-    noise_all = _per_episode_noise(noise, size)
-    budget_all = _per_episode_max_steps(max_steps, size)
-    errors_t = cond.errors.T  # (40, B): one contiguous row per action index
-    if not errors_t.flags.c_contiguous:
-        errors_t = np.ascontiguousarray(errors_t)
-
-    code_out = np.zeros(size, dtype=np.int8)
-    steps_out = np.zeros(size, dtype=np.int64)
-    x_out = cond.x0.copy()
-    v_out = cond.v0.copy()
-
-    # Working arrays hold the still-active episodes only; idx maps them to batch rows.
-    # Per-episode noise/budget arrays are carried only when they actually vary.
-    idx = np.arange(size)
-    x, v = cond.x0, cond.v0
-    gain, disturbance = cond.gain, cond.disturbance
-    streak = np.zeros(size, dtype=np.int64)
-    eta: float | NDArray[np.float64] = noise_all
-    budget: int | NDArray[np.int64] = budget_all
-    if size and bool(np.all(noise_all == noise_all[0])):
-        eta = float(noise_all[0])
-    if size and bool(np.all(budget_all == budget_all[0])):
-        budget = int(budget_all[0])
-    calls, policy_seconds = 0, 0.0
-    horizon = int(budget_all.max()) if size else 0
-    for k in range(horizon):
-        n = idx.size
-        error = errors_t[k] if n == size else errors_t[k].take(idx)
-        obs = np.empty((n, 2), dtype=np.float64)
-        obs[:, 0] = x + eta * error
-        obs[:, 1] = v
-        t0 = time.perf_counter()
-        raw = policy(obs)
-        policy_seconds += time.perf_counter() - t0
-        calls += 1
-        u = _actions(raw, n, "policy output")
-        x, v = advance(x, v, u, gain, disturbance, step_dt)
-        streak, code = judge(x, v, streak, k + 1, budget)
-        done = code != RUNNING
-        if not done.any():
-            continue
-        ended = idx[done]
-        code_out[ended] = code[done]
-        steps_out[ended] = k + 1
-        x_out[ended] = x[done]
-        v_out[ended] = v[done]
-        rows = np.flatnonzero(~done)
-        if rows.size == 0:
-            break
-        idx, x, v, streak = idx.take(rows), x.take(rows), v.take(rows), streak.take(rows)
-        gain, disturbance = gain.take(rows), disturbance.take(rows)
-        if isinstance(eta, np.ndarray):
-            eta = eta.take(rows)
-        if isinstance(budget, np.ndarray):
-            budget = budget.take(rows)
-
-    names = np.asarray(OUTCOME_NAMES, dtype="<U7")
-    return Reach1DBatchResult(
-        condition_seeds=cond.condition_seeds,
-        outcome=names[code_out],
-        steps=steps_out,
-        terminated=(code_out == SUCCESS) | (code_out == FAILURE),
-        truncated=code_out == TIMEOUT,
-        sim_time_s=(steps_out * step_dt).astype(np.float64),
-        final_x=x_out,
-        final_v=v_out,
-        policy_calls=calls,
-        policy_seconds=policy_seconds,
-        wall_seconds=time.perf_counter() - started,
-    )

@@ -107,3 +107,8 @@ def damped(obs: ArrayLike) -> NDArray[np.float64]:
 
 expert = damped
 """The BC exercise's expert ``clip(-2x - 1.8v, -1, 1)``: the damped controller."""
+
+# Both controllers act on a whole batch (B, 2) at once: the runner may play a panel's
+# episodes in lockstep through ``Reach1DEnv.batch_rollout``.
+baseline.batched = True  # type: ignore[attr-defined]
+damped.batched = True  # type: ignore[attr-defined]

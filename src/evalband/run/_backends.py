@@ -33,7 +33,7 @@ class Backend(Protocol):
 def chunked(specs: Sequence[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
     """Split specs into consecutive chunks of at most ``size``.
 
-    >>> [len(c) for c in chunked(list(range(5)), 2)]  # doctest: +SKIP
+    >>> [len(c) for c in chunked(list(range(5)), 2)]  # type: ignore[arg-type]
     [2, 2, 1]
     """
     return [list(specs[i : i + size]) for i in range(0, len(specs), size)]

@@ -74,7 +74,8 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _latency_fields(latencies_s: Sequence[float]) -> dict[str, float | None]:
+def _latency_fields(latencies_s: Sequence[float]) -> dict[str, Any]:
+    """Median, 95th percentile and max of per-call policy latency, in milliseconds."""
     if not latencies_s:
         return {"latency_ms_p50": None, "latency_ms_p95": None, "latency_ms_max": None}
     ms = np.asarray(latencies_s) * 1000.0

@@ -77,14 +77,11 @@ def _rng(seed: object) -> np.random.Generator:
 
 def _check_reps(reps: object) -> int:
     as_float = (
-        float(reps)
-        if isinstance(reps, numbers.Real) and not isinstance(reps, bool)
-        else math.nan
+        float(reps) if isinstance(reps, numbers.Real) and not isinstance(reps, bool) else math.nan
     )
     if not math.isfinite(as_float) or not as_float.is_integer() or as_float < 1:
         raise InvalidParameterError(
-            f"reps must be a whole number of bootstrap replicates >= 1 (e.g. 10000), "
-            f"got {reps!r}"
+            f"reps must be a whole number of bootstrap replicates >= 1 (e.g. 10000), got {reps!r}"
         )
     return int(as_float)
 
@@ -108,7 +105,7 @@ def _as_data(values: object, name: str) -> FloatArray:
 
 
 def _is_binary(arr: FloatArray) -> bool:
-    return bool(np.all((arr == 0.0) | (arr == 1.0)))
+    return bool(((arr == 0.0) | (arr == 1.0)).all())
 
 
 def _check_statistic(statistic: Statistic) -> Statistic:
@@ -161,8 +158,8 @@ def _histogram_quantiles(
         h = (total - 1) * float(q)
         lo_pos = math.floor(h)
         hi_pos = min(lo_pos + 1, total - 1)
-        lo = float(values[int(np.searchsorted(cumulative, lo_pos, side="right"))])
-        hi = float(values[int(np.searchsorted(cumulative, hi_pos, side="right"))])
+        lo = float(values[int(cumulative.searchsorted(lo_pos, side="right"))])
+        hi = float(values[int(cumulative.searchsorted(hi_pos, side="right"))])
         frac = h - lo_pos
         # numpy's _lerp: interpolate from the nearer order statistic
         out.append(lo + (hi - lo) * frac if frac < 0.5 else hi - (hi - lo) * (1.0 - frac))
@@ -181,14 +178,11 @@ def _fraction_below(values: FloatArray, counts: IntArray, estimate: float) -> fl
 
 def _binomial_pmf(n: int, p: float) -> FloatArray:
     """Binomial(n, p) pmf on 0..n for 0 < p < 1, from log-gamma (no scipy.stats overhead)."""
+    # log C(n, j) + j log p + (n - j) log(1 - p), with log j! reused reversed for (n - j)!
     support = np.arange(n + 1, dtype=np.float64)
-    log_pmf = (
-        special.gammaln(n + 1.0)
-        - special.gammaln(support + 1.0)
-        - special.gammaln(n - support + 1.0)
-        + support * math.log(p)
-        + (n - support) * math.log1p(-p)
-    )
+    log_fact = special.gammaln(support + 1.0)
+    log_pmf = (log_fact[-1] + n * math.log1p(-p)) - log_fact - log_fact[::-1]
+    log_pmf += support * (math.log(p) - math.log1p(-p))
     pmf: FloatArray = np.exp(log_pmf)
     return pmf
 
@@ -394,8 +388,7 @@ def _stratum_inputs(
 ) -> dict[str, FloatArray]:
     if (strata is None) == (counts is None):
         raise InvalidInputError(
-            "give exactly one of strata (name -> array of outcomes) or counts "
-            "(name -> (k, n))"
+            "give exactly one of strata (name -> array of outcomes) or counts (name -> (k, n))"
         )
     out: dict[str, FloatArray] = {}
     if strata is not None:

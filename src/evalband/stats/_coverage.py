@@ -175,9 +175,7 @@ def coverage_grid(
         try:
             grid = np.asarray(ps, dtype=np.float64).ravel()
         except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(
-                f"ps must be probabilities in [0, 1], got {ps!r}"
-            ) from exc
+            raise InvalidParameterError(f"ps must be probabilities in [0, 1], got {ps!r}") from exc
         if grid.size == 0:
             raise InvalidParameterError("ps must hold at least one probability, got none")
         if np.any(np.isnan(grid)) or np.any((grid < 0.0) | (grid > 1.0)):

@@ -164,8 +164,10 @@ def interval_bounds(
     """Lower and upper confidence bounds for many success counts out of the same ``n``.
 
     The vectorised core behind :func:`interval` and the coverage audit: one formula
-    per method, evaluated for every element of ``k`` at once. See :func:`interval` for
-    the formulas and their sources.
+    per method, evaluated for every element of ``k`` at once. The formulas are Wilson
+    (1927) / Newcombe (1998) method 3, Clopper & Pearson (1934), Jeffreys with the
+    Brown, Cai & DasGupta (2001, section 4.1.2) boundary convention, Agresti & Coull
+    (1998) and Wald; each is written out with its full reference in :func:`interval`.
 
     Args:
         k: success counts (any shape), whole numbers in ``0..n``.

@@ -220,10 +220,11 @@ def _support(pmf: np.ndarray) -> tuple[int, int]:
 def discordant_from_correlation(p_a: float, p_b: float, correlation: float) -> float:
     """Share of discordant pairs implied by two success rates and their correlation.
 
-    For matched episodes with success indicators ``A`` and ``B``, the phi (Pearson)
-    correlation is ``rho = (p11 - p_a p_b) / sqrt(p_a q_a p_b q_b)`` (Fleiss, Levin & Paik
-    2003, *Statistical Methods for Rates and Proportions*, 3rd ed., Wiley, section 6.3),
-    so ``p11 = p_a p_b + rho sqrt(p_a q_a p_b q_b)`` and::
+    For matched episodes with success indicators ``A`` and ``B``, their (Pearson)
+    correlation is the phi coefficient ``rho = (p11 - p_a p_b) / sqrt(p_a q_a p_b q_b)``
+    (Yule, G. U. (1912), "On the methods of measuring association between two
+    attributes", *Journal of the Royal Statistical Society* 75(6):579-652), so
+    ``p11 = p_a p_b + rho sqrt(p_a q_a p_b q_b)`` and::
 
         discordant = p10 + p01 = p_a + p_b - 2 p11
                    = p_a q_b + p_b q_a - 2 rho sqrt(p_a q_a p_b q_b)
@@ -290,9 +291,11 @@ def sample_size(
 
     **Unpaired** (independent episodes; two-proportion z test with pooled null
     variance). Fleiss, J. L., Levin, B. & Paik, M. C. (2003), *Statistical Methods for
-    Rates and Proportions*, 3rd ed., Wiley, section 4.2 (equal and unequal group sizes);
-    also Chow, S.-C., Shao, J. & Wang, H. (2008), *Sample Size Calculations in Clinical
-    Research*, 2nd ed., Chapman & Hall, section 4.2. With ``r = ratio = n_b / n_a`` and
+    Rates and Proportions*, 3rd ed., Wiley, chapter 4 (equal and unequal group sizes);
+    the same normal-approximation family as Chow, S.-C., Shao, J. & Wang, H. (2008),
+    *Sample Size Calculations in Clinical Research*, 2nd ed., Chapman & Hall, chapter 4
+    (whose section 4.2 uses the unpooled variance in both terms).
+    With ``r = ratio = n_b / n_a`` and
     ``pbar = (p_a + r p_b) / (1 + r)``::
 
         n_a = [z_{1-a/2} sqrt(pbar qbar (1 + 1/r)) + z_{1-b} sqrt(p_a q_a + p_b q_b / r)]^2
@@ -379,7 +382,7 @@ def power(
     """Power of the two-sided test of ``p_a == p_b`` with ``n`` episodes per arm / pairs.
 
     ``method="normal"`` inverts the sample-size formulas of :func:`sample_size`
-    (Fleiss, Levin & Paik 2003, section 4.2; Connor 1987, *Biometrics* 43:207-211), counting
+    (Fleiss, Levin & Paik 2003, chapter 4; Connor 1987, *Biometrics* 43:207-211), counting
     both rejection tails, with ``s0`` the null and ``s1`` the alternative standard deviation
     per sqrt(n) and ``c`` the continuity shift (0 unless ``continuity``; ``(1 + 1/r)/(2n)``)::
 
@@ -397,8 +400,8 @@ def power(
       ``min(1, 2 P(Bin(m, 1/2) <= min(b, m - b)))`` given ``m`` discordant pairs;
       power ``= sum_m P(M = m) P(reject | m)`` with ``M ~ Bin(n, psi)`` and
       ``b | m ~ Bin(m, p10 / psi)`` (Lachin, J. M. (1992), "Power and sample size
-      evaluation for the McNemar test...", *Statistics in Medicine* 11:1239-1251,
-      section 2). Vectorized over ``m``: O(n).
+      evaluation for the McNemar test with application to matched case-control studies",
+      *Statistics in Medicine* 11:1239-1251). Vectorized over ``m``: O(n).
     - unpaired: Fisher's exact test (two-sided p-value: the null hypergeometric
       probabilities no larger than the observed one, ties within a relative 1e-7),
       summed over both binomials ``x_a ~ Bin(n_a, p_a)``, ``x_b ~ Bin(n_b, p_b)``
@@ -474,7 +477,7 @@ def minimum_detectable_difference(
     """Smallest gap ``|p_a - p_b|`` around a baseline rate that ``n`` per arm resolves.
 
     Solves the normal-approximation power equation of :func:`power` (Fleiss, Levin &
-    Paik 2003, section 4.2 unpaired; Connor 1987, *Biometrics* 43:207-211 paired) for the
+    Paik 2003, chapter 4, unpaired; Connor 1987, *Biometrics* 43:207-211 paired) for the
     gap ``d`` with Brent's method (``scipy.optimize.brentq``)::
 
         power(p_a = p + s d, p_b = p, n) = target,    s = +1 ("up") or -1 ("down")
@@ -550,7 +553,13 @@ def minimum_detectable_difference(
             )
         gap = float(optimize.brentq(shortfall, 0.0, room, xtol=1e-12))
         if paired:
-            _check_discordant(base + sign * gap, base, psi, True)
+            try:
+                _check_discordant(base + sign * gap, base, psi, True)
+            except InvalidParameterError as err:
+                raise InvalidParameterError(
+                    f"the gap {gap:.4g} {name} from baseline p={base!r} that n={n_a} pairs "
+                    f"would resolve is impossible with discordant={psi!r}: {err}"
+                ) from None
         gaps.append(gap)
     return max(gaps)
 
@@ -566,6 +575,9 @@ class PriceRow(NamedTuple):
         n_b: episodes of policy B (equal to ``n_a`` when paired or ``ratio == 1``).
         total: episodes of both policies together.
         paired: whether the row assumes matched episodes.
+
+    >>> PriceRow(0.6, 0.4, 0.2, 97, 97, 194, False).total
+    194
     """
 
     p_a: float
@@ -591,7 +603,7 @@ def price_list(
 ) -> list[PriceRow]:
     """A power "price list": episodes needed per comparison, one row per scenario.
 
-    Each row is :func:`sample_size` (Fleiss, Levin & Paik 2003, section 4.2 unpaired;
+    Each row is :func:`sample_size` (Fleiss, Levin & Paik 2003, chapter 4, unpaired;
     Connor 1987, *Biometrics* 43:207-211 paired) for one ``(p_a, p_b)``. Give either
     explicit ``pairs`` of rates or ``gaps`` around a ``baseline`` (``p_b = baseline``,
     ``p_a = baseline + gap``; a negative gap is a regression). Seed 004 (section 4):

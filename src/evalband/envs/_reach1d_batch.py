@@ -1,0 +1,358 @@
+"""The reaching lab's vectorised batch simulator: every episode in lockstep with numpy.
+
+Reaching-lab seed (``002_4e7e9c5b524a571b``): the same dynamics (:func:`advance`) and
+outcome rule (:func:`judge`) as :class:`~evalband.envs.reach1d.Reach1DEnv`, applied to
+arrays of episodes, with one policy call per step on the stacked observations of the
+still-active episodes.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from evalband.envs._reach1d_core import (
+    FAILURE,
+    OUTCOME_NAMES,
+    RUNNING,
+    SUCCESS,
+    TIMEOUT,
+    Reach1DConditions,
+    _check_dt,
+    _check_max_steps,
+    _check_noise,
+    advance,
+    conditions,
+    judge,
+)
+from evalband.errors import InvalidInputError, InvalidParameterError
+
+__all__ = ["Policy", "Reach1DBatchResult", "rollout_batch", "batch_rollout_specs"]
+
+Policy = Callable[[NDArray[np.float64]], ArrayLike]
+"""A vectorised policy: ``obs_batch (B, 2) -> commands (B, 1) or (B,)``."""
+
+
+def as_commands(raw: object, n: int, what: str = "policy output") -> NDArray[np.float64]:
+    """Coerce a policy's output to ``n`` finite commands of shape ``(n,)``.
+
+    Accepted shapes: ``(n,)`` or ``(n, 1)`` (and ``()`` / ``(1, 1)`` when ``n == 1``). The
+    commands are not clipped: saturation is the controller's business (the lab's
+    controllers saturate at +-1 themselves).
+
+    Args:
+        raw: what the policy returned.
+        n: how many episodes it acted for.
+        what: the name used in error messages.
+
+    Returns:
+        A float64 array of shape ``(n,)``.
+
+    Raises:
+        InvalidInputError: non-numeric output, a wrong shape or a non-finite command.
+
+    >>> as_commands([[0.5], [-2.0]], 2).tolist()
+    [0.5, -2.0]
+    """
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{what} must be numeric commanded acceleration(s), got {type(raw).__name__}: {exc}"
+        ) from None
+    allowed = {(n,), (n, 1)} | ({(), (1, 1)} if n == 1 else set())
+    if arr.shape not in allowed:
+        expected = "shape (1,)" if n == 1 else f"shape ({n}, 1) or ({n},)"
+        raise InvalidInputError(f"{what} must have {expected}, got shape {arr.shape}")
+    flat = arr.reshape(n)
+    if not np.all(np.isfinite(flat)):
+        raise InvalidInputError(f"{what} must be finite, got {flat[~np.isfinite(flat)][0]!r}")
+    return flat
+
+
+@dataclass(frozen=True)
+class Reach1DBatchResult:
+    """Per-episode results of :func:`rollout_batch` (one entry per condition seed).
+
+    Attributes:
+        condition_seeds: the episodes' condition seeds.
+        outcome: ``"success"``, ``"failure"`` or ``"timeout"``.
+        steps: actions taken.
+        terminated: success or boundary failure.
+        truncated: timeout.
+        sim_time_s: ``steps * dt``.
+        final_x: true position at the last sample.
+        final_v: velocity at the last sample.
+        policy_calls: number of policy calls (one per lockstep step).
+        policy_seconds: total seconds spent inside the policy.
+        wall_seconds: total seconds of the call.
+        policy_call_seconds: seconds of each policy call, in call order.
+    """
+
+    condition_seeds: NDArray[np.uint64]
+    outcome: NDArray[np.str_]
+    steps: NDArray[np.int64]
+    terminated: NDArray[np.bool_]
+    truncated: NDArray[np.bool_]
+    sim_time_s: NDArray[np.float64]
+    final_x: NDArray[np.float64]
+    final_v: NDArray[np.float64]
+    policy_calls: int
+    policy_seconds: float
+    wall_seconds: float
+    policy_call_seconds: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return int(self.outcome.shape[0])
+
+    @property
+    def time_to_success_s(self) -> NDArray[np.float64]:
+        """``sim_time_s`` for successes, NaN otherwise (its own denominator)."""
+        return np.where(self.outcome == "success", self.sim_time_s, np.nan)
+
+    def counts(self) -> dict[str, int]:
+        """Episodes per outcome.
+
+        >>> from evalband.envs import episode_condition_seeds
+        >>> from evalband.policies.reach1d import baseline
+        >>> rollout_batch(baseline, episode_condition_seeds(7, 64)).counts()
+        {'success': 9, 'failure': 7, 'timeout': 48}
+        """
+        return {name: int(np.sum(self.outcome == name)) for name in OUTCOME_NAMES[1:]}
+
+
+def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float64]:
+    if isinstance(noise, numbers.Real) and not isinstance(noise, bool):
+        return np.full(size, _check_noise(noise))
+    arr = np.asarray(noise, dtype=np.float64).reshape(-1)
+    if arr.shape[0] != size:
+        raise InvalidParameterError(
+            f"noise must be one number or one per episode ({size}), got {arr.shape[0]} values"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if np.any(bad):
+        raise InvalidParameterError(f"noise must be finite bounds in m >= 0, got {arr[bad][0]!r}")
+    return arr
+
+
+def _per_episode_max_steps(max_steps: int | ArrayLike, size: int) -> NDArray[np.int64]:
+    if isinstance(max_steps, numbers.Integral) and not isinstance(max_steps, bool):
+        return np.full(size, _check_max_steps(max_steps), dtype=np.int64)
+    raw = np.asarray(max_steps).reshape(-1)
+    if raw.shape[0] != size:
+        raise InvalidParameterError(
+            f"max_steps must be one number or one per episode ({size}), got {raw.shape[0]} values"
+        )
+    return np.asarray([_check_max_steps(m) for m in raw.tolist()], dtype=np.int64)
+
+
+def rollout_batch(
+    policy: Policy,
+    condition_seeds: ArrayLike | Reach1DConditions,
+    *,
+    max_steps: int | ArrayLike = 30,
+    dt: float = 0.2,
+    noise: float | ArrayLike = 0.02,
+    dynamics: str | Sequence[str] | NDArray[np.str_] | None = None,
+) -> Reach1DBatchResult:
+    """Roll out ``policy`` on many episodes in lockstep with numpy.
+
+    Every step calls ``policy(obs_batch)`` ONCE on the stacked observations
+    ``[x + noise * errors[k], v]`` of the still-active episodes (shape ``(B_active, 2)``) and
+    expects ``(B_active, 1)`` or ``(B_active,)`` commands; ended episodes freeze (their
+    rows are dropped from the working arrays). Dynamics and outcome rule are the env's own
+    (:func:`advance`, :func:`judge`), so outcomes, steps and flags equal
+    :class:`Reach1DEnv`'s episode by episode (and the reaching-lab seed's program).
+
+    Args:
+        policy: vectorised controller ``obs_batch -> actions``.
+        condition_seeds: one LCG state per episode (:func:`episode_condition_seeds`), or
+            precomputed :func:`conditions` (to share one draw between several policies).
+        max_steps: action budget, one or per episode (1..40).
+        dt: hold time per action (s).
+        noise: position-error bound, one or per episode.
+        dynamics: :data:`DYNAMICS` option, one or per episode; ``None`` means ``"lab"``
+            for seeds and must stay ``None`` with precomputed conditions (they carry it).
+
+    Returns:
+        Per-episode outcomes plus policy-call totals.
+
+    Raises:
+        InvalidInputError: the policy returned the wrong shape or a non-finite command.
+
+    The seed's default panel (seed 7, 64 episodes, six-second budget):
+
+    >>> from evalband.envs import episode_condition_seeds
+    >>> from evalband.policies.reach1d import baseline, damped
+    >>> seeds = episode_condition_seeds(7, 64)
+    >>> rollout_batch(damped, seeds).counts()
+    {'success': 50, 'failure': 0, 'timeout': 14}
+    >>> r = rollout_batch(baseline, seeds)
+    >>> str(r.outcome[0]), float(r.sim_time_s[0])  # the lab's "Episode 1"
+    ('failure', 2.6)
+    """
+    started = time.perf_counter()
+    if isinstance(condition_seeds, Reach1DConditions):
+        if dynamics is not None:
+            raise InvalidParameterError(
+                "dynamics is fixed by the Reach1DConditions passed as condition_seeds; "
+                "leave dynamics=None or pass seeds instead"
+            )
+        cond = condition_seeds
+    else:
+        cond = conditions(condition_seeds, dynamics="lab" if dynamics is None else dynamics)
+    size = len(cond)
+    step_dt = _check_dt(dt)
+    noise_all = _per_episode_noise(noise, size)
+    budget_all = _per_episode_max_steps(max_steps, size)
+    errors_t = cond.errors.T  # (40, B): one contiguous row per action index
+    if not errors_t.flags.c_contiguous:
+        errors_t = np.ascontiguousarray(errors_t)
+
+    code_out = np.zeros(size, dtype=np.int8)
+    steps_out = np.zeros(size, dtype=np.int64)
+    x_out = cond.x0.copy()
+    v_out = cond.v0.copy()
+
+    # Working arrays hold the still-active episodes only; idx maps them to batch rows.
+    # Per-episode noise/budget arrays are carried only when they actually vary.
+    idx = np.arange(size)
+    x, v = cond.x0, cond.v0
+    gain, disturbance = cond.gain, cond.disturbance
+    streak = np.zeros(size, dtype=np.int64)
+    eta: float | NDArray[np.float64] = noise_all
+    budget: int | NDArray[np.int64] = budget_all
+    if size and bool(np.all(noise_all == noise_all[0])):
+        eta = float(noise_all[0])
+    if size and bool(np.all(budget_all == budget_all[0])):
+        budget = int(budget_all[0])
+    call_seconds: list[float] = []
+    horizon = int(budget_all.max()) if size else 0
+    for k in range(horizon):
+        n = idx.size
+        error = errors_t[k] if n == size else errors_t[k].take(idx)
+        obs = np.empty((n, 2), dtype=np.float64)
+        obs[:, 0] = x + eta * error
+        obs[:, 1] = v
+        t0 = time.perf_counter()
+        raw = policy(obs)
+        call_seconds.append(time.perf_counter() - t0)
+        u = as_commands(raw, n, "policy output")
+        x, v = advance(x, v, u, gain, disturbance, step_dt)
+        streak, code = judge(x, v, streak, k + 1, budget)
+        done = code != RUNNING
+        if not done.any():
+            continue
+        ended = idx[done]
+        code_out[ended] = code[done]
+        steps_out[ended] = k + 1
+        x_out[ended] = x[done]
+        v_out[ended] = v[done]
+        rows = np.flatnonzero(~done)
+        if rows.size == 0:
+            break
+        idx, x, v, streak = idx.take(rows), x.take(rows), v.take(rows), streak.take(rows)
+        gain, disturbance = gain.take(rows), disturbance.take(rows)
+        if isinstance(eta, np.ndarray):
+            eta = eta.take(rows)
+        if isinstance(budget, np.ndarray):
+            budget = budget.take(rows)
+
+    names = np.asarray(OUTCOME_NAMES, dtype="<U7")
+    return Reach1DBatchResult(
+        condition_seeds=cond.condition_seeds,
+        outcome=names[code_out],
+        steps=steps_out,
+        terminated=(code_out == SUCCESS) | (code_out == FAILURE),
+        truncated=code_out == TIMEOUT,
+        sim_time_s=(steps_out * step_dt).astype(np.float64),
+        final_x=x_out,
+        final_v=v_out,
+        policy_calls=len(call_seconds),
+        policy_seconds=float(sum(call_seconds)),
+        wall_seconds=time.perf_counter() - started,
+        policy_call_seconds=np.asarray(call_seconds, dtype=np.float64),
+    )
+
+
+_SETTING_KEYS = ("dynamics", "noise", "max_steps", "dt", "record_trace")
+
+
+def batch_rollout_specs(
+    policy: Policy,
+    specs: Sequence[Any],
+    env_kwargs: Mapping[str, Any],
+    budget_steps: int,
+) -> dict[str, Any]:
+    """Runner adapter: play panel episode specs through :func:`rollout_batch` in one call.
+
+    Each spec needs ``condition_seed`` (the LCG state) and ``options`` (the cell's reset
+    options, :data:`~evalband.envs.reach1d.OPTION_KEYS`); options override ``env_kwargs``
+    per episode exactly as ``Reach1DEnv.reset(options=...)`` does, and ``env_kwargs``'
+    ``max_steps`` wins over ``budget_steps`` as for the env's constructor.
+
+    Args:
+        policy: vectorised policy.
+        specs: episode specs (duck-typed: ``.condition_seed``, ``.options``).
+        env_kwargs: the panel's constructor keyword arguments for the env.
+        budget_steps: the panel's action budget.
+
+    Returns:
+        ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s`` (per spec,
+        lists) and ``policy_call_ms`` (per policy call).
+
+    Raises:
+        InvalidParameterError: an unknown ``env_kwargs`` or option key, or a bad value.
+
+    >>> from types import SimpleNamespace as Spec
+    >>> from evalband.policies.reach1d import damped
+    >>> specs = [Spec(condition_seed=7, options={"dynamics": d}) for d in ("lab", "nominal")]
+    >>> batch_rollout_specs(damped, specs, {"noise": 0.02}, 30)["outcome"]
+    ['timeout', 'success']
+    """
+    unknown = sorted(set(env_kwargs) - set(_SETTING_KEYS))
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown Reach1D env keyword(s) {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(_SETTING_KEYS)}"
+        )
+    defaults = {
+        "dynamics": env_kwargs.get("dynamics", "lab"),
+        "noise": env_kwargs.get("noise", 0.02),
+        "max_steps": env_kwargs.get("max_steps", budget_steps),
+    }
+    rows: dict[str, list[Any]] = {key: [] for key in defaults}
+    for spec in specs:
+        options = dict(getattr(spec, "options", None) or {})
+        extra = sorted(set(options) - set(defaults))
+        if extra:
+            raise InvalidParameterError(
+                f"unknown reset option(s) {', '.join(map(repr, extra))}; "
+                f"allowed keys: {', '.join(defaults)}"
+            )
+        for key, default in defaults.items():
+            rows[key].append(options.get(key, default))
+    for value in rows["noise"]:
+        _check_noise(value)
+    result = rollout_batch(
+        policy,
+        [int(spec.condition_seed) for spec in specs],
+        max_steps=np.asarray([_check_max_steps(m) for m in rows["max_steps"]], dtype=np.int64),
+        dt=env_kwargs.get("dt", 0.2),
+        noise=np.asarray(rows["noise"], dtype=np.float64),
+        dynamics=[str(d) for d in rows["dynamics"]],
+    )
+    return {
+        "outcome": result.outcome.tolist(),
+        "terminated": result.terminated.tolist(),
+        "truncated": result.truncated.tolist(),
+        "steps": result.steps.tolist(),
+        "sim_time_s": result.sim_time_s.tolist(),
+        "policy_call_ms": (result.policy_call_seconds * 1000.0).tolist(),
+    }
