@@ -3,9 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalband.cli import main
-
 from conftest import coin_panel
+from evalband.cli import main
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import coin_panel, comparable
 from evalband.episode import Outcome
 from evalband.errors import PanelMismatchError, PolicyNotFoundError, StoreError
 from evalband.run import run_panel
-
-from conftest import coin_panel, comparable
 
 ZERO = "evalband.policies._builtin:zero_action"
 

@@ -174,7 +174,9 @@ def paired_counts(
 
     >>> from evalband.episode import EpisodeRecord
     >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, True, False, 3)
-    >>> paired_counts([rec(0, "success"), rec(1, "failure")], [rec(0, "success"), rec(1, "success")])
+    >>> a = [rec(0, "success"), rec(1, "failure")]
+    >>> b = [rec(0, "success"), rec(1, "success")]
+    >>> paired_counts(a, b)
     PairedCounts(both=1, a_only=0, b_only=1, neither=0, unmatched=0, excluded_errors=0)
     """
     a_by_key = {r.key: r for r in a}

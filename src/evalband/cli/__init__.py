@@ -12,7 +12,7 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="evalband",
-    help="Honest robot-policy evaluation: seeded panels, every episode stored, verdicts with bands.",
+    help="Honest robot-policy evaluation: seeded panels, stored episodes, verdicts with bands.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

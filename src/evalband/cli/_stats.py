@@ -45,7 +45,8 @@ def ci(
         return
     console.print(
         f"{result.k}/{result.n} = {pct(result.estimate, 2)}   "
-        f"{100 * result.confidence:g}% {result.method}: [{pct(result.low, 2)}, {pct(result.high, 2)}]"
+        f"{100 * result.confidence:g}% {result.method}: "
+        f"[{pct(result.low, 2)}, {pct(result.high, 2)}]"
     )
     if result.method == "wald" and result.k in (0, result.n):
         console.print("note: Wald collapses at 0/n and n/n; use Wilson.")

@@ -130,7 +130,27 @@ def play_episode(
         outcome = Outcome.ERROR
         terminated = truncated = False
         error = f"{type(exc).__name__}: {exc}"
-    sim_time = steps * float(dt) if dt else None
+    return _record(
+        task,
+        spec,
+        outcome=outcome,
+        terminated=terminated,
+        truncated=truncated,
+        steps=steps,
+        sim_time_s=steps * float(dt) if dt else None,
+        env_ms=env_s * 1000.0,
+        wall_s=time.perf_counter() - wall0,
+        started_at=started_at,
+        error=error,
+        **_latency_fields(latencies),
+    )
+
+
+def _record(
+    task: RunTask, spec: EpisodeSpec, *, outcome: Outcome, sim_time_s: float | None,
+    **fields: Any,
+) -> EpisodeRecord:
+    """The record of one played episode: identity from the task and spec, the rest given."""
     return EpisodeRecord(
         run_id=task.run_id,
         policy=task.policy,
@@ -139,18 +159,11 @@ def play_episode(
         episode=spec.episode,
         repeat=spec.repeat,
         condition_seed=spec.condition_seed,
-        outcome=outcome,
-        terminated=terminated,
-        truncated=truncated,
-        steps=steps,
-        sim_time_s=sim_time,
-        time_to_success_s=sim_time if outcome is Outcome.SUCCESS else None,
         slices=dict(spec.slices),
-        env_ms=env_s * 1000.0,
-        wall_s=time.perf_counter() - wall0,
-        started_at=started_at,
-        error=error,
-        **_latency_fields(latencies),
+        outcome=outcome,
+        sim_time_s=sim_time_s,
+        time_to_success_s=sim_time_s if outcome is Outcome.SUCCESS else None,
+        **fields,
     )
 
 
@@ -170,34 +183,23 @@ def _batch_records(
     wall = time.perf_counter() - wall0
     per_call_ms = result.get("policy_call_ms", [])
     latency = _latency_fields([ms / 1000.0 for ms in per_call_ms])
-    records = []
-    for i, spec in enumerate(specs):
-        outcome = Outcome(str(result["outcome"][i]))
-        sim_time = float(result["sim_time_s"][i])
-        records.append(
-            EpisodeRecord(
-                run_id=task.run_id,
-                policy=task.policy,
-                panel_fingerprint=task.panel_fingerprint,
-                cell=spec.cell,
-                episode=spec.episode,
-                repeat=spec.repeat,
-                condition_seed=spec.condition_seed,
-                outcome=outcome,
-                terminated=bool(result["terminated"][i]),
-                truncated=bool(result["truncated"][i]),
-                steps=int(result["steps"][i]),
-                sim_time_s=sim_time,
-                time_to_success_s=sim_time if outcome is Outcome.SUCCESS else None,
-                slices=dict(spec.slices),
-                env_ms=None,
-                wall_s=wall / len(specs),
-                started_at=started_at,
-                extra={"batched": True},
-                **latency,
-            )
+    return [
+        _record(
+            task,
+            spec,
+            outcome=Outcome(str(result["outcome"][i])),
+            terminated=bool(result["terminated"][i]),
+            truncated=bool(result["truncated"][i]),
+            steps=int(result["steps"][i]),
+            sim_time_s=float(result["sim_time_s"][i]),
+            env_ms=None,
+            wall_s=wall / len(specs),
+            started_at=started_at,
+            extra={"batched": True},
+            **latency,
         )
-    return records
+        for i, spec in enumerate(specs)
+    ]
 
 
 def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:

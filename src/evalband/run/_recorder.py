@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import platform
-import socket
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -46,8 +44,7 @@ class Recorder:
         run_id: str | None = None,
         policy_hash: str | None = None,
     ) -> None:
-        from evalband.run._runner import default_run_id
-        from evalband.store import RunManifest, environment_versions, git_sha
+        from evalband.run._runner import default_run_id, new_manifest
 
         self.store = store
         self.panel = panel
@@ -58,22 +55,13 @@ class Recorder:
         existing = store.get_run(self.run_id)
         if existing is None:
             store.create_run(
-                RunManifest(
-                    run_id=self.run_id,
-                    panel_name=panel.name,
-                    panel_yaml=panel.to_yaml(),
-                    panel_fingerprint=panel.fingerprint,
-                    policy=policy,
-                    policy_hash=policy_hash,
+                new_manifest(
+                    panel,
+                    policy,
+                    self.run_id,
                     backend="recorder",
                     workers=1,
-                    host=f"{socket.gethostname()} ({platform.platform()})",
-                    git_sha=git_sha(),
-                    versions=environment_versions(),
-                    command=None,
-                    started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                    finished_at=None,
-                    status="running",
+                    policy_hash=policy_hash,
                     n_planned=len(self._seeds),
                     source="recorder",
                 )

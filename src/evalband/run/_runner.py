@@ -16,9 +16,9 @@ from evalband.run._backends import get_backend
 from evalband.run._execute import RunTask, resolve_task_policy
 
 if TYPE_CHECKING:
-    from evalband.store import RunStore
+    from evalband.store import RunManifest, RunStore
 
-__all__ = ["run_panel", "default_run_id", "ProgressCallback"]
+__all__ = ["run_panel", "default_run_id", "new_manifest", "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -33,6 +33,44 @@ def default_run_id(panel: Panel, policy: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in policy)
     return f"{panel.name}-{safe}-{stamp}"
+
+
+def new_manifest(
+    panel: Panel,
+    policy: str,
+    run_id: str,
+    *,
+    backend: str,
+    workers: int,
+    policy_hash: str | None,
+    n_planned: int,
+    command: str | None = None,
+    errors_as_failures: bool = False,
+    source: str = "runner",
+) -> RunManifest:
+    """The manifest of a new run: panel, policy, versions, git SHA, host, start time."""
+    from evalband.store import RunManifest, environment_versions, git_sha
+
+    return RunManifest(
+        run_id=run_id,
+        panel_name=panel.name,
+        panel_yaml=panel.to_yaml(),
+        panel_fingerprint=panel.fingerprint,
+        policy=policy,
+        policy_hash=policy_hash,
+        backend=backend,
+        workers=workers,
+        host=f"{socket.gethostname()} ({platform.platform()})",
+        git_sha=git_sha(),
+        versions=environment_versions(),
+        command=command,
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        finished_at=None,
+        status="running",
+        errors_as_failures=errors_as_failures,
+        n_planned=n_planned,
+        source=source,
+    )
 
 
 def _env_dt(panel: Panel) -> float | None:
@@ -84,8 +122,6 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
-    from evalband.store import RunManifest, environment_versions, git_sha
-
     resolve_task_policy(policy)  # fail fast, in the driver, with the list of known policies
     backend_impl = get_backend(backend, workers)
     specs = panel.episode_specs()
@@ -110,22 +146,14 @@ def run_panel(
         from evalband.policies import resolve_policy
 
         store.create_run(
-            RunManifest(
-                run_id=run_id,
-                panel_name=panel.name,
-                panel_yaml=panel.to_yaml(),
-                panel_fingerprint=panel.fingerprint,
-                policy=policy,
-                policy_hash=source_hash(resolve_policy(policy)),
+            new_manifest(
+                panel,
+                policy,
+                run_id,
                 backend=backend,
                 workers=backend_impl.workers,
-                host=f"{socket.gethostname()} ({platform.platform()})",
-                git_sha=git_sha(),
-                versions=environment_versions(),
+                policy_hash=source_hash(resolve_policy(policy)),
                 command=command,
-                started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                finished_at=None,
-                status="running",
                 errors_as_failures=errors_as_failures,
                 n_planned=len(specs),
             )
