@@ -19,7 +19,7 @@ from typing import Any
 
 from evalband.errors import InvalidInputError
 
-__all__ = ["Outcome", "EpisodeRecord", "EPISODE_FIELDS", "episode_key"]
+__all__ = ["Outcome", "EpisodeRecord", "EPISODE_FIELDS", "episode_key", "parse_outcome"]
 
 
 class Outcome(StrEnum):
@@ -33,6 +33,21 @@ class Outcome(StrEnum):
     FAILURE = "failure"
     TIMEOUT = "timeout"
     ERROR = "error"
+
+
+def parse_outcome(value: object) -> Outcome:
+    """An :class:`Outcome` from its name, or :class:`InvalidInputError` listing the names.
+
+    >>> parse_outcome("timeout")
+    <Outcome.TIMEOUT: 'timeout'>
+    """
+    if isinstance(value, Outcome):
+        return value
+    try:
+        return Outcome(str(value))
+    except ValueError:
+        allowed = ", ".join(o.value for o in Outcome)
+        raise InvalidInputError(f"outcome must be one of {allowed}; got {value!r}") from None
 
 
 def episode_key(cell: str, episode: int, repeat: int) -> tuple[str, int, int]:
@@ -111,15 +126,7 @@ class EpisodeRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        outcome = self.outcome
-        if not isinstance(outcome, Outcome):
-            try:
-                object.__setattr__(self, "outcome", Outcome(str(outcome)))
-            except ValueError:
-                allowed = ", ".join(o.value for o in Outcome)
-                raise InvalidInputError(
-                    f"outcome must be one of {allowed}; got {outcome!r}"
-                ) from None
+        object.__setattr__(self, "outcome", parse_outcome(self.outcome))
         for name in ("episode", "repeat", "steps", "interventions", "attempts"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -29,7 +29,7 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         records = {}
         for policy in LAB_POLICIES:
             run_id = f"{panel.name}-{policy.split(':')[1]}-{panel.fingerprint[:8]}"
-            with RunProgress(f"{panel.name} {policy}", enabled=not as_json) as progress:
+            with RunProgress(policy, enabled=not as_json) as progress:
                 run_panel(panel, policy, st, run_id=run_id, command=f"evalband lab --panel "
                           f"{panel_name}", on_episode=progress.advance, on_start=progress.start)
             records[policy] = st.episode_records(run_id)

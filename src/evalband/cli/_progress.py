@@ -25,7 +25,7 @@ class RunProgress:
     """Live progress for one run; silent when disabled (``--json``) or not a terminal."""
 
     def __init__(self, label: str, *, enabled: bool = True) -> None:
-        self.label = label
+        self.label = label if len(label) <= 28 else label[:27] + "…"
         self.enabled = enabled and sys.stderr.isatty()
         self.successes = 0
         self.counted = 0
@@ -39,12 +39,12 @@ class RunProgress:
 
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[band]}"),
                 TimeElapsedColumn(),
                 TextColumn("eta"),
-                TimeRemainingColumn(),
+                TimeRemainingColumn(compact=True),
                 console=Console(stderr=True),
                 transient=False,
             )
@@ -66,8 +66,8 @@ class RunProgress:
         band = interval(self.successes, self.counted)
         errors = f", [red]{self.errors} errors[/red]" if self.errors else ""
         return (
-            f"successes {self.successes}/{self.counted} "
-            f"[{100 * band.low:.1f}%, {100 * band.high:.1f}%]{errors}"
+            f"ok {self.successes}/{self.counted} "
+            f"[{100 * band.low:.0f}-{100 * band.high:.0f}%]{errors}"
         )
 
     def start(self, total: int, done: list[EpisodeRecord]) -> None:

@@ -57,9 +57,12 @@ def run(
     from evalband.run import run_panel
     from evalband.store import open_store
 
+    from evalband.policies import resolve_policy
+
     panel_obj = load_panel(panel)
+    resolve_policy(policy)  # an unknown policy fails before the store is touched
     with open_store(store_path(store)) as st, RunProgress(
-        f"{panel_obj.name} {policy}", enabled=not as_json
+        policy.rsplit(":", 1)[-1], enabled=not as_json
     ) as progress:
         rid, summary = run_panel(
             panel_obj,

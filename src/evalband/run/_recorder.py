@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, Outcome, parse_outcome
 from evalband.errors import InvalidInputError, PanelMismatchError
 from evalband.panel import Panel
 
@@ -121,7 +121,7 @@ class Recorder:
                 f"episode {episode}, repeat {repeat} is outside the panel "
                 f"({self.panel.episodes} episodes x {self.panel.repeats} repeats per cell)"
             )
-        out = Outcome(outcome) if not isinstance(outcome, Outcome) else outcome
+        out = parse_outcome(outcome)
         if terminated is None:
             terminated = out in (Outcome.SUCCESS, Outcome.FAILURE)
         if truncated is None:
