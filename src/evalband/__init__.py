@@ -28,6 +28,8 @@ __all__ = [
     "Recorder",
     "summarize",
     "paired_counts",
+    "compare",
+    "load_run",
 ]
 
 _LAZY = {
@@ -40,9 +42,12 @@ _LAZY = {
     "Recorder": "evalband.run",
     "summarize": "evalband.analysis",
     "paired_counts": "evalband.analysis",
+    "compare": "evalband._api",
+    "load_run": "evalband._api",
 }
 
 if TYPE_CHECKING:
+    from evalband._api import compare, load_run
     from evalband.analysis import paired_counts, summarize
     from evalband.episode import EpisodeRecord, Outcome
     from evalband.panel import Panel, load_panel

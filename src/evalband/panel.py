@@ -33,6 +33,7 @@ __all__ = [
     "load_panel",
     "builtin_panels",
     "default_condition_seed",
+    "panel_from_yaml",
 ]
 
 _BUILTIN_DIR = Path(__file__).parent / "panels"
@@ -320,6 +321,19 @@ def load_panel(source: str | Path | Mapping[str, Any]) -> Panel:
         raise PanelError(_format_validation_error(exc, label)) from None
     _check_env(panel, label)
     return panel
+
+
+def panel_from_yaml(text: str) -> Panel:
+    """The panel stored in a run manifest (its env is not required to be importable here).
+
+    >>> panel_from_yaml(load_panel("reach1d").to_yaml()).fingerprint == load_panel("reach1d").fingerprint
+    True
+    """
+    data = yaml.safe_load(text)
+    try:
+        return Panel.model_validate(data)
+    except ValidationError as exc:
+        raise PanelError(_format_validation_error(exc, "(stored manifest)")) from None
 
 
 def _check_env(panel: Panel, label: str) -> None:

@@ -20,10 +20,11 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from evalband.cli import _runs, _stats
+    from evalband.cli import _compare, _runs, _stats
 
     _stats.register(app)
     _runs.register(app)
+    _compare.register(app)
 
 
 _register()

@@ -1,0 +1,83 @@
+"""The Python API's entry points that combine layers (store + analysis)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalband.errors import RunNotFoundError
+
+if TYPE_CHECKING:
+    from evalband.analysis._compare import Comparison, RunData
+    from evalband.store import RunStore
+
+__all__ = ["load_run", "compare"]
+
+
+def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
+    """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
+
+    A bundle is the baseline of record: it is read as exported, never re-run.
+    """
+    from evalband.analysis._compare import RunData
+    from evalband.panel import panel_from_yaml
+    from evalband.store import load_bundle
+
+    path = Path(source)
+    if path.is_dir() and (path / "manifest.json").exists():
+        manifest, records = load_bundle(path)
+        origin = f"bundle {path}"
+    else:
+        if store is None:
+            raise RunNotFoundError(
+                f"{source!s} is neither an artifact bundle directory nor a run id "
+                "(no store given)"
+            )
+        manifest = store.require_run(str(source))
+        records = store.episode_records(str(source))
+        origin = "store"
+    return RunData(
+        run_id=manifest.run_id,
+        policy=manifest.policy,
+        panel_fingerprint=manifest.panel_fingerprint,
+        panel=panel_from_yaml(manifest.panel_yaml),
+        records=records,
+        errors_as_failures=manifest.errors_as_failures,
+        source=origin,
+    )
+
+
+def compare(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    store: RunStore | str | Path | None = None,
+    allow_panel_mismatch: bool = False,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two runs (ids in ``store`` or artifact-bundle paths).
+
+    >>> import tempfile, evalband
+    >>> store = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
+    >>> panel = evalband.load_panel("reach1d")
+    >>> for p in ("reach1d:baseline", "reach1d:damped"):
+    ...     _ = evalband.run_panel(panel, p, store, run_id=p.split(":")[1])
+    >>> c = evalband.compare("baseline", "damped", store=store)
+    >>> c.verdict, c.slice_rows[0].pairs["candidate_only"]
+    ('improves', 42)
+    """
+    from evalband.analysis._compare import compare_runs
+    from evalband.store import RunStore, open_store
+
+    opened = None
+    if store is not None and not isinstance(store, RunStore):
+        opened = store = open_store(store)
+    try:
+        base = load_run(baseline, store)
+        cand = load_run(candidate, store)
+    finally:
+        if opened is not None:
+            opened.close()
+    return compare_runs(base, cand, allow_panel_mismatch=allow_panel_mismatch,
+                        confidence=confidence, seed=seed)

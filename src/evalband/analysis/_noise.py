@@ -1,0 +1,346 @@
+"""The noise floor of a run: how far a suite of M episodes swings, and how often repeats flip.
+
+Two readings of one run, before any comparison (seed 000's "swing", seed 004's "flip floor"):
+
+* **The swing.** Cut the run into consecutive suites of ``M`` episodes and read each suite's
+  success rate as if it were the only eval you had run. Their spread (min, max, std) next to
+  the pooled band shows how much a single ``M``-episode number could have moved, and the
+  binomial std ``sqrt(p(1-p)/M)`` says how much it must move from sampling alone.
+* **The flip rate.** For a panel with repeats, every pair of repeats of one condition is a
+  same-condition pair; the share of pairs whose outcomes differ is the flip rate, the floor
+  below which no policy comparison on this rig can see.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.errors import InvalidInputError, InvalidParameterError
+from evalband.stats import Interval, interval
+from evalband.stats._validate import check_confidence
+
+__all__ = ["Suite", "Swing", "FlipPoint", "FlipRate", "NoiseFloor", "noise_floor"]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One suite: a block of consecutive counted episodes in plan order.
+
+    Attributes:
+        index: the suite's position (0, 1, ...).
+        first: the ``(cell, episode)`` of its first episode.
+        last: the ``(cell, episode)`` of its last episode.
+        n: counted episodes in the suite.
+        successes: successes among them.
+        rate: the suite's success rate with its Wilson band.
+    """
+
+    index: int
+    first: tuple[str, int]
+    last: tuple[str, int]
+    n: int
+    successes: int
+    rate: Interval
+
+
+@dataclass(frozen=True)
+class Swing:
+    """How far the full suites' rates spread.
+
+    Attributes:
+        n_suites: full suites (the trailing partial suite is not one of them).
+        min_rate: the lowest suite rate.
+        max_rate: the highest suite rate.
+        std: sample standard deviation (``ddof=1``) of the suite rates; ``None`` with one suite.
+        outside_band: suites whose rate lies outside the pooled band.
+        share_outside: ``outside_band / n_suites``.
+        binomial_std: ``sqrt(p(1-p)/M)`` with the pooled rate ``p``: the std a suite rate has
+            from sampling alone when every episode is the same coin.
+    """
+
+    n_suites: int
+    min_rate: float
+    max_rate: float
+    std: float | None
+    outside_band: int
+    share_outside: float
+    binomial_std: float
+
+
+@dataclass(frozen=True)
+class FlipPoint:
+    """The flip rate as conditions accumulate: the state after ``groups`` conditions.
+
+    Attributes:
+        groups: conditions (``(cell, episode)`` with at least two counted repeats) so far.
+        pairs: same-condition pairs so far.
+        flips: pairs whose outcomes differ so far.
+        rate: ``flips / pairs``.
+    """
+
+    groups: int
+    pairs: int
+    flips: int
+    rate: float
+
+
+@dataclass(frozen=True)
+class FlipRate:
+    """How often two repeats of the same condition disagree.
+
+    Attributes:
+        groups: conditions with at least two counted repeats.
+        pairs: same-condition pairs (``r(r-1)/2`` per condition with ``r`` counted repeats).
+        flips: pairs with one success and one non-success.
+        rate: ``flips / pairs`` with its Wilson band.
+        running: the flip rate after each successive condition, in plan order.
+        independent_reference: ``2p(1-p)`` with ``p`` the success rate over the paired
+            episodes: the flip rate if every attempt were an independent coin of one rate.
+        excluded_errors: error episodes left out of the pairs.
+    """
+
+    groups: int
+    pairs: int
+    flips: int
+    rate: Interval
+    running: tuple[FlipPoint, ...]
+    independent_reference: float
+    excluded_errors: int
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """The noise floor of one run: the swing of suites and the same-condition flip rate.
+
+    Attributes:
+        suite_size: ``M``, episodes per suite.
+        confidence: the level of every band.
+        errors_as_failures: whether errors were counted as failures.
+        n_episodes: counted first-attempt (``repeat == 0``) episodes.
+        excluded_errors: first-attempt error episodes left out (0 with ``errors_as_failures``).
+        pooled: the success rate over every counted first attempt, with its Wilson band.
+        suites: the full suites in plan order.
+        partial: the trailing suite with fewer than ``M`` episodes (not part of the swing).
+        swing: the spread of the full suites' rates; ``None`` without a full suite.
+        flip: the flip rate; ``None`` when no condition has two counted repeats.
+    """
+
+    suite_size: int
+    confidence: float
+    errors_as_failures: bool
+    n_episodes: int
+    excluded_errors: int
+    pooled: Interval
+    suites: tuple[Suite, ...]
+    partial: Suite | None
+    swing: Swing | None
+    flip: FlipRate | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (nested results as dictionaries, tuples as lists)."""
+        out: dict[str, Any] = asdict(self)
+        return out
+
+
+def _check_suite_size(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        raise InvalidParameterError(
+            f"suite_size must be a whole number of episodes >= 1 (e.g. 20); got {value!r}"
+        )
+    return int(value)
+
+
+def _check_records(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    rows = list(records)
+    if not rows:
+        raise InvalidInputError(
+            "noise_floor needs the episodes of a run; got no episodes (is the run empty?)"
+        )
+    runs = sorted({r.run_id for r in rows})
+    if len(runs) > 1:
+        raise InvalidInputError(
+            f"noise_floor reads one run at a time; got episodes of {len(runs)} runs "
+            f"({', '.join(runs[:5])}); pass one run's episodes"
+        )
+    seen: set[tuple[str, int, int]] = set()
+    for record in rows:
+        if record.key in seen:
+            cell, episode, repeat = record.key
+            raise InvalidInputError(
+                f"episode (cell={cell!r}, episode={episode}, repeat={repeat}) appears twice; "
+                "each (cell, episode, repeat) of a run is recorded once"
+            )
+        seen.add(record.key)
+    return sorted(rows, key=lambda r: r.key)
+
+
+def _suite(index: int, block: list[EpisodeRecord], confidence: float) -> Suite:
+    successes = sum(r.success for r in block)
+    return Suite(
+        index=index,
+        first=(block[0].cell, block[0].episode),
+        last=(block[-1].cell, block[-1].episode),
+        n=len(block),
+        successes=successes,
+        rate=interval(successes, len(block), confidence=confidence),
+    )
+
+
+def _swing(suites: Sequence[Suite], pooled: Interval, suite_size: int) -> Swing | None:
+    if not suites:
+        return None
+    rates = np.array([s.rate.estimate for s in suites], dtype=np.float64)
+    outside = int(np.count_nonzero((rates < pooled.low) | (rates > pooled.high)))
+    p = pooled.estimate
+    return Swing(
+        n_suites=len(suites),
+        min_rate=float(rates.min()),
+        max_rate=float(rates.max()),
+        std=float(np.std(rates, ddof=1)) if len(suites) > 1 else None,
+        outside_band=outside,
+        share_outside=outside / len(suites),
+        binomial_std=math.sqrt(p * (1.0 - p) / suite_size),
+    )
+
+
+def _flip_rate(
+    rows: Sequence[EpisodeRecord], errors_as_failures: bool, confidence: float
+) -> FlipRate | None:
+    groups: dict[tuple[str, int], list[bool]] = {}
+    excluded = 0
+    for record in rows:  # rows are in plan order, so groups are too
+        if record.outcome is Outcome.ERROR and not errors_as_failures:
+            excluded += 1
+            continue
+        groups.setdefault((record.cell, record.episode), []).append(record.success)
+    sizes = np.array([len(v) for v in groups.values() if len(v) >= 2], dtype=np.int64)
+    if sizes.size == 0:
+        return None
+    wins = np.array([sum(v) for v in groups.values() if len(v) >= 2], dtype=np.int64)
+    # r repeats with s successes: r(r-1)/2 pairs, of which s(r-s) pair a success with a miss.
+    pairs = sizes * (sizes - 1) // 2
+    flips = wins * (sizes - wins)
+    cum_pairs, cum_flips = np.cumsum(pairs), np.cumsum(flips)
+    running = tuple(
+        FlipPoint(groups=i + 1, pairs=int(cp), flips=int(cf), rate=float(cf / cp))
+        for i, (cp, cf) in enumerate(zip(cum_pairs, cum_flips, strict=True))
+    )
+    p = float(wins.sum() / sizes.sum())
+    return FlipRate(
+        groups=int(sizes.size),
+        pairs=int(cum_pairs[-1]),
+        flips=int(cum_flips[-1]),
+        rate=interval(int(cum_flips[-1]), int(cum_pairs[-1]), confidence=confidence),
+        running=running,
+        independent_reference=2.0 * p * (1.0 - p),
+        excluded_errors=excluded,
+    )
+
+
+def noise_floor(
+    records: Sequence[EpisodeRecord],
+    suite_size: int = 20,
+    *,
+    confidence: float = 0.95,
+    errors_as_failures: bool = False,
+) -> NoiseFloor:
+    r"""The swing of ``suite_size``-episode suites and the same-condition flip rate of a run.
+
+    **Suites.** The first attempts (``repeat == 0``, so repeats do not count twice) are put in
+    plan order, sorted by ``(cell, episode)`` as the store returns them; error episodes are
+    left out (and counted) unless ``errors_as_failures``. Consecutive blocks of
+    :math:`M` = ``suite_size`` counted episodes are the suites; a trailing block of fewer
+    than :math:`M` is reported as ``partial`` and not used for the swing. Each suite and the
+    pool of all counted first attempts get a Wilson (1927) score band (Wilson, E. B.,
+    *JASA* 22:209-212; Newcombe 1998, *Statistics in Medicine* 17:857-872, method 3, via
+    :func:`evalband.stats.interval`). The swing is the min, max and sample standard
+    deviation (``ddof=1``) of the suite rates, the share of suites whose rate lies outside
+    the pooled band, and for comparison the std of a binomial proportion at the suite size,
+
+    .. math:: \sigma_M = \sqrt{\hat p (1 - \hat p) / M},
+
+    (the variance of Binomial(M, p)/M, e.g. Casella & Berger 2002, *Statistical Inference*,
+    2nd ed., section 3.2), with :math:`\hat p` the pooled rate. A suite std well above
+    :math:`\sigma_M` means the suites are not draws of one coin (heterogeneous cells mixed
+    into suites, or drift); one near it means the swing is sampling noise alone. With
+    several cells a suite can span cells; read the swing per cell when cells differ a lot.
+
+    **Flip rate.** For every ``(cell, episode)`` with :math:`r \ge 2` counted repeats, every
+    pair of repeats :math:`i < j` is a same-condition pair, flipped when one succeeds and the
+    other does not: with :math:`s` successes that is :math:`s(r-s)` of :math:`r(r-1)/2`
+    pairs. The flip rate is flips / pairs with a Wilson band (exact in its assumptions with
+    two repeats per condition; with more, pairs share episodes and the band is optimistic),
+    also recomputed after each successive condition (``running``: seed 004's "~30% after 6
+    scenes, 28% after 12, 27% after 26"). ``independent_reference`` is :math:`2p(1-p)`, the
+    flip rate of independent attempts with one success rate :math:`p` (the paired episodes'
+    rate).
+
+    Args:
+        records: the episodes of one run (any order).
+        suite_size: :math:`M`, episodes per suite (>= 1).
+        confidence: two-sided level of every band, in (0, 1).
+        errors_as_failures: count ``error`` episodes as failures instead of leaving them out.
+
+    Returns:
+        A :class:`NoiseFloor`.
+
+    Raises:
+        InvalidParameterError: ``suite_size`` not a whole number >= 1, or ``confidence``
+            outside (0, 1).
+        InvalidInputError: no episodes, episodes of several runs, a repeated
+            ``(cell, episode, repeat)``, or no counted first attempt (all errors).
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> def rec(episode, ok, repeat=0):
+    ...     return EpisodeRecord("r", "p", "f", "", episode, repeat, episode,
+    ...                          "success" if ok else "failure", True, False, 1)
+    >>> wins = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1]
+    >>> nf = noise_floor([rec(i, w) for i, w in enumerate(wins)], suite_size=4)
+    >>> [s.successes for s in nf.suites], nf.partial.n, nf.pooled.estimate
+    ([3, 1], 2, 0.6)
+    >>> nf.swing.min_rate, nf.swing.max_rate, round(nf.swing.std, 4)
+    (0.25, 0.75, 0.3536)
+    >>> repeats = [rec(0, True), rec(0, False, 1), rec(1, True), rec(1, True, 1)]
+    >>> flip = noise_floor(repeats, suite_size=2).flip
+    >>> flip.pairs, flip.flips, flip.rate.estimate
+    (2, 1, 0.5)
+    """
+    size = _check_suite_size(suite_size)
+    level = check_confidence(confidence)
+    counted_errors = bool(errors_as_failures)
+    rows = _check_records(records)
+    first = [r for r in rows if r.repeat == 0]
+    counted = [r for r in first if counted_errors or r.outcome is not Outcome.ERROR]
+    excluded = len(first) - len(counted)
+    if not counted:
+        raise InvalidInputError(
+            f"noise_floor found no counted first attempt (repeat 0) among {len(rows)} "
+            f"episodes ({excluded} errors); pass errors_as_failures=True to count errors "
+            "as failures"
+        )
+    successes = sum(r.success for r in counted)
+    pooled = interval(successes, len(counted), confidence=level)
+    n_full = len(counted) // size
+    suites = tuple(
+        _suite(i, counted[i * size : (i + 1) * size], level) for i in range(n_full)
+    )
+    rest = counted[n_full * size :]
+    return NoiseFloor(
+        suite_size=size,
+        confidence=level,
+        errors_as_failures=counted_errors,
+        n_episodes=len(counted),
+        excluded_errors=excluded,
+        pooled=pooled,
+        suites=suites,
+        partial=_suite(n_full, rest, level) if rest else None,
+        swing=_swing(suites, pooled, size),
+        flip=_flip_rate(rows, counted_errors, level),
+    )
