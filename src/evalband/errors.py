@@ -18,6 +18,7 @@ __all__ = [
     "StoreError",
     "RunNotFoundError",
     "BundleError",
+    "ImportFormatError",
 ]
 
 
@@ -59,3 +60,30 @@ class RunNotFoundError(StoreError):
 
 class BundleError(StoreError):
     """An artifact bundle that is incomplete or whose hashes do not match its manifest."""
+
+
+class ImportFormatError(InvalidInputError):
+    """A results file to import that does not match its documented format.
+
+    The one-line message names the file, the data row (or line, or lerobot task and
+    episode) and the column of the first problem, and what was expected against what came;
+    nothing is imported.
+
+    Attributes:
+        path: the file.
+        where: the row, line, or lerobot task and episode of the first problem.
+        column: the column (or field) of the first problem, when there is one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        where: str | None = None,
+        column: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.where = where
+        self.column = column

@@ -326,7 +326,8 @@ def load_panel(source: str | Path | Mapping[str, Any]) -> Panel:
 def panel_from_yaml(text: str) -> Panel:
     """The panel stored in a run manifest (its env is not required to be importable here).
 
-    >>> panel_from_yaml(load_panel("reach1d").to_yaml()).fingerprint == load_panel("reach1d").fingerprint
+    >>> panel = load_panel("reach1d")
+    >>> panel_from_yaml(panel.to_yaml()).fingerprint == panel.fingerprint
     True
     """
     data = yaml.safe_load(text)

@@ -232,6 +232,19 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
+def _smallest_detectable(n: int, p: float, alpha: float) -> float | None:
+    """The smallest gap up or down from ``p`` that ``n`` per arm detects at 80% power."""
+    from evalband.errors import InvalidParameterError
+
+    gaps = []
+    for direction in ("up", "down"):
+        try:
+            gaps.append(minimum_detectable_difference(n, p, alpha=alpha, direction=direction))
+        except InvalidParameterError:  # no gap in that direction reaches the power
+            continue
+    return min(gaps) if gaps else None
+
+
 def _intervened(record: EpisodeRecord) -> bool:
     return record.assisted or record.interventions > 0
 
@@ -334,10 +347,7 @@ def _compare_slice(
     n_arm = min(n_b, n_c)
     if delta is not None and verdict in ("no detectable change", "non-inferior", "inconclusive"):
         p0 = min(max(k_b / n_b if n_b else 0.5, 0.5 / max(n_arm, 1)), 1 - 0.5 / max(n_arm, 1))
-        try:
-            mdd = minimum_detectable_difference(max(n_arm, 2), p0, alpha=1 - confidence)
-        except Exception:  # noqa: BLE001 - no gap resolvable at this n: report none
-            mdd = None
+        mdd = _smallest_detectable(max(n_arm, 2), p0, 1 - confidence)
     if delta is not None and delta.estimate < 0 and verdict != "regressed":
         possible = True
         p_b, p_c = k_b / n_b, k_c / n_c
@@ -545,13 +555,13 @@ def compare_many(
         agg = _aggregate(panel, cells, cell_arms, eaf, confidence, seed)
         prepared.append((cand, mismatch, rows, agg))
     # Holm across every slice test of every candidate.
-    flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
+    flat = [(i, j, row.p_value) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
-    adjusted = holm([prepared[i][2][j].p_value for i, j in flat]) if flat else []
+    adjusted: list[float] = [float(x) for x in holm([p for _, _, p in flat])] if flat else []
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
         new_rows = list(rows)
-        for (ci, j), p_adj in zip(flat, adjusted, strict=True):
+        for (ci, j, _), p_adj in zip(flat, adjusted, strict=True):
             if ci == i:
                 new_rows[j] = _replace(new_rows[j], p_holm=float(p_adj))
         out.append(_verdict(baseline, cand, panel, mismatch, new_rows, agg, confidence))

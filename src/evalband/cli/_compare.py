@@ -27,8 +27,11 @@ def compare(
     confidence: float = typer.Option(0.95, "--confidence", "-c"),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Compare candidate run(s) against a baseline; exit 0 improves, 3 no regression,
-    4 regression, 5 inconclusive or not comparable (2 is bad input)."""
+    """Compare candidate run(s) against a baseline, slices first.
+
+    Exit status: 0 improves, 3 no regression, 4 regression, 5 inconclusive or not
+    comparable; 2 is bad input.
+    """
     from evalband._api import load_run
     from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
     from evalband.errors import PanelMismatchError

@@ -54,10 +54,9 @@ def run(
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
     from evalband.panel import load_panel
+    from evalband.policies import resolve_policy
     from evalband.run import run_panel
     from evalband.store import open_store
-
-    from evalband.policies import resolve_policy
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
