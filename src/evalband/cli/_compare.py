@@ -4,62 +4,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison
+
+__all__ = ["register", "render_comparisons"]
 
 _STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow",
           "non-inferior": "cyan"}
 
 
-def compare(
-    baseline: str = typer.Argument(..., help="Baseline run id or artifact-bundle path."),
-    candidates: list[str] = typer.Argument(..., help="Candidate run id(s) or bundle path(s)."),
-    store: Path | None = STORE_OPTION,
-    allow_panel_mismatch: bool = typer.Option(
-        False, "--allow-panel-mismatch", help="Compare runs of different panels anyway."
-    ),
-    md: Path | None = typer.Option(None, "--md", help="Also write a Markdown summary here."),
-    confidence: float = typer.Option(0.95, "--confidence", "-c"),
-    as_json: bool = JSON_OPTION,
-) -> None:
-    """Compare candidate run(s) against a baseline, slices first.
-
-    Exit status: 0 improves, 3 no regression, 4 regression, 5 inconclusive or not
-    comparable; 2 is bad input.
-    """
-    from evalband._api import load_run
-    from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
-    from evalband.errors import PanelMismatchError
-    from evalband.report import comparison_markdown
+def render_comparisons(results: list[Comparison]) -> None:
+    """Print comparisons as rich tables: slices first, aggregate last, the verdict."""
     from evalband.report._markdown import fmt_delta, fmt_rate
-    from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
-        base = load_run(baseline, st)
-        cands = [load_run(c, st) for c in candidates]
-    try:
-        results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence)
-    except PanelMismatchError as exc:
-        sys.stderr.write(f"not comparable: {exc}\n")
-        raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
-    if md is not None:
-        md.write_text(comparison_markdown(results))
-    code = VERDICT_EXIT_CODES[worst_verdict(results)]
-    if as_json:
-        payload = results[0].as_dict() if len(results) == 1 else {
-            "schema": "evalband-comparisons/1",
-            "comparisons": [c.as_dict() for c in results],
-            "verdict": worst_verdict(results),
-            "exit_code": code,
-        }
-        emit_json(payload)
-        raise typer.Exit(code=code)
     for c in results:
         if c.panel_mismatch:
             console.print("[bold red]PANEL MISMATCH[/]: these runs were made on different panels")
@@ -101,6 +65,52 @@ def compare(
         for note in c.notes:
             console.print(f"note: {note}")
         console.print(f"verdict: {c.sentence}")
+
+
+def compare(
+    baseline: str = typer.Argument(..., help="Baseline run id or artifact-bundle path."),
+    candidates: list[str] = typer.Argument(..., help="Candidate run id(s) or bundle path(s)."),
+    store: Path | None = STORE_OPTION,
+    allow_panel_mismatch: bool = typer.Option(
+        False, "--allow-panel-mismatch", help="Compare runs of different panels anyway."
+    ),
+    md: Path | None = typer.Option(None, "--md", help="Also write a Markdown summary here."),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Compare candidate run(s) against a baseline, slices first.
+
+    Exit status: 0 improves, 3 no regression, 4 regression, 5 inconclusive or not
+    comparable; 2 is bad input.
+    """
+    from evalband._api import load_run
+    from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
+    from evalband.errors import PanelMismatchError
+    from evalband.report import comparison_markdown
+    from evalband.store import open_store
+
+    with open_store(store_path(store)) as st:
+        base = load_run(baseline, st)
+        cands = [load_run(c, st) for c in candidates]
+    try:
+        results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
+                               confidence=confidence)
+    except PanelMismatchError as exc:
+        sys.stderr.write(f"not comparable: {exc}\n")
+        raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
+    if md is not None:
+        md.write_text(comparison_markdown(results))
+    code = VERDICT_EXIT_CODES[worst_verdict(results)]
+    if as_json:
+        payload = results[0].as_dict() if len(results) == 1 else {
+            "schema": "evalband-comparisons/1",
+            "comparisons": [c.as_dict() for c in results],
+            "verdict": worst_verdict(results),
+            "exit_code": code,
+        }
+        emit_json(payload)
+        raise typer.Exit(code=code)
+    render_comparisons(results)
     raise typer.Exit(code=code)
 
 

@@ -10,7 +10,7 @@ from rich.table import Table
 from evalband.cli._common import console, emit_json, pct
 from evalband.cli._progress import RunProgress
 
-__all__ = ["reach1d_lab", "LAB_POLICIES"]
+__all__ = ["reach1d_lab", "hidden_regression_lab", "LAB_POLICIES"]
 
 LAB_POLICIES = ("reach1d:baseline", "reach1d:damped")
 
@@ -81,4 +81,27 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     )
     console.print(f"verdict: {verdict}")
     console.print(f"store: {store}  (evalband runs / evalband show RUN_ID)")
+    return out
+
+
+def hidden_regression_lab(
+    episodes: int, seed: int | None, store: Path, *, as_json: bool = False
+) -> dict[str, Any]:
+    """Seed 003's lab: simulate baseline and candidate into the store, then compare them."""
+    from evalband._api import load_run
+    from evalband.analysis import compare_runs
+    from evalband.cli._compare import render_comparisons
+    from evalband.labs.hidden_regression import DEFAULT_SEED, simulate_hidden_regression
+    from evalband.store import open_store
+
+    with open_store(store) as st:
+        base_id, cand_id = simulate_hidden_regression(
+            st, episodes=episodes, seed=DEFAULT_SEED if seed is None else seed
+        )
+        comparison = compare_runs(load_run(base_id, st), load_run(cand_id, st))
+    out = comparison.as_dict()
+    if as_json:
+        emit_json(out)
+    else:
+        render_comparisons([comparison])
     return out

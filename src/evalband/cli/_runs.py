@@ -175,19 +175,80 @@ def import_cmd(
 
 
 def lab(
-    name: str = typer.Argument("reach1d", help="Which lab: reach1d (the seed's reaching lab)."),
-    panel: str = typer.Option("reach1d", "--panel", help="Panel (preset) to run."),
+    name: str = typer.Argument(
+        "reach1d", help="reach1d (seed 002's reaching lab) or hidden-regression (seed 003)."
+    ),
+    panel: str = typer.Option("reach1d", "--panel", help="reach1d: panel (preset) to run."),
+    episodes: int = typer.Option(200, "--episodes", min=1,
+                                 help="hidden-regression: episodes per slice."),
+    seed: int | None = typer.Option(None, "--seed", help="hidden-regression: panel seed."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a seed's lab end to end through the real runner and store, and print its verdict."""
-    from evalband.cli._lab import reach1d_lab
+    if name == "reach1d":
+        from evalband.cli._lab import reach1d_lab
 
-    if name != "reach1d":
-        from evalband.errors import InvalidParameterError
+        reach1d_lab(panel, store_path(store), as_json=as_json)
+        return
+    if name == "hidden-regression":
+        from evalband.cli._lab import hidden_regression_lab
 
-        raise InvalidParameterError(f"lab must be one of reach1d; got {name!r}")
-    reach1d_lab(panel, store_path(store), as_json=as_json)
+        hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
+        return
+    from evalband.errors import InvalidParameterError
+
+    raise InvalidParameterError(f"lab must be one of reach1d, hidden-regression; got {name!r}")
+
+
+def noise(
+    run_id: str = typer.Argument(..., help="Run id."),
+    suite_size: int = typer.Option(20, "--suite-size", "-m", help="Episodes per suite."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """The noise floor of a run: the swing of suites of M episodes, and the flip rate."""
+    from evalband.analysis import noise_floor
+    from evalband.store import open_store
+
+    with open_store(store_path(store)) as st:
+        manifest = st.require_run(run_id)
+        floor = noise_floor(st.episode_records(run_id), suite_size,
+                            errors_as_failures=manifest.errors_as_failures)
+    if as_json:
+        emit_json({"run_id": run_id, **floor.as_dict()})
+        return
+    pooled = floor.pooled
+    console.print(
+        f"{run_id}: pooled {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, Wilson 95% "
+        f"[{pct(pooled.low)}, {pct(pooled.high)}]"
+    )
+    if floor.swing is None:
+        console.print(f"fewer than {suite_size} counted episodes: no full suite, no swing")
+    else:
+        sw = floor.swing
+        table = Table(title=f"{sw.n_suites} suites of {suite_size} episodes")
+        for col in ("suite", "successes", "rate", "Wilson 95%", "inside pooled band"):
+            table.add_column(col)
+        for suite in floor.suites:
+            inside = pooled.low <= suite.rate.estimate <= pooled.high
+            table.add_row(str(suite.index), f"{suite.successes}/{suite.n}",
+                          pct(suite.rate.estimate), f"[{pct(suite.rate.low)}, "
+                          f"{pct(suite.rate.high)}]", "yes" if inside else "[red]no[/red]")
+        console.print(table)
+        std = "-" if sw.std is None else pct(sw.std)
+        console.print(
+            f"swing: {pct(sw.min_rate)} to {pct(sw.max_rate)}, std {std} (binomial alone: "
+            f"{pct(sw.binomial_std)}); {sw.outside_band} of {sw.n_suites} suites outside the "
+            "pooled band"
+        )
+    if floor.flip is not None:
+        flip = floor.flip
+        console.print(
+            f"flip rate of same-condition pairs: {flip.flips}/{flip.pairs} = "
+            f"{pct(flip.rate.estimate)}, Wilson 95% [{pct(flip.rate.low)}, "
+            f"{pct(flip.rate.high)}] over {flip.groups} conditions"
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -198,3 +259,4 @@ def register(app: typer.Typer) -> None:
     app.command("export")(export)
     app.command("import")(import_cmd)
     app.command("lab")(lab)
+    app.command("noise")(noise)

@@ -8,6 +8,7 @@
 """
 
 from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
+from evalband.store._importers import IMPORT_COLUMNS, IMPORT_FORMATS, import_results
 from evalband.store._manifest import RunManifest, environment_versions, git_sha
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
@@ -22,4 +23,7 @@ __all__ = [
     "environment_versions",
     "git_sha",
     "BUNDLE_FORMAT",
+    "import_results",
+    "IMPORT_FORMATS",
+    "IMPORT_COLUMNS",
 ]

@@ -23,13 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import ImportFormatError, InvalidInputError, InvalidParameterError, StoreError
-from evalband.panel import Budget, Panel, default_condition_seed
 from evalband.store._manifest import RunManifest
 from evalband.store._sqlite import RunStore
+
+if TYPE_CHECKING:  # the panel module (pydantic, yaml) is imported when an import runs
+    from evalband.panel import Panel
 
 __all__ = [
     "import_results",
@@ -126,6 +128,10 @@ class _Bad(Exception):
 _NOTHING = object()  # "got": no value at all
 
 
+class _Text(str):
+    """A ``got`` that is already a description, shown without quotes."""
+
+
 def _show(got: Any) -> str:
     if got is _NOTHING:
         return "nothing"
@@ -133,10 +139,6 @@ def _show(got: Any) -> str:
         return str(got)
     text = repr(got)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-class _Text(str):
-    """A ``got`` that is already a description, shown without quotes."""
 
 
 def _fail(path: Path, where: str, column: str | None, expected: str, got: Any) -> ImportFormatError:
@@ -315,7 +317,7 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def _check_column_name(path: Path, name: str, where: str, *, check_required: bool = False) -> None:
+def _check_column_name(path: Path, name: str, where: str) -> None:
     if name in _KINDS:
         return
     if name.startswith(SLICE_PREFIX):
@@ -323,6 +325,8 @@ def _check_column_name(path: Path, name: str, where: str, *, check_required: boo
         if factor and "," not in factor and "=" not in factor and factor == factor.strip():
             return
         raise _fail(path, where, name, "slice.<factor> with a factor name without ',' or '='", name)
+    if not name.strip():  # pandas' to_csv() writes its index under an empty header
+        raise _fail(path, where, name, "a named column (write the file without an index)", name)
     known = ", ".join(IMPORT_COLUMNS)
     raise _fail(path, where, name, f"a known column ({known}, or slice.<factor>)", name)
 
@@ -371,7 +375,7 @@ def _read_csv(path: Path) -> _Table:
                 where,
                 column,
                 f"{len(header)} fields (one per header column)",
-                _Text(f"{len(record)} fields"),
+                _Text(f"{len(record)} field{'' if len(record) == 1 else 's'}"),
             )
         rows.append(_Raw(where, dict(zip(header, record, strict=True))))
     return _Table(rows, header)
@@ -413,6 +417,9 @@ def _read_parquet(path: Path) -> _Table:
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise _fail(path, "file", None, "a Parquet file", _Text(first)) from None
+    pandas_meta = table.schema.pandas_metadata or {}
+    index = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
+    table = table.drop_columns([c for c in index if c in table.column_names])  # pandas' index
     columns = [str(name) for name in table.column_names]
     _check_header(path, columns, "schema")
     data = {name: table.column(name).to_pylist() for name in columns}
@@ -552,7 +559,8 @@ def _lerobot_per_episode(path: Path, episodes: list[Any]) -> _Table:
             raise _fail(path, at, "success", "0/1 or true/false", _NOTHING)
         success = _lerobot_success(path, entry["success"], at, "success")
         extra = {k: v for k, v in entry.items() if k not in ("episode_ix", "success")}
-        rows.append(_Raw(at, {"success": success, "episode": episode}, extra))
+        labels = {"episode": "episode_ix"}
+        rows.append(_Raw(at, {"success": success, "episode": episode}, extra, labels))
     if not rows:
         raise _fail(path, "per_episode", None, "at least one episode", _Text("an empty list"))
     return _Table(rows, ["success", "episode"], factor_order=[])
@@ -594,12 +602,13 @@ class _Row:
     repeat: int
     values: dict[str, Any]
     extra: dict[str, Any]
+    labels: dict[str, str] = field(default_factory=dict)
     cell: str = ""
 
     @property
     def key(self) -> tuple[str, int, int]:
         """The pairing key; valid once the cell and episode are assigned."""
-        assert self.episode is not None  # set by _assign_episodes before any key is read
+        assert self.episode is not None  # set by _Checker.add before any key is read
         return (self.cell, self.episode, self.repeat)
 
 
@@ -677,6 +686,7 @@ def _convert(path: Path, raw: _Raw, table: _Table) -> _Row:
         repeat=values.pop("repeat", 0),
         values=values,
         extra=dict(raw.extra),
+        labels=raw.labels,
     )
 
 
@@ -689,84 +699,100 @@ def _label_key(label: str) -> tuple[int, float, str]:
     return (0, number, label) if math.isfinite(number) else (1, 0.0, label)
 
 
-def _check_factors(path: Path, rows: Sequence[_Row], panel: Panel | None) -> None:
-    """Every row names the same factors (the panel's, when one is given)."""
-    expected = set(rows[0].slices) if panel is None else set(panel.factors)
-    source = "the first row's" if panel is None else "the panel's"
-    for row in rows:
-        if set(row.slices) == expected:
-            continue
-        missing = sorted(expected - set(row.slices))
-        if missing:
-            names = ", ".join(sorted(expected))
+class _Checker:
+    """The checks that span rows, applied row by row so the first problem is reported first.
+
+    Every row names the same factors (the panel's, when one is given; else the first row's),
+    each ``(cell, episode, repeat)`` appears once, a constant ``policy`` column, and, with a
+    panel, every row inside it. Also assigns cells (factors in ``order``) and default episodes
+    (row order within ``(cell, repeat)``).
+    """
+
+    def __init__(self, path: Path, table: _Table, panel: Panel | None) -> None:
+        self.path = path
+        self.table = table
+        self.panel = panel
+        self.order: list[str] | None = (
+            list(panel.factors) if panel is not None else table.factor_order
+        )
+        self.levels = (
+            {}
+            if panel is None
+            else {factor: [str(v) for v in values] for factor, values in panel.factors.items()}
+        )
+        self.seeds = (
+            {}
+            if panel is None
+            else {spec.key: spec.condition_seed for spec in panel.episode_specs()}
+        )
+        self.counters: dict[tuple[str, int], int] = {}
+        self.first: dict[tuple[str, int, int], str] = {}
+        self.policy: tuple[str, str] | None = None
+        self.rows: list[_Row] = []
+
+    def add(self, raw: _Raw) -> None:
+        row = _convert(self.path, raw, self.table)
+        if self.order is None:
+            self.order = sorted(row.slices)
+        self._factors(row)
+        row.slices = {factor: row.slices[factor] for factor in self.order}
+        row.cell = ",".join(f"{factor}={label}" for factor, label in row.slices.items())
+        if row.episode is None:
+            count = (row.cell, row.repeat)
+            row.episode = self.counters.get(count, 0)
+            self.counters[count] = row.episode + 1
+        if self.panel is not None:
+            self._inside_panel(row, self.panel)
+        if row.key in self.first:
             raise _fail(
-                path,
+                self.path,
+                row.where,
+                row.labels.get("episode", "episode"),
+                f"each (cell, episode, repeat) once; {self.first[row.key]} has the same",
+                _Text(f"cell={row.cell!r}, episode={row.episode}, repeat={row.repeat}"),
+            )
+        self.first[row.key] = row.where
+        self._policy(row)
+        self.rows.append(row)
+
+    def _factors(self, row: _Row) -> None:
+        assert self.order is not None  # set from the panel, the reader, or the first row
+        expected = set(self.order)
+        if set(row.slices) == expected:
+            return
+        source = "the panel's" if self.panel is not None else "the first row's"
+        names = ", ".join(self.order) or "none"
+        missing = [factor for factor in self.order if factor not in row.slices]
+        if missing:
+            raise _fail(
+                self.path,
                 row.where,
                 SLICE_PREFIX + missing[0],
                 f"a value for every one of {source} factors ({names})",
                 _NOTHING,
             )
         stray = sorted(set(row.slices) - expected)[0]
-        names = ", ".join(sorted(expected)) or "none"
         raise _fail(
-            path,
+            self.path,
             row.where,
             SLICE_PREFIX + stray,
             f"only {source} factors ({names})",
             row.slices[stray],
         )
 
-
-def _assign_cells(rows: Sequence[_Row], order: Sequence[str]) -> None:
-    for row in rows:
-        row.slices = {factor: row.slices[factor] for factor in order}
-        row.cell = ",".join(f"{factor}={label}" for factor, label in row.slices.items())
-
-
-def _assign_episodes(rows: Sequence[_Row]) -> None:
-    """Default episode index: row order within (cell, repeat)."""
-    counters: dict[tuple[str, int], int] = {}
-    for row in rows:
-        if row.episode is None:
-            key = (row.cell, row.repeat)
-            row.episode = counters.get(key, 0)
-            counters[key] = row.episode + 1
-
-
-def _check_unique(path: Path, rows: Sequence[_Row]) -> None:
-    first: dict[tuple[str, int, int], str] = {}
-    for row in rows:
-        key = row.key
-        if key in first:
-            raise _fail(
-                path,
-                row.where,
-                "episode",
-                f"each (cell, episode, repeat) once; {first[key]} has the same",
-                _Text(f"cell={row.cell!r}, episode={row.episode}, repeat={row.repeat}"),
-            )
-        first[key] = row.where
-
-
-def _check_against_panel(
-    path: Path, rows: Sequence[_Row], panel: Panel
-) -> dict[tuple[str, int, int], int]:
-    """Cells, episodes and repeats inside the panel; returns the panel's condition seeds."""
-    levels = {factor: [str(v) for v in values] for factor, values in panel.factors.items()}
-    specs = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
-    for row in rows:
+    def _inside_panel(self, row: _Row, panel: Panel) -> None:
         for factor, label in row.slices.items():
-            if label not in levels[factor]:
+            if label not in self.levels[factor]:
                 raise _fail(
-                    path,
+                    self.path,
                     row.where,
                     SLICE_PREFIX + factor,
-                    f"one of the panel's levels {', '.join(levels[factor])}",
+                    f"one of the panel's levels {', '.join(self.levels[factor])}",
                     label,
                 )
-        if row.episode is not None and row.episode >= panel.episodes:
+        if row.key[1] >= panel.episodes:
             raise _fail(
-                path,
+                self.path,
                 row.where,
                 "episode",
                 f"an index below the panel's {panel.episodes} episodes per cell",
@@ -774,50 +800,47 @@ def _check_against_panel(
             )
         if row.repeat >= panel.repeats:
             raise _fail(
-                path,
+                self.path,
                 row.where,
                 "repeat",
                 f"an index below the panel's {panel.repeats} repeats",
                 row.repeat,
             )
-        seed = row.values.get("condition_seed")
-        planned = specs[row.key]
+        seed, planned = row.values.get("condition_seed"), self.seeds[row.key]
         if seed is not None and seed != planned:
             raise _fail(
-                path,
+                self.path,
                 row.where,
                 "condition_seed",
                 f"{planned} (the panel's seed for this episode)",
                 seed,
             )
-    return specs
 
-
-def _check_policy(path: Path, rows: Sequence[_Row]) -> str | None:
-    first: tuple[str, str] | None = None
-    for row in rows:
+    def _policy(self, row: _Row) -> None:
         name = row.values.get("policy")
         if name is None:
-            continue
-        if first is None:
-            first = (name, row.where)
-        elif name != first[0]:
+            return
+        if self.policy is None:
+            self.policy = (name, row.where)
+        elif name != self.policy[0]:
             raise _fail(
-                path,
+                self.path,
                 row.where,
                 "policy",
-                f"the same policy on every row ({first[0]!r} at {first[1]}); import each "
-                "policy's results as its own run",
+                f"the same policy on every row ({self.policy[0]!r} at {self.policy[1]}); import "
+                "each policy's results as its own run",
                 name,
             )
-    return None if first is None else first[0]
 
 
 def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[str]) -> Panel:
+    from evalband.panel import Budget, Panel
+
     factors: dict[str, list[str | int | float | bool] | dict[str, dict[str, Any]]] = {}
     for factor in order:
         levels: list[str | int | float | bool] = []
-        levels.extend(sorted({row.slices[factor] for row in rows}, key=_label_key))
+        labels = sorted({row.slices[factor] for row in rows}, key=_label_key)
+        levels.extend(labels)
         factors[factor] = levels
     steps = max((int(row.values.get("steps", 0)) for row in rows), default=0)
     return Panel(
@@ -962,19 +985,11 @@ def import_results(
     table = _READERS[fmt](path)
     if not table.rows:
         raise _fail(path, "file", None, "at least one episode row", _Text("no rows"))
-    rows = [_convert(path, raw, table) for raw in table.rows]
-    _check_factors(path, rows, panel)
-    if panel is not None:
-        order: Sequence[str] = list(panel.factors)
-    elif table.factor_order is not None:
-        order = table.factor_order
-    else:
-        order = sorted(rows[0].slices)
-    _assign_cells(rows, order)
-    _assign_episodes(rows)
-    _check_unique(path, rows)
-    planned_seeds = None if panel is None else _check_against_panel(path, rows, panel)
-    column_policy = _check_policy(path, rows)
+    checker = _Checker(path, table, panel)
+    for raw in table.rows:
+        checker.add(raw)
+    rows, order = checker.rows, checker.order or []
+    column_policy = None if checker.policy is None else checker.policy[0]
     policy_name = policy or column_policy or stem
     inferred = panel is None
     the_panel = _infer_panel(stem, path, rows, order) if panel is None else panel
@@ -982,15 +997,17 @@ def import_results(
 
     records: list[EpisodeRecord] = []
     for row in rows:
-        assert row.episode is not None  # set by _assign_episodes
         extra = dict(row.extra)
         seed = row.values.get("condition_seed")
-        if planned_seeds is not None:
-            seed = planned_seeds[row.key]
+        if panel is not None:
+            seed = checker.seeds[row.key]
         elif seed is None:
-            seed = default_condition_seed(0, row.cell, row.episode)
+            from evalband.panel import default_condition_seed
+
+            seed = default_condition_seed(0, row.cell, row.key[1])
             extra["condition_seed_inferred"] = True
         fields_ = {name: row.values[name] for name in _RECORD_FIELDS if name in row.values}
+        fields_.setdefault("steps", 0)  # unknown: 0 (documented)
         try:
             records.append(
                 EpisodeRecord(
@@ -999,7 +1016,7 @@ def import_results(
                     panel_fingerprint=fingerprint,
                     cell=row.cell,
                     slices=dict(row.slices),
-                    episode=row.episode,
+                    episode=row.key[1],
                     repeat=row.repeat,
                     condition_seed=int(seed),
                     outcome=row.outcome,
