@@ -80,6 +80,9 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
     assert (only.delta["low"], only.delta["high"]) == (oracle.low, oracle.high)
     assert only.p_value == mcnemar(42, 1).p_value
     assert only.verdict == "improved" and c.verdict == "improves" and c.exit_code == 0
+    # Time among successes keeps its own denominator (seed 002: 1.511111 s and 2.368000 s).
+    assert round(only.mean_time_to_success_baseline_s, 6) == 1.511111
+    assert round(only.mean_time_to_success_candidate_s, 6) == 2.368
     jsonschema.validate(json.loads(c.to_json()), SCHEMA)
 
 

@@ -102,6 +102,8 @@ class SliceComparison:
     latency_budget_ms: float | None = None
     excluded: bool = False
     margin: float | None = None
+    mean_time_to_success_baseline_s: float | None = None
+    mean_time_to_success_candidate_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
@@ -260,6 +262,12 @@ def _rates(records: Sequence[EpisodeRecord]) -> tuple[float | None, float | None
     )
 
 
+def _mean_time(records: Sequence[EpisodeRecord]) -> float | None:
+    """Mean time to success among successes (its own denominator); None with no successes."""
+    times = [r.time_to_success_s for r in records if r.success and r.time_to_success_s is not None]
+    return sum(times) / len(times) if times else None
+
+
 def _p95(records: Sequence[EpisodeRecord]) -> float | None:
     values = [r.latency_ms_p95 for r in records if r.latency_ms_p95 is not None]
     return float(np.percentile(values, 95)) if values else None
@@ -383,6 +391,8 @@ def _compare_slice(
         latency_budget_ms=budget,
         excluded=excluded,
         margin=margin,
+        mean_time_to_success_baseline_s=_mean_time(base),
+        mean_time_to_success_candidate_s=_mean_time(cand),
     )
     return row, delta
 
