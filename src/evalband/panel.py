@@ -285,8 +285,13 @@ def _format_validation_error(error: ValidationError, source: str) -> str:
     return f"panel {source}: " + "; ".join(parts)
 
 
-def load_panel(source: str | Path | Mapping[str, Any]) -> Panel:
+def load_panel(source: str | Path | Mapping[str, Any], *, check_env: bool = True) -> Panel:
     """Load a panel from a YAML path, a built-in panel name, or a mapping.
+
+    Args:
+        source: a YAML path, a built-in panel name, or a mapping of fields.
+        check_env: require the env to resolve here (off for panels of imported results,
+            whose env may not be installed on this machine).
 
     Raises:
         PanelError: the file is missing, not YAML, or has an unknown or ill-typed field
@@ -319,7 +324,8 @@ def load_panel(source: str | Path | Mapping[str, Any]) -> Panel:
         panel = Panel.model_validate(data)
     except ValidationError as exc:
         raise PanelError(_format_validation_error(exc, label)) from None
-    _check_env(panel, label)
+    if check_env:
+        _check_env(panel, label)
     return panel
 
 

@@ -159,19 +159,53 @@ def export(
 
 
 def import_cmd(
-    bundle: Path = typer.Argument(..., help="Bundle directory."),
+    source: Path = typer.Argument(..., help="Artifact bundle directory, or a results file."),
+    fmt: str | None = typer.Option(
+        None, "--format", "-f",
+        help="bundle, csv, jsonl, parquet or lerobot (default: from the path).",
+    ),
+    panel: str | None = typer.Option(
+        None, "--panel", help="Panel the results were made on (else inferred and marked so)."
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: from the file)."),
+    policy: str | None = typer.Option(None, "--policy", help="Policy name for the run."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Load an artifact bundle into the store, verifying every hash."""
-    from evalband.store import import_bundle, open_store
+    """Load a bundle (hashes verified) or a CSV/JSONL/Parquet/lerobot file into the store."""
+    from evalband.errors import InvalidParameterError
+    from evalband.panel import load_panel
+    from evalband.store import IMPORT_FORMATS, import_bundle, import_results, open_store
 
+    is_bundle = fmt == "bundle" or (fmt is None and source.is_dir())
+    if fmt is not None and fmt != "bundle" and fmt not in IMPORT_FORMATS:
+        raise InvalidParameterError(
+            f"--format must be one of bundle, {', '.join(IMPORT_FORMATS)}; got {fmt!r}"
+        )
+    if is_bundle and (panel or run_id or policy):
+        raise InvalidParameterError(
+            "a bundle carries its own panel, run id and policy; drop --panel/--run-id/--policy"
+        )
+    panel_obj = load_panel(panel, check_env=False) if panel else None
     with open_store(store_path(store)) as st:
-        rid = import_bundle(st, bundle)
+        if is_bundle:
+            rid = import_bundle(st, source)
+        else:
+            rid = import_results(st, source, format=fmt, run_id=run_id, policy=policy,
+                                 panel=panel_obj)
+        manifest = st.require_run(rid)
+        count = st.count_episodes(rid)
     if as_json:
-        emit_json({"run_id": rid, "bundle": str(bundle)})
+        emit_json({"run_id": rid, "source": str(source), "episodes": count,
+                   "panel_fingerprint": manifest.panel_fingerprint,
+                   "panel_inferred": bool(manifest.extra.get("panel_inferred", False))})
         return
-    console.print(f"imported {rid} from {bundle} (hashes verified)")
+    how = "hashes verified" if is_bundle else f"{count} episodes"
+    console.print(f"imported {rid} from {source} ({how})")
+    if manifest.extra.get("panel_inferred"):
+        console.print("note: no --panel given; the panel was inferred from the file and marked so")
+    if manifest.extra.get("pairing"):
+        console.print(f"note: episodes pair by {manifest.extra['pairing']}")
 
 
 def lab(

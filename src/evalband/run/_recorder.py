@@ -44,7 +44,8 @@ class Recorder:
         run_id: str | None = None,
         policy_hash: str | None = None,
     ) -> None:
-        from evalband.run._runner import default_run_id, new_manifest
+        from evalband.run._runner import default_run_id
+        from evalband.store import new_manifest
 
         self.store = store
         self.panel = panel

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import platform
-import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -16,9 +14,9 @@ from evalband.run._backends import get_backend
 from evalband.run._execute import RunTask, resolve_task_policy
 
 if TYPE_CHECKING:
-    from evalband.store import RunManifest, RunStore
+    from evalband.store import RunStore
 
-__all__ = ["run_panel", "default_run_id", "new_manifest", "ProgressCallback"]
+__all__ = ["run_panel", "default_run_id", "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -33,44 +31,6 @@ def default_run_id(panel: Panel, policy: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in policy)
     return f"{panel.name}-{safe}-{stamp}"
-
-
-def new_manifest(
-    panel: Panel,
-    policy: str,
-    run_id: str,
-    *,
-    backend: str,
-    workers: int,
-    policy_hash: str | None,
-    n_planned: int,
-    command: str | None = None,
-    errors_as_failures: bool = False,
-    source: str = "runner",
-) -> RunManifest:
-    """The manifest of a new run: panel, policy, versions, git SHA, host, start time."""
-    from evalband.store import RunManifest, environment_versions, git_sha
-
-    return RunManifest(
-        run_id=run_id,
-        panel_name=panel.name,
-        panel_yaml=panel.to_yaml(),
-        panel_fingerprint=panel.fingerprint,
-        policy=policy,
-        policy_hash=policy_hash,
-        backend=backend,
-        workers=workers,
-        host=f"{socket.gethostname()} ({platform.platform()})",
-        git_sha=git_sha(),
-        versions=environment_versions(),
-        command=command,
-        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        finished_at=None,
-        status="running",
-        errors_as_failures=errors_as_failures,
-        n_planned=n_planned,
-        source=source,
-    )
 
 
 def _env_dt(panel: Panel) -> float | None:
@@ -144,6 +104,7 @@ def run_panel(
     else:
         from evalband._imports import source_hash
         from evalband.policies import resolve_policy
+        from evalband.store import new_manifest
 
         store.create_run(
             new_manifest(

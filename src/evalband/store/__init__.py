@@ -9,7 +9,7 @@
 
 from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
 from evalband.store._importers import IMPORT_COLUMNS, IMPORT_FORMATS, import_results
-from evalband.store._manifest import RunManifest, environment_versions, git_sha
+from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "import_bundle",
     "environment_versions",
     "git_sha",
+    "new_manifest",
     "BUNDLE_FORMAT",
     "import_results",
     "IMPORT_FORMATS",

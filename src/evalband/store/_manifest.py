@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import platform
+import socket
 import subprocess
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, StoreError
+
+if TYPE_CHECKING:
+    from evalband.panel import Panel
 
 __all__ = [
     "RunManifest",
@@ -23,6 +28,7 @@ __all__ = [
     "MANIFEST_FIELDS",
     "environment_versions",
     "git_sha",
+    "new_manifest",
 ]
 
 RUN_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "imported")
@@ -271,3 +277,39 @@ def git_sha(cwd: str | Path | None = None, *, timeout_s: float = 2.0) -> str | N
     if any(c not in "0123456789abcdef" for c in sha.lower()):
         return None
     return sha
+
+
+def new_manifest(
+    panel: Panel,
+    policy: str,
+    run_id: str,
+    *,
+    backend: str,
+    workers: int,
+    policy_hash: str | None,
+    n_planned: int,
+    command: str | None = None,
+    errors_as_failures: bool = False,
+    source: str = "runner",
+) -> RunManifest:
+    """The manifest of a new run: panel, policy, versions, git SHA, host, start time."""
+    return RunManifest(
+        run_id=run_id,
+        panel_name=panel.name,
+        panel_yaml=panel.to_yaml(),
+        panel_fingerprint=panel.fingerprint,
+        policy=policy,
+        policy_hash=policy_hash,
+        backend=backend,
+        workers=workers,
+        host=f"{socket.gethostname()} ({platform.platform()})",
+        git_sha=git_sha(),
+        versions=environment_versions(),
+        command=command,
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        finished_at=None,
+        status="running",
+        errors_as_failures=errors_as_failures,
+        n_planned=n_planned,
+        source=source,
+    )

@@ -1,0 +1,65 @@
+"""`evalband import` for results files, and comparing two imported lerobot evaluations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from evalband.cli import main
+
+
+def lerobot_file(path: Path, successes: dict[int, list[bool]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tasks = [{"task_group": "libero_10", "task_id": tid,
+              "metrics": {"successes": ok, "sum_rewards": [float(x) for x in ok]}}
+             for tid, ok in successes.items()]
+    total = sum(len(ok) for ok in successes.values())
+    pc = 100.0 * sum(sum(ok) for ok in successes.values()) / total
+    path.write_text(json.dumps({"per_task": tasks,
+                                "overall": {"pc_success": pc, "n_episodes": total}}))
+    return path
+
+
+def tables(db: str) -> tuple[list, list]:
+    with sqlite3.connect(db) as con:
+        return (con.execute("select * from runs order by run_id").fetchall(),
+                con.execute("select * from episodes order by run_id, cell, episode").fetchall())
+
+
+def test_csv_import_and_bad_file(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    good = tmp_path / "arm.csv"
+    good.write_text("episode,slice.embodiment,success,assisted\n0,so101,1,0\n1,so101,0,0\n"
+                    "0,koch,1,1\n1,koch,1,0\n")
+    assert main(["import", str(good), "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["run_id"] == "arm" and out["episodes"] == 4 and out["panel_inferred"]
+    before = tables(db)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("episode,success\n0,1\n1,2\n")
+    code = main(["import", str(bad), "--store", db])
+    err = capsys.readouterr().err
+    assert code == 2 and "line 3" in err and "'success'" in err and err.count("\n") == 1
+    assert tables(db) == before
+    assert main(["import", str(good), "--format", "xml", "--store", db]) == 2
+
+
+def test_two_lerobot_imports_compare_by_episode_index(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    base = lerobot_file(tmp_path / "base" / "eval_info.json",
+                        {0: [True] * 6 + [False] * 4, 1: [True] * 5 + [False] * 5})
+    cand = lerobot_file(tmp_path / "cand" / "eval_info.json",
+                        {0: [True] * 9 + [False] * 1, 1: [True] * 5 + [False] * 5})
+    for f in (base, cand):
+        assert main(["import", str(f), "--store", db]) == 0
+    shown = capsys.readouterr().out
+    assert "pair by episode index within task" in shown
+    code = main(["compare", "base", "cand", "--store", db, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    task0 = next(s for s in out["slices"] if s["name"].endswith("task=0") or
+                 s["name"] == "task=0")
+    assert task0["pairing"] == "paired"
+    assert task0["pairs"] == {"both": 6, "baseline_only": 0, "candidate_only": 3, "neither": 1,
+                              "unmatched": 0}
+    assert code in (0, 3, 4, 5)
