@@ -22,7 +22,7 @@ _STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow"
 
 def render_comparisons(results: list[Comparison]) -> None:
     """Print comparisons as rich tables: slices first, aggregate last, the verdict."""
-    from evalband.report._markdown import fmt_delta, fmt_rate
+    from evalband.report._markdown import fmt_delta, fmt_rate, verdict_text
 
     for c in results:
         if c.panel_mismatch:
@@ -34,12 +34,7 @@ def render_comparisons(results: list[Comparison]) -> None:
             table.add_column(col)
         for row in c.slice_rows:
             style = _STYLE.get(row.verdict, "")
-            verdict = row.verdict + (f": {'; '.join(row.reasons)}" if row.reasons else "")
-            if row.possible_regression and row.episodes_to_resolve and not row.reasons:
-                verdict += (f" (possible regression, not established; "
-                            f"~{row.episodes_to_resolve} per arm would resolve it)")
-            elif row.minimum_detectable_difference is not None and not row.reasons:
-                verdict += f" (could detect >= {100 * row.minimum_detectable_difference:.0f} pts)"
+            verdict = verdict_text(row)
             table.add_row(
                 row.name, f"{row.n_baseline}/{row.n_candidate}", fmt_rate(row.rate_baseline),
                 fmt_rate(row.rate_candidate), fmt_delta(row.delta),

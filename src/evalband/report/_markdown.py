@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalband.analysis import Comparison
+from evalband.analysis import Comparison, SliceComparison
 
-__all__ = ["comparison_markdown", "fmt_rate", "fmt_delta"]
+__all__ = ["comparison_markdown", "fmt_rate", "fmt_delta", "verdict_text"]
 
 
 def fmt_rate(rate: dict[str, Any] | None) -> str:
@@ -34,6 +34,19 @@ def fmt_delta(delta: dict[str, Any] | None) -> str:
     )
 
 
+def verdict_text(row: SliceComparison) -> str:
+    """A slice's verdict in words, with its reason or what its n could resolve."""
+    text = row.verdict
+    if row.reasons:
+        return f"{text}: {'; '.join(row.reasons)}"
+    if row.possible_regression and row.episodes_to_resolve:
+        return (f"{text} (possible regression, not established; ~{row.episodes_to_resolve} "
+                "episodes per arm would resolve it)")
+    if row.minimum_detectable_difference is not None and text != "improved":
+        return f"{text} (could detect >= {100 * row.minimum_detectable_difference:.0f} points)"
+    return text
+
+
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
@@ -51,14 +64,7 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
         lines.append("| slice | n | baseline | candidate | Δ points (95%) | p | Holm p | verdict |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for row in c.slice_rows:
-            verdict = row.verdict
-            if row.reasons:
-                verdict += " — " + "; ".join(row.reasons)
-            elif row.possible_regression and row.episodes_to_resolve:
-                verdict += (f" (possible regression, not established; ~{row.episodes_to_resolve}"
-                            " episodes per arm would resolve it)")
-            elif row.minimum_detectable_difference is not None and verdict != "improved":
-                verdict += f" (could detect ≥ {100 * row.minimum_detectable_difference:.0f} points)"
+            verdict = verdict_text(row)
             lines.append(
                 f"| {row.name} | {row.n_baseline}/{row.n_candidate} | "
                 f"{fmt_rate(row.rate_baseline)} | {fmt_rate(row.rate_candidate)} | "
