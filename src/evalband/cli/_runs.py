@@ -208,31 +208,35 @@ def import_cmd(
         console.print(f"note: episodes pair by {manifest.extra['pairing']}")
 
 
-def lab(
-    name: str = typer.Argument(
-        "reach1d", help="reach1d (seed 002's reaching lab) or hidden-regression (seed 003)."
-    ),
-    panel: str = typer.Option("reach1d", "--panel", help="reach1d: panel (preset) to run."),
-    episodes: int = typer.Option(200, "--episodes", min=1,
-                                 help="hidden-regression: episodes per slice."),
-    seed: int | None = typer.Option(None, "--seed", help="hidden-regression: panel seed."),
+lab_app = typer.Typer(
+    help="The seed documents' labs, run end to end through the real runner and store.",
+    no_args_is_help=True,
+)
+
+
+@lab_app.command("reach1d")
+def lab_reach1d(
+    panel: str = typer.Option("reach1d", "--panel", help="Panel (preset) to run."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Run a seed's lab end to end through the real runner and store, and print its verdict."""
-    if name == "reach1d":
-        from evalband.cli._lab import reach1d_lab
+    """Seed 002's reaching lab: both controllers, paired comparison (what `make run` runs)."""
+    from evalband.cli._lab import reach1d_lab
 
-        reach1d_lab(panel, store_path(store), as_json=as_json)
-        return
-    if name == "hidden-regression":
-        from evalband.cli._lab import hidden_regression_lab
+    reach1d_lab(panel, store_path(store), as_json=as_json)
 
-        hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
-        return
-    from evalband.errors import InvalidParameterError
 
-    raise InvalidParameterError(f"lab must be one of reach1d, hidden-regression; got {name!r}")
+@lab_app.command("hidden-regression")
+def lab_hidden_regression(
+    episodes: int = typer.Option(200, "--episodes", min=1, help="Episodes per slice."),
+    seed: int | None = typer.Option(None, "--seed", help="Panel seed (default 4)."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Seed 003's lab: an aggregate that holds while the hardest embodiment regresses."""
+    from evalband.cli._lab import hidden_regression_lab
+
+    hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
 
 
 def noise(
@@ -292,5 +296,5 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show)
     app.command("export")(export)
     app.command("import")(import_cmd)
-    app.command("lab")(lab)
+    app.add_typer(lab_app, name="lab")
     app.command("noise")(noise)
