@@ -20,11 +20,12 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from evalband.cli import _compare, _runs, _stats
+    from evalband.cli import _compare, _harness, _runs, _stats
 
     _stats.register(app)
     _runs.register(app)
     _compare.register(app)
+    app.add_typer(_harness.harness_app, name="harness")
 
 
 _register()
