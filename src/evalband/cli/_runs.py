@@ -296,5 +296,8 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show)
     app.command("export")(export)
     app.command("import")(import_cmd)
+    from evalband.cli._reach_bc import reach_bc_app
+
+    lab_app.add_typer(reach_bc_app, name="reach-bc")
     app.add_typer(lab_app, name="lab")
     app.command("noise")(noise)

@@ -77,7 +77,7 @@ def harness_panel(config: HarnessConfig) -> Panel:
     """
     from evalband.panel import load_panel
 
-    suites = {str(s): {} for s in range(config.n_seeds)}
+    suites: dict[str, dict[str, Any]] = {str(s): {} for s in range(config.n_seeds)}
     return load_panel(
         {
             "name": f"pusht-harness-s{config.seed}-{config.n_seeds}x{config.episodes_per_suite}",
@@ -102,6 +102,7 @@ def _train_policies(config: HarnessConfig, out: Path, log: Callable[[str], None]
     from evalband.policies.bc import save_checkpoint, train_bc
     from evalband.policies.pusht import collect_demos
 
+    out = out.resolve()  # workers and resumes find the checkpoints from any directory
     paths = {"strong": out / "strong.pt", "weak": out / "weak.pt"}
     if all(p.exists() for p in paths.values()):
         log(f"reusing checkpoints in {out}")

@@ -1,18 +1,23 @@
 """Built-in policies and the policy resolver.
 
 A policy is any callable ``obs -> action``. :func:`resolve_policy` turns a built-in name
-(:data:`BUILTIN_POLICIES`) or any ``module:attr`` import path into that callable.
+(:data:`BUILTIN_POLICIES`), a saved behavior-cloning checkpoint (``*.pt``, optional extra
+``evalband[bc]``) or any ``module:attr`` import path into that callable. torch is imported only
+when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)
-['reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
+['pusht:expert', 'reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
+from evalband._imports import is_import_path
 from evalband.errors import PolicyNotFoundError
 
 __all__ = ["BUILTIN_POLICIES", "PolicyNotFoundError", "resolve_policy"]
@@ -21,6 +26,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:baseline": "evalband.policies.reach1d:baseline",
     "reach1d:damped": "evalband.policies.reach1d:damped",
     "reach1d:expert": "evalband.policies.reach1d:expert",
+    "pusht:expert": "evalband.policies.pusht:expert",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 
@@ -33,22 +39,63 @@ def _not_found(name: str, why: str) -> PolicyNotFoundError:
     )
 
 
-def resolve_policy(name_or_path: str) -> Callable[..., Any]:
-    """Return the policy callable named by a built-in name or a ``module:attr`` path.
+CHECKPOINT_SUFFIX = ".pt"
+"""File names ending in this are behavior-cloning checkpoints (see ``evalband.policies.bc``)."""
 
-    Built-in names (:data:`BUILTIN_POLICIES`) take precedence; otherwise the string must be
-    ``module:attr`` where ``module`` is importable and ``attr`` (dotted for nested
-    attributes, e.g. ``mod:Class.method``) is callable.
+
+def _load_checkpoint_policy(name: str) -> Callable[..., Any]:
+    """A ``*.pt`` checkpoint as a ``TorchPolicy`` (imports torch, the ``bc`` extra)."""
+    if not os.path.isfile(name):
+        raise _not_found(name, f"checkpoint file {os.path.abspath(name)!r} does not exist")
+    try:
+        from evalband.policies.bc import load_policy
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise PolicyNotFoundError(
+            f"policy {name!r} is a torch checkpoint but torch is not installed; "
+            "install the extra: pip install 'evalband[bc]'"
+        ) from None
+    return load_policy(name)
+
+
+def _wrap_torch_module(obj: Any) -> Any:
+    """Wrap a ``torch.nn.Module`` instance in ``TorchPolicy``; anything else is returned as is.
+
+    torch is only looked up in ``sys.modules``: a torch module exists only if torch is imported.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        from evalband.policies._torch import TorchPolicy
+
+        return TorchPolicy(obj)
+    return obj
+
+
+def resolve_policy(name_or_path: str) -> Callable[..., Any]:
+    """Return the policy callable named by a built-in name, a checkpoint or a ``module:attr``.
+
+    Built-in names (:data:`BUILTIN_POLICIES`) take precedence. A name ending in ``.pt`` is a
+    checkpoint file written by ``evalband.policies.bc.save_checkpoint``, resolved relative to
+    the current directory; it is loaded as a ``TorchPolicy`` whose ``checkpoint_hash`` the
+    runner records. Otherwise the string must be ``module:attr`` where ``module`` is
+    importable and ``attr`` (dotted for nested attributes, e.g. ``mod:Class.method``) is
+    callable; a ``torch.nn.Module`` instance is wrapped in a ``TorchPolicy`` (numpy in,
+    numpy out).
 
     Args:
-        name_or_path: e.g. ``"reach1d:damped"`` or ``"my_pkg.policies:MyPolicy"``.
+        name_or_path: e.g. ``"reach1d:damped"``, ``"runs/bc_strong.pt"`` or
+            ``"my_pkg.policies:MyPolicy"``.
 
     Returns:
         The callable.
 
     Raises:
-        PolicyNotFoundError: the name is neither built-in nor an importable callable; the
-            message lists the built-in names.
+        PolicyNotFoundError: the name is neither built-in, nor an existing checkpoint, nor an
+            importable callable; the message lists the built-in names. A checkpoint when
+            torch is not installed.
+        evalband.policies.bc.CheckpointError: a ``.pt`` file that is not an evalband
+            checkpoint.
 
     >>> resolve_policy("reach1d:damped")([-0.5, 0.1]).tolist()
     [0.82]
@@ -58,6 +105,10 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
     if not isinstance(name_or_path, str) or not name_or_path.strip():
         raise _not_found(str(name_or_path), "expected a non-empty string")
     name = name_or_path.strip()
+    if name not in BUILTIN_POLICIES and name.endswith(CHECKPOINT_SUFFIX):
+        # "pkg.mod:model.pt" may be an attribute path; a file of that name wins.
+        if os.path.isfile(name) or not is_import_path(name):
+            return _load_checkpoint_policy(name)
     path = BUILTIN_POLICIES.get(name, name)
     module_name, sep, attr_path = path.partition(":")
     if not sep or not module_name or not attr_path:
@@ -78,4 +129,4 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
             raise _not_found(name, why) from None
     if not callable(obj):
         raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable")
-    return obj  # type: ignore[no-any-return]
+    return _wrap_torch_module(obj)  # type: ignore[no-any-return]

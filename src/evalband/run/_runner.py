@@ -47,6 +47,25 @@ def _env_dt(panel: Panel) -> float | None:
     return float(dt) if dt is not None else None
 
 
+def _policy_hash(policy_fn: object) -> str | None:
+    """The hash a run manifest records for a policy.
+
+    A checkpoint's content hash (the policy's ``checkpoint_hash`` attribute, set by
+    ``evalband.policies.bc.load_policy``) when it has one, else the sha256 of its source.
+
+    >>> class Loaded:
+    ...     checkpoint_hash = "ab" * 32
+    >>> _policy_hash(Loaded()) == "ab" * 32, len(_policy_hash(default_run_id) or "")
+    (True, 64)
+    """
+    from evalband._imports import source_hash
+
+    digest = getattr(policy_fn, "checkpoint_hash", None)
+    if isinstance(digest, str) and digest:
+        return digest
+    return source_hash(policy_fn)
+
+
 def run_panel(
     panel: Panel,
     policy: str,
@@ -68,7 +87,9 @@ def run_panel(
 
     Args:
         panel: the panel.
-        policy: a built-in policy name or ``module:attr`` import path.
+        policy: a built-in policy name, a ``*.pt`` checkpoint path (its sha256 is the
+            manifest's ``policy_hash``; resuming with changed weights is refused) or a
+            ``module:attr`` import path.
         store: an open :class:`~evalband.store.RunStore`.
         run_id: resume or name the run; a fresh id is made when omitted.
         backend: ``serial`` or ``process``.
@@ -82,7 +103,7 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
-    resolve_task_policy(policy)  # fail fast, in the driver, with the list of known policies
+    resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
     backend_impl = get_backend(backend, workers)
     specs = panel.episode_specs()
     run_id = run_id or default_run_id(panel, policy)
@@ -99,11 +120,16 @@ def run_panel(
                 f"run {run_id} was recorded with policy {existing.policy!r}, not {policy!r}; "
                 "use a new --run-id"
             )
+        current = getattr(resolved, "checkpoint_hash", None)
+        if current and existing.policy_hash and current != existing.policy_hash:
+            raise StoreError(
+                f"run {run_id} was recorded with checkpoint sha256 {existing.policy_hash[:12]}, "
+                f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
+                "use a new --run-id"
+            )
         store.update_run(run_id, status="running", finished_at=None)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
     else:
-        from evalband._imports import source_hash
-        from evalband.policies import resolve_policy
         from evalband.store import new_manifest
 
         store.create_run(
@@ -113,7 +139,7 @@ def run_panel(
                 run_id,
                 backend=backend,
                 workers=backend_impl.workers,
-                policy_hash=source_hash(resolve_policy(policy)),
+                policy_hash=_policy_hash(resolved),
                 command=command,
                 errors_as_failures=errors_as_failures,
                 n_planned=len(specs),
