@@ -21,7 +21,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-BENCHMARKS = ("bench_bootstrap", "bench_reach")
+BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht")
 
 
 def machine() -> dict[str, Any]:

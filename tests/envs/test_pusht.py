@@ -25,7 +25,7 @@ from evalband.envs._pusht_model import (  # noqa: E402
     PUSHER_START_HALF,
     WORKSPACE,
 )
-from evalband.envs.pusht import ENV_ID, PushTEnv  # noqa: E402
+from evalband.envs.pusht import ENV_ID, TRACE_KEYS, PushTEnv, record_traces  # noqa: E402
 from evalband.episode import Outcome  # noqa: E402
 from evalband.errors import InvalidInputError, InvalidParameterError  # noqa: E402
 from evalband.panel import load_panel  # noqa: E402
@@ -203,6 +203,12 @@ def test_trace_is_recorded() -> None:
     assert [trace[k][-1] for k in ("pusher_x", "pusher_y", "tee_x", "tee_y")] == obs[:4].tolist()
     assert math.cos(trace["tee_yaw"][-1]) == pytest.approx(obs[4])
     assert "trace" not in rollout(PushTEnv(), 9, expert)[2]
+    # record_traces: a few rollouts for plots, the same episodes as above.
+    traces = record_traces(expert, [9, 10], start="held_out")
+    assert [t["seed"] for t in traces] == [9, 10] and traces[0]["start"] == "held_out"
+    again = rollout(PushTEnv(record_trace=True), 10, expert, "held_out")[2]
+    assert {k: traces[1][k] for k in TRACE_KEYS} == again["trace"]
+    assert traces[1]["outcome"] == again["outcome"] and traces[1]["steps"] == again["steps"]
 
 
 # --------------------------------------------------------------------------- the expert

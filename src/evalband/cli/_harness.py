@@ -61,7 +61,7 @@ def _print(result: dict[str, Any]) -> None:
 
 @harness_app.command("pusht")
 def pusht(
-    num_demos: int = typer.Option(200, "--num-demos", min=1),
+    num_demos: int = typer.Option(1000, "--num-demos", min=1),
     n_seeds: int = typer.Option(10, "--n-seeds", min=1, help="Suites per start."),
     eval_episodes: int = typer.Option(20, "--eval-episodes", min=1, help="Episodes per suite."),
     seed: int = typer.Option(0, "--seed", min=0),

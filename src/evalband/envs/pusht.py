@@ -24,6 +24,7 @@ distribution and success rule live in :mod:`evalband.envs._pusht_model` (no MuJo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -49,11 +50,21 @@ from evalband.envs._pusht_model import (
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
 from evalband.stats._validate import check_choice
 
-__all__ = ["ENV_ID", "OPTION_KEYS", "OBS_DIM", "ACT_DIM", "OBS_NAMES", "PushTEnv"]
+__all__ = [
+    "ENV_ID",
+    "OPTION_KEYS",
+    "TRACE_KEYS",
+    "OBS_DIM",
+    "ACT_DIM",
+    "OBS_NAMES",
+    "PushTEnv",
+    "record_traces",
+]
 
 OPTION_KEYS = ("start",)
 """Keys ``reset(options=...)`` accepts."""
 TRACE_KEYS = ("t", "pusher_x", "pusher_y", "tee_x", "tee_y", "tee_yaw")
+"""Keys of a trace: sim time (s), pusher position (m), block pose (m, m, rad)."""
 
 Obs = NDArray[np.float64]
 _TARGET_OBS = (TARGET[0], TARGET[1], math.cos(TARGET[2]), math.sin(TARGET[2]))
@@ -266,3 +277,38 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         trace["tee_x"].append(float(q[0]))
         trace["tee_y"].append(float(q[1]))
         trace["tee_yaw"].append(float(q[2]))
+
+
+def record_traces(
+    policy: Callable[[Obs], Any],
+    seeds: Sequence[int],
+    *,
+    start: str = "train",
+    **env_kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Play one episode per seed with ``record_trace`` on and return the traces for plots.
+
+    Each trace is a dict with ``seed``, ``start``, ``outcome``, ``steps`` and the lists of
+    :data:`TRACE_KEYS` (pusher and block poses from the reset state to the last step).
+
+    Args:
+        policy: a callable ``obs -> action``.
+        seeds: reset seeds, one episode each.
+        start: ``"train"`` or ``"held_out"``.
+        **env_kwargs: :class:`PushTEnv` arguments (``max_steps``, ``pos_tol``, ...).
+
+    >>> hold = lambda obs: obs[:2]
+    >>> [t["outcome"] for t in record_traces(hold, [0, 1], max_steps=2)]
+    ['timeout', 'timeout']
+    """
+    env = PushTEnv(**{**env_kwargs, "record_trace": True})
+    traces = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=int(seed), options={"start": start})
+        while True:
+            obs, _, terminated, truncated, info = env.step(policy(obs))
+            if terminated or truncated:
+                break
+        traces.append({"seed": int(seed), "start": start, "outcome": info["outcome"],
+                       "steps": info["steps"], **info["trace"]})
+    return traces

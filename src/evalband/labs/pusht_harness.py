@@ -37,7 +37,7 @@ __all__ = ["HarnessConfig", "harness_panel", "run_harness", "movements"]
 class HarnessConfig:
     """Sizes of one harness run (the defaults are the seed's)."""
 
-    num_demos: int = 200
+    num_demos: int = 1000
     weak_fraction: float = 0.1
     n_seeds: int = 10
     eval_episodes: int = 20

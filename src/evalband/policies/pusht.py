@@ -10,7 +10,12 @@ How it pushes. The block's twist under a contact force follows its viscous dampi
 (quasi-static): a force ``f`` at point ``p`` of the block frame gives velocity ``f / b_t``
 and spin ``(p x f) / b_r`` (:data:`~evalband.envs._pusht_model.TEE_DAMPING`,
 :data:`~evalband.envs._pusht_model.TEE_YAW_DAMPING`); with a sticking contact the pusher
-moves with the contact point. For contact points along the T's outline and force directions
+moves with the contact point. This is the ellipsoidal limit-surface model of quasi-static
+pushing (Lee, S. H. & Cutkosky, M. R. (1991), "Fixture planning with friction", *J. Eng.
+Ind.* 113:320-327; Lynch, K. M., Maekawa, H. & Tanie, K. (1992), "Manipulation and active
+sensing by pushing using tactile feedback", IROS: twist ``proportional to H w``, ``H =
+diag(1, 1, 1/c^2)``), here exact with ``c^2 = b_r / b_t`` because the block's "friction" is
+its joint damping. For contact points along the T's outline and force directions
 inside the friction cone, the expert precomputes the block twist per metre of pusher travel,
 and at each step picks the push whose twist best reduces the pose error (cosine in the metric
 ``|dx|^2 + (L dyaw)^2``), minus a penalty on how far the pusher must travel to reach it (which
