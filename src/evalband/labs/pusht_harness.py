@@ -84,7 +84,7 @@ def harness_panel(config: HarnessConfig) -> Panel:
             "description": "PushT harness (seed 000): strong vs weak BC, train vs held-out starts.",
             "env": "evalband/PushT-v0",
             "episodes": config.episodes_per_suite,
-            "seed": 1000 + config.seed,  # evaluation seeds never overlap demo seeds (seed + i)
+            "seed": 1000 + config.seed,
             "budget": {"steps": _budget_steps()},
             "factors": {"start": ["train", "held_out"], "suite": suites},
         }
@@ -131,6 +131,13 @@ def run_harness(
     from evalband.run import run_panel
 
     panel = harness_panel(config)
+    demo_seeds = range(config.seed, config.seed + config.num_demos)
+    reused = sorted({s.condition_seed for s in panel.episode_specs()} & set(demo_seeds))
+    if reused:  # evaluation starts must never be training starts
+        raise InvalidParameterError(
+            f"evaluation condition seeds {reused[:3]} are also demonstration seeds; "
+            "choose another --seed"
+        )
     checkpoints = _train_policies(config, out, log)
     runs: dict[str, str] = {}
     records: dict[str, list[EpisodeRecord]] = {}
