@@ -623,3 +623,14 @@ def test_sigkill_mid_run_leaves_exactly_the_committed_episodes(tmp_path: Path) -
         # The store stays writable: a resume continues where the run stopped.
         s.add_episode(rec(n, cell="c", outcome="failure"))
         assert s.count_episodes("r1") == n + 1
+
+
+def test_reproducible_writes_relax_then_restore_sync(tmp_path) -> None:
+    from evalband.store import open_store
+
+    with open_store(tmp_path / "s.sqlite") as store:
+        level = lambda: store.conn.execute("PRAGMA synchronous").fetchone()[0]  # noqa: E731
+        assert level() == 2  # FULL
+        with store.reproducible_writes():
+            assert level() == 1  # NORMAL
+        assert level() == 2

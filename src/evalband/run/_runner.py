@@ -160,10 +160,11 @@ def run_panel(
     )
     status = "interrupted"
     try:
-        for record in backend_impl.run(task, todo):
-            store.add_episode(record)
-            if on_episode is not None:
-                on_episode(record)
+        with store.reproducible_writes():  # condition-seeded episodes re-play exactly
+            for record in backend_impl.run(task, todo):
+                store.add_episode(record)
+                if on_episode is not None:
+                    on_episode(record)
         status = "finished"
     finally:
         store.update_run(
