@@ -4,8 +4,8 @@ Each episode is one ``INSERT`` committed on its own with ``synchronous=FULL``, s
 is on disk when :meth:`RunStore.add_episode` returns (the runner's re-playable simulated
 episodes commit with ``synchronous=NORMAL``, see :meth:`RunStore.reproducible_writes`): a
 driver killed mid-run leaves a readable store holding exactly the committed episodes, and a
-resume skips them (:meth:`RunStore.done_keys`). WAL mode lets readers (a viewer, a report) read while the
-runner writes.
+resume skips them (:meth:`RunStore.done_keys`). WAL mode lets readers (a viewer, a report)
+read while the runner writes.
 """
 
 from __future__ import annotations
