@@ -86,7 +86,7 @@ def pusht(
                            seed=seed, epochs=epochs, workers=workers,
                            too_few=break_ == "too_few")
     folder = out or store_path(store).parent / (
-        f"pusht-harness-s{seed}-d{num_demos}-e{epochs}"
+        f"pusht-harness-s{seed}-d{num_demos}-e{epochs}-w{config.weak_demos}"
     )
 
     def log(message: str) -> None:

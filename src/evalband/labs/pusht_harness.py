@@ -1,7 +1,7 @@
 """The PushT harness (seed ``000_b66faff61603906b``): two BC policies, seeded suites.
 
 Collect scripted-expert demonstrations on training starts, train a strong behavior-cloning
-policy on all of them and a weak one on a tenth, evaluate both through the real runner and
+policy on all of them and a weak one on half of them, evaluate both through the real runner and
 store on one panel (factors ``start: train | held_out`` and ``suite: 0..S-1``, ``E`` episodes
 per suite), then read the outcomes the way the seed's chapter does:
 
@@ -38,7 +38,7 @@ class HarnessConfig:
     """Sizes of one harness run (the defaults are the seed's)."""
 
     num_demos: int = 1000
-    weak_fraction: float = 0.1
+    weak_fraction: float = 0.5
     n_seeds: int = 10
     eval_episodes: int = 20
     seed: int = 0
@@ -142,7 +142,8 @@ def run_harness(
     runs: dict[str, str] = {}
     records: dict[str, list[EpisodeRecord]] = {}
     for name, path in checkpoints.items():
-        run_id = f"{panel.name}-{name}"
+        demos = config.num_demos if name == "strong" else config.weak_demos
+        run_id = f"{panel.name}-{name}-d{demos}-e{config.epochs}"
         log(f"evaluating {name} on {len(panel.episode_specs())} episodes ({run_id})")
         run_panel(panel, path, store, run_id=run_id, backend="process" if config.workers > 1
                   else "serial", workers=config.workers, on_episode=on_episode)
