@@ -15,7 +15,9 @@ def test_quick_harness_prints_four_movements_and_compares(capsys, tmp_path: Path
             "--out", str(tmp_path / "ckpt")]
     assert main([*args, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) >= {"swing", "two_roads", "single_vs_pooled", "held_out", "runs"}
+    assert set(result) >= {"swing", "two_roads", "single_vs_pooled", "held_out", "runs", "traces"}
+    traces = json.loads(Path(result["traces"]).read_text())
+    assert len(traces) == 12 and {"pusher_x", "tee_yaw"} <= set(traces[0])
     swing = result["swing"]
     assert len(swing["suites"]) == 2 and swing["min"] <= swing["max"]
     pooled = swing["pooled"]

@@ -150,11 +150,34 @@ def run_harness(
         runs[name] = run_id
         records[name] = store.episode_records(run_id)
     result = movements(records["strong"], records["weak"], config)
+    result["traces"] = str(_record_traces(panel, checkpoints, out.resolve()))
     result["runs"] = runs
     result["checkpoints"] = checkpoints
     result["config"] = asdict(config)
     result["panel"] = {"name": panel.name, "fingerprint": panel.fingerprint}
     return result
+
+
+def _record_traces(
+    panel: Panel, checkpoints: dict[str, str], out: Path, per_start: int = 3
+) -> Path:
+    """Pusher and block paths of a few evaluation episodes per policy and start, for plots."""
+    import json
+
+    from evalband.envs.pusht import record_traces
+    from evalband.policies import resolve_policy
+
+    traces = []
+    for name, path in checkpoints.items():
+        policy = resolve_policy(path)
+        for start in ("train", "held_out"):
+            seeds = [s.condition_seed for s in panel.episode_specs()
+                     if s.slices["start"] == start][:per_start]
+            for trace in record_traces(policy, seeds, start=start):
+                traces.append({"policy": name, **trace})
+    target = out / "traces.json"
+    target.write_text(json.dumps(traces))
+    return target
 
 
 def _rate(records: list[EpisodeRecord]) -> dict[str, Any]:
