@@ -90,3 +90,22 @@ def test_unknown_policy_lists_available(store) -> None:
         run_panel(coin_panel(), "reach1d:nope", store)
     assert "reach1d:baseline" in str(info.value)
     assert store.list_runs() == []  # nothing half-written
+
+
+def test_latency_quantiles_match_numpy_percentile() -> None:
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from evalband.run._execute import _latency_fields
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=80))
+    def check(latencies: list[float]) -> None:
+        got = _latency_fields(latencies)
+        ms = np.asarray(latencies) * 1000.0
+        assert got["latency_ms_p50"] == pytest.approx(np.percentile(ms, 50), abs=1e-9)
+        assert got["latency_ms_p95"] == pytest.approx(np.percentile(ms, 95), abs=1e-9)
+        assert got["latency_ms_max"] == pytest.approx(ms.max())
+
+    check()

@@ -67,4 +67,11 @@ def make_env(env: str, kwargs: dict[str, Any]) -> Any:
     _register_builtins()
     import gymnasium
 
-    return gymnasium.make(env, disable_env_checker=True, **kwargs)
+    made = gymnasium.make(env, disable_env_checker=True, **kwargs)
+    # The runner enforces reset-before-step and the budget itself: peel off the bookkeeping
+    # wrappers that only cost time per step, keep any wrapper that changes behaviour.
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+
+    while isinstance(made, OrderEnforcing | PassiveEnvChecker):
+        made = made.env
+    return made

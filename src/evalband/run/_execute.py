@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-
 from evalband.envs._resolve import accepts_kwarg, env_class, make_env
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import EpisodeSpec
@@ -78,12 +76,27 @@ def _latency_fields(latencies_s: Sequence[float]) -> dict[str, Any]:
     """Median, 95th percentile and max of per-call policy latency, in milliseconds."""
     if not latencies_s:
         return {"latency_ms_p50": None, "latency_ms_p95": None, "latency_ms_max": None}
-    ms = np.asarray(latencies_s) * 1000.0
+    ms = sorted(1000.0 * t for t in latencies_s)
     return {
-        "latency_ms_p50": float(np.percentile(ms, 50)),
-        "latency_ms_p95": float(np.percentile(ms, 95)),
-        "latency_ms_max": float(ms.max()),
+        "latency_ms_p50": _quantile(ms, 0.50),
+        "latency_ms_p95": _quantile(ms, 0.95),
+        "latency_ms_max": ms[-1],
     }
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """``numpy.percentile``'s default (linear) quantile of sorted values.
+
+    Written out because numpy's per-call overhead (~0.2 ms) dominated the runner's own
+    cost per episode.
+
+    >>> _quantile([1.0, 2.0, 3.0, 10.0], 0.5), round(_quantile([1.0, 2.0, 3.0, 10.0], 0.95), 6)
+    (2.5, 8.95)
+    """
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _outcome_from_terminal(info: dict[str, Any]) -> Outcome:

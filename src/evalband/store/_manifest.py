@@ -8,6 +8,7 @@ panel, policy, code version and environment produced a set of episodes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import platform
 import socket
 import subprocess
@@ -214,7 +215,19 @@ def _example() -> RunManifest:
 
 
 def environment_versions() -> dict[str, str]:
+    """Versions of evalband, Python and the dependencies that can change results (cached).
+
+    >>> environment_versions()["evalband"] == environment_versions()["evalband"]
+    True
+    """
+    return dict(_environment_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _environment_versions() -> dict[str, str]:
     """Versions of evalband, Python and the dependencies that can change results.
+
+    Read once per process (installed versions do not change under a running process).
 
     Distributions that are not installed are skipped.
 
