@@ -1,9 +1,25 @@
-"""Run policies on panels: the runner, its backends, and the Recorder for your own loops."""
+"""Run policies on panels: the runner, its backends, and the Recorder for your own loops.
 
-from evalband.run._backends import BACKENDS, Backend, ProcessBackend, SerialBackend, get_backend
-from evalband.run._execute import RunTask, execute_chunk
-from evalband.run._recorder import Recorder
-from evalband.run._runner import default_run_id, run_panel
+Names load on first use, so a worker process that imports ``evalband.run._execute`` to play
+episodes does not import the runner's analysis (and ``scipy.stats``) with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalband.run._backends import (
+        BACKENDS,
+        Backend,
+        ProcessBackend,
+        SerialBackend,
+        get_backend,
+    )
+    from evalband.run._execute import RunTask, execute_chunk
+    from evalband.run._recorder import Recorder
+    from evalband.run._runner import default_run_id, run_panel
 
 __all__ = [
     "BACKENDS",
@@ -17,3 +33,26 @@ __all__ = [
     "default_run_id",
     "run_panel",
 ]
+
+_LAZY = {
+    "BACKENDS": "evalband.run._backends",
+    "Backend": "evalband.run._backends",
+    "ProcessBackend": "evalband.run._backends",
+    "SerialBackend": "evalband.run._backends",
+    "get_backend": "evalband.run._backends",
+    "RunTask": "evalband.run._execute",
+    "execute_chunk": "evalband.run._execute",
+    "Recorder": "evalband.run._recorder",
+    "default_run_id": "evalband.run._runner",
+    "run_panel": "evalband.run._runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public names lazily."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalband.run' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -2,35 +2,45 @@
 
 Pure functions (numpy/scipy only): no I/O, no knowledge of runs. Each formula
 cites its source in its docstring and is tested against an independent oracle.
+
+Submodules load on first use (``evalband.stats.interval`` imports ``_intervals`` then), so a
+process that only needs input validation, such as a runner worker, never pays for
+``scipy.stats``.
 """
 
-from evalband.stats._bootstrap import (
-    bootstrap_interval,
-    cluster_bootstrap_interval,
-    stratified_bootstrap_interval,
-)
-from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
-from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
-from evalband.stats._intervals import INTERVAL_METHODS, interval, interval_bounds
-from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm
-from evalband.stats._power import (
-    PriceRow,
-    discordant_from_correlation,
-    minimum_detectable_difference,
-    power,
-    price_list,
-    sample_size,
-)
-from evalband.stats._tests import (
-    MCNEMAR_METHODS,
-    boschloo_test,
-    cmh_test,
-    cochran_q,
-    fisher_exact_test,
-    mcnemar,
-)
-from evalband.stats._types import Difference, Interval, TestResult
-from evalband.stats._validate import z_value
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalband.stats._bootstrap import (
+        bootstrap_interval,
+        cluster_bootstrap_interval,
+        stratified_bootstrap_interval,
+    )
+    from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
+    from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
+    from evalband.stats._intervals import INTERVAL_METHODS, interval, interval_bounds
+    from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm
+    from evalband.stats._power import (
+        PriceRow,
+        discordant_from_correlation,
+        minimum_detectable_difference,
+        power,
+        price_list,
+        sample_size,
+    )
+    from evalband.stats._tests import (
+        MCNEMAR_METHODS,
+        boschloo_test,
+        cmh_test,
+        cochran_q,
+        fisher_exact_test,
+        mcnemar,
+    )
+    from evalband.stats._types import Difference, Interval, TestResult
+    from evalband.stats._validate import z_value
 
 __all__ = [
     "interval",
@@ -65,3 +75,47 @@ __all__ = [
     "cochran_q",
     "cmh_test",
 ]
+
+_LAZY = {
+    "CoverageGrid": "evalband.stats._coverage",
+    "Difference": "evalband.stats._types",
+    "INTERVAL_METHODS": "evalband.stats._intervals",
+    "Interval": "evalband.stats._types",
+    "MCNEMAR_METHODS": "evalband.stats._tests",
+    "PAIRED_METHODS": "evalband.stats._difference",
+    "PriceRow": "evalband.stats._power",
+    "TestResult": "evalband.stats._types",
+    "benjamini_hochberg": "evalband.stats._multiplicity",
+    "bonferroni": "evalband.stats._multiplicity",
+    "bootstrap_interval": "evalband.stats._bootstrap",
+    "boschloo_test": "evalband.stats._tests",
+    "cluster_bootstrap_interval": "evalband.stats._bootstrap",
+    "cmh_test": "evalband.stats._tests",
+    "cochran_q": "evalband.stats._tests",
+    "coverage": "evalband.stats._coverage",
+    "coverage_grid": "evalband.stats._coverage",
+    "diff_paired": "evalband.stats._difference",
+    "diff_unpaired": "evalband.stats._difference",
+    "discordant_from_correlation": "evalband.stats._power",
+    "fisher_exact_test": "evalband.stats._tests",
+    "holm": "evalband.stats._multiplicity",
+    "interval": "evalband.stats._intervals",
+    "interval_bounds": "evalband.stats._intervals",
+    "mcnemar": "evalband.stats._tests",
+    "minimum_detectable_difference": "evalband.stats._power",
+    "power": "evalband.stats._power",
+    "price_list": "evalband.stats._power",
+    "sample_size": "evalband.stats._power",
+    "stratified_bootstrap_interval": "evalband.stats._bootstrap",
+    "z_value": "evalband.stats._validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public names lazily."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalband.stats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
