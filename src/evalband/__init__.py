@@ -9,9 +9,9 @@ Seeded evaluation panels, every episode stored, verdicts with intervals.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from evalband._imports import lazy_attributes
 from evalband.errors import EvalbandError
 
 __version__ = "0.1.0"
@@ -54,10 +54,4 @@ if TYPE_CHECKING:
     from evalband.run import Recorder, run_panel
     from evalband.store import open_store
 
-
-def __getattr__(name: str) -> Any:
-    """Import the public API lazily, so ``import evalband`` stays fast."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalband' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["resolve_import_path", "is_import_path", "source_hash"]
+__all__ = ["resolve_import_path", "is_import_path", "source_hash", "lazy_attributes"]
 
 
 def is_import_path(text: str) -> bool:
@@ -49,3 +51,24 @@ def source_hash(obj: Any) -> str | None:
     except (OSError, TypeError):
         return None
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def lazy_attributes(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that imports ``names[attr]`` on first use.
+
+    The value is cached in the package's namespace, so later lookups are plain attribute reads.
+
+    >>> getattr_ = lazy_attributes("math", {"pi": "math"})
+    >>> round(getattr_("pi"), 2)
+    3.14
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

@@ -6,8 +6,9 @@ episodes does not import the runner's analysis (and ``scipy.stats``) with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalband._imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.run._backends import (
@@ -47,12 +48,4 @@ _LAZY = {
     "run_panel": "evalband.run._runner",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Import the public names lazily."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalband.run' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)

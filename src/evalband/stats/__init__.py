@@ -10,8 +10,9 @@ process that only needs input validation, such as a runner worker, never pays fo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalband._imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.stats._bootstrap import (
@@ -110,12 +111,4 @@ _LAZY = {
     "z_value": "evalband.stats._validate",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Import the public names lazily."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalband.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
