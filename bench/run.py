@@ -21,7 +21,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht")
+BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "bench_scaling",
+              "bench_batched", "bench_report")
 
 
 def machine() -> dict[str, Any]:

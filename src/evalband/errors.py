@@ -17,8 +17,11 @@ __all__ = [
     "PolicyNotFoundError",
     "StoreError",
     "RunNotFoundError",
+    "SessionNotFoundError",
+    "PreregistrationError",
     "BundleError",
     "ImportFormatError",
+    "BackendError",
 ]
 
 
@@ -58,8 +61,20 @@ class RunNotFoundError(StoreError):
     """A run id that is not in the store."""
 
 
+class SessionNotFoundError(StoreError):
+    """A hardware-session id that is not in the store."""
+
+
+class PreregistrationError(StoreError):
+    """A pre-registration that is unknown, ambiguous, changed, or re-locked with new content."""
+
+
 class BundleError(StoreError):
     """An artifact bundle that is incomplete or whose hashes do not match its manifest."""
+
+
+class BackendError(EvalbandError):
+    """A backend that cannot start (missing extra, no cluster) or a chunk that failed every try."""
 
 
 class ImportFormatError(InvalidInputError):

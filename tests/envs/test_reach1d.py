@@ -35,6 +35,8 @@ from evalband.envs import (
     lcg_jump,
     rollout_batch,
 )
+from evalband.envs._lcg import lcg_states, lcg_uniforms
+from evalband.envs._reach1d_core import judge, settle, unit_errors
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
 from evalband.policies.reach1d import baseline, damped
 
@@ -129,6 +131,50 @@ def test_lcg_jump_matches_iteration_and_composes(state, a, b):
 def test_lcg_jump_large_stride_is_fast_and_consistent():
     # 10**12 steps composed two ways; O(log n) makes this instant.
     assert lcg_jump(7, 10**12) == lcg_jump(lcg_jump(7, 10**12 - 44), 44)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=5),
+    st.integers(0, 60),
+    st.integers(0, 50),
+)
+def test_vectorised_jump_ahead_equals_the_sequential_lcg(seeds, first, count):
+    # Brute-force oracle: step each stream one draw at a time with Python integers.
+    got = lcg_states(seeds, count, first=first)
+    assert got.dtype == np.uint32 and got.shape == (count, len(seeds))
+    for i, s in enumerate(seeds):
+        assert got[:, i].tolist() == [s, *naive_states(s, first + count)][first:][:count]
+    u = lcg_uniforms(seeds, count)
+    for i, s in enumerate(seeds):
+        assert u[i].tolist() == [state / 2**32 for state in naive_states(s, count)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=20))
+def test_unit_errors_equal_the_seed_expression(states):
+    # The seed's errors are 2 * draw() - 1 with draw() = state / 2**32.
+    got = unit_errors(np.asarray(states, dtype=np.uint32))
+    assert got.tolist() == [2 * (s / 2**32) - 1 for s in states]
+
+
+def test_in_place_advance_and_settle_equal_the_allocating_forms():
+    rng = np.random.default_rng(3)
+    x, v, u, g, d = (rng.uniform(-1.5, 1.5, 500) for _ in range(5))
+    ref_x, ref_v = advance(x, v, u, g, d, 0.2)
+    buffers = (np.empty(500), np.empty(500))
+    out_x, out_v = advance(x, v, u, g, d, 0.2, out=buffers)
+    assert out_x is buffers[0] and out_v is buffers[1]
+    assert out_x.tolist() == ref_x.tolist() and out_v.tolist() == ref_v.tolist()
+    # The seed's scalar arithmetic, one episode at a time.
+    for i in range(500):
+        new_v = v[i] + 0.2 * (g[i] * u[i] + d[i])
+        assert (ref_x[i], ref_v[i]) == (x[i] + 0.2 * (v[i] + new_v) / 2, new_v)
+    streak = rng.integers(0, 3, 500).astype(np.int8)
+    expected, _ = judge(x * 0.1, v * 0.2, streak.astype(np.int64), 1, 30)
+    abs_x, inside = np.empty(500), np.empty(500, dtype=bool)
+    settle(x * 0.1, v * 0.2, streak, abs_x, inside, np.empty(500))
+    assert streak.tolist() == expected.tolist() and abs_x.tolist() == np.abs(x * 0.1).tolist()
 
 
 def test_episode_condition_seed_is_the_stream_position():
@@ -455,6 +501,50 @@ def test_shared_conditions_equal_seed_input():
     assert batch_rows(a) == batch_rows(b)
     with pytest.raises(InvalidParameterError, match="fixed by the Reach1DConditions"):
         rollout_batch(damped, shared, dynamics="lab")
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-300, 0.02, 0.37, "mixed"])
+def test_lazy_errors_equal_precomputed_conditions_and_the_seed(noise):
+    # Seeds draw each step's error lazily (one rounded product NOISE/2**31 * (state - 2**31));
+    # precomputed conditions multiply NOISE by 2u - 1. Both must equal the seed program,
+    # also for a bound so small (1e-300) that the folded scale would lose bits.
+    seeds = episode_condition_seeds(5, 300)
+    eta = np.tile([0.0, 1e-300, 0.02, 0.37], 75) if noise == "mixed" else noise
+    for policy in (baseline, damped):
+        lazy = rollout_batch(policy, seeds, noise=eta)
+        shared = rollout_batch(policy, conditions(seeds), noise=eta)
+        assert batch_rows(lazy) == batch_rows(shared)
+        if noise != "mixed":
+            _, ref_base, ref_damp = seed_program(seed=5, N=300, NOISE=noise)
+            ref = ref_base if policy is baseline else ref_damp
+            assert list(zip(lazy.outcome.tolist(), lazy.sim_time_s.tolist(), strict=True)) == ref
+
+
+def test_observations_are_exact_for_every_step_and_noise_form():
+    # Every observation the policy sees equals x + NOISE * errors[k] of the env's own
+    # trajectory, for seeds (lazy draws) and for precomputed conditions alike.
+    seeds = episode_condition_seeds(11, 40)
+    for source in (seeds, conditions(seeds)):
+        seen = []
+
+        def recording(obs, seen=seen):
+            seen.append(np.array(obs))
+            return damped(obs)
+
+        rollout_batch(recording, source, noise=0.05, max_steps=3)
+        env = Reach1DEnv(noise=0.05, max_steps=3)
+        expected = []
+        for s in seeds:
+            obs, _ = env.reset(seed=int(s))
+            rows = [obs.tolist()]
+            for _ in range(2):
+                obs, *_ = env.step(damped(obs))
+                rows.append(obs.tolist())
+            expected.append(rows)
+        for k, batch in enumerate(seen):
+            assert sorted(map(tuple, batch.tolist())) == sorted(
+                tuple(rows[k]) for rows in expected if len(rows) > k
+            )
 
 
 def test_runner_batch_hook_matches_env_with_options():

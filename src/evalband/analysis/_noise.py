@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -26,7 +26,15 @@ from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.stats import Interval, interval
 from evalband.stats._validate import check_confidence
 
-__all__ = ["Suite", "Swing", "FlipPoint", "FlipRate", "NoiseFloor", "noise_floor"]
+__all__ = [
+    "Suite",
+    "Swing",
+    "FlipPoint",
+    "FlipRate",
+    "NoiseFloor",
+    "noise_floor",
+    "flip_rate_of_groups",
+]
 
 
 @dataclass(frozen=True)
@@ -210,20 +218,44 @@ def _swing(suites: Sequence[Suite], pooled: Interval, suite_size: int) -> Swing 
     )
 
 
-def _flip_rate(
-    rows: Sequence[EpisodeRecord], errors_as_failures: bool, confidence: float
+def flip_rate_of_groups(
+    groups: Iterable[Sequence[bool]],
+    *,
+    confidence: float = 0.95,
+    excluded_errors: int = 0,
 ) -> FlipRate | None:
-    groups: dict[tuple[str, int], list[bool]] = {}
-    excluded = 0
-    for record in rows:  # rows are in plan order, so groups are too
-        if record.outcome is Outcome.ERROR and not errors_as_failures:
-            excluded += 1
-            continue
-        groups.setdefault((record.cell, record.episode), []).append(record.success)
-    sizes = np.array([len(v) for v in groups.values() if len(v) >= 2], dtype=np.int64)
-    if sizes.size == 0:
+    r"""The flip rate of same-condition pairs, from the outcomes of each condition in order.
+
+    The one implementation of the flip rate: :func:`noise_floor` (conditions are
+    ``(cell, episode)`` of a run) and :func:`evalband.session.analyze_session` (conditions
+    are ``(policy, scene)`` of a hardware session) both call it. A condition with
+    :math:`r \ge 2` outcomes of which :math:`s` are successes gives :math:`r(r-1)/2` pairs,
+    :math:`s(r-s)` of them flipped (one success, one non-success); conditions with fewer
+    than two outcomes give no pair and are left out of ``groups`` and ``running``. The
+    rate is flips / pairs with a Wilson (1927) band (:func:`evalband.stats.interval`);
+    ``running`` recomputes it after each successive condition; ``independent_reference``
+    is :math:`2p(1-p)` with :math:`p` the success rate over the paired outcomes.
+
+    Args:
+        groups: the outcomes (True = success) of each condition, in the order ``running``
+            should follow.
+        confidence: two-sided level of the band, in (0, 1).
+        excluded_errors: how many outcomes the caller left out (reported as is).
+
+    Returns:
+        A :class:`FlipRate`, or ``None`` when no condition has two outcomes.
+
+    >>> flip = flip_rate_of_groups([[True, False], [True, True], [False]])
+    >>> flip.groups, flip.pairs, flip.flips, flip.rate.estimate
+    (2, 2, 1, 0.5)
+    >>> [point.rate for point in flip.running]
+    [1.0, 0.5]
+    """
+    kept = [list(g) for g in groups if len(g) >= 2]
+    if not kept:
         return None
-    wins = np.array([sum(v) for v in groups.values() if len(v) >= 2], dtype=np.int64)
+    sizes = np.array([len(g) for g in kept], dtype=np.int64)
+    wins = np.array([sum(bool(x) for x in g) for g in kept], dtype=np.int64)
     # r repeats with s successes: r(r-1)/2 pairs, of which s(r-s) pair a success with a miss.
     pairs = sizes * (sizes - 1) // 2
     flips = wins * (sizes - wins)
@@ -240,8 +272,21 @@ def _flip_rate(
         rate=interval(int(cum_flips[-1]), int(cum_pairs[-1]), confidence=confidence),
         running=running,
         independent_reference=2.0 * p * (1.0 - p),
-        excluded_errors=excluded,
+        excluded_errors=int(excluded_errors),
     )
+
+
+def _flip_rate(
+    rows: Sequence[EpisodeRecord], errors_as_failures: bool, confidence: float
+) -> FlipRate | None:
+    groups: dict[tuple[str, int], list[bool]] = {}
+    excluded = 0
+    for record in rows:  # rows are in plan order, so groups are too
+        if record.outcome is Outcome.ERROR and not errors_as_failures:
+            excluded += 1
+            continue
+        groups.setdefault((record.cell, record.episode), []).append(record.success)
+    return flip_rate_of_groups(groups.values(), confidence=confidence, excluded_errors=excluded)
 
 
 def noise_floor(

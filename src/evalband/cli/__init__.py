@@ -20,12 +20,25 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from evalband.cli import _compare, _harness, _runs, _stats
+    from evalband.cli import (
+        _compare,
+        _harness,
+        _report,
+        _runs,
+        _session,
+        _session_analysis,
+        _stats,
+        _view,
+    )
 
     _stats.register(app)
     _runs.register(app)
     _compare.register(app)
     app.add_typer(_harness.harness_app, name="harness")
+    _session.register(app)
+    _session_analysis.register_prereg(app)
+    _report.register(app)
+    _view.register(app)
 
 
 _register()

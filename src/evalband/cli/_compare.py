@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
@@ -16,50 +15,14 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "render_comparisons"]
 
-_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow",
-          "non-inferior": "cyan"}
-
 
 def render_comparisons(results: list[Comparison]) -> None:
-    """Print comparisons as rich tables: slices first, aggregate last, the verdict."""
-    from evalband.report._markdown import fmt_delta, fmt_rate, verdict_text
+    """Print comparisons: rich tables on a terminal, plain text otherwise (regressions red)."""
+    from evalband.report._terminal import comparison_renderables
 
     for c in results:
-        if c.panel_mismatch:
-            console.print("[bold red]PANEL MISMATCH[/]: these runs were made on different panels")
-        table = Table(title=f"{c.candidate} ({c.candidate_policy}) vs {c.baseline} "
-                      f"({c.baseline_policy}) - slices first")
-        for col in ("slice", "n", "baseline", "candidate", "delta points", "p", "Holm p",
-                    "verdict"):
-            table.add_column(col)
-        for row in c.slice_rows:
-            style = _STYLE.get(row.verdict, "")
-            verdict = verdict_text(row)
-            table.add_row(
-                row.name, f"{row.n_baseline}/{row.n_candidate}", fmt_rate(row.rate_baseline),
-                fmt_rate(row.rate_candidate), fmt_delta(row.delta),
-                "-" if row.p_value is None else f"{row.p_value:.3g}",
-                "-" if row.p_holm is None else f"{row.p_holm:.3g}",
-                f"[{style}]{verdict}[/]" if style else verdict,
-            )
-        console.print(table)
-        for row in c.slice_rows:
-            if row.pairing == "paired" and row.kind in ("all", "factor"):
-                p = row.pairs
-                console.print(f"{row.name}: both {p['both']}, baseline-only "
-                              f"{p['baseline_only']}, candidate-only {p['candidate_only']}, "
-                              f"neither {p['neither']}")
-        agg = c.aggregate
-        console.print(
-            f"aggregate (last): delta J = {100 * agg.delta:+.1f} points "
-            f"[{100 * agg.low:+.1f}, {100 * agg.high:+.1f}], {agg.method}"
-        )
-        if c.hidden_regressions:
-            console.print(f"[bold red]hidden regression[/]: {', '.join(c.hidden_regressions)} "
-                          "regressed while the aggregate does not show it")
-        for note in c.notes:
-            console.print(f"note: {note}")
-        console.print(f"verdict: {c.sentence}")
+        for item in comparison_renderables(c, plain=not sys.stdout.isatty()):
+            console.print(item)
 
 
 def compare(
@@ -70,6 +33,9 @@ def compare(
         False, "--allow-panel-mismatch", help="Compare runs of different panels anyway."
     ),
     md: Path | None = typer.Option(None, "--md", help="Also write a Markdown summary here."),
+    report: Path | None = typer.Option(
+        None, "--report", help="Also write the HTML report (plots, no network) here."
+    ),
     confidence: float = typer.Option(0.95, "--confidence", "-c"),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -93,8 +59,18 @@ def compare(
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
+    if all(r.source == "store" for r in (base, *cands)):  # listed by `evalband view`
+        options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
+        if allow_panel_mismatch:
+            options["allow_panel_mismatch"] = True
+        with open_store(store_path(store)) as st:
+            st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
     if md is not None:
         md.write_text(comparison_markdown(results))
+    if report is not None:
+        from evalband.cli._report import write_html_report
+
+        write_html_report([baseline, *candidates], store_path(store), report, quiet=as_json)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
         payload = results[0].as_dict() if len(results) == 1 else {

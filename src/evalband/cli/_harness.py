@@ -70,6 +70,9 @@ def pusht(
     break_: str | None = typer.Option(None, "--break", help="too_few: five episodes per suite."),
     quick: bool = typer.Option(False, "--quick", help="Tiny sizes, for tests and a first look."),
     out: Path | None = typer.Option(None, "--out", help="Checkpoint folder."),
+    report: Path | None = typer.Option(
+        None, "--report", help="Also write the HTML report (weak vs strong) here."
+    ),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -97,5 +100,11 @@ def pusht(
         result = run_harness(st, config, folder, log=log)
     if as_json:
         emit_json(result)
-        return
-    _print(result)
+    else:
+        _print(result)
+    if report is not None:
+        from evalband.cli._report import write_html_report
+
+        runs = result["runs"]
+        write_html_report([runs["weak"], runs["strong"]], store_path(store), report,
+                          quiet=as_json)

@@ -34,6 +34,7 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
                           f"{panel_name}", on_episode=progress.advance, on_start=progress.start)
             records[policy] = st.episode_records(run_id)
             results[policy] = {"run_id": run_id, "summary": summarize(records[policy]).as_dict()}
+        st.record_comparison([results[p]["run_id"] for p in LAB_POLICIES])  # for evalband view
     base, damped = (records[p] for p in LAB_POLICIES)
     pairs = paired_counts(base, damped)
     difference = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
@@ -99,6 +100,7 @@ def hidden_regression_lab(
             st, episodes=episodes, seed=DEFAULT_SEED if seed is None else seed
         )
         comparison = compare_runs(load_run(base_id, st), load_run(cand_id, st))
+        st.record_comparison([base_id, cand_id])  # listed by evalband view
     out = comparison.as_dict()
     if as_json:
         emit_json(out)

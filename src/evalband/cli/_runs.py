@@ -43,12 +43,27 @@ def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
 def run(
     panel: str = typer.Argument(..., help="Panel YAML path or built-in panel name."),
     policy: str = typer.Option(..., "--policy", "-p", help="Built-in name or module:attr."),
-    workers: int = typer.Option(1, "--workers", "-w", min=1),
-    backend: str = typer.Option("serial", "--backend", "-b", help="serial or process"),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", min=1,
+        help="Workers (default: 1 for process, every CPU of the cluster for ray).",
+    ),
+    backend: str = typer.Option("serial", "--backend", "-b", help="serial, process or ray"),
+    address: str | None = typer.Option(
+        None, "--address",
+        help="Ray cluster for --backend ray: auto, ray://HOST:PORT (default: a local one).",
+    ),
     store: Path | None = STORE_OPTION,
     run_id: str | None = typer.Option(None, "--run-id", help="Name (or resume) this run."),
     errors_as_failures: bool = typer.Option(
         False, "--errors-as-failures", help="Count error episodes as failures (recorded)."
+    ),
+    batch: int | None = typer.Option(
+        None, "--batch", min=1,
+        help="Play N episodes in lockstep, one policy call per step on their stacked "
+        "observations (same records; default: one at a time).",
+    ),
+    report: Path | None = typer.Option(
+        None, "--report", help="Also write the run's HTML report (plots, no network) here."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -70,16 +85,22 @@ def run(
             run_id=run_id,
             backend=backend,
             workers=workers,
+            address=address,
             errors_as_failures=errors_as_failures,
+            batch_size=batch,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,
         )
     if as_json:
         emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
-        return
-    for line in _summary_lines(rid, policy, summary):
-        console.print(line)
+    else:
+        for line in _summary_lines(rid, policy, summary):
+            console.print(line)
+    if report is not None:
+        from evalband.cli._report import write_html_report
+
+        write_html_report([rid], store_path(store), report, quiet=as_json)
 
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
@@ -110,13 +131,14 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
-    from evalband.analysis import summarize
+    from evalband._api import load_run
+    from evalband.report._data import slice_summaries
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
         manifest = st.require_run(run_id)
-        summary = summarize(st.episode_records(run_id),
-                            errors_as_failures=manifest.errors_as_failures)
+        slices = slice_summaries(load_run(run_id, st))
+    summary = slices[-1].summary  # the whole run
     if as_json:
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
         return
@@ -126,18 +148,10 @@ def show(
         f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "
         f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
     )
-    if len(summary.per_cell) > 1:
-        table = Table(title="per cell")
-        for col in ("cell", "n", "success", "rate", "Wilson 95%"):
-            table.add_column(col)
-        for cell, row in summary.per_cell.items():
-            rate = row["rate"]
-            table.add_row(
-                cell, str(row["n"]), str(row["counts"]["success"]),
-                pct(rate["estimate"]) if rate else "-",
-                f"[{pct(rate['low'])}, {pct(rate['high'])}]" if rate else "-",
-            )
-        console.print(table)
+    if len(slices) > 1:
+        from evalband.report._terminal import slice_summary_table
+
+        console.print(slice_summary_table(slices, plain=not sys.stdout.isatty()))
 
 
 def export(

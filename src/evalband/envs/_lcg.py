@@ -31,6 +31,7 @@ __all__ = [
     "LCG_MODULUS",
     "lcg_jump",
     "lcg_affine",
+    "lcg_states",
     "lcg_uniforms",
     "as_lcg_states",
 ]
@@ -153,8 +154,12 @@ def as_lcg_states(states: ArrayLike, name: str = "condition_seeds") -> NDArray[n
 
 
 @functools.lru_cache(maxsize=8)
-def _stream_coefficients(count: int) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
-    """Jump coefficients ``(a_j, c_j)`` for ``j = 1 .. count`` (read-only arrays)."""
+def _stream_coefficients(count: int) -> tuple[NDArray[np.uint32], NDArray[np.uint32]]:
+    """Jump coefficients ``(a_j, c_j)`` for ``j = 1 .. count`` as read-only uint32 arrays.
+
+    A static table that depends on ``count`` only (never on a seed), so caching it is
+    sound: every stream of every caller uses the same coefficients.
+    """
     a_list: list[int] = []
     c_list: list[int] = []
     a_j, c_j = 1, 0
@@ -162,22 +167,54 @@ def _stream_coefficients(count: int) -> tuple[NDArray[np.uint64], NDArray[np.uin
         a_j, c_j = (LCG_MULTIPLIER * a_j) & _MASK, (LCG_MULTIPLIER * c_j + LCG_INCREMENT) & _MASK
         a_list.append(a_j)
         c_list.append(c_j)
-    a = np.asarray(a_list, dtype=np.uint64)
-    c = np.asarray(c_list, dtype=np.uint64)
+    a = np.asarray(a_list, dtype=np.uint32)
+    c = np.asarray(c_list, dtype=np.uint32)
     a.flags.writeable = False
     c.flags.writeable = False
     return a, c
+
+
+def lcg_states(states: ArrayLike, count: int, first: int = 1) -> NDArray[np.uint32]:
+    """LCG states ``first .. first + count - 1`` steps ahead of each of ``states``, at once.
+
+    Entry ``[j, i]`` is the state ``first + j`` advances after ``states[i]``, i.e.
+    ``(a s + c) mod 2**32`` with the jump coefficients of :func:`lcg_affine` (Brown 1994).
+    The coefficients are a seed-independent table; the states are computed with one
+    broadcast multiplication and one addition in unsigned 32-bit numpy arithmetic, whose
+    wrap-around IS the recurrence's reduction modulo 2**32 (no Python loop per draw).
+
+    Args:
+        states: LCG states in ``[0, 2**32)``.
+        count: how many consecutive states per stream (>= 0).
+        first: the offset of the first one (>= 0; ``1`` is the state behind the first draw).
+
+    Returns:
+        A C-contiguous ``uint32`` array of shape ``(count, len(states))`` (draw-major).
+
+    >>> s = lcg_states([7, 8], 3, first=2)
+    >>> s[:, 1].tolist() == [lcg_jump(8, j) for j in (2, 3, 4)]
+    True
+    """
+    n = _check_steps(count)
+    offset = _check_steps(first)
+    s = as_lcg_states(states).astype(np.uint32)
+    a, c = _stream_coefficients(offset + n)
+    if offset == 0:  # the zero-step map is the identity: prepend it
+        a = np.concatenate([np.ones(1, dtype=np.uint32), a[:-1]]) if n else a[:0]
+        c = np.concatenate([np.zeros(1, dtype=np.uint32), c[:-1]]) if n else c[:0]
+    else:
+        a, c = a[offset - 1 : offset - 1 + n], c[offset - 1 : offset - 1 + n]
+    out = np.multiply(a[:, None], s[None, :])  # wraps modulo 2**32
+    out += c[:, None]
+    return out
 
 
 def lcg_uniforms(states: ArrayLike, count: int) -> NDArray[np.float64]:
     """The first ``count`` draws of the LCG streams started at each of ``states``.
 
     Row ``i`` holds ``draw_1 .. draw_count`` of the stream started at ``states[i]``, each
-    ``state / 2**32`` taken after advancing (the reaching-lab seed's ``draw()``). All
-    draws are computed at once from the jump coefficients of :func:`lcg_affine`,
-    ``state_j = (a_j s + c_j) mod 2**32``, in unsigned 32-bit numpy arithmetic: uint32
-    multiplication and addition wrap modulo 2**32, which is exactly the recurrence's
-    reduction (and about 3x faster than uint64 with a mask).
+    ``state / 2**32`` taken after advancing (the reaching-lab seed's ``draw()``), computed
+    all at once from :func:`lcg_states`.
 
     Args:
         states: LCG states in ``[0, 2**32)``.
@@ -195,13 +232,6 @@ def lcg_uniforms(states: ArrayLike, count: int) -> NDArray[np.float64]:
     >>> bool(u[0, 1] == ((1664525 * s1 + 1013904223) % 2**32) / 2**32)
     True
     """
-    n = _check_steps(count)
-    s = as_lcg_states(states).astype(np.uint32)
-    a, c = _stream_coefficients(n)
-    mixed = a.astype(np.uint32)[:, None] * s[None, :]  # wraps modulo 2**32
-    mixed += c.astype(np.uint32)[:, None]
     # state < 2**32 is exact in float64 and scaling by a power of two is exact, so this
     # equals Python's correctly rounded ``state / 2**32``.
-    draws = mixed.astype(np.float64)
-    draws *= 1.0 / LCG_MODULUS
-    return draws.T
+    return np.multiply(lcg_states(states, count), 1.0 / LCG_MODULUS).T

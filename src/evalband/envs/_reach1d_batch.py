@@ -8,6 +8,7 @@ still-active episodes.
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,19 +18,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalband.envs._lcg import _stream_coefficients
 from evalband.envs._reach1d_core import (
+    BOUNDARY,
+    DRAWS_PER_EPISODE,
     FAILURE,
     OUTCOME_NAMES,
-    RUNNING,
+    SETTLE_SAMPLES,
     SUCCESS,
     TIMEOUT,
+    EpisodeStarts,
     Reach1DConditions,
     _check_dt,
     _check_max_steps,
     _check_noise,
     advance,
-    conditions,
-    judge,
+    episode_starts,
+    settle,
+    unit_errors,
 )
 from evalband.errors import InvalidInputError, InvalidParameterError
 
@@ -71,7 +77,9 @@ def as_commands(raw: object, n: int, what: str = "policy output") -> NDArray[np.
         expected = "shape (1,)" if n == 1 else f"shape ({n}, 1) or ({n},)"
         raise InvalidInputError(f"{what} must have {expected}, got shape {arr.shape}")
     flat = arr.reshape(n)
-    if not np.all(np.isfinite(flat)):
+    # One cheap pass: a sum is finite only if every term is; a non-finite sum (a NaN or
+    # inf term, or finite terms overflowing) is settled by the exact per-element test.
+    if not math.isfinite(np.add.reduce(flat)) and not np.all(np.isfinite(flat)):
         raise InvalidInputError(f"{what} must be finite, got {flat[~np.isfinite(flat)][0]!r}")
     return flat
 
@@ -164,16 +172,22 @@ def rollout_batch(
     """Roll out ``policy`` on many episodes in lockstep with numpy.
 
     Every step calls ``policy(obs_batch)`` ONCE on the stacked observations
-    ``[x + noise * errors[k], v]`` of the still-active episodes (shape ``(B_active, 2)``) and
-    expects ``(B_active, 1)`` or ``(B_active,)`` commands; ended episodes freeze (their
-    rows are dropped from the working arrays). Dynamics and outcome rule are the env's own
-    (:func:`advance`, :func:`judge`), so outcomes, steps and flags equal
-    :class:`Reach1DEnv`'s episode by episode (and the reaching-lab seed's program).
+    ``[x + noise * errors[k], v]`` of the still-active episodes (shape ``(B_active, 2)``, a
+    fresh float64 array each step, stored column by column) and expects ``(B_active, 1)``
+    or ``(B_active,)`` commands; ended episodes freeze (their rows are dropped from the
+    batch, and the remaining rows may change order, so a policy must act row by row).
+    Dynamics and outcome rule are the env's own (:func:`advance`, :func:`settle` /
+    :func:`judge`), so outcomes, steps and flags equal :class:`Reach1DEnv`'s episode by
+    episode (and the reaching-lab seed's program).
+
+    Given seeds, only each episode's first four draws are made up front; the position
+    error of step ``k`` (draw ``5 + k``) is jumped to when it is needed, for the episodes
+    still running: the same numbers as :func:`conditions`, never the unused ones.
 
     Args:
         policy: vectorised controller ``obs_batch -> actions``.
         condition_seeds: one LCG state per episode (:func:`episode_condition_seeds`), or
-            precomputed :func:`conditions` (to share one draw between several policies).
+            precomputed :func:`conditions`.
         max_steps: action budget, one or per episode (1..40).
         dt: hold time per action (s).
         noise: position-error bound, one or per episode.
@@ -198,6 +212,7 @@ def rollout_batch(
     ('failure', 2.6)
     """
     started = time.perf_counter()
+    errors_t: NDArray[np.float64] | None = None
     if isinstance(condition_seeds, Reach1DConditions):
         if dynamics is not None:
             raise InvalidParameterError(
@@ -205,68 +220,34 @@ def rollout_batch(
                 "leave dynamics=None or pass seeds instead"
             )
         cond = condition_seeds
+        start = EpisodeStarts(
+            cond.condition_seeds, cond.x0, cond.v0, cond.gain, cond.disturbance, cond.dynamics
+        )
+        errors_t = cond.errors.T  # (40, B): one row per action index
     else:
-        cond = conditions(condition_seeds, dynamics="lab" if dynamics is None else dynamics)
-    size = len(cond)
+        # Only the start is drawn here; each step jumps to its own error draw (lazily,
+        # for the episodes still running): the same numbers as conditions().errors.
+        start = episode_starts(condition_seeds, dynamics="lab" if dynamics is None else dynamics)
+    size = len(start.x0)
     step_dt = _check_dt(dt)
     noise_all = _per_episode_noise(noise, size)
     budget_all = _per_episode_max_steps(max_steps, size)
-    errors_t = cond.errors.T  # (40, B): one contiguous row per action index
-    if not errors_t.flags.c_contiguous:
-        errors_t = np.ascontiguousarray(errors_t)
+    horizon = int(budget_all.max()) if size else 0
 
     code_out = np.zeros(size, dtype=np.int8)
     steps_out = np.zeros(size, dtype=np.int64)
-    x_out = cond.x0.copy()
-    v_out = cond.v0.copy()
-
-    # Working arrays hold the still-active episodes only; idx maps them to batch rows.
-    # Per-episode noise/budget arrays are carried only when they actually vary.
-    idx = np.arange(size)
-    x, v = cond.x0, cond.v0
-    gain, disturbance = cond.gain, cond.disturbance
-    streak = np.zeros(size, dtype=np.int64)
-    eta: float | NDArray[np.float64] = noise_all
-    budget: int | NDArray[np.int64] = budget_all
-    if size and bool(np.all(noise_all == noise_all[0])):
-        eta = float(noise_all[0])
-    if size and bool(np.all(budget_all == budget_all[0])):
-        budget = int(budget_all[0])
+    x_out = start.x0.copy()
+    v_out = start.v0.copy()
     call_seconds: list[float] = []
-    horizon = int(budget_all.max()) if size else 0
-    for k in range(horizon):
-        n = idx.size
-        error = errors_t[k] if n == size else errors_t[k].take(idx)
-        obs = np.empty((n, 2), dtype=np.float64)
-        obs[:, 0] = x + eta * error
-        obs[:, 1] = v
-        t0 = time.perf_counter()
-        raw = policy(obs)
-        call_seconds.append(time.perf_counter() - t0)
-        u = as_commands(raw, n, "policy output")
-        x, v = advance(x, v, u, gain, disturbance, step_dt)
-        streak, code = judge(x, v, streak, k + 1, budget)
-        done = code != RUNNING
-        if not done.any():
-            continue
-        ended = idx[done]
-        code_out[ended] = code[done]
-        steps_out[ended] = k + 1
-        x_out[ended] = x[done]
-        v_out[ended] = v[done]
-        rows = np.flatnonzero(~done)
-        if rows.size == 0:
-            break
-        idx, x, v, streak = idx.take(rows), x.take(rows), v.take(rows), streak.take(rows)
-        gain, disturbance = gain.take(rows), disturbance.take(rows)
-        if isinstance(eta, np.ndarray):
-            eta = eta.take(rows)
-        if isinstance(budget, np.ndarray):
-            budget = budget.take(rows)
+    if horizon:
+        _lockstep(
+            policy, start, errors_t, noise_all, budget_all, horizon, step_dt, call_seconds,
+            (code_out, steps_out, x_out, v_out),
+        )
 
     names = np.asarray(OUTCOME_NAMES, dtype="<U7")
     return Reach1DBatchResult(
-        condition_seeds=cond.condition_seeds,
+        condition_seeds=start.condition_seeds,
         outcome=names[code_out],
         steps=steps_out,
         terminated=(code_out == SUCCESS) | (code_out == FAILURE),
@@ -279,6 +260,133 @@ def rollout_batch(
         wall_seconds=time.perf_counter() - started,
         policy_call_seconds=np.asarray(call_seconds, dtype=np.float64),
     )
+
+
+_HALF_RANGE = np.uint32(2**31)
+_TINY = 2.0**-960  # below this a bound times 2**-31 could lose bits (subnormal)
+
+
+def _lockstep(
+    policy: Policy,
+    start: EpisodeStarts,
+    errors_t: NDArray[np.float64] | None,
+    noise_all: NDArray[np.float64],
+    budget_all: NDArray[np.int64],
+    horizon: int,
+    dt: float,
+    call_seconds: list[float],
+    out: tuple[NDArray[np.int8], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
+) -> None:
+    """Step every episode in lockstep, writing each one's end into ``out`` (code, steps, x, v).
+
+    The working arrays hold the ``n`` still-active episodes in their first ``n`` slots
+    (``slot_row`` maps a slot to its batch row) and every operation writes into buffers
+    allocated once. When episodes end, their slots are refilled with the last active ones
+    ("swap-remove"): that moves only as many entries as ended, instead of re-gathering
+    every active row. The active rows' order therefore changes, which no result depends on
+    (the dynamics, the rule and the lab's policies act row by row).
+
+    Position errors come from ``errors_t`` (``(40, B)``, precomputed conditions) or, when
+    it is ``None``, are drawn lazily: error ``k`` is LCG draw ``5 + k`` of the episode's
+    stream, one affine map of its seed (the jump-ahead table of
+    :func:`~evalband.envs._lcg.lcg_affine`), computed only for the active episodes. The
+    measured position ``x + NOISE * (2 u - 1)`` is then formed without rounding anything
+    the seed does not: ``2 u - 1 = (state - 2**31) / 2**31`` is exact (a 32-bit integer
+    scaled by a power of two), and ``state - 2**31`` is the state with its top bit flipped
+    read as a signed integer, so ``NOISE * (2 u - 1)`` is ONE rounded product
+    ``(NOISE / 2**31) * (state - 2**31)`` (the scale is exact unless the bound is below
+    2**-960, where the two-step form is used).
+    """
+    code_out, steps_out, x_out, v_out = out
+    size = len(start.x0)
+    f64 = np.float64
+    x, x_next = start.x0.astype(f64, copy=True), np.empty(size)
+    v, v_next = start.v0.astype(f64, copy=True), np.empty(size)
+    gain = start.gain.astype(f64, copy=True)
+    disturbance = start.disturbance.astype(f64, copy=True)
+    streak = np.zeros(size, dtype=np.int8)
+    slot_row = np.arange(size)
+    inside, failed = np.empty(size, dtype=np.bool_), np.empty(size, dtype=np.bool_)
+    settled, done = np.empty(size, dtype=np.bool_), np.empty(size, dtype=np.bool_)
+    carried: list[NDArray[Any]] = [x, v, gain, disturbance, streak, slot_row]
+    eta: float | NDArray[np.float64] = float(noise_all[0])
+    if not bool(np.all(noise_all == eta)):
+        eta = noise_all.copy()
+        carried.append(eta)
+    budget: int | NDArray[np.int64] = int(budget_all[0])
+    if not bool(np.all(budget_all == budget)):
+        budget = budget_all.copy()
+        carried.append(budget)
+    if errors_t is None:
+        seeds = start.condition_seeds.astype(np.uint32)
+        carried.append(seeds)
+        draw_state = np.empty(size, dtype=np.uint32)
+        jump_a, jump_c = _stream_coefficients(DRAWS_PER_EPISODE)
+        exact_fold = bool(np.all((noise_all == 0) | (noise_all >= _TINY)))
+        if exact_fold:  # NOISE / 2**31, exact (a per-episode copy is scaled in place)
+            eta *= 2.0**-31
+    compacted = False  # slot i still holds batch row i
+    n = size
+    for k in range(horizon):
+        obs_t = np.empty((2, n), dtype=f64)  # fresh (the policy may keep it); obs = obs_t.T
+        measured = obs_t[0]
+        eta_n = eta if isinstance(eta, float) else eta[:n]
+        if errors_t is not None:
+            row = errors_t[k]
+            if compacted:
+                row = np.take(row, slot_row[:n], out=measured, mode="clip")
+            np.multiply(row[:n], eta_n, out=measured)  # NOISE * errors[k]
+        else:  # error k = draw 5 + k: state (a_{5+k} s + c_{5+k}) mod 2**32
+            state = np.multiply(seeds[:n], jump_a[4 + k], out=draw_state[:n])  # wraps
+            if exact_fold:
+                state += jump_c[4 + k] ^ _HALF_RANGE  # state - 2**31 as int32 bits
+                measured[...] = state.view(np.int32)
+                measured *= eta_n  # (NOISE / 2**31) (state - 2**31) = NOISE * (2 u - 1)
+            else:
+                state += jump_c[4 + k]
+                unit_errors(state, out=measured)
+                measured *= eta_n
+        measured += x[:n]  # x + NOISE * errors[k]
+        obs_t[1] = v[:n]
+        obs = obs_t.T
+        t0 = time.perf_counter()
+        raw = policy(obs)
+        call_seconds.append(time.perf_counter() - t0)
+        u = as_commands(raw, n, "policy output")
+        advance(x[:n], v[:n], u, gain[:n], disturbance[:n], dt, out=(x_next[:n], v_next[:n]))
+        x, x_next, v, v_next = x_next, x, v_next, v
+        carried[0], carried[1] = x, v
+        abs_x = x_next[:n]  # the old state's buffers are free until the next step
+        settle(x[:n], v[:n], streak[:n], abs_x, inside[:n], v_next[:n])
+        # judge()'s priority: boundary failure, then success, then timeout.
+        np.greater_equal(abs_x, BOUNDARY, out=failed[:n])
+        np.greater_equal(streak[:n], SETTLE_SAMPLES, out=settled[:n])
+        ended_now = np.logical_or(failed[:n], settled[:n], out=done[:n])
+        if isinstance(budget, int):
+            if k + 1 >= budget:
+                ended_now[...] = True
+        else:
+            ended_now |= budget[:n] <= k + 1
+        if not ended_now.any():
+            continue
+        slots = np.flatnonzero(ended_now)
+        rows = slot_row[slots]
+        code_out[rows] = np.where(
+            failed[slots], FAILURE, np.where(settled[slots], SUCCESS, TIMEOUT)
+        )
+        steps_out[rows] = k + 1
+        x_out[rows] = x[slots]
+        v_out[rows] = v[slots]
+        remaining = n - slots.size
+        if remaining == 0:
+            return
+        holes = slots[: int(np.searchsorted(slots, remaining))]
+        if holes.size:
+            fillers = remaining + np.flatnonzero(~ended_now[remaining:])
+            for arr in carried:
+                arr[holes] = arr[fillers]
+            compacted = True
+        n = remaining
 
 
 _SETTING_KEYS = ("dynamics", "noise", "max_steps", "dt", "record_trace")

@@ -20,12 +20,19 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband.envs._lcg import _check_state, as_lcg_states, lcg_affine, lcg_jump, lcg_uniforms
+from evalband.envs._lcg import (
+    LCG_MODULUS,
+    _check_state,
+    as_lcg_states,
+    lcg_affine,
+    lcg_jump,
+    lcg_states,
+)
 from evalband.errors import InvalidParameterError
 from evalband.stats._validate import as_count, check_choice
 
@@ -45,11 +52,15 @@ __all__ = [
     "TIMEOUT",
     "OUTCOME_NAMES",
     "Reach1DConditions",
+    "EpisodeStarts",
     "SampleClassification",
     "episode_condition_seed",
     "episode_condition_seeds",
     "conditions",
+    "episode_starts",
+    "unit_errors",
     "advance",
+    "settle",
     "judge",
     "classify_samples",
 ]
@@ -205,39 +216,122 @@ def conditions(
     >>> c.errors.shape
     (1, 40)
     """
+    start = episode_starts(condition_seeds, dynamics=dynamics)
+    errors = unit_errors(lcg_states(start.condition_seeds, N_POSITION_ERRORS, first=5))
+    return Reach1DConditions(
+        condition_seeds=start.condition_seeds,
+        x0=start.x0,
+        v0=start.v0,
+        gain=start.gain,
+        disturbance=start.disturbance,
+        errors=errors.T,  # (40, B) C-contiguous, exposed as its (B, 40) transpose
+        dynamics=start.dynamics,
+    )
+
+
+class EpisodeStarts(NamedTuple):
+    """The first four draws of each episode: everything but the position errors.
+
+    Attributes:
+        condition_seeds: LCG state at each episode's start (uint64).
+        x0: initial position (m).
+        v0: initial velocity (m/s).
+        gain: actuator gain.
+        disturbance: constant disturbance (m/s^2).
+        dynamics: the dynamics option of each row.
+    """
+
+    condition_seeds: NDArray[np.uint64]
+    x0: NDArray[np.float64]
+    v0: NDArray[np.float64]
+    gain: NDArray[np.float64]
+    disturbance: NDArray[np.float64]
+    dynamics: NDArray[np.str_]
+
+
+def episode_starts(
+    condition_seeds: ArrayLike,
+    *,
+    dynamics: str | Sequence[str] | NDArray[np.str_] = "lab",
+) -> EpisodeStarts:
+    """Draws 1-4 of each episode (:func:`conditions` without the 40 position errors).
+
+    Error ``k`` of an episode is draw ``5 + k``: callers that need only some of them jump
+    straight to it (``lcg_states(seeds, count, first=5 + k)`` and :func:`unit_errors`).
+
+    Args:
+        condition_seeds: LCG states at the episodes' starts, integers in ``[0, 2**32)``.
+        dynamics: one option of :data:`DYNAMICS`, or one per episode.
+
+    Returns:
+        Seeds, start state, gain and disturbance, vectorised over the seeds.
+
+    >>> s = episode_starts([7])
+    >>> round(float(s.x0[0]), 6), round(float(s.gain[0]), 6)
+    (-0.761219, 1.044997)
+    """
     seeds = as_lcg_states(condition_seeds)
     dyn = _dynamics_array(dynamics, seeds.shape[0])
-    draws = lcg_uniforms(seeds, DRAWS_PER_EPISODE).T  # (44, B), each draw contiguous
-    x0 = -1 + draws[0]
-    v0 = -0.2 + 0.4 * draws[1]
-    gain = _by_dynamics(dyn, draws[2], lab=(0.8, 0.4), changed=(0.6, 0.8), nominal=1.0)
-    disturbance = _by_dynamics(dyn, draws[3], lab=(-0.3, 0.6), changed=(-0.25, 0.5), nominal=0.0)
-    errors = 2 * draws[4:] - 1  # (40, B) C-contiguous; exposed as its (B, 40) transpose
-    return Reach1DConditions(
+    uniform = str(dyn[0]) if dyn.size and isinstance(dynamics, str) else None
+    # draw = state / 2**32 exactly (state < 2**32 is exact in float64, the scale a power
+    # of two), so each value below is rounded once, as in the seed program.
+    draws = np.multiply(lcg_states(seeds, 4), 1.0 / LCG_MODULUS)
+    return EpisodeStarts(
         condition_seeds=seeds,
-        x0=x0,
-        v0=v0,
-        gain=gain,
-        disturbance=disturbance,
-        errors=errors.T,
+        x0=-1 + draws[0],
+        v0=-0.2 + 0.4 * draws[1],
+        gain=_by_dynamics(dyn, uniform, draws[2], lab=(0.8, 0.4), changed=(0.6, 0.8), nominal=1.0),
+        disturbance=_by_dynamics(
+            dyn, uniform, draws[3], lab=(-0.3, 0.6), changed=(-0.25, 0.5), nominal=0.0
+        ),
         dynamics=dyn,
     )
 
 
+def unit_errors(
+    states: NDArray[np.uint32], out: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """Unit position errors ``2 u - 1`` of LCG states, ``u = state / 2**32`` (the seed's draw).
+
+    Computed as ``state / 2**31 - 1``: ``2 u`` is exact (a power-of-two scaling of an
+    integer below 2**32), so the only rounding is the subtraction's, as in the seed.
+
+    Args:
+        states: LCG states (any shape).
+        out: optional float64 buffer of the same shape.
+
+    Returns:
+        ``2 u - 1`` per state (``out`` when given).
+
+    >>> unit_errors(np.array([0, 2**31, 2**32 - 2**30], dtype=np.uint32)).tolist()
+    [-1.0, 0.0, 0.5]
+    """
+    errors = np.multiply(states, 2.0 / LCG_MODULUS, out=out)  # 2 u, exact
+    errors -= 1
+    return errors
+
+
 def _by_dynamics(
     dyn: NDArray[np.str_],
+    uniform: str | None,
     u: NDArray[np.float64],
     *,
     lab: tuple[float, float],
     changed: tuple[float, float],
     nominal: float,
 ) -> NDArray[np.float64]:
-    """``low + width * u`` per the row's dynamics option (``nominal``: a constant)."""
+    """``low + width * u`` per the row's dynamics option (``nominal``: a constant).
+
+    ``uniform`` names the option of every row when they share one (no per-row compare).
+    """
+    if uniform is not None:
+        if uniform == "nominal":
+            return np.full(u.shape, nominal, dtype=np.float64)
+        low, width = lab if uniform == "lab" else changed
+        return low + width * u
     out = np.full(u.shape, nominal, dtype=np.float64)
     for name, (low, width) in (("lab", lab), ("changed", changed)):
         rows = dyn == name
-        if rows.all():
-            return low + width * u
         if rows.any():
             out[rows] = low + width * u[rows]
     return out
@@ -250,13 +344,16 @@ def advance(
     gain: ArrayLike,
     disturbance: ArrayLike,
     dt: float,
+    *,
+    out: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Hold the command ``u`` for ``dt`` seconds: exact endpoints of constant acceleration.
 
     ``a = g u + d``, ``v' = v + dt a``, ``x' = x + dt (v + v') / 2`` (reaching-lab seed,
     "Specify the simulated robot"; the average-velocity update is exact for a held
-    acceleration). Evaluated in the seed program's operation order, so results agree with
-    it bit for bit.
+    acceleration). Each value is rounded exactly as in the seed program (same products
+    and sums; only the operands of ``+`` and ``*`` swap sides, which IEEE arithmetic
+    rounds identically), so results agree with it bit for bit.
 
     Args:
         x: position (m).
@@ -265,9 +362,11 @@ def advance(
         gain: actuator gain.
         disturbance: constant disturbance (m/s^2).
         dt: hold time (s).
+        out: optional float64 buffers ``(x', v')`` of the broadcast shape to write into
+            (the batch simulator's in-place path); they must not overlap any input.
 
     Returns:
-        ``(x', v')`` as float64 arrays (0-d for scalar input).
+        ``(x', v')`` as float64 arrays (0-d for scalar input); ``out`` when given.
 
     The seed's hand-worked step (x = -0.5, v = 0.1, g = 1, d = 0.1, u = 0.98):
 
@@ -275,13 +374,59 @@ def advance(
     >>> round(float(x1), 6), round(float(v1), 6)
     (-0.4584, 0.316)
     """
-    f64 = np.float64
-    x_arr, v_arr = np.asarray(x, dtype=f64), np.asarray(v, dtype=f64)
-    g_arr, u_arr = np.asarray(gain, dtype=f64), np.asarray(u, dtype=f64)
-    acceleration = g_arr * u_arr + np.asarray(disturbance, dtype=f64)
-    new_v = v_arr + dt * acceleration
-    new_x = x_arr + dt * (v_arr + new_v) / 2
+    if out is None:
+        f64 = np.float64
+        x, v = np.asarray(x, dtype=f64), np.asarray(v, dtype=f64)
+        gain, u = np.asarray(gain, dtype=f64), np.asarray(u, dtype=f64)
+        disturbance = np.asarray(disturbance, dtype=f64)
+        shape = np.broadcast_shapes(x.shape, v.shape, u.shape, gain.shape, disturbance.shape)
+        out = (np.empty(shape, dtype=f64), np.empty(shape, dtype=f64))
+    new_x, new_v = out
+    np.multiply(gain, u, out=new_v)  # g u
+    np.add(new_v, disturbance, out=new_v)  # a = g u + d
+    new_v *= dt  # dt a
+    np.add(new_v, v, out=new_v)  # v' = v + dt a
+    np.add(v, new_v, out=new_x)  # v + v'
+    new_x *= dt
+    new_x /= 2  # dt (v + v') / 2
+    np.add(new_x, x, out=new_x)  # x' = x + dt (v + v') / 2
     return new_x, new_v
+
+
+def settle(
+    x: NDArray[np.float64],
+    v: NDArray[np.float64],
+    streak: NDArray[np.integer[Any]],
+    abs_x: NDArray[np.float64],
+    inside: NDArray[np.bool_],
+    scratch: NDArray[np.float64],
+) -> None:
+    """The lab's settling count, in place: one implementation for :func:`judge` and the batch.
+
+    A sample inside both bands (``|x| <= 0.10``, ``|v| <= 0.15``) extends ``streak`` by
+    one, any other sample resets it to 0 (reaching-lab seed, "Velocity and the settling
+    rule"). Writes ``abs_x <- |x|`` (for the boundary test), ``inside`` (the sample is in
+    both bands) and ``streak``; ``scratch`` is overwritten.
+
+    Args:
+        x: true positions after the action.
+        v: true velocities after the action.
+        streak: consecutive in-band samples before this one (any integer dtype), updated.
+        abs_x: float64 buffer, receives ``|x|``.
+        inside: bool buffer, receives the in-band test.
+        scratch: float64 work buffer.
+
+    >>> streak, ax, ins = np.array([2, 2]), np.empty(2), np.empty(2, dtype=bool)
+    >>> settle(np.array([0.05, 0.2]), np.array([0.1, 0.0]), streak, ax, ins, np.empty(2))
+    >>> streak.tolist(), ins.tolist()
+    ([3, 0], [True, False])
+    """
+    np.abs(x, out=abs_x)
+    np.less_equal(abs_x, SUCCESS_POSITION, out=inside)
+    np.abs(v, out=scratch)
+    inside &= scratch <= SUCCESS_VELOCITY
+    streak += 1
+    streak *= inside  # reset to 0 outside
 
 
 def judge(
@@ -294,10 +439,10 @@ def judge(
     """Judge post-action samples: the lab's outcome rule, vectorised.
 
     A sample inside both bands (``|x| <= 0.10``, ``|v| <= 0.15``) extends the streak, any
-    other sample resets it to 0. Then, in priority order (reaching-lab seed, "Define
-    success before running the policy"): boundary failure ``|x| >= 1.25``; success when
-    the streak reaches 3; timeout when ``steps >= max_steps``; else still running. A
-    success on the final allowed sample counts as success.
+    other sample resets it to 0 (:func:`settle`). Then, in priority order (reaching-lab
+    seed, "Define success before running the policy"): boundary failure ``|x| >= 1.25``;
+    success when the streak reaches 3; timeout when ``steps >= max_steps``; else still
+    running. A success on the final allowed sample counts as success.
 
     Args:
         x: true positions after the action.
@@ -314,12 +459,16 @@ def judge(
     >>> s.tolist(), [OUTCOME_NAMES[i] for i in c]
     ([3, 0], ['success', 'failure'])
     """
-    abs_x = np.abs(x)
-    inside = abs_x <= SUCCESS_POSITION
-    inside &= np.abs(v) <= SUCCESS_VELOCITY
-    new_streak = (np.asarray(streak, dtype=np.int64) + 1) * inside  # reset to 0 outside
+    x_arr = np.asarray(x, dtype=np.float64)
+    shape = x_arr.shape
+    new_streak = np.array(np.broadcast_to(np.asarray(streak, dtype=np.int64), shape))
+    abs_x = np.empty(shape, dtype=np.float64)
+    settle(
+        x_arr, np.asarray(v, dtype=np.float64), new_streak, abs_x,
+        np.empty(shape, dtype=np.bool_), np.empty(shape, dtype=np.float64),
+    )
     # Assign in reverse priority so that the higher-priority outcome wins.
-    code = np.zeros(abs_x.shape, dtype=np.int8)
+    code = np.zeros(shape, dtype=np.int8)
     budget_spent = np.asarray(steps) >= np.asarray(max_steps)
     if budget_spent.ndim == 0:
         if budget_spent:

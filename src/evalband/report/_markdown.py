@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from evalband.analysis import Comparison, SliceComparison
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison, SliceComparison
+    from evalband.report._data import ReportData, RunView
+    from evalband.store import RunStore
 
-__all__ = ["comparison_markdown", "fmt_rate", "fmt_delta", "verdict_text"]
+__all__ = [
+    "comparison_markdown",
+    "run_markdown",
+    "run_verdict_text",
+    "report_markdown",
+    "render_markdown",
+    "fmt_rate",
+    "fmt_delta",
+    "verdict_text",
+]
 
 
 def fmt_rate(rate: dict[str, Any] | None) -> str:
@@ -84,3 +97,71 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
             lines.append(f"\n- {note}")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def run_verdict_text(view: RunView) -> tuple[str, str, str]:
+    """A single run's verdict: ``(css class, word, sentence)``."""
+    s = view.summary
+    c = s.counts
+    if s.rate is None:
+        return ("withheld", "no verdict", f"{view.run_id} has no counted episode "
+                f"({s.n_attempted} attempted, {c.get('error', 0)} errors).")
+    rate = s.rate
+    sentence = (f"{view.run_id} ({view.data.policy}) succeeded in {s.successes} of {s.n} "
+                f"counted episodes: {fmt_rate(rate.as_dict())} "
+                f"({int(round(100 * rate.confidence))}% Wilson band); "
+                f"{c.get('failure', 0)} failures, {c.get('timeout', 0)} timeouts, "
+                f"{c.get('error', 0)} errors. Mean time among successes: {s.time_text}.")
+    if s.verdict_withheld:
+        return ("withheld", "verdict withheld",
+                sentence + f" {c['error']} episode(s) errored: fix them, or count them as "
+                "failures (--errors-as-failures), before reading this rate.")
+    return ("run", f"{s.successes}/{s.n} = {100 * rate.estimate:.1f}%", sentence)
+
+
+def run_markdown(view: RunView) -> str:
+    """Markdown for one run: the rate in words, the slice table, the whole run last."""
+    _, word, sentence = run_verdict_text(view)
+    m = view.manifest
+    lines = [f"## {view.run_id} ({view.data.policy}): **{word}**\n", sentence + "\n",
+             f"Panel `{m.panel_name}` (`{m.panel_fingerprint[:12]}`).\n",
+             "| slice | n | success | failure | timeout | error | success rate (95%) |",
+             "|---|---|---|---|---|---|---|"]
+    for s in view.slices:
+        c = s.summary.counts
+        rate = s.summary.rate.as_dict() if s.summary.rate else None
+        name = f"**{s.name}**" if s.kind == "all" else s.name
+        lines.append(f"| {name} | {s.summary.n} | {c.get('success', 0)} | "
+                     f"{c.get('failure', 0)} | {c.get('timeout', 0)} | {c.get('error', 0)} | "
+                     f"{fmt_rate(rate)} |")
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(data: ReportData) -> str:
+    """Markdown for collected report data: the comparisons, or the one run."""
+    if data.comparisons:
+        return comparison_markdown(data.comparisons)
+    return run_markdown(data.runs[0])
+
+
+def render_markdown(
+    sources: Sequence[str], store: RunStore | str | Path | None = None
+) -> str:
+    """GitHub-flavoured Markdown to paste into a pull request: verdict, slices, aggregate.
+
+    Args:
+        sources: run ids (in ``store``) or bundle directories; two or more compare the rest
+            against the first, as ``evalband compare``.
+        store: a run store, a path to one, or ``None`` (bundles only).
+
+    >>> import tempfile, evalband
+    >>> store = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
+    >>> panel = evalband.load_panel("reach1d")
+    >>> for p in ("reach1d:baseline", "reach1d:damped"):
+    ...     _ = evalband.run_panel(panel, p, store, run_id=p.split(":")[1])
+    >>> print(render_markdown(["baseline", "damped"], store).splitlines()[0])
+    ## reach1d:damped vs reach1d:baseline: **improves**
+    """
+    from evalband.report._data import collect
+
+    return report_markdown(collect(sources, store))

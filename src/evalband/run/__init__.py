@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         get_backend,
     )
     from evalband.run._execute import RunTask, execute_chunk
+    from evalband.run._ray import RayBackend
     from evalband.run._recorder import Recorder
     from evalband.run._runner import default_run_id, run_panel
 
@@ -27,6 +28,7 @@ __all__ = [
     "Backend",
     "ProcessBackend",
     "SerialBackend",
+    "RayBackend",
     "get_backend",
     "RunTask",
     "execute_chunk",
@@ -40,6 +42,7 @@ _LAZY = {
     "Backend": "evalband.run._backends",
     "ProcessBackend": "evalband.run._backends",
     "SerialBackend": "evalband.run._backends",
+    "RayBackend": "evalband.run._ray",
     "get_backend": "evalband.run._backends",
     "RunTask": "evalband.run._execute",
     "execute_chunk": "evalband.run._execute",

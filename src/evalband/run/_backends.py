@@ -2,7 +2,7 @@
 
 A backend takes a :class:`~evalband.run._execute.RunTask` and the planned specs and yields
 records as they finish. Serial plays them in this process; process uses a pool of worker
-processes. A Ray backend implements the same :class:`Backend` protocol.
+processes; ray (:mod:`evalband.run._ray`) sends chunks to Ray tasks on a cluster.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from evalband.errors import InvalidParameterError
 from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, execute_chunk, execute_chunk_list
 
-__all__ = ["Backend", "SerialBackend", "ProcessBackend", "get_backend", "BACKENDS", "chunked"]
+__all__ = [
+    "Backend",
+    "SerialBackend",
+    "ProcessBackend",
+    "get_backend",
+    "BACKENDS",
+    "chunked",
+    "guided_chunks",
+    "worker_modules",
+]
 
 
 class Backend(Protocol):
@@ -39,6 +48,58 @@ def chunked(specs: Sequence[EpisodeSpec], size: int) -> list[list[EpisodeSpec]]:
     return [list(specs[i : i + size]) for i in range(0, len(specs), size)]
 
 
+def guided_chunks(
+    specs: Sequence[EpisodeSpec], workers: int, *, cap: int = 64, at_least: int = 1
+) -> list[list[EpisodeSpec]]:
+    """Split specs into consecutive chunks that shrink as the work runs out.
+
+    Guided self-scheduling (Polychronopoulos, C. D. & Kuck, D. J. (1987), "Guided
+    self-scheduling: a practical scheduling scheme for parallel supercomputers", *IEEE Trans.
+    Computers* C-36(12):1425-1439): each chunk is ``1 / (4 workers)`` of the episodes still
+    unassigned (at most ``cap``, at least ``at_least``), so the first chunks are large (few
+    round trips) and the last ones small (the workers finish together: with equal chunks
+    of 25 PushT episodes one worker idled for up to a chunk's length at the end).
+
+    Args:
+        specs: the episodes, in plan order.
+        workers: worker count.
+        cap: largest chunk.
+        at_least: smallest chunk (the lockstep batch size, so a batch is never starved).
+
+    >>> [len(c) for c in guided_chunks(list(range(40)), 2)]  # type: ignore[arg-type]
+    [5, 5, 4, 4, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    chunks: list[list[EpisodeSpec]] = []
+    start, n = 0, len(specs)
+    while start < n:
+        size = max(at_least, min(cap, math.ceil((n - start) / (4 * workers))), 1)
+        chunks.append(list(specs[start : start + size]))
+        start += size
+    return chunks
+
+
+def worker_modules(task: RunTask) -> list[str]:
+    """Modules a worker needs for ``task``: imported once by the forkserver, then inherited.
+
+    >>> worker_modules(RunTask(run_id="r", policy="reach1d:damped", panel_fingerprint="f",
+    ...                        env="evalband/Reach1D-v0"))[:2]
+    ['evalband.run._execute', 'evalband.envs.reach1d']
+    """
+    from evalband.envs._resolve import env_class
+    from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
+
+    modules = ["evalband.run._execute"]
+    cls = env_class(task.env)
+    if cls is not None:
+        modules.append(cls.__module__)
+    policy = BUILTIN_POLICIES.get(task.policy, task.policy)
+    if policy.endswith(CHECKPOINT_SUFFIX):
+        modules.append("evalband.policies.bc")
+    elif ":" in policy:
+        modules.append(policy.partition(":")[0])
+    return modules
+
+
 class SerialBackend:
     """Plays every episode in this process, one chunk at a time."""
 
@@ -50,7 +111,7 @@ class SerialBackend:
 
     def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
         """Yield records in plan order."""
-        for chunk in chunked(specs, self.chunk_size):
+        for chunk in chunked(specs, max(self.chunk_size, task.batch_size)):
             yield from execute_chunk(task, chunk)
 
 
@@ -72,9 +133,15 @@ class ProcessBackend:
 
         if not specs:
             return
-        size = self.chunk_size or max(1, min(64, math.ceil(len(specs) / (self.workers * 4))))
-        chunks = chunked(specs, size)
+        if self.chunk_size:
+            chunks = chunked(specs, max(self.chunk_size, task.batch_size))
+        else:
+            chunks = guided_chunks(specs, self.workers, at_least=task.batch_size or 1)
         context = multiprocessing.get_context("forkserver")
+        # The forkserver imports what workers need once; each worker forks with it loaded
+        # (instead of every worker importing numpy, gymnasium, mujoco... itself). Only takes
+        # effect when this process starts its forkserver; a missing module is skipped.
+        context.set_forkserver_preload(["__main__", *worker_modules(task)])
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
             pending: set[Future[list[EpisodeRecord]]] = set()
             queue = iter(chunks)
@@ -91,19 +158,30 @@ class ProcessBackend:
                         pending.add(pool.submit(execute_chunk_list, task, nxt))
 
 
-BACKENDS = ("serial", "process")
+BACKENDS = ("serial", "process", "ray")
 
 
-def get_backend(name: str, workers: int = 1) -> Backend:
+def get_backend(name: str, workers: int | None = 1, address: str | None = None) -> Backend:
     """Build a backend by name.
+
+    Args:
+        name: ``serial``, ``process`` or ``ray``.
+        workers: worker processes (``None``: 1, or every CPU of the Ray cluster for ``ray``).
+        address: the Ray cluster (``ray`` only; see :class:`~evalband.run._ray.RayBackend`).
 
     >>> get_backend("serial").name
     'serial'
     """
+    if address is not None and name != "ray":
+        raise InvalidParameterError(f"--address is for --backend ray; got --backend {name}")
     if name == "serial":
         return SerialBackend()
     if name == "process":
-        return ProcessBackend(workers=workers)
+        return ProcessBackend(workers=1 if workers is None else workers)
+    if name == "ray":
+        from evalband.run._ray import RayBackend
+
+        return RayBackend(workers=workers, address=address)
     raise InvalidParameterError(
         f"--backend must be one of {', '.join(BACKENDS)}; got {name!r}"
     )

@@ -32,6 +32,8 @@ class RunTask:
         env_kwargs: constructor keyword arguments.
         budget_steps: actions allowed per episode.
         batch: step episodes in lockstep when the env and policy support it.
+        batch_size: ``0`` plays one episode at a time; ``N >= 1`` plays up to ``N`` episodes
+            in lockstep with one policy call per step (:mod:`evalband.run._lockstep`).
     """
 
     run_id: str
@@ -41,9 +43,10 @@ class RunTask:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     budget_steps: int = 1
     batch: bool = True
+    batch_size: int = 0
 
 
-_CACHE: dict[tuple[str, str, str], tuple[Any, Callable[[Any], Any]]] = {}
+_CACHE: dict[tuple[str, str, str, int], tuple[Any, Callable[[Any], Any]]] = {}
 
 
 def resolve_task_policy(name: str) -> Callable[[Any], Any]:
@@ -57,15 +60,22 @@ def _env_and_policy(task: RunTask) -> tuple[Any, Callable[[Any], Any]]:
     """Build (once per process) the env and policy for a task."""
     import json
 
-    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.policy)
+    # The budget is part of the key: it is the env's max_steps when the env takes one.
+    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.policy,
+           task.budget_steps)
     if key not in _CACHE:
-        kwargs = dict(task.env_kwargs)
-        cls = env_class(task.env)
-        if cls is not None and accepts_kwarg(cls, "max_steps"):
-            kwargs.setdefault("max_steps", task.budget_steps)
         _CACHE.clear()
-        _CACHE[key] = (make_env(task.env, kwargs), resolve_task_policy(task.policy))
+        _CACHE[key] = (make_task_env(task), resolve_task_policy(task.policy))
     return _CACHE[key]
+
+
+def make_task_env(task: RunTask) -> Any:
+    """A new env for a task (the budget passed as ``max_steps`` when the env takes it)."""
+    kwargs = dict(task.env_kwargs)
+    cls = env_class(task.env)
+    if cls is not None and accepts_kwarg(cls, "max_steps"):
+        kwargs.setdefault("max_steps", task.budget_steps)
+    return make_env(task.env, kwargs)
 
 
 def _now() -> str:
@@ -106,6 +116,21 @@ def _outcome_from_terminal(info: dict[str, Any]) -> Outcome:
     return Outcome.SUCCESS if info.get("is_success") else Outcome.FAILURE
 
 
+def episode_end(
+    terminated: bool, truncated: bool, info: dict[str, Any], steps: int, budget_steps: int
+) -> tuple[Outcome, bool, bool] | None:
+    """``(outcome, terminated, truncated)`` if this step ended the episode, else ``None``.
+
+    >>> episode_end(False, False, {}, 3, 3)
+    (<Outcome.TIMEOUT: 'timeout'>, False, True)
+    """
+    if terminated:
+        return _outcome_from_terminal(info), True, False
+    if truncated or steps >= budget_steps:
+        return Outcome.TIMEOUT, False, True
+    return None
+
+
 def play_episode(
     env: Any, policy: Callable[[Any], Any], spec: EpisodeSpec, task: RunTask
 ) -> EpisodeRecord:
@@ -131,13 +156,9 @@ def play_episode(
             obs, _, terminated, truncated, info = env.step(action)
             env_s += time.perf_counter() - t0
             steps += 1
-            if terminated:
-                truncated = False
-                outcome = _outcome_from_terminal(info)
-                break
-            if truncated or steps >= task.budget_steps:
-                truncated = True
-                outcome = Outcome.TIMEOUT
+            end = episode_end(terminated, truncated, info, steps, task.budget_steps)
+            if end is not None:
+                outcome, terminated, truncated = end
                 break
     except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
         outcome = Outcome.ERROR
@@ -216,8 +237,16 @@ def _batch_records(
 
 
 def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-    """Yield one record per spec, in order (batched when the env and policy allow it)."""
+    """Yield one record per spec, in order (batched when the env and policy allow it).
+
+    With ``task.batch_size`` set, episodes are played in lockstep and yielded as they finish.
+    """
     env, policy = _env_and_policy(task)
+    if task.batch_size:
+        from evalband.run._lockstep import play_lockstep
+
+        yield from play_lockstep(task, specs, env, policy)
+        return
     batched = _batch_records(env, policy, specs, task)
     if batched is not None:
         yield from batched

@@ -73,12 +73,14 @@ def run_panel(
     *,
     run_id: str | None = None,
     backend: str = "serial",
-    workers: int = 1,
+    workers: int | None = 1,
+    address: str | None = None,
     errors_as_failures: bool = False,
     command: str | None = None,
     on_episode: ProgressCallback | None = None,
     on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
     batch: bool = True,
+    batch_size: int | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -92,19 +94,30 @@ def run_panel(
             ``module:attr`` import path.
         store: an open :class:`~evalband.store.RunStore`.
         run_id: resume or name the run; a fresh id is made when omitted.
-        backend: ``serial`` or ``process``.
-        workers: worker processes for the process backend.
+        backend: ``serial``, ``process`` or ``ray``.
+        workers: worker processes for the process and ray backends (``None``: 1 for
+            process, every CPU of the Ray cluster for ray).
+        address: the Ray cluster for ``backend="ray"``: ``None``/``local`` (start one on
+            this machine), ``auto`` or ``ray://HOST:PORT`` (see ``docs/ray.md``); recorded in
+            the manifest's ``extra["address"]``.
         errors_as_failures: count error episodes as failures (kept in the manifest).
         command: the command line, for the manifest.
         on_episode: called with each record after it is committed.
         on_start: called with (planned total, already-finished records) before playing.
         batch: allow lockstep batch simulation where the env and policy support it.
+        batch_size: play up to this many episodes in lockstep with one policy call per step
+            on their stacked observations (``evalband run --batch N``; see
+            ``docs/batching.md``); records equal the one-at-a-time path's except for timing.
+            ``None`` plays one episode at a time. Recorded in the manifest's ``extra``.
 
     Returns:
         The run id and the run's summary.
     """
     resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
-    backend_impl = get_backend(backend, workers)
+    from evalband.run._lockstep import check_batch_size
+
+    lockstep = check_batch_size(batch_size)
+    backend_impl = get_backend(backend, workers, address=address)
     specs = panel.episode_specs()
     run_id = run_id or default_run_id(panel, policy)
     existing = store.get_run(run_id)
@@ -129,6 +142,8 @@ def run_panel(
             )
         store.update_run(run_id, status="running", finished_at=None)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
+        if existing.extra.get("batch_size", 0) != lockstep:  # how timing fields were measured
+            store.update_run(run_id, extra={**existing.extra, "batch_size": lockstep})
     else:
         from evalband.store import new_manifest
 
@@ -145,6 +160,12 @@ def run_panel(
                 n_planned=len(specs),
             )
         )
+        if lockstep:
+            store.update_run(run_id, extra={"batch_size": lockstep})
+        ray_address = getattr(backend_impl, "address", None)
+        if ray_address is not None:  # where a ray run ran: local, auto or the cluster
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={**extra, "address": ray_address})
     done = store.done_keys(run_id)
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
@@ -157,6 +178,7 @@ def run_panel(
         env_kwargs=dict(panel.env_kwargs),
         budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
         batch=batch,
+        batch_size=lockstep,
     )
     status = "interrupted"
     try:

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import math
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome
-from evalband.errors import RunNotFoundError, StoreError
+from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
 
 if TYPE_CHECKING:
@@ -104,7 +107,20 @@ def _schema() -> list[str]:
         '    PRIMARY KEY ("run_id", "cell", "episode", "repeat"),\n'
         '    FOREIGN KEY ("run_id") REFERENCES runs ("run_id") ON DELETE CASCADE\n)',
         'CREATE INDEX IF NOT EXISTS runs_started_at ON runs ("started_at")',
+        _CREATE_COMPARISONS,
     ]
+
+
+# Added after schema version 1 shipped: a version-1 store may lack it; it is created by the
+# first record_comparison, and readers treat a missing table as no comparisons.
+_CREATE_COMPARISONS = (
+    "CREATE TABLE IF NOT EXISTS comparisons (\n"
+    '    "comparison_id" TEXT PRIMARY KEY,\n'
+    '    "run_ids" TEXT NOT NULL,\n'
+    '    "options" TEXT NOT NULL,\n'
+    '    "created_at" TEXT NOT NULL\n)'
+)
+_SELECT_COMPARISONS = 'SELECT "comparison_id", "run_ids", "options", "created_at" FROM comparisons'
 
 
 def _quoted(names: Sequence[str]) -> str:
@@ -259,13 +275,21 @@ class RunStore:
     ...     print(store.outcome_counts("r1"))
     {('mass=light', 0, 0)} finished
     {'success': 1, 'failure': 0, 'timeout': 0, 'error': 0}
+
+    With ``read_only=True`` the file is opened through SQLite's ``mode=ro`` URI: it must
+    exist and be an evalband store, nothing is created, every write fails, and a concurrent
+    writer (a running ``evalband run``) is never blocked (what ``evalband view`` uses).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._check_file()
+        if read_only:
+            self._conn = self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -287,6 +311,30 @@ class RunStore:
         self._conn = conn
 
     # -- opening -------------------------------------------------------------------------
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise StoreError(
+                f"there is no run store at {self.path}; pass --store with an existing store "
+                "(evalband run creates one)"
+            )
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the run store {self.path} read-only: {exc}") from None
+        try:
+            self._check_ours(*self._inspect(conn))
+            conn.execute("PRAGMA query_only=ON")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise self._not_ours(f"SQLite says: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _not_ours(self, why: str) -> StoreError:
         return StoreError(
@@ -387,6 +435,24 @@ class RunStore:
             with self._lock:
                 if self._conn is not None:
                     self._conn.execute("PRAGMA synchronous=FULL")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) under the store's lock.
+
+        For modules that keep their own tables in the same file (the hardware-session tables
+        of :mod:`evalband.session`): the statements in the block commit together, durable
+        (``synchronous=FULL``) when the block exits, or none of them when it raises.
+        """
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -492,6 +558,111 @@ class RunStore:
                     (*[row[n] for n in names], run_id),
                 )
         return updated
+
+    # -- comparisons ---------------------------------------------------------------------
+
+    def record_comparison(
+        self, run_ids: Sequence[str], options: dict[str, Any] | None = None
+    ) -> str:
+        """Remember that these runs were compared (baseline first), for ``evalband view``.
+
+        Idempotent: the id is a hash of ``run_ids`` (in order) and ``options``, so recording
+        the same comparison again returns the same id and keeps the first ``created_at``.
+
+        Args:
+            run_ids: two or more run ids in the store, the baseline first.
+            options: JSON-serialisable settings of the comparison (e.g. ``{"confidence":
+                0.9}``); ``None`` and ``{}`` are the same.
+
+        Returns:
+            The comparison id, ``cmp-`` and 12 hex digits.
+
+        Raises:
+            InvalidInputError: fewer than two run ids, or one that is not a non-empty string.
+            RunNotFoundError: a run id that is not in the store.
+            StoreError: options that are not a JSON-serialisable dict.
+
+        >>> import tempfile
+        >>> from evalband.store._manifest import _example
+        >>> with tempfile.TemporaryDirectory() as d, RunStore(f"{d}/s.sqlite") as store:
+        ...     for rid in ("a", "b"):
+        ...         store.create_run(_example().replace(run_id=rid))
+        ...     cid = store.record_comparison(["a", "b"])
+        ...     again = store.record_comparison(("a", "b"), {})
+        ...     print(cid == again, [c["run_ids"] for c in store.comparisons()])
+        True [['a', 'b']]
+        """
+        if isinstance(run_ids, str):
+            raise InvalidInputError(
+                f"run_ids must be a list of run ids, baseline first; got the string {run_ids!r}"
+            )
+        ids = list(run_ids)
+        if len(ids) < 2 or not all(isinstance(r, str) and r for r in ids):
+            raise InvalidInputError(
+                f"a comparison needs two or more run ids (non-empty strings); got {ids!r}"
+            )
+        if options is not None and not isinstance(options, dict):
+            raise StoreError(f"comparison options must be a dict; got {type(options).__name__}")
+        try:
+            opts_text = json.dumps(options or {}, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(
+                f"comparison options must be JSON-serialisable to be stored: {exc}"
+            ) from None
+        ids_text = json.dumps(ids)
+        digest = hashlib.sha256(f"{ids_text}\n{opts_text}".encode()).hexdigest()
+        comparison_id = f"cmp-{digest[:12]}"
+        if self.read_only:
+            raise StoreError(f"the run store {self.path} is open read-only; cannot record")
+        with self._lock:
+            for rid in ids:
+                self.require_run(rid)
+            self.conn.execute(_CREATE_COMPARISONS)
+            self.conn.execute(
+                'INSERT OR IGNORE INTO comparisons ("comparison_id", "run_ids", "options", '
+                '"created_at") VALUES (?, ?, ?, ?)',
+                (comparison_id, ids_text, opts_text, datetime.now(UTC).isoformat("T", "seconds")),
+            )
+        return comparison_id
+
+    def _has_comparisons_table(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'comparisons'"
+        ).fetchone()
+        return row is not None
+
+    @staticmethod
+    def _comparison_from_row(row: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "comparison_id": str(row[0]),
+            "run_ids": [str(r) for r in json.loads(row[1])],
+            "options": dict(json.loads(row[2])),
+            "created_at": str(row[3]),
+        }
+
+    def comparisons(self) -> list[dict[str, Any]]:
+        """The recorded comparisons, newest first.
+
+        Each is a dict with ``comparison_id``, ``run_ids`` (baseline first), ``options`` and
+        ``created_at``. A store that never recorded one gives ``[]``.
+        """
+        with self._lock:
+            if not self._has_comparisons_table():
+                return []
+            rows = self.conn.execute(
+                _SELECT_COMPARISONS + " ORDER BY created_at DESC, rowid DESC"
+            ).fetchall()
+        return [self._comparison_from_row(r) for r in rows]
+
+    def get_comparison(self, comparison_id: str) -> dict[str, Any] | None:
+        """One recorded comparison (as in :meth:`comparisons`), or ``None`` when unknown."""
+        with self._lock:
+            if not self._has_comparisons_table():
+                return None
+            row = self.conn.execute(
+                _SELECT_COMPARISONS + " WHERE comparison_id = ?", (comparison_id,)
+            ).fetchone()
+        return None if row is None else self._comparison_from_row(row)
 
     # -- episodes: writing ---------------------------------------------------------------
 

@@ -1,0 +1,89 @@
+"""``evalband report``: the HTML report (plots, no network) and the Markdown summary."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+
+__all__ = ["register", "default_report_path", "write_html_report", "cli_command"]
+
+
+def cli_command() -> str:
+    """The command line as typed (recorded in the report's reproducibility block)."""
+    return "evalband " + shlex.join(sys.argv[1:])
+
+
+def default_report_path(sources: Sequence[str]) -> Path:
+    """``report-<run>.html``, or ``report-<candidate>-vs-<baseline>.html``, in this folder.
+
+    >>> default_report_path(["base", "cand"]).name
+    'report-cand-vs-base.html'
+    >>> default_report_path(["runs/my bundle/"]).name
+    'report-my_bundle.html'
+    """
+    names = [re.sub(r"[^A-Za-z0-9._-]+", "_", Path(s).name or str(s)).strip("_") or "run"
+             for s in sources]
+    slug = names[0] if len(names) == 1 else f"{names[1]}-vs-{names[0]}"
+    if len(names) > 2:
+        slug += f"-and-{len(names) - 2}-more"
+    return Path(f"report-{slug[:120]}.html")
+
+
+def write_html_report(
+    sources: Sequence[str],
+    store: Path,
+    path: Path,
+    *,
+    quiet: bool = False,
+    allow_panel_mismatch: bool = False,
+    confidence: float = 0.95,
+) -> Path:
+    """Write the HTML report for ``--report`` options; say where (stderr when ``quiet``)."""
+    from evalband.report import write_report
+
+    written = write_report(list(sources), store, html=path, command=cli_command(),
+                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)[0]
+    if quiet:
+        sys.stderr.write(f"report: {written}\n")
+    else:
+        console.print(f"report: {written}")
+    return written
+
+
+def report(
+    sources: list[str] = typer.Argument(
+        ..., help="Run id(s) or artifact-bundle path(s); with several, the first is the baseline."
+    ),
+    html: Path | None = typer.Option(None, "--html", help="Write the HTML report here."),
+    md: Path | None = typer.Option(None, "--md", help="Write the Markdown summary here."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write a self-contained HTML report (and/or Markdown) for a run or a comparison.
+
+    With neither --html nor --md, the HTML goes to report-RUN.html (or
+    report-CANDIDATE-vs-BASELINE.html) in the current directory.
+    """
+    from evalband.report import write_report
+
+    if html is None and md is None:
+        html = default_report_path(sources)
+    written = write_report(sources, store_path(store), html=html, md=md, command=cli_command())
+    if as_json:
+        emit_json({"html": str(html) if html is not None else None,
+                   "md": str(md) if md is not None else None})
+        return
+    for path in written:
+        console.print(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the report command to ``app``."""
+    app.command("report")(report)

@@ -1,0 +1,294 @@
+"""Hardware-session commands: ``evalband session plan | show | run | list``.
+
+The analysis commands (``analyze``, ``drift``) are added to the same ``session`` group by
+:mod:`evalband.cli._session_analysis` when it is present.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.table import Table
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalband.session import SessionPlan
+
+__all__ = ["session_app", "register"]
+
+session_app = typer.Typer(
+    name="session",
+    help="Hardware evaluation sessions: matched, shuffled, optionally blinded blocks scored "
+    "by an operator at the keyboard.",
+    no_args_is_help=True,
+)
+
+HIDDEN = "hidden while blinded"
+
+
+def _store_hint(store: Path | None) -> str:
+    return "" if store is None else f" --store {shlex.quote(str(store))}"
+
+
+@session_app.command("plan")
+def plan(
+    policies: str = typer.Option(..., "--policies", help="Comma-separated policy names."),
+    scenes: int = typer.Option(..., "--scenes", help="Scenes (blocks); every policy on each."),
+    attempts: int = typer.Option(2, "--attempts", help="Attempts per policy per scene."),
+    seed: int = typer.Option(..., "--seed", help="Seed of the order and the blind codes."),
+    blind: bool = typer.Option(False, "--blind", help="Show blind codes, not policy names."),
+    positive_control: str | None = typer.Option(
+        None, "--positive-control", help="The policy (one of --policies) that checks the rig."
+    ),
+    rubric: Path | None = typer.Option(
+        None, "--rubric", help="Rubric YAML: levels {0: text, ...} and success_at."
+    ),
+    session_id: str | None = typer.Option(None, "--session-id", help="Name the session."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Plan a session and store it: every policy x attempt once per scene, order shuffled."""
+    from evalband.session import Rubric, SessionStore, plan_session
+
+    plan_obj = plan_session(
+        policies.split(","),
+        scenes,
+        attempts,
+        seed,
+        blind=blind,
+        positive_control=positive_control,
+        rubric=None if rubric is None else Rubric.from_yaml(rubric),
+        session_id=session_id,
+    )
+    with SessionStore(store_path(store)) as ss:
+        ss.create(plan_obj)
+    if as_json:
+        emit_json({"store": str(store_path(store)), **_plan_view(plan_obj, unblind=False)})
+        return
+    console.print(f"session {plan_obj.session_id} created in {store_path(store)}")
+    for line in _plan_lines(plan_obj, unblind=False):
+        console.print("  " + line)
+    console.print(f"next: evalband session run {plan_obj.session_id}{_store_hint(store)}")
+
+
+@session_app.command("show")
+def show(
+    session_id: str = typer.Argument(..., help="Session id."),
+    unblind: bool = typer.Option(
+        False, "--unblind", help="Reveal policy names and per-policy rates of a blinded session."
+    ),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """A session's schedule and progress (blinded sessions: codes, no per-policy rates)."""
+    from evalband.session import SessionStore
+
+    with SessionStore(store_path(store), read_only=True) as ss:
+        plan_obj = ss.plan(session_id)
+        frame = ss.trials(session_id)
+        counts = ss.counts(session_id)
+        next_index = ss.next_pending(session_id)
+    named = not plan_obj.blind or unblind
+    rates = _policy_rates(plan_obj, frame) if named else None
+    if as_json:
+        emit_json(
+            {
+                **_plan_view(plan_obj, unblind=unblind),
+                "progress": counts,
+                "next_trial": next_index,
+                "trials": _trial_rows(frame, named=named),
+                **({"per_policy": rates} if rates is not None else {}),
+            }
+        )
+        return
+    console.print(f"session {plan_obj.session_id}")
+    for line in _plan_lines(plan_obj, unblind=unblind):
+        console.print("  " + line)
+    done = counts["scored"] + counts["skipped"]
+    nxt = "all done" if next_index is None else f"next: trial {next_index + 1}"
+    console.print(
+        f"  progress: {done} of {counts['total']} recorded ({counts['scored']} scored, "
+        f"{counts['skipped']} skipped, {counts['pending']} pending); {nxt}"
+    )
+    if rates is not None:
+        table = Table(title="per policy (success = score >= "
+                      f"{plan_obj.rubric.success_at})")
+        for col in ("policy", "scored", "successes", "rate", "skipped", "assisted"):
+            table.add_column(col)
+        for row in rates:
+            table.add_row(row["policy"], str(row["scored"]), str(row["successes"]),
+                          pct(row["rate"]), str(row["skipped"]), str(row["assisted"]))
+        console.print(table)
+    table = Table(title="schedule")
+    for col in ("trial", "scene", "attempt", "policy" if named else "code", "status", "score",
+                "assisted", "note"):
+        table.add_column(col)
+    for row in _trial_rows(frame, named=named):
+        table.add_row(
+            str(row["trial_index"] + 1), str(row["scene"]), str(row["attempt"]),
+            str(row["policy"] if named else row["code"]), row["status"],
+            "-" if row["score"] is None else str(row["score"]),
+            "yes" if row["assisted"] else "", row["note"] or "",
+        )
+    console.print(table)
+
+
+@session_app.command("run")
+def run(
+    session_id: str = typer.Argument(..., help="Session id."),
+    trial_cmd: str | None = typer.Option(
+        None,
+        "--trial-cmd",
+        help='Shell command per trial, e.g. "python go.py {policy} {scene} {attempt}" '
+        "(also {trial} {session} {code}); it gets the real policy name even when blinded.",
+    ),
+    store: Path | None = STORE_OPTION,
+) -> None:
+    """The operator's terminal: score each trial by keypress; re-run to resume."""
+    from evalband.session import SessionStore, run_session
+
+    with SessionStore(store_path(store)) as ss:
+        run_session(ss, session_id, trial_cmd=trial_cmd)
+
+
+@session_app.command("list")
+def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """List the sessions in the store, newest first, with their progress."""
+    from evalband.session import SessionStore
+
+    with SessionStore(store_path(store), read_only=True) as ss:
+        rows = [(p, ss.counts(p.session_id)) for p in ss.sessions()]
+    if as_json:
+        emit_json(
+            [
+                {"session_id": p.session_id, "created_at": p.created_at, "blind": p.blind,
+                 "trials": c["total"], "scored": c["scored"], "skipped": c["skipped"],
+                 "pending": c["pending"]}
+                for p, c in rows
+            ]
+        )
+        return
+    if not rows:
+        console.print(f"no sessions in {store_path(store)}")
+        return
+    table = Table(title=f"sessions in {store_path(store)}")
+    for col in ("session", "created", "shape", "blind", "recorded"):
+        table.add_column(col)
+    for p, c in rows:
+        table.add_row(
+            p.session_id, p.created_at,
+            f"{len(p.policies)} x {p.scenes} x {p.attempts}", "yes" if p.blind else "no",
+            f"{c['scored'] + c['skipped']}/{c['total']}",
+        )
+    console.print(table)
+
+
+# -- views -------------------------------------------------------------------------------
+
+
+def _plan_view(plan_obj: SessionPlan, *, unblind: bool) -> dict[str, Any]:
+    """The plan as JSON; a blinded plan shows codes only unless ``unblind``."""
+    named = not plan_obj.blind or unblind
+    view: dict[str, Any] = {
+        "session_id": plan_obj.session_id,
+        "blind": plan_obj.blind,
+        "policies": list(plan_obj.policies) if named else sorted(plan_obj.codes.values()),
+        "scenes": plan_obj.scenes,
+        "attempts": plan_obj.attempts,
+        "n_trials": plan_obj.n_trials,
+        "seed": plan_obj.seed,
+        "positive_control": (
+            plan_obj.positive_control if named or plan_obj.positive_control is None else HIDDEN
+        ),
+        "rubric": plan_obj.rubric.as_dict(),
+        "created_at": plan_obj.created_at,
+    }
+    if plan_obj.blind and unblind:
+        view["codes"] = dict(plan_obj.codes)
+    return view
+
+
+def _plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
+    named = not plan_obj.blind or unblind
+    shape = (
+        f"{len(plan_obj.policies)} policies x {plan_obj.scenes} scenes x {plan_obj.attempts} "
+        f"attempts = {plan_obj.n_trials} trials, seed {plan_obj.seed}"
+    )
+    if plan_obj.blind:
+        shape += ", blinded"
+    if named:
+        names = ", ".join(
+            f"{p} ({plan_obj.codes[p]})" if plan_obj.blind else p for p in plan_obj.policies
+        )
+        lines = [shape, f"policies: {names}"]
+    else:
+        lines = [shape, f"codes: {', '.join(sorted(plan_obj.codes.values()))}"]
+    if plan_obj.positive_control is not None:
+        pc = plan_obj.positive_control if named else HIDDEN
+        lines.append(f"positive control: {pc}")
+    lines.append(f"rubric: {plan_obj.rubric.describe()}")
+    return lines
+
+
+def _none(value: Any) -> Any:
+    import pandas as pd
+
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _trial_rows(frame: pd.DataFrame, *, named: bool) -> list[dict[str, Any]]:
+    rows = []
+    for rec in frame.to_dict("records"):
+        row = {str(k): _none(v) for k, v in rec.items()}
+        if not named:
+            row.pop("policy")
+        rows.append(row)
+    return rows
+
+
+def _policy_rates(plan_obj: SessionPlan, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    for policy in plan_obj.policies:
+        mine = frame[frame["policy"] == policy]
+        scored = mine[mine["status"] == "scored"]
+        # Unaided success, as `session analyze` reports it (seed 003): the mean over scored
+        # trials the operator did not assist; assisted trials are counted apart.
+        unaided = scored[~scored["assisted"].astype(bool)]
+        n = len(unaided)
+        wins = int(unaided["success"].sum()) if n else 0
+        rows.append(
+            {
+                "policy": policy,
+                "planned": len(mine),
+                "scored": len(scored),
+                "successes": wins,
+                "rate": wins / n if n else None,
+                "skipped": int((mine["status"] == "skipped").sum()),
+                "assisted": int(mine["assisted"].sum()),
+            }
+        )
+    return rows
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``session`` group (and the analysis commands, when present) to ``app``."""
+    import importlib
+
+    try:
+        analysis = importlib.import_module("evalband.cli._session_analysis")
+    except ModuleNotFoundError as exc:
+        if exc.name != "evalband.cli._session_analysis":
+            raise
+    else:
+        analysis.register(session_app)
+    app.add_typer(session_app, name="session")

@@ -1,0 +1,685 @@
+"""``evalband session analyze | drift`` and ``evalband prereg lock | show``.
+
+Thin commands: load the session(s) from the store, call :mod:`evalband.session`, render. The
+terminal reading order is the seed's: the flip floor and the positive control (the instrument)
+before any policy rate, confirmatory comparisons before exploratory ones, the drift verdict
+before any cross-session comparison. Every exploratory comparison carries the words
+"exploratory — a hypothesis, not a finding" in the terminal, the JSON and the HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
+    from evalband.stats import Interval
+
+__all__ = [
+    "register",
+    "register_prereg",
+    "prereg_app",
+    "render_analysis",
+    "render_drift",
+    "analysis_html",
+    "parse_group",
+]
+
+prereg_app = typer.Typer(
+    name="prereg",
+    help="Pre-registration: lock the planned comparisons and groupings before the data.",
+    no_args_is_help=True,
+)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _rate(rate: Interval | None) -> str:
+    if rate is None:
+        return "-"
+    return f"{100 * rate.estimate:.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}]"
+
+
+def _p(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def parse_group(text: str, index: int = 1) -> Grouping:
+    """A post-hoc grouping from ``"A,B vs C,D"`` (optionally ``"label=A,B vs label=C,D"``).
+
+    Raises:
+        InvalidInputError: when the text is not two comma-separated lists joined by ``vs``.
+
+    >>> parse_group("pre=PT1,PT2 vs GN,BN").labels
+    ('pre', 'GN+BN')
+    """
+    from evalband.session import Grouping
+
+    parts = [p.strip() for p in text.split(" vs ")]
+    if len(parts) != 2 or not all(parts):
+        raise InvalidInputError(
+            f"--group must be two lists of policies joined by ' vs ', e.g. "
+            f"'pretrained=PT_a,PT_b vs scratch=GN_a,BN_a'; got {text!r}"
+        )
+    labels: list[str] = []
+    members: list[tuple[str, ...]] = []
+    for part in parts:
+        label, _, names = part.rpartition("=")
+        policies = tuple(n.strip() for n in names.split(",") if n.strip())
+        if not policies:
+            raise InvalidInputError(f"--group side {part!r} names no policy")
+        labels.append(label.strip() or "+".join(policies))
+        members.append(policies)
+    if set(members[0]) & set(members[1]):
+        raise InvalidInputError(f"--group {text!r}: a policy cannot be on both sides")
+    return Grouping(f"post-hoc {index}", (labels[0], labels[1]), (members[0], members[1]))
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def render_analysis(result: SessionAnalysis) -> None:
+    """Print a session analysis: instrument first, comparisons labelled, prices last."""
+    from evalband.session import CONFIRMATORY
+
+    prog = result.progress
+    console.print(
+        f"session {escape(result.session_id)}: {prog.scored} scored, {prog.skipped} skipped, "
+        f"{prog.pending} pending of {prog.planned} trials; {prog.scenes_complete} of "
+        f"{prog.scenes} scenes complete; success = score >= {result.rubric['success_at']}"
+    )
+    for note in result.notes:
+        console.print(f"note: {escape(note)}")
+
+    console.print("\n[bold]1. flip floor[/] (same policy, same scene, two attempts)")
+    if result.flip is None:
+        console.print("no policy has two unaided attempts in one scene yet")
+    else:
+        flip = result.flip
+        console.print(escape(flip.sentence))
+        table = Table(title="flip rate as scenes accumulated")
+        for col in ("after scene", "pairs", "flips", "flip rate"):
+            table.add_column(col)
+        for point in flip.by_scene:
+            table.add_row(str(point.scene), str(point.pairs), str(point.flips), _rate(point.rate))
+        console.print(table)
+        table = Table(title="flip rate per policy")
+        for col in ("policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"):
+            table.add_column(col)
+        for pf in flip.by_policy:
+            table.add_row(
+                escape(pf.policy),
+                str(pf.flip.pairs),
+                str(pf.flip.flips),
+                _rate(pf.flip.rate),
+                f"{100 * pf.flip.independent_reference:.1f}%",
+            )
+        console.print(table)
+
+    console.print("\n[bold]2. positive control[/]")
+    if result.control is None:
+        console.print("no positive control in this session (plan one: --positive-control)")
+    else:
+        style = {"misbehaving": "bold red", "unclear": "yellow", "ok": "green"}.get(
+            result.control.status, ""
+        )
+        text = escape(result.control.sentence)
+        console.print(f"[{style}]{text}[/]" if style else text)
+
+    console.print("\n[bold]3. per-policy success[/] (unaided; skipped and assisted apart)")
+    levels = result.rubric["levels"]
+    table = Table()
+    for col in (
+        "policy",
+        "unaided",
+        "successes",
+        "rate (Wilson)",
+        "skipped",
+        "assisted",
+        "pending",
+        *(f"{k} {v}" for k, v in levels.items()),
+        "mean score",
+    ):
+        table.add_column(col)
+    for row in result.policies:
+        name = escape(row.policy) + (" (positive control)" if row.positive_control else "")
+        table.add_row(
+            name,
+            str(row.unaided),
+            str(row.successes),
+            _rate(row.rate),
+            str(row.skipped),
+            str(row.assisted),
+            str(row.pending),
+            *(str(row.scores.get(int(k), 0)) for k in levels),
+            "-" if row.mean_score is None else f"{row.mean_score:.2f}",
+        )
+    console.print(table)
+
+    console.print("\n[bold]4. comparisons[/] (A - B; Holm within each family)")
+    if not result.comparisons:
+        console.print("no comparison has matched trials yet")
+    else:
+        table = Table()
+        for col in (
+            "comparison",
+            "label",
+            "pairing",
+            "A",
+            "B",
+            "A - B points",
+            "p",
+            "Holm p",
+            "reading",
+        ):
+            table.add_column(col)
+        for c in result.comparisons:
+            label = (
+                f"[green]{c.label}[/]"
+                if c.label == CONFIRMATORY
+                else f"[yellow]{escape(c.label)}[/]"
+            )
+            d = c.difference
+            table.add_row(
+                escape(c.name),
+                label,
+                c.pairing,
+                _rate(c.rate_a),
+                _rate(c.rate_b),
+                f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+                _p(c.test.p_value),
+                _p(c.p_holm),
+                "significant" if c.significant else "not established",
+            )
+        console.print(table)
+        for c in result.comparisons:
+            console.print(f"{escape(c.label)}: {escape(c.sentence)}")
+
+    console.print("\n[bold]5. cumulative success per policy vs scenes[/]")
+    if result.cumulative and result.cumulative[0].points:
+        last = len(result.cumulative[0].points)
+        marks = sorted({s for s in (last // 4, last // 2, 3 * last // 4, last) if s >= 1})
+        table = Table()
+        table.add_column("policy")
+        for s in marks:
+            table.add_column(f"after scene {s}")
+        for series in result.cumulative:
+            table.add_row(escape(series.policy), *(_rate(series.points[s - 1].rate) for s in marks))
+        console.print(table)
+    else:
+        console.print("no trial recorded yet")
+
+    console.print("\n[bold]6. power price list[/] (episodes per policy, 80% power, alpha 0.05)")
+    prices = result.prices
+    if prices is None:
+        console.print("no unaided trial yet")
+        return
+    table = Table()
+    for col in (
+        "gap",
+        "rates",
+        "unpaired (z test)",
+        "matched, this session's discordance",
+        "matched, at the flip floor",
+    ):
+        table.add_column(col)
+    for e in prices.entries:
+        table.add_row(
+            f"{100 * e.gap:.0f} points",
+            f"{100 * e.p_a:.0f}% vs {100 * e.p_b:.0f}%",
+            str(e.unpaired),
+            "-" if e.paired is None else f"{e.paired} (discordant {e.paired_discordant:.2f})",
+            "-"
+            if e.at_flip_floor is None
+            else f"{e.at_flip_floor} (discordant {e.floor_discordant:.2f})",
+        )
+    console.print(table)
+    console.print(escape(prices.sentence))
+
+
+def render_drift(report: DriftReport) -> None:
+    """Print a drift report: the drift verdict first, cross-session comparisons after."""
+    style = "bold red" if report.drifted else "green"
+    console.print(f"[{style}]{escape(report.verdict)}[/]")
+    table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")
+    for col in (
+        "policy",
+        "role",
+        report.first,
+        report.second,
+        "change points",
+        "p",
+        "Holm p",
+        "drift",
+    ):
+        table.add_column(escape(col))
+    for a in report.anchors:
+        c = a.change
+        table.add_row(
+            escape(a.policy),
+            a.role,
+            _rate(a.before),
+            _rate(a.after),
+            f"{100 * c.estimate:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}]",
+            _p(a.test.p_value),
+            _p(a.p_holm),
+            "DRIFT" if a.drifted else "no",
+        )
+    console.print(table)
+    for note in report.notes:
+        console.print(f"note: {escape(note)}")
+    if not report.cross:
+        return
+    console.print("\ncross-session model comparisons (read only after the drift check above):")
+    for x in report.cross:
+        console.print(f"{escape(x.label)}: {escape(x.sentence)}")
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _cumulative_svg(result: SessionAnalysis) -> str:
+    from matplotlib.ticker import MaxNLocator
+
+    from evalband.report import figure_svg
+    from evalband.report._svg import PALETTE, new_figure, styled
+
+    @styled
+    def draw() -> str:
+        fig = new_figure(7.5, 3.4)
+        ax = fig.add_subplot()
+        for i, series in enumerate(result.cumulative):
+            pts = [(p.scene, p.rate) for p in series.points if p.rate is not None]
+            if not pts:
+                continue
+            x = [s for s, _ in pts]
+            colour = PALETTE[i % len(PALETTE)]
+            ax.plot(
+                x,
+                [100 * r.estimate for _, r in pts],
+                color=colour,
+                lw=1.5,
+                marker=".",
+                label=series.policy,
+            )
+            ax.fill_between(
+                x,
+                [100 * r.low for _, r in pts],
+                [100 * r.high for _, r in pts],
+                color=colour,
+                alpha=0.07,
+                lw=0,
+            )
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("scenes so far")
+        ax.set_ylabel("unaided success (%)")
+        ax.set_ylim(0, 100)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, frameon=False, ncol=3)
+        return figure_svg(fig)
+
+    return draw()
+
+
+def _flip_svg(result: SessionAnalysis) -> str:
+    from matplotlib.ticker import MaxNLocator
+
+    from evalband.report import figure_svg
+    from evalband.report._svg import NEUTRAL, PALETTE, new_figure, styled
+
+    flip = result.flip
+    if flip is None:
+        return ""
+
+    @styled
+    def draw() -> str:
+        fig = new_figure(7.5, 3.0)
+        ax = fig.add_subplot()
+        x = [p.scene for p in flip.by_scene]
+        ax.plot(
+            x,
+            [100 * p.rate.estimate for p in flip.by_scene],
+            color=PALETTE[0],
+            lw=1.6,
+            marker=".",
+            label="flip rate so far",
+        )
+        ax.fill_between(
+            x,
+            [100 * p.rate.low for p in flip.by_scene],
+            [100 * p.rate.high for p in flip.by_scene],
+            color=PALETTE[0],
+            alpha=0.15,
+            lw=0,
+            label="Wilson band",
+        )
+        ax.axhline(
+            100 * flip.independent_reference,
+            color=NEUTRAL,
+            ls="--",
+            lw=1,
+            label="independent attempts, 2p(1-p)",
+        )
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("scenes so far")
+        ax.set_ylabel("flipped pairs (%)")
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=8, frameon=False)
+        return figure_svg(fig)
+
+    return draw()
+
+
+def analysis_html(result: SessionAnalysis) -> str:
+    """A self-contained HTML report of a session analysis (sortable tables, inline SVG)."""
+    from evalband.report import html_page
+    from evalband.session import CONFIRMATORY
+
+    e = html.escape
+    prog = result.progress
+    parts = [
+        f"<h1>Session {e(result.session_id)}</h1>",
+        f'<p class="subtitle">{prog.scored} scored, {prog.skipped} skipped, {prog.pending} '
+        f"pending of {prog.planned} trials; {prog.scenes_complete} of {prog.scenes} scenes "
+        f"complete; success = score &ge; {result.rubric['success_at']}; bands at "
+        f"{100 * result.confidence:.0f}%</p>",
+        "<ul>" + "".join(f'<li class="note">{e(n)}</li>' for n in result.notes) + "</ul>",
+        "<h2>1. Flip floor</h2>",
+    ]
+    if result.flip is None:
+        parts.append("<p>No policy has two unaided attempts in one scene yet.</p>")
+    else:
+        flip = result.flip
+        parts.append(f"<p>{e(flip.sentence)}</p>")
+        parts.append(
+            f"<figure>{_flip_svg(result)}<figcaption>The pooled flip rate of "
+            "same-policy, same-scene attempt pairs as scenes accumulated, with its "
+            "Wilson band; dashed: what independent attempts would give."
+            "</figcaption></figure>"
+        )
+        parts.append(
+            _table(
+                ["policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"],
+                [
+                    [
+                        e(pf.policy),
+                        str(pf.flip.pairs),
+                        str(pf.flip.flips),
+                        _rate(pf.flip.rate),
+                        f"{100 * pf.flip.independent_reference:.1f}%",
+                    ]
+                    for pf in flip.by_policy
+                ],
+            )
+        )
+    parts.append("<h2>2. Positive control</h2>")
+    if result.control is None:
+        parts.append("<p>No positive control in this session.</p>")
+    else:
+        cls = ' class="alert"' if result.control.status == "misbehaving" else ""
+        parts.append(f"<p{cls}>{e(result.control.sentence)}</p>")
+    parts.append("<h2>3. Per-policy success</h2>")
+    levels = result.rubric["levels"]
+    parts.append(
+        _table(
+            [
+                "policy",
+                "unaided",
+                "successes",
+                "rate (Wilson)",
+                "skipped",
+                "assisted",
+                "pending",
+                *(f"{k} {v}" for k, v in levels.items()),
+                "mean score",
+            ],
+            [
+                [
+                    e(r.policy) + (" (positive control)" if r.positive_control else ""),
+                    str(r.unaided),
+                    str(r.successes),
+                    _rate(r.rate),
+                    str(r.skipped),
+                    str(r.assisted),
+                    str(r.pending),
+                    *(str(r.scores.get(int(k), 0)) for k in levels),
+                    "-" if r.mean_score is None else f"{r.mean_score:.2f}",
+                ]
+                for r in result.policies
+            ],
+        )
+    )
+    parts.append("<h2>4. Comparisons</h2>")
+    rows = []
+    for c in result.comparisons:
+        d = c.difference
+        label = (
+            f"<strong>{e(c.label)}</strong>"
+            if c.label == CONFIRMATORY
+            else f'<em class="exploratory">{e(c.label)}</em>'
+        )
+        rows.append(
+            [
+                e(c.name),
+                label,
+                e(c.pairing),
+                _rate(c.rate_a),
+                _rate(c.rate_b),
+                f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+                _p(c.test.p_value),
+                _p(c.p_holm),
+                e(c.sentence),
+            ]
+        )
+    parts.append(
+        _table(
+            ["comparison", "label", "pairing", "A", "B", "A - B points", "p", "Holm p", "reading"],
+            rows,
+        )
+        if rows
+        else "<p>No comparison has matched trials yet.</p>"
+    )
+    parts.append("<h2>5. Cumulative success per policy</h2>")
+    parts.append(
+        f"<figure>{_cumulative_svg(result)}<figcaption>Unaided success over the "
+        "scenes so far, with Wilson bands: where seed 004's three wrong stories were "
+        "told.</figcaption></figure>"
+    )
+    parts.append("<h2>6. Power price list</h2>")
+    if result.prices is not None:
+        pr = result.prices
+        parts.append(
+            _table(
+                [
+                    "gap",
+                    "rates",
+                    "unpaired (z test)",
+                    "matched, session discordance",
+                    "matched, at the flip floor",
+                ],
+                [
+                    [
+                        f"{100 * x.gap:.0f} points",
+                        f"{100 * x.p_a:.0f}% vs {100 * x.p_b:.0f}%",
+                        str(x.unpaired),
+                        "-" if x.paired is None else str(x.paired),
+                        "-" if x.at_flip_floor is None else str(x.at_flip_floor),
+                    ]
+                    for x in pr.entries
+                ],
+            )
+        )
+        parts.append(f"<p>{e(pr.sentence)}</p>")
+    return html_page(f"evalband session {result.session_id}", "\n".join(parts))
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def analyze(
+    session_id: str = typer.Argument(..., help="Session id."),
+    store: Path | None = STORE_OPTION,
+    html_out: Path | None = typer.Option(None, "--html", help="Also write an HTML report."),
+    prereg: str | None = typer.Option(
+        None, "--prereg", help="Pre-registration name (default: the one naming the session)."
+    ),
+    group: list[str] = typer.Option(
+        [], "--group", help="Post-hoc grouping 'A,B vs C,D' (always exploratory); repeatable."
+    ),
+    control_floor: float | None = typer.Option(
+        None, "--control-floor", help="The success rate the positive control must reach."
+    ),
+    unblind: bool = typer.Option(
+        False, "--unblind", help="Analyze a blinded session before its last trial."
+    ),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Analyze a session: flip floor, positive control, rates, comparisons, prices."""
+    from evalband.session import analyze_session, get_prereg, load_session, prereg_for_session
+
+    path = store_path(store)
+    plan, trials = load_session(path, session_id)
+    pending = int((trials["status"] == "pending").sum())
+    if plan.blind and pending and not unblind:
+        raise InvalidInputError(
+            f"session {session_id!r} is blinded and {pending} trials are pending: the analysis "
+            "shows per-policy rates; finish the session first, or pass --unblind"
+        )
+    chosen: Preregistration | None = (
+        get_prereg(prereg, path) if prereg is not None else prereg_for_session(session_id, path)
+    )
+    groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
+    result = analyze_session(
+        plan,
+        trials,
+        prereg=chosen,
+        confidence=confidence,
+        groupings=groupings,
+        control_floor=control_floor,
+    )
+    if html_out is not None:
+        try:
+            html_out.write_text(analysis_html(result), encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write the HTML report {html_out}: {exc}") from None
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    render_analysis(result)
+    if html_out is not None:
+        console.print(f"HTML report: {escape(str(html_out))}")
+
+
+def drift(
+    first: str = typer.Argument(..., help="The reference session."),
+    second: str = typer.Argument(..., help="The later session."),
+    store: Path | None = STORE_OPTION,
+    on: list[str] = typer.Option(
+        [], "--on", help="Read drift on this shared policy only; repeatable."
+    ),
+    test: str = typer.Option("fisher", "--test", help="fisher or boschloo (slow at large n)."),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Rig drift between two sessions on their shared (bridge / control) policies."""
+    from evalband.session import load_session, session_drift
+
+    path = store_path(store)
+    plan_a, trials_a = load_session(path, first)
+    plan_b, trials_b = load_session(path, second)
+    report = session_drift(
+        plan_a, trials_a, plan_b, trials_b, on=on or None, confidence=confidence, test=test
+    )
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    render_drift(report)
+
+
+@prereg_app.command("lock")
+def lock(
+    plan_file: Path = typer.Argument(..., help="The pre-registration YAML."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Lock a pre-registration: its exact text, sha256 and the time, before the data."""
+    from evalband.session import lock_prereg
+
+    prereg, created = lock_prereg(plan_file, store=store_path(store))
+    if as_json:
+        emit_json({"created": created, **prereg.as_dict()})
+        return
+    state = "locked" if created else "already locked (same content)"
+    console.print(f"pre-registration {escape(prereg.name)} {state} at {prereg.locked_at}")
+    console.print(f"  sha256 {prereg.sha256}")
+    _prereg_lines(prereg)
+
+
+def _prereg_lines(prereg: Preregistration) -> None:
+    if prereg.session_id:
+        console.print(f"  session: {escape(prereg.session_id)}")
+    console.print(f"  primary metric: {prereg.primary_metric}")
+    for a, b in prereg.comparisons:
+        console.print(f"  planned: {escape(a)} vs {escape(b)}")
+    for g in prereg.groupings:
+        sides = [f"{g.labels[i]} ({', '.join(g.members[i])})" for i in (0, 1)]
+        console.print(f"  grouping {escape(g.name)}: {escape(sides[0])} vs {escape(sides[1])}")
+    if prereg.positive_control_floor is not None:
+        console.print(f"  positive control floor: {100 * prereg.positive_control_floor:.0f}%")
+
+
+@prereg_app.command("show")
+def show(
+    name: str | None = typer.Argument(None, help="One pre-registration (default: all)."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Show the locked pre-registrations (or one of them)."""
+    from evalband.session import get_prereg, list_preregs
+
+    path = store_path(store)
+    found = [get_prereg(name, path)] if name is not None else list_preregs(path)
+    if as_json:
+        emit_json([p.as_dict() for p in found])
+        return
+    if not found:
+        console.print(
+            f"no pre-registration in {escape(str(path))} (lock one: evalband prereg lock PLAN.yaml)"
+        )
+        return
+    for prereg in found:
+        console.print(
+            f"{escape(prereg.name)}: locked {prereg.locked_at}, sha256 {prereg.sha256[:16]}"
+        )
+        _prereg_lines(prereg)
+
+
+def register(session_app: typer.Typer) -> None:
+    """Add ``analyze`` and ``drift`` to the ``session`` group."""
+    session_app.command("analyze")(analyze)
+    session_app.command("drift")(drift)
+
+
+def register_prereg(app: typer.Typer) -> None:
+    """Add the ``prereg`` group (``lock``, ``show``) to the top-level app."""
+    app.add_typer(prereg_app, name="prereg")

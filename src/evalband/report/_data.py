@@ -1,0 +1,228 @@
+"""What a report shows, gathered once: runs, their summaries and noise floors, comparisons.
+
+Every number comes from :mod:`evalband.analysis` (summaries, comparisons, noise floors); this
+module only loads runs and groups episodes by slice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalband.errors import InvalidInputError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
+    from evalband.store import RunManifest, RunStore
+
+__all__ = [
+    "SliceSummary",
+    "RunView",
+    "ReportData",
+    "collect",
+    "slice_summaries",
+    "suite_size_for",
+    "open_for",
+    "is_bundle",
+]
+
+SUITE_SIZE = 20
+"""Episodes per suite for the swing plot (seed 000's twenty-episode eval)."""
+MAX_SUITES = 1000
+"""Most suites a report cuts a run into (larger runs get larger suites)."""
+
+
+@dataclass(frozen=True)
+class SliceSummary:
+    """One slice of one run: ``kind`` is ``factor``, ``cell`` or ``all``."""
+
+    kind: str
+    name: str
+    summary: RunSummary
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as the report shows it.
+
+    Attributes:
+        data: identity, panel and episodes (as :func:`evalband.load_run` gives them).
+        manifest: the run manifest (reproducibility block).
+        summary: the whole run's summary.
+        slices: per-slice summaries, factor values first, then cells, then ``all``.
+        noise: the run's noise floor (suites of :func:`suite_size_for` episodes), or
+            ``None`` when the run is too small for two suites.
+    """
+
+    data: RunData
+    manifest: RunManifest
+    summary: RunSummary
+    slices: tuple[SliceSummary, ...]
+    noise: NoiseFloor | None
+
+    @property
+    def run_id(self) -> str:
+        """The run id."""
+        return self.data.run_id
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one report shows: the runs (baseline first) and their comparisons."""
+
+    runs: tuple[RunView, ...]
+    comparisons: tuple[Comparison, ...]
+    title: str
+    command: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def is_comparison(self) -> bool:
+        """Two or more runs: a comparison report."""
+        return len(self.runs) > 1
+
+
+def suite_size_for(n: int) -> int | None:
+    """Episodes per suite for a run of ``n`` counted episodes (``None``: no swing).
+
+    Seed 000's twenty when there are at least two suites of twenty, else a quarter of the
+    run (at least 2 episodes per suite, 8 episodes in all); past :data:`MAX_SUITES` suites
+    of twenty, ``ceil(n / MAX_SUITES)`` (a 100,000-episode run: suites of 100).
+
+    >>> suite_size_for(200), suite_size_for(20), suite_size_for(3), suite_size_for(100_000)
+    (20, 5, None, 100)
+    """
+    if n >= 2 * SUITE_SIZE:
+        return max(SUITE_SIZE, -(-n // MAX_SUITES))
+    if n >= 8:
+        return n // 4
+    return None
+
+
+def is_bundle(source: str | Path) -> bool:
+    """Whether ``source`` names an artifact-bundle directory (else it is a run id)."""
+    path = Path(source)
+    return path.is_dir() and (path / "manifest.json").exists()
+
+
+@contextlib.contextmanager
+def open_for(store: RunStore | str | Path | None) -> Iterator[RunStore | None]:
+    """The store to read runs from: as given, opened from a path (and closed), or none."""
+    from evalband.store import RunStore, open_store
+
+    if store is None or isinstance(store, RunStore):
+        yield store
+        return
+    with open_store(store) as opened:
+        yield opened
+
+
+def _manifest(source: str, run: RunData, store: RunStore | None) -> RunManifest:
+    if run.source == "store" and store is not None:
+        return store.require_run(run.run_id)
+    from evalband.store import load_bundle
+
+    return load_bundle(Path(source))[0]
+
+
+def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummary, ...]:
+    """A run's summary per slice: factor values, then cells, then ``all`` (the whole run).
+
+    The slices are the comparison's own (one slice table, one meaning).
+    """
+    from evalband.analysis import summarize
+    from evalband.analysis._compare import _slice_definitions
+
+    out = []
+    defs = _slice_definitions(run.panel)
+    for kind, name, slices in defs:
+        if kind == "all":
+            continue
+        rows = [r for r in run.records if all(r.slices.get(f) == v for f, v in slices.items())]
+        out.append(SliceSummary(kind, name, summarize(
+            rows, errors_as_failures=run.errors_as_failures, confidence=confidence)))
+    out.append(SliceSummary("all", "all", summarize(
+        run.records, errors_as_failures=run.errors_as_failures, confidence=confidence)))
+    return tuple(out)
+
+
+def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
+    from evalband.analysis import noise_floor
+
+    size = suite_size_for(n)
+    if size is None or not run.records:
+        return None
+    try:
+        return noise_floor(run.records, size, confidence=confidence,
+                           errors_as_failures=run.errors_as_failures)
+    except InvalidInputError:  # e.g. every first attempt errored: no swing to show
+        return None
+
+
+def _view(source: str, store: RunStore | None, confidence: float) -> RunView:
+    from evalband._api import load_run
+
+    run = load_run(source, store)
+    slices = slice_summaries(run, confidence)
+    summary = slices[-1].summary
+    return RunView(
+        data=run,
+        manifest=_manifest(source, run, store),
+        summary=summary,
+        slices=slices,
+        noise=_noise(run, summary.n, confidence),
+    )
+
+
+def collect(
+    sources: Sequence[str | Path],
+    store: RunStore | str | Path | None = None,
+    *,
+    command: str | None = None,
+    title: str | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    allow_panel_mismatch: bool = False,
+) -> ReportData:
+    """Load the runs and compute what the report shows.
+
+    Args:
+        sources: run ids (in ``store``) or artifact-bundle directories; the first is the
+            baseline when there are several (as ``evalband compare``).
+        store: a run store, a path to one, or ``None`` (bundles only).
+        command: the command that asked for the report (shown in the reproducibility block).
+        title: the report title (default: from the run ids).
+        confidence: level of every band.
+        seed: seed of the comparison's aggregate bootstrap.
+        allow_panel_mismatch: compare runs of different panels anyway (the page says so).
+
+    Raises:
+        InvalidParameterError: no sources.
+        RunNotFoundError: a source is neither a run in the store nor a bundle.
+        PanelMismatchError: runs made on different panels.
+    """
+    from evalband.analysis import compare_many
+
+    names = [str(s) for s in sources] if not isinstance(sources, str | Path) else [str(sources)]
+    if not names:
+        raise InvalidParameterError(
+            "a report needs at least one run id or artifact-bundle directory; got none"
+        )
+    if all(is_bundle(name) for name in names):
+        store = None  # never create a store file just to read bundles
+    with open_for(store) as st:
+        views = tuple(_view(name, st, confidence) for name in names)
+    comparisons: tuple[Comparison, ...] = ()
+    if len(views) > 1:
+        comparisons = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
+                                         confidence=confidence, seed=seed,
+                                         allow_panel_mismatch=allow_panel_mismatch))
+    if title is None:
+        ids = [v.run_id for v in views]
+        title = (f"evalband report: {ids[0]}" if len(ids) == 1
+                 else f"evalband report: {', '.join(ids[1:])} vs {ids[0]}")
+    return ReportData(runs=views, comparisons=comparisons, title=title, command=command,
+                      sources=tuple(names))

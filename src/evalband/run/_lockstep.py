@@ -1,0 +1,269 @@
+"""Lockstep play: up to N episodes stepped together, one policy call per step for all of them.
+
+The runner's batched mode (``run_panel(..., batch_size=N)``, ``evalband run --batch N``).
+Each chunk of episode specs is played by N slots, each holding its own env; every step stacks
+the observations of the still-active episodes and calls the policy ONCE on the stack. When an
+episode ends its record is yielded at once (the runner commits it before the next step) and
+the slot takes the next spec of the chunk, so the batch stays full until the chunk runs dry.
+
+Why N separate envs and not ``gymnasium.vector.SyncVectorEnv``: a vector env resets a
+finished sub-env by itself (Gymnasium 1.x ``AutoresetMode.NEXT_STEP`` by default: the step
+after the last one is a reset, with the seed the env's own generator picks), while an
+evaluation episode must end at its first outcome and the next one must start from its own
+condition seed. Holding the envs directly makes both explicit; an env with its own batch
+simulator (a ``batch_rollout`` hook, e.g. reach1d) is used instead, N episodes per call.
+
+Records are identical to the one-at-a-time path (:func:`~evalband.run._execute.play_episode`)
+in every field but the timing ones: the same env calls with the same actions, and a policy's
+batched call must give each row the action its single call would (the contract of
+``act_batch`` / ``batched = True``; :class:`~evalband.policies._torch.TorchPolicy` keeps it
+bitwise, see :data:`~evalband.policies._torch.ROW_BLOCK`). Timing fields:
+
+* ``latency_ms_*``: per step, the full wall time of the batched call that produced the
+  episode's action (what the episode waited for it), not a share of it;
+* ``env_ms``: the episode's own ``reset`` and ``step`` calls;
+* ``wall_s``: the episode's own env time plus an equal share of the rest of each lockstep
+  step it took part in (the policy call and the bookkeeping): summed over a chunk's episodes
+  it is the chunk's wall time, not the (overlapping) span of each episode.
+
+An exception in one env (``reset`` or ``step``) makes that episode an ``error`` and frees its
+slot; the others go on. If the batched policy call raises (or returns the wrong number of
+rows), that step falls back to one call per observation, so the exception is pinned on the
+episode(s) whose observation raises, as it would be one at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.errors import InvalidParameterError
+from evalband.panel import EpisodeSpec
+from evalband.run._execute import (
+    RunTask,
+    _batch_records,
+    _latency_fields,
+    _now,
+    _record,
+    episode_end,
+    make_task_env,
+)
+
+__all__ = ["batch_call", "check_batch_size", "play_lockstep"]
+
+_ENVS: dict[tuple[str, str, int], list[Any]] = {}
+
+
+def check_batch_size(value: object) -> int:
+    """A batch size as an ``int``: ``None`` or ``0`` is one at a time (``0``), else ``N >= 1``.
+
+    Raises:
+        InvalidParameterError: not a whole number >= 1 (or ``None``).
+
+    >>> check_batch_size(None), check_batch_size(50)
+    (0, 50)
+    """
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise InvalidParameterError(
+            f"--batch must be a whole number of episodes >= 1; got {value!r}"
+        )
+    return int(value)
+
+
+def batch_call(policy: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """The policy's batched call ``obs (B, D) -> actions (B, A)``, or ``None`` if it has none.
+
+    A policy opts in with an ``act_batch`` method, or with ``batched = True`` on a callable
+    that accepts a batch as well as one observation.
+
+    >>> batch_call(lambda obs: obs) is None
+    True
+    >>> def twice(obs):
+    ...     return 2 * obs
+    >>> twice.batched = True
+    >>> batch_call(twice)(np.ones((2, 1))).tolist()
+    [[2.0], [2.0]]
+    """
+    act_batch = getattr(policy, "act_batch", None)
+    if callable(act_batch):
+        return act_batch  # type: ignore[no-any-return]
+    return policy if getattr(policy, "batched", False) is True else None
+
+
+@dataclass
+class _Episode:
+    """One episode in a slot: its spec, current observation and running tallies."""
+
+    spec: EpisodeSpec
+    obs: Any
+    started_at: str
+    env_s: float
+    wall_s: float
+    steps: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+def _envs(task: RunTask, first: Any, n: int) -> list[Any]:
+    """``n`` envs for the task: ``first`` (the worker's cached env) and cached copies."""
+    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.budget_steps)
+    if key not in _ENVS:
+        _ENVS.clear()
+        _ENVS[key] = []
+    extra = _ENVS[key]
+    while len(extra) < n - 1:
+        extra.append(make_task_env(task))
+    return [first, *extra[: n - 1]]
+
+
+def _error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _actions(
+    batched: Callable[[Any], Any] | None,
+    policy: Callable[[Any], Any],
+    observations: list[Any],
+) -> list[tuple[Any, float | None, Exception | None]]:
+    """``(action, latency_s, exception)`` per observation, from one call when possible."""
+    if batched is not None:
+        t0 = time.perf_counter()
+        try:
+            out = batched(np.stack([np.asarray(o) for o in observations]))
+            rows = len(out)
+        except Exception:  # noqa: BLE001 - retried one by one below, to pin it on an episode
+            rows = -1
+        took = time.perf_counter() - t0
+        if rows == len(observations):
+            return [(out[i], took, None) for i in range(rows)]
+    results: list[tuple[Any, float | None, Exception | None]] = []
+    for obs in observations:
+        t0 = time.perf_counter()
+        try:
+            action = policy(obs)
+        except Exception as exc:  # noqa: BLE001 - becomes this episode's error
+            results.append((None, None, exc))
+            continue
+        results.append((action, time.perf_counter() - t0, None))
+    return results
+
+
+def _finish(
+    task: RunTask, ep: _Episode, dt: float | None, *, outcome: Outcome, terminated: bool,
+    truncated: bool, error: str | None = None,
+) -> EpisodeRecord:
+    return _record(
+        task,
+        ep.spec,
+        outcome=outcome,
+        terminated=terminated,
+        truncated=truncated,
+        steps=ep.steps,
+        sim_time_s=ep.steps * float(dt) if dt else None,
+        env_ms=ep.env_s * 1000.0,
+        wall_s=ep.wall_s,
+        started_at=ep.started_at,
+        error=error,
+        **_latency_fields(ep.latencies),
+    )
+
+
+def play_lockstep(
+    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Callable[[Any], Any]
+) -> Iterator[EpisodeRecord]:
+    """Play ``specs`` in lockstep, ``task.batch_size`` at a time; yield records as they end.
+
+    Args:
+        task: the run task (``batch_size >= 1``).
+        specs: the chunk's episodes; each is played exactly once.
+        env: the worker's env (slot 0); the other slots get envs made like it.
+        policy: the policy; its batched call (:func:`batch_call`) is used when it has one.
+
+    Yields:
+        One record per spec, in the order the episodes end.
+    """
+    size = max(1, min(task.batch_size, len(specs)))
+    batched = batch_call(policy)
+    hook = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
+    if task.batch and hook is not None and getattr(policy, "batched", False):
+        # The env's own batch simulator: N episodes per call (one-at-a-time-identical).
+        todo: list[EpisodeSpec] = []
+        for start in range(0, len(specs), size):
+            group = specs[start : start + size]
+            records = _batch_records(env, policy, group, task)
+            if records is None:
+                todo.extend(group)
+            else:
+                yield from records
+        specs = todo
+        if not specs:
+            return
+    envs = _envs(task, env, size)
+    dt = getattr(getattr(env, "unwrapped", env), "dt", None)
+    pending = deque(specs)
+    slots: list[_Episode | None] = [None] * size
+    while True:
+        for i, slot in enumerate(slots):  # fill free slots with the next episodes
+            while slot is None and pending:
+                spec = pending.popleft()
+                started_at = _now()
+                t0 = time.perf_counter()
+                try:
+                    obs, _ = envs[i].reset(
+                        seed=spec.condition_seed, options=dict(spec.options) or None
+                    )
+                except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
+                    took = time.perf_counter() - t0
+                    failed = _Episode(spec, None, started_at, took, took)
+                    yield _finish(task, failed, dt, outcome=Outcome.ERROR, terminated=False,
+                                  truncated=False, error=_error(exc))
+                    continue
+                took = time.perf_counter() - t0
+                slot = slots[i] = _Episode(spec, obs, started_at, took, took)
+        active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
+        if not active:
+            return
+        step0 = time.perf_counter()
+        actions = _actions(batched, policy, [ep.obs for _, ep in active])
+        own = [0.0] * len(active)  # each episode's env time in this step
+        finished: list[tuple[_Episode, dict[str, Any]]] = []
+        for k, ((i, ep), (action, latency, failure)) in enumerate(
+            zip(active, actions, strict=True)
+        ):
+            if failure is None and latency is not None:
+                ep.latencies.append(latency)
+                t0 = time.perf_counter()
+                try:
+                    ep.obs, _, terminated, truncated, info = envs[i].step(action)
+                except Exception as step_exc:  # noqa: BLE001 - an error episode, others go on
+                    failure = step_exc
+                own[k] = time.perf_counter() - t0
+                ep.env_s += own[k]
+            if failure is not None:
+                finished.append((ep, {"outcome": Outcome.ERROR, "terminated": False,
+                                      "truncated": False, "error": _error(failure)}))
+                slots[i] = None
+                continue
+            ep.steps += 1
+            end = episode_end(terminated, truncated, info, ep.steps, task.budget_steps)
+            if end is not None:
+                outcome, terminated, truncated = end
+                finished.append((ep, {"outcome": outcome, "terminated": terminated,
+                                      "truncated": truncated}))
+                slots[i] = None
+        # Charge the step to every episode in it: its own env time plus an equal share of
+        # the rest (the policy call and the bookkeeping).
+        shared = (time.perf_counter() - step0 - sum(own)) / len(active)
+        for k, (_, ep) in enumerate(active):
+            ep.wall_s += own[k] + shared
+        for ep, how in finished:
+            yield _finish(task, ep, dt, **how)

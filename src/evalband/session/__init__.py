@@ -1,0 +1,129 @@
+"""Hardware evaluation sessions (seed 004): plan, operator scoring, resume, analysis.
+
+A session runs every policy on every scene in matched blocks whose order is shuffled by the
+seed, optionally blinded; the operator scores each trial on an ordinal rubric in a terminal
+(``evalband session run``), every confirmed trial is committed to the run store before the next
+is shown, and a killed session resumes at the first unscored trial.
+
+Names load on first use (the terminal UI starts without pandas or scipy).
+
+>>> from evalband.session import plan_session
+>>> plan = plan_session(["A", "B"], scenes=3, attempts=2, seed=7, blind=True, session_id="s1")
+>>> plan.n_trials, sorted(plan.codes) == ["A", "B"]
+(12, True)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalband._imports import lazy_attributes
+
+if TYPE_CHECKING:
+    from evalband.session._analyze import (
+        CONFIRMATORY,
+        EXPLORATORY,
+        SessionAnalysis,
+        analyze_session,
+    )
+    from evalband.session._drift import DriftReport, session_drift
+    from evalband.session._plan import (
+        DEFAULT_LEVELS,
+        Rubric,
+        SessionPlan,
+        Trial,
+        blind_codes,
+        plan_session,
+    )
+    from evalband.session._prereg import (
+        Grouping,
+        Preregistration,
+        PreregistrationError,
+        get_prereg,
+        list_preregs,
+        lock_prereg,
+        parse_prereg,
+        prereg_for_session,
+    )
+    from evalband.session._simulate import expected_flip_rate, simulate_session
+    from evalband.session._store import (
+        TRIAL_COLUMNS,
+        TRIAL_STATUSES,
+        SessionStore,
+        TrialRecord,
+        load_session,
+    )
+    from evalband.session._tui import CommandResult, SessionRunOutcome, run_session
+
+__all__ = [
+    # plan (S1)
+    "DEFAULT_LEVELS",
+    "Rubric",
+    "Trial",
+    "SessionPlan",
+    "plan_session",
+    "blind_codes",
+    # store (S1)
+    "SessionStore",
+    "TrialRecord",
+    "TRIAL_COLUMNS",
+    "TRIAL_STATUSES",
+    "load_session",
+    # operator terminal (S1)
+    "run_session",
+    "CommandResult",
+    "SessionRunOutcome",
+    # analysis, pre-registration, drift (S2)
+    "analyze_session",
+    "SessionAnalysis",
+    "EXPLORATORY",
+    "CONFIRMATORY",
+    "simulate_session",
+    "expected_flip_rate",
+    "session_drift",
+    "DriftReport",
+    "Preregistration",
+    "PreregistrationError",
+    "Grouping",
+    "parse_prereg",
+    "lock_prereg",
+    "list_preregs",
+    "get_prereg",
+    "prereg_for_session",
+]
+
+_LAZY = {
+    "DEFAULT_LEVELS": "evalband.session._plan",
+    "Rubric": "evalband.session._plan",
+    "Trial": "evalband.session._plan",
+    "SessionPlan": "evalband.session._plan",
+    "plan_session": "evalband.session._plan",
+    "blind_codes": "evalband.session._plan",
+    "SessionStore": "evalband.session._store",
+    "TrialRecord": "evalband.session._store",
+    "TRIAL_COLUMNS": "evalband.session._store",
+    "TRIAL_STATUSES": "evalband.session._store",
+    "load_session": "evalband.session._store",
+    "run_session": "evalband.session._tui",
+    "CommandResult": "evalband.session._tui",
+    "SessionRunOutcome": "evalband.session._tui",
+    # analysis, pre-registration, drift (S2)
+    "analyze_session": "evalband.session._analyze",
+    "SessionAnalysis": "evalband.session._analyze",
+    "EXPLORATORY": "evalband.session._analyze",
+    "CONFIRMATORY": "evalband.session._analyze",
+    "simulate_session": "evalband.session._simulate",
+    "expected_flip_rate": "evalband.session._simulate",
+    "session_drift": "evalband.session._drift",
+    "DriftReport": "evalband.session._drift",
+    "Preregistration": "evalband.session._prereg",
+    "PreregistrationError": "evalband.session._prereg",
+    "Grouping": "evalband.session._prereg",
+    "parse_prereg": "evalband.session._prereg",
+    "lock_prereg": "evalband.session._prereg",
+    "list_preregs": "evalband.session._prereg",
+    "get_prereg": "evalband.session._prereg",
+    "prereg_for_session": "evalband.session._prereg",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)

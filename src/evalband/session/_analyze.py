@@ -1,0 +1,1286 @@
+"""Analysis of a hardware session: flip floor first, then rates, comparisons and prices.
+
+Seed 004's grasp benchmark measured its instrument before its models: the same-state flip
+rate (27% of same-model, same-scene pairs), the positive control, and the power price list
+that says what a comparison costs. :func:`analyze_session` computes, from a session's plan and
+its trials table, in that order of reading:
+
+1. the **flip floor**: how often two attempts of one policy in one scene disagree, with its
+   Wilson band, per policy, and as the scenes accumulated (the one statistic that "behaved
+   like a measurement");
+2. the **positive-control check**: the control must reach its stated floor and must not be
+   beaten by another policy; if it misbehaves, suspect the instrument and the rig before
+   inventing science;
+3. **per-policy success** at the rubric's threshold with Wilson bands and the ordinal score
+   distribution; skipped trials are counted apart (never as failures), assisted trials are
+   reported and left out of unaided success;
+4. **comparisons** paired by scene, Holm-corrected within their family; with a
+   pre-registration locked before the first scored trial, the planned ones are
+   *confirmatory* and everything else is *exploratory — a hypothesis, not a finding*;
+5. the **cumulative success** per policy as scenes accumulated (where the seed's three wrong
+   stories were told);
+6. the **power price list** for this session's rates and flip floor.
+
+Pure: no I/O. The terminal, JSON and HTML renderings live in the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from evalband.analysis._noise import FlipRate, flip_rate_of_groups
+from evalband.errors import InvalidInputError, InvalidParameterError
+from evalband.session._prereg import Grouping, Preregistration
+from evalband.stats import Difference, Interval, TestResult
+from evalband.stats._validate import check_confidence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalband.session._plan import SessionPlan
+
+__all__ = [
+    "EXPLORATORY",
+    "CONFIRMATORY",
+    "PRICE_GAPS",
+    "PolicyResult",
+    "SessionComparison",
+    "ScenePoint",
+    "PolicyFlip",
+    "FlipFloor",
+    "CumulativePoint",
+    "CumulativeSeries",
+    "ControlCheck",
+    "PriceEntry",
+    "PriceList",
+    "Progress",
+    "PreregUse",
+    "SessionAnalysis",
+    "analyze_session",
+    "parse_scored_at",
+]
+
+#: The label of every comparison not planned in a pre-registration locked before the data
+#: (seed 004, section 5: "anything discovered post-hoc buys a hypothesis, not a finding").
+EXPLORATORY = "exploratory — a hypothesis, not a finding"
+#: The label of a comparison planned in a pre-registration locked before the first scored trial.
+CONFIRMATORY = "confirmatory"
+#: The gaps of the price list (seed 004, section 4: 20, 15, 10 and 5 points).
+PRICE_GAPS: tuple[float, ...] = (0.20, 0.15, 0.10, 0.05)
+
+_REQUIRED = (
+    "trial_index",
+    "scene",
+    "attempt",
+    "policy",
+    "status",
+    "score",
+    "success",
+    "assisted",
+    "scored_at",
+)
+_STATUSES = ("pending", "scored", "skipped")
+_PRICE_POWER = 0.8
+_PRICE_ALPHA = 0.05
+
+
+# --------------------------------------------------------------------------- result types
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """One policy's trials and its unaided success rate.
+
+    Attributes:
+        policy: the policy's name.
+        code: its blind code (the name when the session was not blinded).
+        positive_control: whether it is the session's positive control.
+        planned: trials planned.
+        scored: trials scored (assisted ones included).
+        skipped: trials skipped (recorded, never counted as failures).
+        pending: trials not yet recorded.
+        assisted: scored trials the operator helped with (left out of unaided success).
+        unaided: scored, unassisted trials: the denominator of ``rate``.
+        successes: unaided trials scored at or above the rubric's ``success_at``.
+        rate: ``successes / unaided`` with its Wilson band; ``None`` without unaided trials.
+        scores: how many unaided trials got each rubric level (every level listed).
+        mean_score: mean ordinal score of the unaided trials.
+    """
+
+    policy: str
+    code: str
+    positive_control: bool
+    planned: int
+    scored: int
+    skipped: int
+    pending: int
+    assisted: int
+    unaided: int
+    successes: int
+    rate: Interval | None
+    scores: dict[int, int]
+    mean_score: float | None
+
+
+@dataclass(frozen=True)
+class SessionComparison:
+    """One comparison: two policies paired by scene, or two pooled groups of policies.
+
+    Attributes:
+        name: ``"A vs B"``.
+        kind: ``"policies"`` or ``"grouping"``.
+        grouping: the grouping's name (``kind == "grouping"``).
+        a: policy A or the first group's label; the difference is A - B.
+        b: policy B or the second group's label.
+        members_a: the policies behind ``a``.
+        members_b: the policies behind ``b``.
+        planned: named in the pre-registration used (whether or not it counts).
+        label: :data:`CONFIRMATORY` or :data:`EXPLORATORY`.
+        pairing: how trials were matched.
+        rate_a: A's rate over the trials used.
+        rate_b: B's rate over the trials used.
+        counts: the 2x2 counts (paired) or successes and trials of each side (pooled).
+        difference: A - B with its interval (Newcombe paired, or Newcombe hybrid unpaired).
+        test: exact McNemar (paired) or Fisher's exact test (pooled groups).
+        p_holm: Holm-adjusted p-value within the comparison's family (its label).
+        family_size: comparisons in that family.
+        significant: ``p_holm <= 1 - confidence``.
+        sentence: the comparison in words.
+    """
+
+    name: str
+    kind: str
+    grouping: str | None
+    a: str
+    b: str
+    members_a: tuple[str, ...]
+    members_b: tuple[str, ...]
+    planned: bool
+    label: str
+    pairing: str
+    rate_a: Interval
+    rate_b: Interval
+    counts: dict[str, int]
+    difference: Difference
+    test: TestResult
+    p_holm: float
+    family_size: int
+    significant: bool
+    sentence: str
+
+    @property
+    def exploratory(self) -> bool:
+        """Whether the comparison is exploratory (a hypothesis, not a finding)."""
+        return self.label == EXPLORATORY
+
+
+@dataclass(frozen=True)
+class ScenePoint:
+    """The pooled flip rate after the scenes up to ``scene``.
+
+    Attributes:
+        scene: the last scene included.
+        pairs: same-policy, same-scene pairs so far.
+        flips: flipped pairs so far.
+        rate: ``flips / pairs`` with its Wilson band.
+    """
+
+    scene: int
+    pairs: int
+    flips: int
+    rate: Interval
+
+
+@dataclass(frozen=True)
+class PolicyFlip:
+    """One policy's own flip rate.
+
+    Attributes:
+        policy: the policy.
+        flip: its flip rate (``running`` per scene).
+    """
+
+    policy: str
+    flip: FlipRate
+
+
+@dataclass(frozen=True)
+class FlipFloor:
+    """How often two attempts of the same policy in the same scene disagree.
+
+    Attributes:
+        pooled: every policy's pairs together
+            (:func:`~evalband.analysis._noise.flip_rate_of_groups`; ``running`` per
+            ``(scene, policy)`` condition in scene order).
+        by_scene: the pooled rate as scenes accumulated.
+        by_policy: each policy's own rate.
+        independent_reference: the flip rate if every attempt were an independent coin of its
+            policy's rate: the pairs-weighted mean of :math:`2p_i(1-p_i)`.
+        sentence: the flip floor in words.
+    """
+
+    pooled: FlipRate
+    by_scene: tuple[ScenePoint, ...]
+    by_policy: tuple[PolicyFlip, ...]
+    independent_reference: float
+    sentence: str
+
+
+@dataclass(frozen=True)
+class CumulativePoint:
+    """A policy's unaided success over scenes ``1..scene``.
+
+    Attributes:
+        scene: the last scene included.
+        successes: unaided successes so far.
+        n: unaided trials so far.
+        rate: their rate with its Wilson band (``None`` while ``n == 0``).
+    """
+
+    scene: int
+    successes: int
+    n: int
+    rate: Interval | None
+
+
+@dataclass(frozen=True)
+class CumulativeSeries:
+    """One policy's cumulative success as scenes accumulated.
+
+    Attributes:
+        policy: the policy.
+        points: one point per scene with recorded trials.
+    """
+
+    policy: str
+    points: tuple[CumulativePoint, ...]
+
+
+@dataclass(frozen=True)
+class ControlCheck:
+    """The positive control's behaviour: the instrument's own test.
+
+    Attributes:
+        policy: the positive control.
+        rate: its unaided success rate.
+        floor: the rate it must reach, when one was stated.
+        floor_source: where the floor came from.
+        status: ``"ok"``, ``"misbehaving"``, ``"unclear"`` or ``"no data"``.
+        beaten_by: policies whose comparison with the control shows them significantly
+            better (Holm).
+        reasons: why the status is what it is.
+        sentence: the check in words.
+    """
+
+    policy: str
+    rate: Interval | None
+    floor: float | None
+    floor_source: str | None
+    status: str
+    beaten_by: tuple[str, ...]
+    reasons: tuple[str, ...]
+    sentence: str
+
+
+@dataclass(frozen=True)
+class PriceEntry:
+    """Episodes per policy to resolve one gap at 80% power, two-sided alpha 0.05.
+
+    Attributes:
+        gap: the gap ``|p_a - p_b|``.
+        p_a: the better rate of the scenario (or the worse one when above 1).
+        p_b: the session's pooled rate (the baseline).
+        unpaired: two-proportion z test (:func:`evalband.stats.sample_size`): the seed's
+            price list.
+        paired: McNemar on matched scenes at this session's observed discordant share
+            between policies (``None`` when the session has no matched pairs).
+        paired_discordant: the discordant share used (clipped to what the gap allows).
+        at_flip_floor: McNemar at a discordant share equal to the flip floor: the cheapest a
+            matched design on this rig could be (two equal policies disagree that often).
+        floor_discordant: the discordant share used for ``at_flip_floor``.
+    """
+
+    gap: float
+    p_a: float
+    p_b: float
+    unpaired: int
+    paired: int | None
+    paired_discordant: float | None
+    at_flip_floor: int | None
+    floor_discordant: float | None
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """What resolving a gap costs on this rig, and what this session could resolve.
+
+    Attributes:
+        baseline: the session's pooled unaided success rate.
+        power: target power (0.8).
+        alpha: two-sided level (0.05).
+        flip_floor: the session's flip rate, when measured.
+        discordant: the observed share of matched pairs on which two policies disagree.
+        entries: one row per gap of :data:`PRICE_GAPS`.
+        episodes_per_policy: the fewest unaided trials any policy has.
+        resolvable_gap: the smallest gap that many episodes resolve (unpaired, 80% power).
+        sentence: the price list in words.
+    """
+
+    baseline: float
+    power: float
+    alpha: float
+    flip_floor: float | None
+    discordant: float | None
+    entries: tuple[PriceEntry, ...]
+    episodes_per_policy: int
+    resolvable_gap: float | None
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the session stands.
+
+    Attributes:
+        planned: trials planned.
+        scored: trials scored (assisted ones included).
+        skipped: trials skipped.
+        pending: trials not recorded yet.
+        assisted: scored trials marked assisted.
+        scenes: scenes planned.
+        scenes_complete: scenes whose every trial is scored.
+        first_scored_at: time of the first scored trial (ISO), if any.
+        last_scored_at: time of the last scored trial (ISO), if any.
+    """
+
+    planned: int
+    scored: int
+    skipped: int
+    pending: int
+    assisted: int
+    scenes: int
+    scenes_complete: int
+    first_scored_at: str | None
+    last_scored_at: str | None
+
+
+@dataclass(frozen=True)
+class PreregUse:
+    """The pre-registration the analysis read, and whether it counts.
+
+    Attributes:
+        name: its name.
+        sha256: the locked text's hash.
+        locked_at: when it was locked (``None``: never locked).
+        counts: True when it was locked before the session's first scored trial: its
+            comparisons are confirmatory.
+        reason: why it counts or not.
+        planned: the names of the comparisons it plans.
+    """
+
+    name: str
+    sha256: str
+    locked_at: str | None
+    counts: bool
+    reason: str
+    planned: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionAnalysis:
+    """Everything :func:`analyze_session` found, in the order to read it.
+
+    Attributes:
+        session_id: the session.
+        confidence: the level of every band.
+        rubric: the rubric's levels and threshold.
+        blind: whether the session was blinded.
+        positive_control: the positive control's name, if any.
+        progress: trial counts and times.
+        flip: the flip floor (``None`` without two unaided attempts of a policy in a scene).
+        control: the positive-control check (``None`` without a positive control).
+        policies: per-policy success and score distribution, in plan order.
+        comparisons: confirmatory comparisons first, then exploratory ones.
+        cumulative: cumulative success per policy vs scenes.
+        prices: the power price list (``None`` without unaided trials).
+        prereg: the pre-registration read, if any.
+        notes: what a reader must know (progress, blinding, skipped and assisted trials,
+            the pre-registration's standing).
+        exploratory_label: :data:`EXPLORATORY`.
+    """
+
+    session_id: str
+    confidence: float
+    rubric: dict[str, Any]
+    blind: bool
+    positive_control: str | None
+    progress: Progress
+    flip: FlipFloor | None
+    control: ControlCheck | None
+    policies: tuple[PolicyResult, ...]
+    comparisons: tuple[SessionComparison, ...]
+    cumulative: tuple[CumulativeSeries, ...]
+    prices: PriceList | None
+    prereg: PreregUse | None
+    notes: tuple[str, ...]
+    exploratory_label: str = EXPLORATORY
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (nested results as dictionaries)."""
+        out: dict[str, Any] = asdict(self)
+        for item, comparison in zip(out["comparisons"], self.comparisons, strict=True):
+            item["difference"] = comparison.difference.as_dict()
+            item["exploratory"] = comparison.exploratory
+        return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def parse_scored_at(text: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (a time without a zone is read as UTC).
+
+    Raises:
+        InvalidInputError: when the text is not an ISO 8601 time.
+
+    >>> parse_scored_at("2025-01-06T18:00:30Z").isoformat()
+    '2025-01-06T18:00:30+00:00'
+    """
+    try:
+        when = datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        raise InvalidInputError(
+            f"a trial's scored_at must be an ISO 8601 time such as 2025-01-06T18:00:30+00:00; "
+            f"got {text!r}"
+        ) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class _Row:
+    index: int
+    scene: int
+    attempt: int
+    policy: str
+    status: str
+    score: int | None
+    success: bool | None
+    assisted: bool
+    scored_at: str | None
+
+    @property
+    def unaided(self) -> bool:
+        return self.status == "scored" and not self.assisted and self.success is not None
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))
+
+
+def _rows(plan: SessionPlan, trials: pd.DataFrame) -> list[_Row]:
+    """Validate the trials table against the plan; one :class:`_Row` per trial."""
+    import pandas as pd
+
+    if not isinstance(trials, pd.DataFrame):
+        raise InvalidInputError(
+            "trials must be the session's trials DataFrame (SessionStore.trials); got "
+            f"{type(trials).__name__}"
+        )
+    absent = [c for c in _REQUIRED if c not in trials.columns]
+    if absent:
+        raise InvalidInputError(
+            f"the trials table lacks column(s) {', '.join(absent)}; expected the columns of "
+            "SessionStore.trials"
+        )
+    planned = {t.index: t for t in plan.trials}
+    rows: list[_Row] = []
+    seen: set[int] = set()
+    records: list[dict[str, Any]] = [
+        {str(k): v for k, v in rec.items()} for rec in trials[list(_REQUIRED)].to_dict("records")
+    ]
+    for rec in records:
+        index = int(rec["trial_index"])
+        if index in seen:
+            raise InvalidInputError(f"trial {index} appears twice in the trials table")
+        seen.add(index)
+        trial = planned.get(index)
+        if trial is None or (trial.policy, trial.scene, trial.attempt) != (
+            str(rec["policy"]),
+            int(rec["scene"]),
+            int(rec["attempt"]),
+        ):
+            raise InvalidInputError(
+                f"trial {index} ({rec['policy']}, scene {rec['scene']}, attempt "
+                f"{rec['attempt']}) is not "
+                f"trial {index} of session {plan.session_id!r}'s plan; pass the trials of this "
+                "session"
+            )
+        status = str(rec["status"])
+        if status not in _STATUSES:
+            raise InvalidInputError(
+                f"trial {index} has status {status!r}; expected one of {', '.join(_STATUSES)}"
+            )
+        score = None if _missing(rec["score"]) else int(rec["score"])
+        success: bool | None = None
+        if status == "scored":
+            if score is not None:
+                success = plan.rubric.is_success(score)  # the rubric's threshold decides
+            elif not _missing(rec["success"]):
+                success = bool(rec["success"])
+        rows.append(
+            _Row(
+                index=index,
+                scene=trial.scene,
+                attempt=trial.attempt,
+                policy=trial.policy,
+                status=status,
+                score=score if status == "scored" else None,
+                success=success,
+                assisted=bool(rec["assisted"]) and status == "scored",
+                scored_at=None if _missing(rec["scored_at"]) else str(rec["scored_at"]),
+            )
+        )
+    absent_trials = sorted(set(planned) - seen)
+    if absent_trials:
+        raise InvalidInputError(
+            f"the trials table lacks {len(absent_trials)} planned trial(s) (first: "
+            f"{absent_trials[0]}); pass one row per planned trial (SessionStore.trials)"
+        )
+    return sorted(rows, key=lambda r: r.index)
+
+
+def _interval(k: int, n: int, confidence: float) -> Interval | None:
+    from evalband.stats import interval
+
+    return interval(k, n, confidence=confidence) if n > 0 else None
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def _progress(plan: SessionPlan, rows: Sequence[_Row]) -> Progress:
+    scored = [r for r in rows if r.status == "scored"]
+    times = sorted((parse_scored_at(r.scored_at), r.scored_at) for r in scored if r.scored_at)
+    complete = sum(
+        1
+        for s in range(1, plan.scenes + 1)
+        if all(r.status == "scored" for r in rows if r.scene == s)
+    )
+    return Progress(
+        planned=len(rows),
+        scored=len(scored),
+        skipped=sum(r.status == "skipped" for r in rows),
+        pending=sum(r.status == "pending" for r in rows),
+        assisted=sum(r.assisted for r in rows),
+        scenes=plan.scenes,
+        scenes_complete=complete,
+        first_scored_at=times[0][1] if times else None,
+        last_scored_at=times[-1][1] if times else None,
+    )
+
+
+def _policy_results(
+    plan: SessionPlan, rows: Sequence[_Row], confidence: float
+) -> tuple[PolicyResult, ...]:
+    out = []
+    for policy in plan.policies:
+        mine = [r for r in rows if r.policy == policy]
+        unaided = [r for r in mine if r.unaided]
+        wins = sum(bool(r.success) for r in unaided)
+        scores = {level: 0 for level in plan.rubric.levels}
+        with_score = [r.score for r in unaided if r.score is not None]
+        for s in with_score:
+            scores[s] = scores.get(s, 0) + 1
+        out.append(
+            PolicyResult(
+                policy=policy,
+                code=plan.codes.get(policy, policy),
+                positive_control=policy == plan.positive_control,
+                planned=len(mine),
+                scored=sum(r.status == "scored" for r in mine),
+                skipped=sum(r.status == "skipped" for r in mine),
+                pending=sum(r.status == "pending" for r in mine),
+                assisted=sum(r.assisted for r in mine),
+                unaided=len(unaided),
+                successes=wins,
+                rate=_interval(wins, len(unaided), confidence),
+                scores=scores,
+                mean_score=(sum(with_score) / len(with_score)) if with_score else None,
+            )
+        )
+    return tuple(out)
+
+
+def _flip_floor(plan: SessionPlan, rows: Sequence[_Row], confidence: float) -> FlipFloor | None:
+    from evalband.stats import interval
+
+    order = {p: i for i, p in enumerate(plan.policies)}
+    groups: dict[tuple[int, int], list[bool]] = {}
+    for r in sorted(rows, key=lambda r: (r.scene, order[r.policy], r.attempt)):
+        if r.unaided:
+            groups.setdefault((r.scene, order[r.policy]), []).append(bool(r.success))
+    kept = [(key, outcomes) for key, outcomes in groups.items() if len(outcomes) >= 2]
+    pooled = flip_rate_of_groups([o for _, o in kept], confidence=confidence)
+    if pooled is None:
+        return None
+    by_scene: list[ScenePoint] = []
+    for i, ((scene, _), _) in enumerate(kept):
+        if i + 1 == len(kept) or kept[i + 1][0][0] != scene:
+            point = pooled.running[i]
+            by_scene.append(
+                ScenePoint(
+                    scene,
+                    point.pairs,
+                    point.flips,
+                    interval(point.flips, point.pairs, confidence=confidence),
+                )
+            )
+    by_policy = []
+    weighted = 0.0
+    for policy in plan.policies:
+        mine = [o for (_, p), o in kept if p == order[policy]]
+        flip = flip_rate_of_groups(mine, confidence=confidence)
+        if flip is not None:
+            by_policy.append(PolicyFlip(policy, flip))
+            weighted += flip.pairs * flip.independent_reference
+    reference = weighted / pooled.pairs
+    rate = pooled.rate
+    sentence = (
+        f"{100 * rate.estimate:.1f}% of {pooled.pairs} same-policy, same-scene attempt pairs "
+        f"flipped [{100 * rate.low:.1f}, {100 * rate.high:.1f}] (independent attempts would "
+        f"flip {100 * reference:.1f}%): each attempt is a draw with some success probability; "
+        "a comparison is an estimate of probabilities, never a reading of a few attempts"
+    )
+    return FlipFloor(pooled, tuple(by_scene), tuple(by_policy), reference, sentence)
+
+
+def _cumulative(
+    plan: SessionPlan, rows: Sequence[_Row], confidence: float
+) -> tuple[CumulativeSeries, ...]:
+    last = max((r.scene for r in rows if r.status != "pending"), default=0)
+    out = []
+    for policy in plan.policies:
+        k = n = 0
+        points = []
+        for scene in range(1, last + 1):
+            here = [r for r in rows if r.policy == policy and r.scene == scene and r.unaided]
+            n += len(here)
+            k += sum(bool(r.success) for r in here)
+            points.append(CumulativePoint(scene, k, n, _interval(k, n, confidence)))
+        out.append(CumulativeSeries(policy, tuple(points)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A comparison before multiplicity correction."""
+
+    name: str
+    kind: str
+    grouping: str | None
+    a: str
+    b: str
+    members_a: tuple[str, ...]
+    members_b: tuple[str, ...]
+    planned: bool
+    family: str
+    pairing: str
+    rate_a: Interval
+    rate_b: Interval
+    counts: dict[str, int]
+    difference: Difference
+    test: TestResult
+
+
+def _paired(
+    a: str, b: str, rows: Sequence[_Row], confidence: float
+) -> tuple[dict[str, int], Difference, TestResult, Interval, Interval] | None:
+    """Attempt k of A against attempt k of B in the same scene (both unaided)."""
+    from evalband.stats import diff_paired, interval, mcnemar
+
+    outcome = {(r.policy, r.scene, r.attempt): bool(r.success) for r in rows if r.unaided}
+    both = a_only = b_only = neither = 0
+    for (policy, scene, attempt), sa in outcome.items():
+        if policy != a or (b, scene, attempt) not in outcome:
+            continue
+        sb = outcome[(b, scene, attempt)]
+        both += sa and sb
+        a_only += sa and not sb
+        b_only += sb and not sa
+        neither += not sa and not sb
+    n = both + a_only + b_only + neither
+    if n == 0:
+        return None
+    counts = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither}
+    diff = diff_paired(both, a_only, b_only, neither, confidence=confidence)
+    test = mcnemar(a_only, b_only, method="exact")
+    return (
+        counts,
+        diff,
+        test,
+        interval(both + a_only, n, confidence=confidence),
+        interval(both + b_only, n, confidence=confidence),
+    )
+
+
+def _pooled(
+    grouping: Grouping, rows: Sequence[_Row], confidence: float
+) -> tuple[dict[str, int], Difference, TestResult, Interval, Interval] | None:
+    from evalband.stats import diff_unpaired, fisher_exact_test, interval
+
+    sides = []
+    for members in grouping.members:
+        used = [r for r in rows if r.unaided and r.policy in members]
+        sides.append((sum(bool(r.success) for r in used), len(used)))
+    (ka, na), (kb, nb) = sides
+    if na == 0 or nb == 0:
+        return None
+    counts = {"k_a": ka, "n_a": na, "k_b": kb, "n_b": nb}
+    return (
+        counts,
+        diff_unpaired(ka, na, kb, nb, confidence=confidence),
+        fisher_exact_test(ka, na, kb, nb),
+        interval(ka, na, confidence=confidence),
+        interval(kb, nb, confidence=confidence),
+    )
+
+
+def _check_policies(plan: SessionPlan, named: set[str], what: str) -> None:
+    unknown = sorted(named - set(plan.policies))
+    if unknown:
+        raise InvalidInputError(
+            f"{what} names {', '.join(unknown)}, not among the policies of session "
+            f"{plan.session_id!r} ({', '.join(plan.policies)})"
+        )
+
+
+def _prereg_use(plan: SessionPlan, prereg: Preregistration, progress: Progress) -> PreregUse:
+    planned = tuple(f"{a} vs {b}" for a, b in prereg.comparisons) + tuple(
+        g.title for g in prereg.groupings
+    )
+    if prereg.locked_at is None:
+        return PreregUse(
+            prereg.name,
+            prereg.sha256,
+            None,
+            False,
+            "it was never locked (evalband prereg lock)",
+            planned,
+        )
+    locked = parse_scored_at(prereg.locked_at)
+    first = progress.first_scored_at
+    if first is None:
+        return PreregUse(
+            prereg.name,
+            prereg.sha256,
+            prereg.locked_at,
+            True,
+            f"locked at {prereg.locked_at}, before any scored trial",
+            planned,
+        )
+    if locked < parse_scored_at(first):
+        return PreregUse(
+            prereg.name,
+            prereg.sha256,
+            prereg.locked_at,
+            True,
+            f"locked at {prereg.locked_at}, before the first scored trial ({first})",
+            planned,
+        )
+    return PreregUse(
+        prereg.name,
+        prereg.sha256,
+        prereg.locked_at,
+        False,
+        f"locked at {prereg.locked_at}, AFTER the first scored trial ({first}): a plan "
+        "written after seeing data is not a pre-registration, so its comparisons are "
+        "exploratory too",
+        planned,
+    )
+
+
+def _comparisons(
+    plan: SessionPlan,
+    rows: Sequence[_Row],
+    prereg: Preregistration | None,
+    counts: bool,
+    extra: Sequence[Grouping],
+    confidence: float,
+) -> tuple[SessionComparison, ...]:
+    from evalband.stats import holm
+
+    planned_pairs = list(prereg.comparisons) if prereg else []
+    planned_keys = {frozenset(p) for p in planned_pairs}
+    pairs: list[tuple[str, str, bool]] = [(a, b, True) for a, b in planned_pairs]
+    for i, a in enumerate(plan.policies):
+        for b in plan.policies[i + 1 :]:
+            if frozenset((a, b)) not in planned_keys:
+                pairs.append((a, b, False))
+    planned_groups = list(prereg.groupings) if prereg else []
+    groups = [(g, True) for g in planned_groups] + [(g, False) for g in extra]
+    raws: list[_Raw] = []
+    for a, b, is_planned in pairs:
+        got = _paired(a, b, rows, confidence)
+        if got is None:
+            continue
+        cnt, diff, test, ra, rb = got
+        raws.append(
+            _Raw(
+                f"{a} vs {b}",
+                "policies",
+                None,
+                a,
+                b,
+                (a,),
+                (b,),
+                is_planned,
+                CONFIRMATORY if is_planned and counts else EXPLORATORY,
+                "paired by scene and attempt",
+                ra,
+                rb,
+                cnt,
+                diff,
+                test,
+            )
+        )
+    for g, is_planned in groups:
+        got_g = _pooled(g, rows, confidence)
+        if got_g is None:
+            continue
+        cnt, diff, test, ra, rb = got_g
+        raws.append(
+            _Raw(
+                g.title,
+                "grouping",
+                g.name,
+                g.labels[0],
+                g.labels[1],
+                g.members[0],
+                g.members[1],
+                is_planned,
+                CONFIRMATORY if is_planned and counts else EXPLORATORY,
+                "pooled within each group (unpaired)",
+                ra,
+                rb,
+                cnt,
+                diff,
+                test,
+            )
+        )
+    alpha = 1.0 - confidence
+    adjusted: dict[int, float] = {}
+    sizes: dict[str, int] = {}
+    for family in (CONFIRMATORY, EXPLORATORY):
+        idx = [i for i, r in enumerate(raws) if r.family == family]
+        sizes[family] = len(idx)
+        if idx:
+            for i, p in zip(idx, holm([raws[i].test.p_value for i in idx]), strict=True):
+                adjusted[i] = float(p)
+    out = []
+    for i, r in enumerate(raws):
+        p = adjusted[i]
+        significant = p <= alpha
+        d = r.difference
+        band = f"{_points(d.estimate)} points [{_points(d.low)}, {_points(d.high)}]"
+        if significant and d.estimate > 0:
+            words = f"{r.a} above {r.b} by {band}, Holm p = {p:.3g}"
+        elif significant:
+            flipped = f"{_points(-d.estimate)} points [{_points(-d.high)}, {_points(-d.low)}]"
+            words = f"{r.b} above {r.a} by {flipped}, Holm p = {p:.3g}"
+        else:
+            words = f"{r.name}: {band}, Holm p = {p:.3g}: not established at this n"
+        out.append(
+            SessionComparison(
+                name=r.name,
+                kind=r.kind,
+                grouping=r.grouping,
+                a=r.a,
+                b=r.b,
+                members_a=r.members_a,
+                members_b=r.members_b,
+                planned=r.planned,
+                label=r.family,
+                pairing=r.pairing,
+                rate_a=r.rate_a,
+                rate_b=r.rate_b,
+                counts=r.counts,
+                difference=d,
+                test=r.test,
+                p_holm=p,
+                family_size=sizes[r.family],
+                significant=significant,
+                sentence=words,
+            )
+        )
+    out.sort(key=lambda c: c.label != CONFIRMATORY)  # stable: confirmatory first
+    return tuple(out)
+
+
+def _control(
+    plan: SessionPlan,
+    results: Sequence[PolicyResult],
+    comparisons: Sequence[SessionComparison],
+    floor: float | None,
+    floor_source: str | None,
+) -> ControlCheck | None:
+    control = plan.positive_control
+    if control is None:
+        return None
+    mine = next(r for r in results if r.policy == control)
+    rate = mine.rate
+    if rate is None:
+        return ControlCheck(
+            control,
+            None,
+            floor,
+            floor_source,
+            "no data",
+            (),
+            (),
+            f"positive control {control} has no unaided trial yet",
+        )
+    beaten = []
+    for c in comparisons:
+        if c.kind != "policies" or control not in (c.a, c.b) or not c.significant:
+            continue
+        other = c.b if c.a == control else c.a
+        control_ahead = c.difference.estimate > 0 if c.a == control else c.difference.estimate < 0
+        if not control_ahead:
+            beaten.append(other)
+    reasons: list[str] = []
+    statuses: list[str] = []
+    if floor is not None:
+        where = f"the floor {100 * floor:.0f}% ({floor_source})"
+        if rate.high < floor:
+            statuses.append("misbehaving")
+            reasons.append(
+                f"its whole band [{100 * rate.low:.1f}, {100 * rate.high:.1f}] lies below {where}"
+            )
+        elif rate.low >= floor:
+            statuses.append("ok")
+            reasons.append(f"its band lies at or above {where}")
+        else:
+            statuses.append("unclear")
+            reasons.append(
+                f"its band [{100 * rate.low:.1f}, {100 * rate.high:.1f}] straddles {where}"
+            )
+    if beaten:
+        statuses.append("misbehaving")
+        reasons.append(f"significantly below {', '.join(beaten)} (Holm)")
+    else:
+        best = max((r.rate.estimate for r in results if r.rate is not None), default=0.0)
+        if rate.estimate >= best:
+            statuses.append("ok")
+            reasons.append("it has the highest rate of the session")
+        else:
+            above = [
+                r.policy for r in results if r.rate is not None and r.rate.estimate > rate.estimate
+            ]
+            # with a stated floor the floor decides; without one the control should lead
+            if floor is None:
+                statuses.append("unclear")
+            reasons.append(f"{', '.join(above)} scored higher, not significantly")
+    status = (
+        "misbehaving" if "misbehaving" in statuses else "unclear" if "unclear" in statuses else "ok"
+    )
+    head = (
+        f"positive control {control}: {100 * rate.estimate:.1f}% "
+        f"[{100 * rate.low:.1f}, {100 * rate.high:.1f}] of {mine.unaided}"
+    )
+    if status == "misbehaving":
+        sentence = (
+            f"{head} MISBEHAVES: {'; '.join(reasons)}. Suspect the instrument and the "
+            "rig before inventing science (seed 004)"
+        )
+    elif status == "unclear":
+        sentence = f"{head}: unclear: {'; '.join(reasons)}"
+    else:
+        sentence = f"{head}: behaves as expected: {'; '.join(reasons)}"
+    return ControlCheck(
+        control, rate, floor, floor_source, status, tuple(beaten), tuple(reasons), sentence
+    )
+
+
+def _clip_discordant(psi: float, p_a: float, p_b: float) -> float:
+    gap = abs(p_a - p_b)
+    upper = min(p_a + p_b, 2.0 - p_a - p_b)
+    return min(max(psi, gap), upper)
+
+
+def _prices(
+    results: Sequence[PolicyResult],
+    comparisons: Sequence[SessionComparison],
+    flip: FlipFloor | None,
+) -> PriceList | None:
+    from evalband.stats import minimum_detectable_difference, price_list, sample_size
+
+    k = sum(r.successes for r in results)
+    n = sum(r.unaided for r in results)
+    if n == 0:
+        return None
+    base = k / n
+    signed = [g if base + g <= 1.0 else -g for g in PRICE_GAPS]
+    rows = price_list(gaps=signed, baseline=base, power=_PRICE_POWER, alpha=_PRICE_ALPHA)
+    paired = [c for c in comparisons if c.kind == "policies"]
+    pairs_n = sum(sum(c.counts.values()) for c in paired)
+    psi = (
+        sum(c.counts["a_only"] + c.counts["b_only"] for c in paired) / pairs_n if pairs_n else None
+    )
+    floor = flip.pooled.rate.estimate if flip is not None else None
+    entries = []
+    for gap, row in zip(PRICE_GAPS, rows, strict=True):
+        paired_n = at_floor = None
+        psi_row = floor_row = None
+        if psi is not None:
+            psi_row = _clip_discordant(psi, row.p_a, row.p_b)
+            paired_n = sample_size(
+                row.p_a, row.p_b, _PRICE_POWER, _PRICE_ALPHA, paired=True, discordant=psi_row
+            )
+        if floor is not None:
+            floor_row = _clip_discordant(floor, row.p_a, row.p_b)
+            at_floor = sample_size(
+                row.p_a, row.p_b, _PRICE_POWER, _PRICE_ALPHA, paired=True, discordant=floor_row
+            )
+        entries.append(
+            PriceEntry(gap, row.p_a, row.p_b, row.n_a, paired_n, psi_row, at_floor, floor_row)
+        )
+    per_policy = min(r.unaided for r in results)
+    resolvable: float | None = None
+    if per_policy >= 1:
+        for direction in ("either", "up", "down"):
+            try:
+                resolvable = minimum_detectable_difference(
+                    per_policy, base, _PRICE_POWER, _PRICE_ALPHA, direction=direction
+                )
+                break
+            except InvalidParameterError:
+                continue
+    first = entries[0]
+    sentence = (
+        f"at this session's {100 * base:.0f}% success rate, resolving a "
+        f"{100 * first.gap:.0f}-point gap at 80% power takes ~{first.unpaired} episodes per "
+        f"policy, a {100 * entries[-1].gap:.0f}-point gap ~{entries[-1].unpaired} (1/gap^2); "
+        + (
+            f"this session's {per_policy} per policy resolve gaps of >= "
+            f"{100 * resolvable:.0f} points"
+            if resolvable is not None
+            else f"this session's {per_policy} per policy resolve no gap at 80% power"
+        )
+    )
+    return PriceList(
+        base,
+        _PRICE_POWER,
+        _PRICE_ALPHA,
+        floor,
+        psi,
+        tuple(entries),
+        per_policy,
+        resolvable,
+        sentence,
+    )
+
+
+def _notes(
+    plan: SessionPlan,
+    progress: Progress,
+    results: Sequence[PolicyResult],
+    prereg: PreregUse | None,
+) -> tuple[str, ...]:
+    notes = []
+    if progress.pending:
+        notes.append(
+            f"session in progress: {progress.pending} of {progress.planned} trials pending; "
+            f"{progress.scenes_complete} of {progress.scenes} scenes complete"
+        )
+        if plan.blind:
+            notes.append(
+                "the session is blinded and unfinished: these per-policy rates unblind whoever "
+                "reads them; the operator should not"
+            )
+    if progress.skipped:
+        notes.append(f"{progress.skipped} skipped trial(s) are counted apart, never as failures")
+    if progress.assisted:
+        notes.append(
+            f"{progress.assisted} assisted trial(s) are reported and left out of unaided success"
+        )
+    ns = {r.unaided for r in results}
+    if len(ns) > 1:
+        notes.append(
+            "policies have different numbers of unaided trials "
+            f"({min(ns)}-{max(ns)}); comparisons use matched pairs only"
+        )
+    if prereg is None:
+        notes.append(
+            f"no pre-registration: every comparison is {EXPLORATORY}; lock the next plan before "
+            "the data with evalband prereg lock PLAN.yaml"
+        )
+    elif prereg.counts:
+        notes.append(
+            f"pre-registration {prereg.name} ({prereg.sha256[:12]}) {prereg.reason}: "
+            f"its comparisons are {CONFIRMATORY}, every other one is {EXPLORATORY}"
+        )
+    else:
+        notes.append(
+            f"pre-registration {prereg.name} does not count: {prereg.reason}; every "
+            f"comparison is {EXPLORATORY}"
+        )
+    return tuple(notes)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def analyze_session(
+    plan: SessionPlan,
+    trials: pd.DataFrame,
+    *,
+    prereg: Preregistration | None = None,
+    confidence: float = 0.95,
+    groupings: Sequence[Grouping] = (),
+    control_floor: float | None = None,
+) -> SessionAnalysis:
+    r"""Analyse one session: flip floor, control, rates, comparisons, cumulative, prices.
+
+    **Success.** A scored trial succeeds when its score is at least the rubric's
+    ``success_at``. Skipped trials are counted apart and never as failures; assisted trials
+    are counted and left out of *unaided* success, the rate every statistic uses. Rates get
+    Wilson (1927) bands (:func:`evalband.stats.interval`).
+
+    **Flip floor.** Every pair of unaided attempts of one policy in one scene is a
+    same-state pair; the share that disagree is the flip rate with a Wilson band, computed by
+    :func:`evalband.analysis._noise.flip_rate_of_groups` (the same code as
+    :func:`~evalband.analysis.noise_floor`), also after each scene (``by_scene``) and per
+    policy. ``independent_reference`` is what independent attempts would give,
+    :math:`\sum_i w_i 2p_i(1-p_i)` weighted by each policy's pairs: a flip rate well below it
+    means attempts in a scene share a fate (the scene matters), one near it means each attempt
+    is a fresh coin.
+
+    **Pairing.** Two policies are compared on matched pairs: attempt :math:`k` of A with
+    attempt :math:`k` of B in the same scene, both unaided. Within a block every policy's
+    attempts run on the same captured scene in shuffled order, so the attempt labels are
+    exchangeable and this pairing matches like with like; it keeps the binary pairs that
+    Newcombe's paired interval (:func:`evalband.stats.diff_paired`, Newcombe 1998b method 10)
+    and the exact McNemar test (:func:`evalband.stats.mcnemar`) need, and shared hard scenes
+    cancel. Per-scene success *rates* would need a test on proportions with 2-3 trials each
+    (no exact binary machinery, and ties everywhere). The price of the choice: the
+    :math:`K` pairs of one scene share that scene, so when attempts in a scene are correlated
+    (flip rate below ``independent_reference``) the pairs are not independent and the paired
+    interval is somewhat optimistic; the flip floor shows how much. Groupings (pooled
+    policies, e.g. "all BatchNorm variants vs all GroupNorm variants") are compared unpaired
+    (Newcombe hybrid score, :func:`evalband.stats.diff_unpaired`; Fisher's exact test), which
+    ignores the matching and is conservative when scenes are shared.
+
+    **Confirmatory vs exploratory.** With a pre-registration locked *before* the session's
+    first scored trial, its comparisons and groupings are :data:`CONFIRMATORY`; every other
+    comparison (every pair, when there is none) is :data:`EXPLORATORY` ("exploratory — a
+    hypothesis, not a finding", seed 004). Holm (1979, *Scand. J. Statist.* 6:65-70;
+    :func:`evalband.stats.holm`) adjusts the p-values within each family separately, so
+    exploring never dilutes the planned tests and the planned tests never launder the
+    explored ones.
+
+    **Positive control.** When the plan names one, it must not be significantly below any
+    other policy (Holm, from the comparisons above) and, when a floor is stated
+    (``control_floor``, else the pre-registration's ``positive_control_floor``), its Wilson
+    band must not lie wholly below the floor; otherwise it *misbehaves* and the reading is:
+    suspect the instrument and the rig first. Its status is ``"ok"`` when its band lies at or
+    above the floor (or, without a floor, when it has the session's highest rate), and
+    ``"unclear"`` when the band straddles the floor (or, without a floor, when another policy
+    scored higher but not significantly).
+
+    **Price list.** :func:`evalband.stats.price_list` at the session's pooled unaided rate for
+    20-, 15-, 10- and 5-point gaps (80% power, two-sided 0.05; the seed's two-proportion
+    table), plus the matched-design price (:func:`evalband.stats.sample_size`, ``paired=True``)
+    at this session's observed discordant share between policies and at the flip floor (two
+    equal policies disagree that often on matched scenes: the cheapest a matched design on
+    this rig can be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest
+    unaided trials per policy.
+
+    Args:
+        plan: the session's plan.
+        trials: its trials table (``SessionStore.trials``), one row per planned trial.
+        prereg: the pre-registration to read (see ``evalband.session.prereg_for_session``).
+        confidence: two-sided level of every band; Holm's family level is ``1 - confidence``.
+        groupings: post-hoc groupings to compare (always exploratory).
+        control_floor: the rate the positive control must reach (overrides the
+            pre-registration's).
+
+    Returns:
+        A :class:`SessionAnalysis`.
+
+    Raises:
+        InvalidInputError: a trials table that does not belong to the plan, or a
+            pre-registration or grouping naming policies the session does not have, or a
+            pre-registration for another session.
+        InvalidParameterError: ``confidence`` or ``control_floor`` out of range.
+
+    >>> from evalband.session import plan_session
+    >>> from evalband.session._simulate import simulate_session
+    >>> plan = plan_session(["A", "B"], scenes=20, attempts=2, seed=4, session_id="demo")
+    >>> trials = simulate_session(plan, success_prob={"A": 0.6, "B": 0.4}, flip_prob=0.3,
+    ...                           seed=2)
+    >>> result = analyze_session(plan, trials)
+    >>> result.flip.pooled.pairs, result.comparisons[0].label
+    (40, 'exploratory — a hypothesis, not a finding')
+    >>> [row.gap for row in result.prices.entries]
+    [0.2, 0.15, 0.1, 0.05]
+    """
+    level = check_confidence(confidence)
+    if control_floor is not None and not (
+        isinstance(control_floor, int | float)
+        and not isinstance(control_floor, bool)
+        and 0.0 < float(control_floor) <= 1.0
+        and math.isfinite(float(control_floor))
+    ):
+        raise InvalidParameterError(
+            f"control_floor must be a success rate in (0, 1]; got {control_floor!r}"
+        )
+    rows = _rows(plan, trials)
+    extra = tuple(groupings)
+    for g in extra:
+        if not isinstance(g, Grouping):
+            raise InvalidInputError(f"groupings must be Grouping objects; got {g!r}")
+        _check_policies(plan, set(g.members[0]) | set(g.members[1]), f"grouping {g.title!r}")
+    progress = _progress(plan, rows)
+    use: PreregUse | None = None
+    if prereg is not None:
+        if prereg.session_id is not None and prereg.session_id != plan.session_id:
+            raise InvalidInputError(
+                f"pre-registration {prereg.name!r} is for session {prereg.session_id!r}, not "
+                f"{plan.session_id!r}; a plan counts for the session it names"
+            )
+        _check_policies(plan, prereg.policies(), f"pre-registration {prereg.name!r}")
+        use = _prereg_use(plan, prereg, progress)
+    results = _policy_results(plan, rows, level)
+    flip = _flip_floor(plan, rows, level)
+    comparisons = _comparisons(plan, rows, prereg, bool(use and use.counts), extra, level)
+    floor, source = None, None
+    if control_floor is not None:
+        floor, source = float(control_floor), "given"
+    elif prereg is not None and prereg.positive_control_floor is not None:
+        floor, source = prereg.positive_control_floor, f"pre-registration {prereg.name}"
+    return SessionAnalysis(
+        session_id=plan.session_id,
+        confidence=level,
+        rubric=plan.rubric.as_dict(),
+        blind=plan.blind,
+        positive_control=plan.positive_control,
+        progress=progress,
+        flip=flip,
+        control=_control(plan, results, comparisons, floor, source),
+        policies=results,
+        comparisons=comparisons,
+        cumulative=_cumulative(plan, rows, level),
+        prices=_prices(results, comparisons, flip),
+        prereg=use,
+        notes=_notes(plan, progress, results, use),
+    )

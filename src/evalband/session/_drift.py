@@ -1,0 +1,367 @@
+"""Rig drift between two sessions, read on the policies they share, before any model comparison.
+
+Seed 004, level 4 of the noise hierarchy: "the rig drifts. Transport-drop failures appeared in
+all sessions of one week and none of the earlier ones — across different models. Block edges
+wear, gripper pads polish, screws loosen." Its protocol: "never compare across sessions without
+a bridge arm" and a positive control in every session. :func:`session_drift` compares two
+sessions on every policy both ran (the positive control of either, and any other *bridge*
+policy): its unaided success in the second session minus the first. A significant change
+(Holm across the shared policies) flags rig drift, and the report says so before it shows any
+cross-session comparison of the models that ran in only one of the sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalband.errors import InvalidInputError
+from evalband.session._analyze import EXPLORATORY, PolicyResult, _policy_results, _rows
+from evalband.stats import Difference, Interval, TestResult
+from evalband.stats._validate import check_choice, check_confidence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalband.session._plan import SessionPlan
+
+__all__ = ["DRIFT_TESTS", "AnchorDrift", "CrossComparison", "DriftReport", "session_drift"]
+
+#: Tests of a change in a shared policy's rate (independent sessions, so unpaired).
+DRIFT_TESTS: tuple[str, ...] = ("fisher", "boschloo")
+
+
+@dataclass(frozen=True)
+class AnchorDrift:
+    """One shared policy's rate in both sessions: the rig's drift, read on it.
+
+    Attributes:
+        policy: the shared policy.
+        role: ``"positive control"`` (of either session) or ``"bridge"``.
+        before: its unaided rate in the first session.
+        after: its unaided rate in the second session.
+        change: ``after - before`` (Newcombe hybrid score, independent sessions).
+        test: Fisher's exact or Boschloo's test of equal rates.
+        p_holm: Holm-adjusted across the shared policies.
+        drifted: ``p_holm <= 1 - confidence``.
+        sentence: the check in words.
+    """
+
+    policy: str
+    role: str
+    before: Interval
+    after: Interval
+    change: Difference
+    test: TestResult
+    p_holm: float
+    drifted: bool
+    sentence: str
+
+
+@dataclass(frozen=True)
+class CrossComparison:
+    """A model of the first session against a model of the second (unmatched scenes).
+
+    Attributes:
+        a: a policy only the first session ran.
+        b: a policy only the second session ran.
+        rate_a: its rate in the first session.
+        rate_b: its rate in the second session.
+        difference: ``a - b`` (Newcombe hybrid score).
+        test: the same test as the drift check.
+        p_holm: Holm-adjusted across the cross-session comparisons.
+        label: :data:`~evalband.session.EXPLORATORY` (never pre-registered across sessions).
+        caveat: what the difference carries besides the models (drift, other scenes).
+        sentence: the comparison in words.
+    """
+
+    a: str
+    b: str
+    rate_a: Interval
+    rate_b: Interval
+    difference: Difference
+    test: TestResult
+    p_holm: float
+    label: str
+    caveat: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    """Drift between two sessions, then (only then) their cross-session comparisons.
+
+    Attributes:
+        first: the first session's id (the reference).
+        second: the second session's id.
+        confidence: the level of every band; the drift family level is ``1 - confidence``.
+        test: ``"fisher"`` or ``"boschloo"``.
+        anchors: one check per shared policy with trials in both sessions.
+        drifted: whether any shared policy changed significantly.
+        verdict: the drift verdict in words (read it before ``cross``).
+        cross: cross-session comparisons of the policies each session ran alone.
+        notes: rubric differences, shared policies without data.
+    """
+
+    first: str
+    second: str
+    confidence: float
+    test: str
+    anchors: tuple[AnchorDrift, ...]
+    drifted: bool
+    verdict: str
+    cross: tuple[CrossComparison, ...]
+    notes: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary: the drift verdict comes before the cross comparisons."""
+        data: dict[str, Any] = asdict(self)
+        ordered = {
+            k: data[k]
+            for k in (
+                "first",
+                "second",
+                "confidence",
+                "test",
+                "drifted",
+                "verdict",
+                "anchors",
+                "notes",
+                "cross",
+            )
+        }
+        for item, anchor in zip(ordered["anchors"], self.anchors, strict=True):
+            item["change"] = anchor.change.as_dict()
+        for item, cross in zip(ordered["cross"], self.cross, strict=True):
+            item["difference"] = cross.difference.as_dict()
+        return ordered
+
+
+def _pct(rate: Interval) -> str:
+    return f"{100 * rate.estimate:.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}] of {rate.n}"
+
+
+def _band(d: Difference) -> str:
+    return f"{100 * d.estimate:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+
+
+def _test(name: str, k_a: int, n_a: int, k_b: int, n_b: int) -> TestResult:
+    from evalband.stats import boschloo_test, fisher_exact_test
+
+    if name == "boschloo":
+        return boschloo_test(k_a, n_a, k_b, n_b)
+    return fisher_exact_test(k_a, n_a, k_b, n_b)
+
+
+def _by_name(results: Sequence[PolicyResult]) -> dict[str, PolicyResult]:
+    return {r.policy: r for r in results}
+
+
+def session_drift(
+    plan_a: SessionPlan,
+    trials_a: pd.DataFrame,
+    plan_b: SessionPlan,
+    trials_b: pd.DataFrame,
+    *,
+    on: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    test: str = "fisher",
+) -> DriftReport:
+    """Compare two sessions on their shared policies; flag rig drift; then compare models.
+
+    For every policy both sessions ran (or those in ``on``), its unaided success rate in
+    session B minus session A gets Newcombe's hybrid score interval
+    (:func:`evalband.stats.diff_unpaired`; Newcombe 1998, *Statistics in Medicine*
+    17:873-890, method 10) and a test of equal rates, Fisher's exact test (default,
+    :func:`evalband.stats.fisher_exact_test`) or Boschloo's unconditional exact test
+    (``test="boschloo"``, :func:`evalband.stats.boschloo_test`; more powerful, slow beyond
+    ~100 trials a side). The sessions' scenes are different, so the comparison is unpaired.
+    Holm (:func:`evalband.stats.holm`) adjusts across the shared policies; a shared policy
+    whose adjusted p-value is ``<= 1 - confidence`` flags **rig drift**: the same weights
+    behaved differently, so the rig (or the protocol) changed between the sessions.
+
+    Only then come the cross-session comparisons of the policies each session ran alone
+    (session A's model minus session B's, unpaired, Holm across them), always labelled
+    exploratory, and each carrying the measured drift as a caveat.
+
+    Args:
+        plan_a: the first (reference) session's plan.
+        trials_a: its trials table.
+        plan_b: the second session's plan.
+        trials_b: its trials table.
+        on: the shared policies to read drift on (default: every shared policy).
+        confidence: two-sided level of every band.
+        test: ``"fisher"`` or ``"boschloo"``.
+
+    Returns:
+        A :class:`DriftReport`.
+
+    Raises:
+        InvalidInputError: the sessions share no policy (no bridge arm, no common positive
+            control), a policy in ``on`` that is not in both, no shared policy with unaided
+            trials in both sessions, the same session twice, or trials that do not belong
+            to their plan.
+        InvalidParameterError: an unknown ``test`` or a ``confidence`` outside (0, 1).
+
+    >>> from evalband.session import plan_session
+    >>> from evalband.session._simulate import simulate_session
+    >>> week1 = plan_session(["ctrl", "A"], scenes=30, attempts=2, seed=1, session_id="w1",
+    ...                      positive_control="ctrl")
+    >>> week2 = plan_session(["ctrl", "B"], scenes=30, attempts=2, seed=2, session_id="w2",
+    ...                      positive_control="ctrl")
+    >>> t1 = simulate_session(week1, success_prob={"ctrl": 0.8, "A": 0.5}, seed=1)
+    >>> t2 = simulate_session(week2, success_prob={"ctrl": 0.3, "B": 0.5}, seed=2)
+    >>> report = session_drift(week1, t1, week2, t2)
+    >>> report.drifted, report.anchors[0].role, report.cross[0].label
+    (True, 'positive control', 'exploratory — a hypothesis, not a finding')
+    """
+    from evalband.stats import diff_unpaired, holm
+
+    level = check_confidence(confidence)
+    how = check_choice(test, "test", DRIFT_TESTS)
+    if plan_a.session_id == plan_b.session_id:
+        raise InvalidInputError(
+            f"drift compares two different sessions; got {plan_a.session_id!r} twice"
+        )
+    shared = [p for p in plan_a.policies if p in plan_b.policies]
+    if not shared:
+        raise InvalidInputError(
+            f"sessions {plan_a.session_id!r} ({', '.join(plan_a.policies)}) and "
+            f"{plan_b.session_id!r} ({', '.join(plan_b.policies)}) share no policy: drift is "
+            "read on a bridge arm or positive control run in both; plan the next session with "
+            "one (evalband session plan --positive-control NAME)"
+        )
+    if on is not None:
+        chosen = [str(p) for p in on]
+        missing = [p for p in chosen if p not in shared]
+        if missing or not chosen:
+            raise InvalidInputError(
+                f"--on must name policies both sessions ran ({', '.join(shared)}); got "
+                f"{', '.join(missing) or 'none'}"
+            )
+        shared = [p for p in shared if p in chosen]
+    res_a = _by_name(_policy_results(plan_a, _rows(plan_a, trials_a), level))
+    res_b = _by_name(_policy_results(plan_b, _rows(plan_b, trials_b), level))
+    controls = {plan_a.positive_control, plan_b.positive_control} - {None}
+    notes: list[str] = []
+    if plan_a.rubric != plan_b.rubric:
+        notes.append(
+            f"the sessions score on different rubrics ({plan_a.rubric.describe()} vs "
+            f"{plan_b.rubric.describe()}): a change may be the rubric, not the rig"
+        )
+    raw = []
+    for policy in shared:
+        ra, rb = res_a[policy], res_b[policy]
+        if ra.rate is None or rb.rate is None:
+            notes.append(
+                f"{policy} has no unaided trial in "
+                f"{plan_a.session_id if ra.rate is None else plan_b.session_id}"
+            )
+            continue
+        change = diff_unpaired(rb.successes, rb.unaided, ra.successes, ra.unaided, confidence=level)
+        result = _test(how, rb.successes, rb.unaided, ra.successes, ra.unaided)
+        role = "positive control" if policy in controls else "bridge"
+        raw.append((policy, role, ra.rate, rb.rate, change, result))
+    if not raw:
+        raise InvalidInputError(
+            f"no shared policy ({', '.join(shared)}) has unaided trials in both sessions; "
+            "score the bridge arm in both before reading drift"
+        )
+    alpha = 1.0 - level
+    adjusted = holm([r[5].p_value for r in raw])
+    anchors = []
+    for (policy, role, before, after, change, result), p in zip(raw, adjusted, strict=True):
+        drifted = float(p) <= alpha
+        head = (
+            f"{role} {policy}: {_pct(before)} in {plan_a.session_id} -> {_pct(after)} in "
+            f"{plan_b.session_id}, change {_band(change)}, {result.method} Holm p = "
+            f"{float(p):.3g}"
+        )
+        tail = (
+            "RIG DRIFT: the same policy behaved differently"
+            if drifted
+            else "no significant change (the band is how much drift could hide)"
+        )
+        anchors.append(
+            AnchorDrift(
+                policy, role, before, after, change, result, float(p), drifted, f"{head}: {tail}"
+            )
+        )
+    drifted_on = [a.policy for a in anchors if a.drifted]
+    if drifted_on:
+        verdict = (
+            f"RIG DRIFT between {plan_a.session_id} and {plan_b.session_id}: "
+            f"{', '.join(drifted_on)} changed significantly (Holm, family level {alpha:.2g}). "
+            "Suspect the rig (worn block edges, polished gripper pads, loose screws) or the "
+            "protocol before comparing models across these sessions"
+        )
+    else:
+        verdict = (
+            f"no significant drift between {plan_a.session_id} and {plan_b.session_id} on "
+            f"{', '.join(a.policy for a in anchors)}; a drift inside the bands above could "
+            "still hide at these n"
+        )
+    cross = _cross(plan_a, plan_b, res_a, res_b, level, how, drifted_on)
+    return DriftReport(
+        plan_a.session_id,
+        plan_b.session_id,
+        level,
+        how,
+        tuple(anchors),
+        bool(drifted_on),
+        verdict,
+        cross,
+        tuple(notes),
+    )
+
+
+def _cross(
+    plan_a: SessionPlan,
+    plan_b: SessionPlan,
+    res_a: dict[str, PolicyResult],
+    res_b: dict[str, PolicyResult],
+    level: float,
+    how: str,
+    drifted_on: Sequence[str],
+) -> tuple[CrossComparison, ...]:
+    from evalband.stats import diff_unpaired, holm
+
+    only_a = [
+        (p, res_a[p], rate)
+        for p in plan_a.policies
+        if p not in plan_b.policies and (rate := res_a[p].rate) is not None
+    ]
+    only_b = [
+        (p, res_b[p], rate)
+        for p in plan_b.policies
+        if p not in plan_a.policies and (rate := res_b[p].rate) is not None
+    ]
+    raw = []
+    for a, ra, rate_a in only_a:
+        for b, rb, rate_b in only_b:
+            diff = diff_unpaired(
+                ra.successes, ra.unaided, rb.successes, rb.unaided, confidence=level
+            )
+            result = _test(how, ra.successes, ra.unaided, rb.successes, rb.unaided)
+            raw.append((a, b, rate_a, rate_b, diff, result))
+    if not raw:
+        return ()
+    adjusted = holm([r[5].p_value for r in raw])
+    caveat = (
+        f"carries the rig drift measured on {', '.join(drifted_on)}"
+        if drifted_on
+        else "different sessions and scenes: unpaired, and drift below detection may remain"
+    )
+    out = []
+    for (a, b, rate_a, rate_b, diff, result), p in zip(raw, adjusted, strict=True):
+        sentence = (
+            f"{a} ({plan_a.session_id}) vs {b} ({plan_b.session_id}): {_band(diff)}, "
+            f"Holm p = {float(p):.3g}; {caveat}"
+        )
+        out.append(
+            CrossComparison(
+                a, b, rate_a, rate_b, diff, result, float(p), EXPLORATORY, caveat, sentence
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,580 @@
+"""Hardware sessions in the run store: the plan and one row per confirmed trial.
+
+The session tables live in the run store's SQLite file (WAL, ``application_id``, foreign files
+refused: :class:`~evalband.store.RunStore` opens it). ``sessions`` holds each plan as JSON;
+``session_trials`` one row per confirmed action (a score or a skip), each committed on its own
+with ``synchronous=FULL`` before the operator sees the next trial: a session killed at any
+moment keeps every confirmed trial exactly once, and running it again resumes at the first
+trial with no row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
+from evalband.session._plan import SessionPlan
+from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "SessionStore",
+    "TrialRecord",
+    "TRIAL_COLUMNS",
+    "TRIAL_STATUSES",
+    "load_session",
+]
+
+TRIAL_STATUSES = ("pending", "scored", "skipped")
+"""A planned trial's status: no row yet, scored, or skipped (recorded, not scored)."""
+
+TRIAL_COLUMNS = (
+    "trial_index",
+    "scene",
+    "attempt",
+    "policy",
+    "code",
+    "position",
+    "status",
+    "score",
+    "success",
+    "assisted",
+    "note",
+    "exit_code",
+    "duration_s",
+    "scored_at",
+)
+"""The columns of :meth:`SessionStore.trials`, one row per planned trial, in this order."""
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sessions (\n"
+    '    "session_id" TEXT PRIMARY KEY,\n'
+    '    "created_at" TEXT NOT NULL,\n'
+    '    "policies" TEXT NOT NULL,\n'
+    '    "scenes" INTEGER NOT NULL,\n'
+    '    "attempts" INTEGER NOT NULL,\n'
+    '    "seed" INTEGER NOT NULL,\n'
+    '    "blind" INTEGER NOT NULL CHECK ("blind" IN (0, 1)),\n'
+    '    "n_trials" INTEGER NOT NULL,\n'
+    '    "plan" TEXT NOT NULL\n)',
+    "CREATE TABLE IF NOT EXISTS session_trials (\n"
+    '    "session_id" TEXT NOT NULL,\n'
+    '    "trial_index" INTEGER NOT NULL,\n'
+    '    "seq" INTEGER NOT NULL,\n'
+    "    \"status\" TEXT NOT NULL CHECK (\"status\" IN ('scored', 'skipped')),\n"
+    '    "score" INTEGER,\n'
+    '    "success" INTEGER CHECK ("success" IN (0, 1)),\n'
+    '    "assisted" INTEGER NOT NULL CHECK ("assisted" IN (0, 1)),\n'
+    '    "note" TEXT,\n'
+    '    "exit_code" INTEGER,\n'
+    '    "duration_s" REAL,\n'
+    '    "output_tail" TEXT,\n'
+    '    "scored_at" TEXT NOT NULL,\n'
+    "    CHECK ((\"status\" = 'scored') = (\"score\" IS NOT NULL)),\n"
+    '    PRIMARY KEY ("session_id", "trial_index"),\n'
+    '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)',
+)
+_ROW_FIELDS = (
+    "session_id",
+    "trial_index",
+    "status",
+    "score",
+    "success",
+    "assisted",
+    "note",
+    "exit_code",
+    "duration_s",
+    "output_tail",
+    "scored_at",
+)
+_SELECT_ROWS = (
+    "SELECT " + ", ".join(f'"{n}"' for n in _ROW_FIELDS) + " FROM session_trials "
+    'WHERE "session_id" = ?'
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One confirmed trial as stored: a score (or a skip) and what the trial command left.
+
+    Attributes:
+        session_id: the session.
+        trial_index: the planned trial (``Trial.index``).
+        status: ``"scored"`` or ``"skipped"``.
+        score: the rubric level, ``None`` when skipped.
+        success: ``score >= rubric.success_at``, ``None`` when skipped.
+        assisted: the operator helped (an unaided success excludes it).
+        note: the operator's note, if any.
+        exit_code: the trial command's exit status, ``None`` without a command.
+        duration_s: the trial command's wall time in seconds.
+        output_tail: the last lines of the trial command's output.
+        scored_at: UTC time of the confirmation (ISO 8601).
+
+    >>> TrialRecord("s", 0, "skipped", None, None, False, None, None, None, None, "t").status
+    'skipped'
+    """
+
+    session_id: str
+    trial_index: int
+    status: str
+    score: int | None
+    success: bool | None
+    assisted: bool
+    note: str | None
+    exit_code: int | None
+    duration_s: float | None
+    output_tail: str | None
+    scored_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict.
+
+        >>> TrialRecord("s", 3, "scored", 2, True, False, None, 0, 1.5, "ok", "t").as_dict()[
+        ...     "score"]
+        2
+        """
+        return {name: getattr(self, name) for name in _ROW_FIELDS}
+
+
+def _record_from_row(row: tuple[Any, ...]) -> TrialRecord:
+    data = dict(zip(_ROW_FIELDS, row, strict=True))
+    return TrialRecord(
+        session_id=str(data["session_id"]),
+        trial_index=int(data["trial_index"]),
+        status=str(data["status"]),
+        score=None if data["score"] is None else int(data["score"]),
+        success=None if data["success"] is None else bool(data["success"]),
+        assisted=bool(data["assisted"]),
+        note=data["note"],
+        exit_code=None if data["exit_code"] is None else int(data["exit_code"]),
+        duration_s=None if data["duration_s"] is None else float(data["duration_s"]),
+        output_tail=data["output_tail"],
+        scored_at=str(data["scored_at"]),
+    )
+
+
+class SessionStore:
+    """Hardware sessions kept in the run store's SQLite file.
+
+    Opening it creates the session tables when missing (nothing else changes in the file);
+    with ``read_only=True`` nothing is created and a store without sessions reads as empty.
+
+    Args:
+        store: the store file (:data:`~evalband.store.DEFAULT_STORE_PATH` when ``None``) or an
+            open :class:`~evalband.store.RunStore` (left open by :meth:`close`).
+        read_only: open the file read-only (``show`` uses it; never blocks a writer).
+
+    Raises:
+        StoreError: when the file is not an evalband store (see ``RunStore``).
+
+    >>> import tempfile
+    >>> from evalband.session import plan_session
+    >>> plan = plan_session(["A", "B"], scenes=2, attempts=1, seed=1, session_id="demo")
+    >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan)
+    ...     rec = ss.record("demo", 0, score=2, note="clean grasp")
+    ...     _ = ss.record("demo", 1, status="skipped")
+    ...     print(rec.success, ss.next_pending("demo"), ss.undo_last("demo").status)
+    ...     print(ss.trials("demo")["status"].tolist())
+    True 2 skipped
+    ['scored', 'pending', 'pending', 'pending']
+    """
+
+    def __init__(self, store: str | Path | RunStore | None = None, *, read_only: bool = False):
+        if isinstance(store, RunStore):
+            self.runs, self._owned = store, False
+        else:
+            path = DEFAULT_STORE_PATH if store is None else Path(store)
+            self.runs, self._owned = RunStore(path, read_only=read_only), True
+        self.read_only = bool(getattr(self.runs, "read_only", False))
+        self._plans: dict[str, SessionPlan] = {}
+        try:
+            if not self.read_only:
+                with self.runs.transaction() as conn:
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file."""
+        return self.runs.path
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the store (idempotent); a ``RunStore`` passed in stays open."""
+        if self._owned:
+            self.runs.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SessionStore({str(self.path)!r})"
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def _has_tables(self) -> bool:
+        row = self.runs.conn.execute(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+            "AND name IN ('sessions', 'session_trials')"
+        ).fetchone()
+        return int(row[0]) == 2
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"the run store {self.path} is open read-only; cannot write")
+
+    def create(self, plan: SessionPlan) -> None:
+        """Store a new session's plan.
+
+        Raises:
+            StoreError: when a session with the same id is already stored (or the store is
+                read-only).
+        """
+        self._writable()
+        try:
+            with self.runs.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO sessions (session_id, created_at, policies, scenes, attempts, "
+                    "seed, blind, n_trials, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        plan.session_id,
+                        plan.created_at,
+                        json.dumps(list(plan.policies)),
+                        plan.scenes,
+                        plan.attempts,
+                        plan.seed,
+                        1 if plan.blind else 0,
+                        plan.n_trials,
+                        json.dumps(plan.as_dict()),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"session {plan.session_id!r} already exists in {self.path}; choose another "
+                f"--session-id, or continue it with: evalband session run {plan.session_id}"
+            ) from None
+
+    def get_plan(self, session_id: str) -> SessionPlan | None:
+        """The session's plan, or ``None`` when it is not stored."""
+        if session_id in self._plans:
+            return self._plans[session_id]
+        if not self._has_tables():
+            return None
+        row = self.runs.conn.execute(
+            "SELECT plan FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        plan = SessionPlan.from_dict(json.loads(row[0]))
+        self._plans[session_id] = plan
+        return plan
+
+    def session_ids(self) -> list[str]:
+        """The stored session ids, newest first."""
+        if not self._has_tables():
+            return []
+        rows = self.runs.conn.execute(
+            "SELECT session_id FROM sessions ORDER BY created_at DESC, rowid DESC"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def plan(self, session_id: str) -> SessionPlan:
+        """The session's plan.
+
+        Raises:
+            SessionNotFoundError: when no such session is stored; the message lists the
+                known session ids.
+        """
+        plan = self.get_plan(session_id)
+        if plan is None:
+            known = self.session_ids()
+            shown = ", ".join(known[:10]) + (f" (and {len(known) - 10} more)" if len(known) > 10
+                                             else "")
+            hint = (
+                f"known sessions: {shown}" if known
+                else "the store holds no sessions yet; create one with evalband session plan"
+            )
+            raise SessionNotFoundError(
+                f"session {session_id!r} is not in the store {self.path}; {hint}"
+            )
+        return plan
+
+    def sessions(self) -> list[SessionPlan]:
+        """Every stored session's plan, newest first."""
+        return [self.plan(sid) for sid in self.session_ids()]
+
+    # -- trials: writing -----------------------------------------------------------------
+
+    def record(
+        self,
+        session_id: str,
+        trial_index: int,
+        *,
+        status: str = "scored",
+        score: int | None = None,
+        assisted: bool = False,
+        note: str | None = None,
+        exit_code: int | None = None,
+        duration_s: float | None = None,
+        output_tail: str | None = None,
+        scored_at: str | None = None,
+    ) -> TrialRecord:
+        """Store one confirmed trial; it is durable on disk when this returns.
+
+        Args:
+            session_id: the session.
+            trial_index: the planned trial's index.
+            status: ``"scored"`` (``score`` required) or ``"skipped"`` (no score).
+            score: a rubric level; success follows from the rubric.
+            assisted: the operator helped.
+            note: free text (an empty note is stored as ``None``).
+            exit_code: the trial command's exit status.
+            duration_s: the trial command's wall time.
+            output_tail: the last lines of the trial command's output.
+            scored_at: ISO time; now (UTC) when ``None``.
+
+        Returns:
+            The stored :class:`TrialRecord`.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+            InvalidInputError: a trial index outside the plan, an unknown status, a score that
+                is not a rubric level, or a score given with a skip.
+            StoreError: when the trial is already recorded (undo it first).
+        """
+        self._writable()
+        plan = self.plan(session_id)
+        if isinstance(trial_index, bool) or not isinstance(trial_index, int) or not (
+            0 <= trial_index < plan.n_trials
+        ):
+            raise InvalidInputError(
+                f"trial index must be 0..{plan.n_trials - 1} for session {session_id!r}; "
+                f"got {trial_index!r}"
+            )
+        success: bool | None
+        if status == "scored":
+            if score is None:
+                raise InvalidInputError(
+                    f"a scored trial needs a score, one of {list(plan.rubric.levels)}"
+                )
+            success = plan.rubric.is_success(score)
+        elif status == "skipped":
+            if score is not None:
+                raise InvalidInputError(f"a skipped trial has no score; got score {score!r}")
+            success = None
+        else:
+            raise InvalidInputError(
+                f"trial status must be 'scored' or 'skipped'; got {status!r}"
+            )
+        if duration_s is not None and not math.isfinite(float(duration_s)):
+            duration_s = None
+        record = TrialRecord(
+            session_id=session_id,
+            trial_index=trial_index,
+            status=status,
+            score=score,
+            success=success,
+            assisted=bool(assisted),
+            note=(note.strip() or None) if isinstance(note, str) else None,
+            exit_code=None if exit_code is None else int(exit_code),
+            duration_s=None if duration_s is None else float(duration_s),
+            output_tail=output_tail,
+            scored_at=scored_at or _now(),
+        )
+        try:
+            with self.runs.transaction() as conn:
+                (seq,) = conn.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM session_trials WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()
+                conn.execute(
+                    "INSERT INTO session_trials (session_id, trial_index, seq, status, score, "
+                    "success, assisted, note, exit_code, duration_s, output_tail, scored_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        trial_index,
+                        int(seq),
+                        record.status,
+                        record.score,
+                        None if record.success is None else int(record.success),
+                        int(record.assisted),
+                        record.note,
+                        record.exit_code,
+                        record.duration_s,
+                        record.output_tail,
+                        record.scored_at,
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"trial {trial_index + 1} of session {session_id!r} is already recorded in "
+                f"{self.path}; each trial is recorded once (undo it first to change it)"
+            ) from None
+        return record
+
+    def undo_last(self, session_id: str) -> TrialRecord | None:
+        """Delete the most recently confirmed trial of the session and return it.
+
+        Returns:
+            The deleted record, or ``None`` when the session has no recorded trial.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+        """
+        self._writable()
+        self.plan(session_id)
+        with self.runs.transaction() as conn:
+            row = conn.execute(
+                _SELECT_ROWS + " ORDER BY seq DESC LIMIT 1", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            record = _record_from_row(row)
+            conn.execute(
+                "DELETE FROM session_trials WHERE session_id = ? AND trial_index = ?",
+                (session_id, record.trial_index),
+            )
+        return record
+
+    # -- trials: reading -----------------------------------------------------------------
+
+    def records(self, session_id: str) -> list[TrialRecord]:
+        """The recorded trials (scored and skipped), in trial order, with output tails.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+        """
+        self.plan(session_id)
+        if not self._has_tables():  # pragma: no cover - a plan implies the tables
+            return []
+        rows = self.runs.conn.execute(
+            _SELECT_ROWS + " ORDER BY trial_index", (session_id,)
+        ).fetchall()
+        return [_record_from_row(r) for r in rows]
+
+    def last_record(self, session_id: str) -> TrialRecord | None:
+        """The most recently confirmed trial (what :meth:`undo_last` would delete)."""
+        self.plan(session_id)
+        row = self.runs.conn.execute(
+            _SELECT_ROWS + " ORDER BY seq DESC LIMIT 1", (session_id,)
+        ).fetchone()
+        return None if row is None else _record_from_row(row)
+
+    def next_pending(self, session_id: str) -> int | None:
+        """The index of the first planned trial with no record, ``None`` when all are done.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+        """
+        plan = self.plan(session_id)
+        done = {r.trial_index for r in self.records(session_id)}
+        return next((t.index for t in plan.trials if t.index not in done), None)
+
+    def counts(self, session_id: str) -> dict[str, int]:
+        """Trials per status (``pending``, ``scored``, ``skipped``) and ``total``.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+        """
+        plan = self.plan(session_id)
+        counts = dict.fromkeys(TRIAL_STATUSES, 0)
+        for record in self.records(session_id):
+            counts[record.status] += 1
+        counts["pending"] = plan.n_trials - counts["scored"] - counts["skipped"]
+        counts["total"] = plan.n_trials
+        return counts
+
+    def trials(self, session_id: str) -> pd.DataFrame:
+        """One row per planned trial with its status and score (:data:`TRIAL_COLUMNS`).
+
+        ``score`` and ``exit_code`` are nullable ``Int64``, ``success`` nullable ``boolean``
+        (``<NA>`` unless scored), ``assisted`` ``bool``, ``duration_s`` ``float64`` (NaN when
+        missing); ``note`` and ``scored_at`` are strings or ``None``. Output tails are in
+        :meth:`records`.
+
+        Raises:
+            SessionNotFoundError: unknown session.
+        """
+        plan = self.plan(session_id)
+        return _trials_frame(plan, self.records(session_id))
+
+
+def _trials_frame(plan: SessionPlan, records: list[TrialRecord]) -> pd.DataFrame:
+    import pandas as pd
+
+    by_index = {r.trial_index: r for r in records}
+    rows = [(t, by_index.get(t.index)) for t in plan.trials]
+    columns: dict[str, Any] = {
+        "trial_index": pd.Series([t.index for t, _ in rows], dtype="int64"),
+        "scene": pd.Series([t.scene for t, _ in rows], dtype="int64"),
+        "attempt": pd.Series([t.attempt for t, _ in rows], dtype="int64"),
+        "policy": pd.Series([t.policy for t, _ in rows], dtype=object),
+        "code": pd.Series([t.code for t, _ in rows], dtype=object),
+        "position": pd.Series([t.position for t, _ in rows], dtype="int64"),
+        "status": pd.Series([r.status if r else "pending" for _, r in rows], dtype=object),
+        "score": pd.Series([r.score if r else None for _, r in rows], dtype="Int64"),
+        "success": pd.Series([r.success if r else None for _, r in rows], dtype="boolean"),
+        "assisted": pd.Series([bool(r and r.assisted) for _, r in rows], dtype="bool"),
+        "note": pd.Series([r.note if r else None for _, r in rows], dtype=object),
+        "exit_code": pd.Series([r.exit_code if r else None for _, r in rows], dtype="Int64"),
+        "duration_s": pd.Series(
+            [r.duration_s if r and r.duration_s is not None else math.nan for _, r in rows],
+            dtype="float64",
+        ),
+        "scored_at": pd.Series([r.scored_at if r else None for _, r in rows], dtype=object),
+    }
+    return pd.DataFrame(columns, columns=list(TRIAL_COLUMNS))
+
+
+def load_session(
+    store_path: str | Path | None, session_id: str
+) -> tuple[SessionPlan, pd.DataFrame]:
+    """The session's plan and its trials frame (:meth:`SessionStore.trials`), read-only.
+
+    Args:
+        store_path: the store file (default store when ``None``).
+        session_id: the session.
+
+    Raises:
+        StoreError: no store at the path; SessionNotFoundError: unknown session.
+
+    >>> import tempfile
+    >>> from evalband.session import plan_session
+    >>> d = tempfile.mkdtemp()
+    >>> with SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan_session(["A"], scenes=1, attempts=2, seed=0, session_id="x"))
+    ...     _ = ss.record("x", 1, score=0)
+    >>> plan, df = load_session(f"{d}/s.sqlite", "x")
+    >>> plan.n_trials, df["status"].tolist()
+    (2, ['pending', 'scored'])
+    """
+    with SessionStore(store_path, read_only=True) as store:
+        plan = store.plan(session_id)
+        return plan, store.trials(session_id)

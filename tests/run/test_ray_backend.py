@@ -1,0 +1,272 @@
+"""The ray backend on a local Ray cluster: the same records as serial, a killed worker retried.
+
+One cluster for the module (``num_cpus=2``, started by the backend's own ``connect``), shut
+down at the end. The kill test uses :class:`CrashOnceCoin`, an env that ends its worker process
+with ``os._exit(1)`` the first time it resets one of the "doomed" condition seeds (a marker
+file in ``tmp_path`` remembers it), so only the first attempt of that chunk dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import comparable
+from evalband.envs._coin import CoinEnv
+from evalband.errors import BackendError, InvalidParameterError
+from evalband.panel import Panel, load_panel
+from evalband.run import RunTask, get_backend, run_panel
+from evalband.run._backends import guided_chunks
+
+pytestmark = pytest.mark.slow
+
+ZERO = "evalband.policies._builtin:zero_action"
+
+
+class CrashOnceCoin(CoinEnv):
+    """The coin env, whose worker dies the first time it resets a doomed condition seed.
+
+    ``always`` kills it on every attempt; a ``gated`` seed waits (up to 60 s) for the file
+    ``marker_dir/open`` before it plays, and raises (an error episode) if it never comes;
+    ``refuse`` makes the constructor raise an evalband error (the same on every attempt).
+    """
+
+    def __init__(self, marker_dir: str, doomed: list[int], length: int = 2,
+                 always: bool = False, gated: list[int] | None = None,
+                 refuse: bool = False) -> None:
+        if refuse:
+            raise InvalidParameterError("this env refuses to be built, on purpose")
+        super().__init__(length=length)
+        self.marker_dir = Path(marker_dir)
+        self.doomed = set(doomed)
+        self.always = always
+        self.gated = set(gated or [])
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if seed in self.doomed:
+            marker = self.marker_dir / f"crashed-{seed}"
+            if self.always or not marker.exists():
+                marker.touch()
+                os._exit(1)  # the worker process dies: no exception, no record
+        if seed in self.gated:
+            deadline = time.monotonic() + 60
+            while not (self.marker_dir / "open").exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the driver never saw a record before the last chunk")
+                time.sleep(0.01)
+        return super().reset(seed=seed, options=options)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    import ray
+
+    from evalband.run._ray import connect
+
+    if ray.is_initialized():
+        ray.shutdown()
+    assert connect(workers=2)  # ray.init(num_cpus=2, ...): the backend's local start-up
+    assert ray.cluster_resources()["CPU"] == 2
+    yield ray
+    ray.shutdown()
+
+
+def _ray_notices(capsys: Any) -> tuple[str, str]:
+    """What Ray's driver thread printed about dead workers (it comes a little later)."""
+    out = err = ""
+    deadline = time.monotonic() + 10
+    while "worker died" not in (out + err).lower() and time.monotonic() < deadline:
+        time.sleep(0.1)
+        captured = capsys.readouterr()
+        out, err = out + captured.out, err + captured.err
+    time.sleep(0.5)
+    captured = capsys.readouterr()
+    return out + captured.out, err + captured.err
+
+
+def _records(store: Any, run_id: str) -> list[dict[str, Any]]:
+    return [comparable(r) for r in store.episode_records(run_id)]
+
+
+def _pusht_panel() -> Panel:
+    from evalband.envs.pusht import ENV_ID
+
+    return load_panel({
+        "name": "pusht-ray", "env": ENV_ID, "episodes": 4, "seed": 11,
+        "budget": {"steps": 60}, "factors": {"start": ["train", "held_out"]},
+    })
+
+
+def test_reach1d_on_ray_equals_serial(cluster, store) -> None:
+    panel = load_panel("reach1d")
+    run_panel(panel, "reach1d:baseline", store, run_id="serial")
+    run_panel(panel, "reach1d:baseline", store, run_id="ray2", backend="ray", workers=2)
+    run_panel(panel, "reach1d:baseline", store, run_id="ray1", backend="ray", workers=1)
+    serial = _records(store, "serial")
+    assert len(serial) == 64
+    assert _records(store, "ray2") == serial
+    assert _records(store, "ray1") == serial
+    assert {r.attempts for r in store.episode_records("ray2")} == {1}
+    manifest = store.get_run("ray2")
+    assert (manifest.backend, manifest.workers, manifest.status) == ("ray", 2, "finished")
+    assert manifest.extra["address"] == "local"
+
+
+def test_pusht_on_ray_equals_serial(cluster, store) -> None:
+    panel = _pusht_panel()
+    run_panel(panel, "pusht:expert", store, run_id="serial")
+    run_panel(panel, "pusht:expert", store, run_id="ray", backend="ray", workers=2)
+    serial = _records(store, "serial")
+    assert len(serial) == 8 and _records(store, "ray") == serial
+    outcomes = {r["outcome"] for r in serial}
+    assert "success" in outcomes and "timeout" in outcomes  # the 60-step budget cut some short
+
+
+def test_records_stream_back_as_chunks_finish(cluster, store, tmp_path) -> None:
+    # The last episode cannot start until the driver has committed a record (it opens the
+    # gate from the progress callback): a backend that only returned at the end would hang.
+    plain = {"name": "gate", "env": "test_ray_backend:CrashOnceCoin", "episodes": 12,
+             "seed": 2, "budget": {"steps": 4}, "factors": {"p": [0.3, 0.7]}}
+    last = load_panel({**plain, "env_kwargs": {"marker_dir": "", "doomed": []}})
+    gated = [last.episode_specs()[-1].condition_seed]
+    panel = load_panel({**plain, "env_kwargs": {"marker_dir": str(tmp_path), "doomed": [],
+                                                "gated": gated}})
+    counts: list[int] = []
+
+    def on_episode(record: Any) -> None:
+        counts.append(store.count_episodes("stream"))  # committed before the callback
+        (tmp_path / "open").touch()
+
+    _, summary = run_panel(panel, ZERO, store, run_id="stream", backend="ray", workers=2,
+                           on_episode=on_episode)
+    assert summary.counts["error"] == 0
+    assert counts == list(range(1, 25))
+
+
+def test_killed_worker_chunk_is_retried_and_recorded(cluster, store, tmp_path, capsys) -> None:
+    data = {"name": "crash", "env": "test_ray_backend:CrashOnceCoin", "episodes": 20,
+            "seed": 5, "budget": {"steps": 4}, "factors": {"p": [0.3, 0.7]}}
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    plain = load_panel({**data, "env_kwargs": {"marker_dir": str(markers), "doomed": []}})
+    specs = plain.episode_specs()
+    doomed = [specs[2].condition_seed, specs[20].condition_seed]
+    panel = load_panel({**data, "env_kwargs": {"marker_dir": str(markers), "doomed": doomed}})
+    assert [s.condition_seed for s in panel.episode_specs()] == [s.condition_seed for s in specs]
+
+    run_id, summary = run_panel(panel, ZERO, store, run_id="crash", backend="ray", workers=2)
+    assert sorted(p.name for p in markers.iterdir()) == sorted(f"crashed-{s}" for s in doomed)
+    records = store.episode_records(run_id)
+    keys = [r.key for r in records]
+    assert len(keys) == len(set(keys)) == len(specs) == summary.n_attempted
+    assert set(keys) == {s.key for s in specs}
+    # The chunks that held a doomed seed were played twice; every other chunk once.
+    retried = {s.key for chunk in guided_chunks(specs, 2)
+               if any(s.condition_seed in doomed for s in chunk) for s in chunk}
+    assert len(retried) >= 2
+    assert {r.key for r in records if r.attempts == 2} == retried
+    assert {r.attempts for r in records} == {1, 2}
+    assert store.get_run(run_id).status == "finished"
+    # Ray's notice of the dead worker goes to stderr: stdout stays clean for --json.
+    out, err = _ray_notices(capsys)
+    assert "worker died" in err.lower() and "worker died" not in out.lower()
+    # A retry changes nothing else: the same panel played serially (the markers now exist).
+    run_panel(panel, ZERO, store, run_id="again")
+    strip = lambda r: {k: v for k, v in r.items() if k != "attempts"}  # noqa: E731
+    assert [strip(r) for r in _records(store, "crash")] == [
+        strip(r) for r in _records(store, "again")
+    ]
+
+
+def test_chunk_failing_every_attempt_stops_the_run(cluster, tmp_path, capsys) -> None:
+    from evalband.run._ray import RayBackend
+
+    panel = load_panel({"name": "doom", "env": "test_ray_backend:CrashOnceCoin", "episodes": 3,
+                        "seed": 1, "budget": {"steps": 3},
+                        "env_kwargs": {"marker_dir": str(tmp_path), "doomed": [],
+                                       "always": True}})
+    specs = panel.episode_specs()
+    task = RunTask(run_id="doom", policy=ZERO, panel_fingerprint=panel.fingerprint,
+                   env=panel.env, budget_steps=3,
+                   env_kwargs={**panel.env_kwargs, "doomed": [specs[-1].condition_seed]})
+    backend = RayBackend(workers=2, chunk_size=1, max_attempts=2)
+    got = []
+    with pytest.raises(BackendError, match="failed all 2 attempts") as info:
+        for record in backend.run(task, specs):
+            got.append(record.key)
+    assert "worker died" in str(info.value) and "resume with the same --run-id" in str(info.value)
+    assert f"episode {specs[-1].episode} " in str(info.value)
+    assert sorted(got) == sorted(s.key for s in specs[:-1])
+    assert (tmp_path / f"crashed-{specs[-1].condition_seed}").exists()
+    assert "worker died" in _ray_notices(capsys)[1].lower()
+
+
+def test_evalband_error_in_a_worker_is_not_retried(cluster, store, tmp_path, capsys) -> None:
+    from evalband.cli import main
+
+    panel = load_panel({"name": "refuse", "env": "test_ray_backend:CrashOnceCoin",
+                        "episodes": 4, "seed": 1, "budget": {"steps": 3},
+                        "env_kwargs": {"marker_dir": str(tmp_path), "doomed": [],
+                                       "refuse": True}})
+    with pytest.raises(InvalidParameterError, match="refuses to be built"):
+        run_panel(panel, ZERO, store, run_id="refused", backend="ray", workers=2)
+    assert store.get_run("refused").status == "interrupted"
+    assert store.count_episodes("refused") == 0
+    # On the command line: one line on stderr, exit 2, no traceback (not even Ray's own).
+    (tmp_path / "refuse.yaml").write_text(panel.to_yaml())
+    capsys.readouterr()
+    code = main(["run", str(tmp_path / "refuse.yaml"), "--policy", ZERO, "--backend", "ray",
+                 "--store", str(tmp_path / "s.sqlite")])
+    time.sleep(1.0)  # let Ray's background threads print anything they would print
+    err = capsys.readouterr().err
+    assert code == 2 and "refuses to be built" in err
+    assert err.count("\n") == 1 and "Traceback" not in err and "Unhandled" not in err
+
+
+def test_cli_run_on_ray(cluster, capsys, tmp_path) -> None:
+    from evalband.cli import main
+
+    db = str(tmp_path / "s.sqlite")
+    code = main(["run", "reach1d-2s", "--policy", "reach1d:damped", "--backend", "ray",
+                 "--workers", "2", "--store", db, "--run-id", "cli", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert json.loads(out.out)["summary"]["n_attempted"] == 64
+    code = main(["show", "cli", "--store", db, "--json"])
+    manifest = json.loads(capsys.readouterr().out)["manifest"]
+    assert (manifest["backend"], manifest["workers"]) == ("ray", 2)
+    assert manifest["extra"]["address"] == "local"
+
+
+def test_missing_ray_names_the_extra(monkeypatch, capsys, tmp_path) -> None:
+    from evalband.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    with pytest.raises(BackendError, match=r"pip install 'evalband\[ray\]'"):
+        get_backend("ray", 2)
+    db = tmp_path / "s.sqlite"
+    code = main(["run", "reach1d", "--policy", "reach1d:damped", "--backend", "ray",
+                 "--store", str(db)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "evalband[ray]" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("backend", "address", "match"),
+    [("ray", "not an address", "--address must be"), ("ray", "ray://head", "--address must be"),
+     ("process", "auto", "--address is for --backend ray"), ("dask", None, "serial, process, ray")],
+)
+def test_bad_backend_arguments(backend, address, match) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        get_backend(backend, 2, address=address)
