@@ -4,7 +4,8 @@ The policy is the PushT harness seed's behaviour-cloning MLP (``BCPolicy``, hidd
 trained for a few epochs on scripted-expert demonstrations; its quality does not matter
 here, only its cost), saved as a checkpoint and run by path, as a user would. Both paths play
 the SAME episodes: ``bench_pusht``'s panel builder (:func:`~bench_pusht.pusht_panel`, budget
-200 steps), serial backend, one temporary SQLite store.
+200 steps; 100 episodes, most of which the briefly trained policy plays to the budget),
+serial backend, one temporary SQLite store.
 
 * whole episodes: ``run_panel(..., batch_size=None)`` vs ``run_panel(..., batch_size=50)``:
   episodes per wall second, the median over repeats run in alternating order; the records
@@ -15,7 +16,9 @@ the SAME episodes: ``bench_pusht``'s panel builder (:func:`~bench_pusht.pusht_pa
 
 ``ratio``: whole-episode throughput, batched over one at a time (``passed`` when > 1: the
 simulator's share of a step does not batch, so this is the conservative figure);
-``policy_ratio``: the same for the policy calls alone.
+``policy_ratio``: the same for the policy calls alone. ``policy_us_per_obs_single_unpadded``:
+one call per observation without ``TorchPolicy``'s row blocks (``row_block=None``), the cost
+the one-at-a-time path pays for actions bitwise equal to the batched ones (docs/batching.md).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 from bench_pusht import BUDGET, pusht_panel
 from evalband.envs.pusht import PushTEnv
 from evalband.policies import resolve_policy
+from evalband.policies._torch import TorchPolicy
 from evalband.run import run_panel
 from evalband.store import RunStore, open_store
 
@@ -84,8 +88,8 @@ def _batched(policy: Any, obs: np.ndarray) -> tuple[float, np.ndarray]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Time one-at-a-time and batched inference on the same PushT episodes."""
-    per_cell = 10 if quick else 100
-    repeats = 3 if quick else 5
+    per_cell = 10 if quick else 50
+    repeats = 3
     panel = pusht_panel(per_cell)
     n = len(panel.episode_specs())
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.sqlite") as store:
@@ -107,9 +111,11 @@ def run(quick: bool = False) -> dict[str, Any]:
         steps = sum(r["steps"] for r in reference)
         successes = sum(r["outcome"] == "success" for r in reference)
         obs = observations(policy, panel, 4 if quick else 10)
-        call_single, call_batched = [], []
+        call_single, call_batched, call_unpadded = [], [], []
         same_actions = True
+        unpadded = TorchPolicy(policy.module, row_block=None)
         for _ in range(repeats):
+            call_unpadded.append(_per_call(unpadded, obs)[0])
             t_single, a_single = _per_call(policy, obs)
             t_batched, a_batched = _batched(policy, obs)
             call_single.append(t_single)
@@ -137,6 +143,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "policy_observations": len(obs),
         "policy_us_per_obs_single": 1e6 * call_single_med / len(obs),
         "policy_us_per_obs_batched": 1e6 * call_batched_med / len(obs),
+        "policy_us_per_obs_single_unpadded": 1e6 * statistics.median(call_unpadded) / len(obs),
         "policy_ratio": call_single_med / call_batched_med,
         # Policy time per step x steps over the one-at-a-time run's wall time: the most
         # batching could save of the whole run.

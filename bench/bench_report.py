@@ -7,11 +7,18 @@ written to a temporary store in one transaction. Timed: ``evalband.report.render
 that run (loading 100,000 episodes from SQLite, the summaries, the noise floor, every plot
 and the page), median over a few repeats after one warm-up (imports, font cache). Plots are
 drawn at no more than 500 points per curve, so the page stays small however large the run.
+
+The machine is shared: the result also carries the CPU seconds of the render (less sensitive
+to other processes than the wall clock) and the one-minute load average when it ran.
+``python bench/bench_report.py --profile`` prints where a render spends its time instead
+(cProfile, the 30 costliest functions by their own time).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,11 +70,12 @@ def run(quick: bool = False) -> dict[str, Any]:
         t0 = time.perf_counter()
         page = render_html([run_id], store)  # warm-up: imports, matplotlib's font cache
         first_s = time.perf_counter() - t0
-        times = []
+        times, cpu = [], []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             page = render_html([run_id], store)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
     seconds = statistics.median(times)
     return {
         "name": "report_html_100k_episodes" if not quick else "report_html_quick",
@@ -75,6 +83,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         "build_seconds": build_s,
         "first_render_seconds": first_s,
         "median_seconds": seconds,
+        "seconds": times,
+        "median_cpu_seconds": statistics.median(cpu),
+        "load_average_1min": os.getloadavg()[0],
         "repeats": repeats,
         "page_bytes": len(page.encode()),
         "svg_elements": page.count("<svg"),
@@ -85,5 +96,26 @@ def run(quick: bool = False) -> dict[str, Any]:
     }
 
 
+def profile(episodes_per_cell: int = EPISODES_PER_CELL, top: int = 30) -> None:
+    """Print where one render spends its time (after a warm-up render)."""
+    import cProfile
+    import pstats
+
+    from evalband.report import render_html
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "runs.sqlite"
+        run_id = build_run(store, episodes_per_cell)
+        render_html([run_id], store)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        render_html([run_id], store)
+        profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+
+
 if __name__ == "__main__":
-    print(run())
+    if "--profile" in sys.argv[1:]:
+        profile()
+    else:
+        print(run(quick="--quick" in sys.argv[1:]))

@@ -13,13 +13,22 @@ Rules that keep it honest:
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 from evalband.errors import InvalidInputError
 
-__all__ = ["Outcome", "EpisodeRecord", "EPISODE_FIELDS", "episode_key", "parse_outcome"]
+__all__ = [
+    "Outcome",
+    "EpisodeRecord",
+    "EPISODE_FIELDS",
+    "episode_key",
+    "parse_outcome",
+    "record_key",
+]
 
 
 class Outcome(StrEnum):
@@ -182,3 +191,9 @@ class EpisodeRecord:
 
 
 EPISODE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeRecord))
+
+record_key: Callable[[EpisodeRecord], tuple[str, int, int]] = operator.attrgetter(
+    "cell", "episode", "repeat"
+)
+"""``record.key`` as one C-level call (sorting or grouping 100,000 records): the record's
+validated ``cell``, ``episode`` and ``repeat``, the same tuple :attr:`EpisodeRecord.key` gives."""

@@ -85,6 +85,22 @@ def check_report_in_browser(watched: Any, html_file: Path, shot: Path, *,
         ".filter(f => !f.querySelector('svg')).length")
     assert figures_without_plot == 0
 
+    # every table fits a 1280-px window: the last column (the verdict's p values, a run's
+    # times) is on screen, not behind a scroll bar, and the page never scrolls sideways
+    fit = page.evaluate("""() => ({
+      page: document.documentElement.clientWidth,
+      scroll: document.documentElement.scrollWidth,
+      tables: Array.from(document.querySelectorAll("table")).map(t => ({
+        right: t.getBoundingClientRect().right,
+        box: t.parentElement.getBoundingClientRect().right,
+        clipped: t.parentElement.scrollWidth > t.parentElement.clientWidth,
+        last: t.tHead.rows[0].cells[t.tHead.rows[0].cells.length - 1]
+          .getBoundingClientRect().right}))})""")
+    assert fit["scroll"] <= fit["page"] == 1280, fit
+    for table in fit["tables"]:
+        assert not table["clipped"] and table["right"] <= table["box"] + 0.5, (table, fit)
+        assert table["last"] <= fit["page"], (table, fit)
+
     # the slice table sorts on click: ascending, then descending (ties keep their order)
     tables = page.evaluate(_TABLES_JS)
     in_slices = page.evaluate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -69,6 +70,11 @@ def assert_self_contained(page: str) -> None:
     assert 'http-equiv="Content-Security-Policy"' in page and "default-src 'none'" in page
 
 
+def text_of(markup: str) -> str:
+    """What a reader sees: the markup without its tags, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
 def wilson_text(k: int, n: int) -> str:
     """The band as the report prints it, from statsmodels (an independent oracle)."""
     low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
@@ -93,10 +99,11 @@ def test_reach_lab_comparison_page(labs) -> None:
     assert page.index(c.sentence) < page.index('id="slices"')
     assert 'class="verdict improves"' in page
     # Seed 002's counts: 9/64 and 50/64, with the Wilson bands statsmodels computes.
-    assert wilson_text(9, 64) in page and wilson_text(50, 64) in page
+    shown = text_of(page)
+    assert wilson_text(9, 64) in shown and wilson_text(50, 64) in shown
     delta = c.slice_rows[0].delta
     assert f"{100 * delta['estimate']:+.1f} [{100 * delta['low']:+.1f}, " \
-           f"{100 * delta['high']:+.1f}]" in page
+           f"{100 * delta['high']:+.1f}]" in shown
     # Reproducibility: the panel fingerprint, the seed, the policies, the command.
     assert c.panel_fingerprint in page and "reach1d:damped" in page
     assert "<code>pytest</code>" in page
@@ -121,7 +128,7 @@ def test_hidden_regression_page_marks_the_regression_red(labs) -> None:
     hard = next(r for r in c.slice_rows if r.name == "embodiment=franka_panda")
     for arm in ("baseline", "candidate"):
         k, n = getattr(hard, f"successes_{arm}"), getattr(hard, f"n_{arm}")
-        assert wilson_text(k, n) in row.group(1)
+        assert wilson_text(k, n) in text_of(row.group(1))
     agg = c.aggregate
     assert f"ΔJ = {100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}]" \
         in page
@@ -143,7 +150,7 @@ def test_single_run_page(labs) -> None:
     assert [f["id"] for f in shape.figures] == ["fig-forest", "fig-cumulative", "fig-swing",
                                                "fig-power", "fig-traces", "fig-outcomes"]
     ci = evalband.stats.interval(9, 64)
-    assert f"{100 * ci.estimate:.1f}% [{100 * ci.low:.1f}, {100 * ci.high:.1f}]" in page
+    assert f"{100 * ci.estimate:.1f}% [{100 * ci.low:.1f}, {100 * ci.high:.1f}]" in text_of(page)
     assert "9/64 = 14.1%" in page
 
 

@@ -18,7 +18,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband.errors import InvalidCountsError, InvalidParameterError
-from evalband.stats import INTERVAL_METHODS, Interval, interval, interval_bounds
+from evalband.stats import INTERVAL_METHODS, Interval, interval, interval_bounds, intervals
 
 STATSMODELS_NAME = {
     "wilson": "wilson",
@@ -165,6 +165,59 @@ def test_vectorised_bounds_match_scalar_interval(method: str, n: int) -> None:
     inner = slice(1, n) if method == "jeffreys" else slice(None)
     np.testing.assert_allclose(low[inner], np.asarray(sm_low)[inner], atol=1e-9, rtol=0)
     np.testing.assert_allclose(high[inner], np.asarray(sm_high)[inner], atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
+def test_bounds_with_an_array_of_n_match_scalar_interval_and_statsmodels(method: str) -> None:
+    # One (k, n) per element, as a report's suites, slices and prefixes need them.
+    rng = np.random.default_rng(20240607)
+    n = rng.integers(1, 400, size=300)
+    k = rng.integers(0, n + 1)
+    k[:3], n[:3] = (0, 5, 7), (1, 5, 9)  # both edges and an interior pair, always present
+    low, high = interval_bounds(k, n, method, 0.9)
+    assert low.shape == high.shape == k.shape
+    for i in range(0, 300, 7):
+        ci = interval(int(k[i]), int(n[i]), method, 0.9)
+        assert (low[i], high[i]) == (ci.low, ci.high), (i, k[i], n[i])
+    sm_low, sm_high = proportion_confint(k, n, alpha=0.1, method=STATSMODELS_NAME[method])
+    inner = (k > 0) & (k < n) if method == "jeffreys" else slice(None)
+    np.testing.assert_allclose(low[inner], np.asarray(sm_low)[inner], atol=1e-9, rtol=0)
+    np.testing.assert_allclose(high[inner], np.asarray(sm_high)[inner], atol=1e-9, rtol=0)
+
+
+def test_bounds_broadcast_k_against_n_and_allow_empty_cells() -> None:
+    low, high = interval_bounds([[0], [2]], [2, 4])  # k as a column, n as a row
+    assert low.shape == (2, 2)
+    assert high[1, 0] == 1.0 and low[0, 1] == 0.0
+    assert (low[1, 1], high[1, 1]) == (interval(2, 4).low, interval(2, 4).high)
+    low, high = interval_bounds([0, 3], [0, 10], allow_empty=True)
+    assert (low[0], high[0]) == (0.0, 1.0)
+    assert (low[1], high[1]) == (interval(3, 10).low, interval(3, 10).high)
+
+
+@pytest.mark.parametrize(
+    "k, n",
+    [([0, 3], [2, 2]), ([0, 0], [0, 2]), ([0, 1], [2, 2.5]), ([0, 1], [2, -1]),
+     ([0, 1], [2, math.nan]), ([0, 1], np.array([True, True])), ([0, 1], ["2", "3"])],
+)
+def test_bad_arrays_of_n_raise(k: object, n: object) -> None:
+    with pytest.raises(InvalidCountsError):
+        interval_bounds(k, n)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
+def test_intervals_equal_one_interval_call_per_count(method: str) -> None:
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, 120, size=60)
+    k = rng.integers(0, n + 1)
+    got = intervals(k, n, method, 0.8)
+    assert got == [interval(int(a), int(b), method, 0.8) for a, b in zip(k, n, strict=True)]
+    assert intervals(k[:5], 200, method) == [interval(int(a), 200, method) for a in k[:5]]
+    assert intervals([], 10) == []
+    with pytest.raises(InvalidCountsError):
+        intervals([[1, 2]], 3)
+    with pytest.raises(InvalidCountsError):
+        intervals([0, 1], [0, 2])
 
 
 def test_interval_bounds_keeps_shape_of_k() -> None:

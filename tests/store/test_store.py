@@ -361,6 +361,31 @@ def test_full_record_round_trips_exactly(store: RunStore) -> None:
     assert by_key[err.key].score is None and by_key[err.key].sim_time_s is None
 
 
+def test_records_read_back_own_their_dicts_and_leave_gc_as_found(store: RunStore) -> None:
+    import gc
+
+    store.add_episodes([rec(i, extra={"batched": True}) for i in range(3)])
+    first, second, _ = store.episode_records("r1")
+    assert first.slices == second.slices and first.slices is not second.slices
+    first.extra["mutated"] = 1  # a caller's change to one record never leaks into another
+    assert second.extra == {"batched": True}
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.episode_records("r1")
+        assert not gc.isenabled()  # the reader switched the collector back on only if it was on
+    finally:
+        gc.enable()
+
+
+def test_a_row_with_an_unknown_outcome_is_refused_by_name(store: RunStore) -> None:
+    store.add_episodes([rec(0), rec(1)])
+    with sqlite3.connect(store.path) as raw:  # a row no evalband wrote
+        raw.execute("UPDATE episodes SET outcome = 'exploded' WHERE episode = 1")
+    with pytest.raises(InvalidInputError, match="outcome must be one of .*'exploded'"):
+        store.episode_records("r1")
+
+
 def test_nan_float_is_stored_as_missing(store: RunStore) -> None:
     store.add_episode(rec(0, latency_ms_p50=math.nan))
     assert store.episode_records("r1")[0].latency_ms_p50 is None

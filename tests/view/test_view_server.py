@@ -28,7 +28,7 @@ from evalband.view import ViewServer, is_loopback, serve_in_background
 from evalband.view._server import _host_of
 
 POLICY = "evalband.policies._builtin:zero_action"
-OPTIONS_SEEN: list[float] = []
+OPTIONS_SEEN: list[tuple[float, bool]] = []
 
 
 def get(url: str, *, headers: dict[str, str] | None = None,
@@ -67,9 +67,10 @@ def fake_render(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     calls: list[list[str]] = []
 
     def render(sources: list[str], store: Any = None, *, command: str | None = None,
-               title: str | None = None, confidence: float = 0.95) -> str:
+               title: str | None = None, confidence: float = 0.95,
+               allow_panel_mismatch: bool = False) -> str:
         calls.append(list(sources))
-        OPTIONS_SEEN.append(confidence)
+        OPTIONS_SEEN.append((confidence, allow_panel_mismatch))
         assert isinstance(store, RunStore) and store.read_only
         return ("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" "
                 "content=\"default-src 'none'\"></head><body><h1>report of "
@@ -150,7 +151,7 @@ def test_a_finished_report_is_rendered_once(server: ViewServer,
 def test_real_report_page(server: ViewServer) -> None:
     status, _, page = get(server.url + "run/base")
     assert status == 200
-    assert '<table class="sortable">' in page and "<svg" in page
+    assert '<table class="sortable' in page and "<svg" in page
     assert page.count("<body") == 1 and page.index("all runs") < page.index("<svg")
 
 
@@ -237,23 +238,45 @@ def test_recorded_options_reach_the_renderer_or_are_named(
         run_panel(coin_panel(episodes=2), POLICY, st, run_id="a")
         run_panel(coin_panel(episodes=2), POLICY, st, run_id="b")
         cid = st.record_comparison(["a", "b"], {"confidence": 0.8, "allow_panel_mismatch": True})
+        newer = st.record_comparison(["a", "b"], {"confidence": 0.9, "future_option": 3})
     OPTIONS_SEEN.clear()
     with serve_in_background(path) as srv:
         status, _, page = get(srv.url + f"compare/{cid}")
-    assert status == 200 and OPTIONS_SEEN == [0.8]  # the renderer takes confidence ...
-    # ... but not allow_panel_mismatch: the page says so
-    assert "recorded with allow_panel_mismatch True; this report uses the defaults" in page
+        assert status == 200 and OPTIONS_SEEN == [(0.8, True)]  # both reach the renderer
+        assert "this report uses the defaults" not in page
+        # an option this version's renderer does not take is named on the page
+        status, _, page = get(srv.url + f"compare/{newer}")
+    assert status == 200 and OPTIONS_SEEN == [(0.8, True), (0.9, False)]
+    assert "recorded with future_option 3; this report uses the defaults" in page
 
 
-def test_unrenderable_comparison_is_a_422_page(tmp_path: Path) -> None:
-    path = tmp_path / "mismatch.sqlite"
+@pytest.fixture(scope="module")
+def mismatch_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """Runs of two different panels, compared with and without --allow-panel-mismatch."""
+    path = tmp_path_factory.mktemp("mismatch") / "mismatch.sqlite"
     with open_store(path) as st:
         run_panel(coin_panel(episodes=2), POLICY, st, run_id="a")
         run_panel(coin_panel(episodes=2, seed=99), POLICY, st, run_id="b")
-        cid = st.record_comparison(["a", "b"], {"allow_panel_mismatch": True})
+        allowed = st.record_comparison(["a", "b"], {"allow_panel_mismatch": True})
+        refused = st.record_comparison(["a", "b"])
+    return path, allowed, refused
+
+
+def test_a_comparison_recorded_with_allow_panel_mismatch_renders(
+    mismatch_store: tuple[Path, str, str]
+) -> None:
+    path, allowed, _ = mismatch_store
     with serve_in_background(path) as srv:
-        status, _, page = get(srv.url + f"compare/{cid}")
-    assert status == 422 and "cannot render this report" in page
+        status, _, page = get(srv.url + f"compare/{allowed}")
+    assert status == 200 and "PANEL MISMATCH" in page  # the real renderer, said in red
+    assert "this report uses the defaults" not in page
+
+
+def test_unrenderable_comparison_is_a_422_page(mismatch_store: tuple[Path, str, str]) -> None:
+    path, _, refused = mismatch_store
+    with serve_in_background(path) as srv:
+        status, _, page = get(srv.url + f"compare/{refused}")
+    assert status == 422 and "cannot render this report" in page and "panel" in page
 
 
 # -- the server object and the command -----------------------------------------------------

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, Outcome, record_key
 from evalband.errors import InvalidInputError, InvalidParameterError
-from evalband.stats import Interval, interval
+from evalband.stats import Interval, interval, intervals
 from evalband.stats._validate import check_confidence
 
 __all__ = [
@@ -177,28 +177,51 @@ def _check_records(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
             f"noise_floor reads one run at a time; got episodes of {len(runs)} runs "
             f"({', '.join(runs[:5])}); pass one run's episodes"
         )
-    seen: set[tuple[str, int, int]] = set()
-    for record in rows:
-        if record.key in seen:
-            cell, episode, repeat = record.key
-            raise InvalidInputError(
-                f"episode (cell={cell!r}, episode={episode}, repeat={repeat}) appears twice; "
-                "each (cell, episode, repeat) of a run is recorded once"
-            )
-        seen.add(record.key)
-    return sorted(rows, key=lambda r: r.key)
+    keys = list(map(record_key, rows))
+    if len(set(keys)) != len(keys):
+        seen: set[tuple[str, int, int]] = set()
+        for cell, episode, repeat in keys:
+            if (cell, episode, repeat) in seen:
+                raise InvalidInputError(
+                    f"episode (cell={cell!r}, episode={episode}, repeat={repeat}) appears "
+                    "twice; each (cell, episode, repeat) of a run is recorded once"
+                )
+            seen.add((cell, episode, repeat))
+    if keys == sorted(keys):  # already in plan order (as the store returns them)
+        return rows
+    return sorted(rows, key=record_key)
 
 
-def _suite(index: int, block: list[EpisodeRecord], confidence: float) -> Suite:
-    successes = sum(r.success for r in block)
-    return Suite(
-        index=index,
-        first=(block[0].cell, block[0].episode),
-        last=(block[-1].cell, block[-1].episode),
-        n=len(block),
-        successes=successes,
-        rate=interval(successes, len(block), confidence=confidence),
-    )
+def _suites(
+    counted: Sequence[EpisodeRecord], size: int, confidence: float
+) -> tuple[tuple[Suite, ...], Suite | None]:
+    """The full suites of ``size`` consecutive episodes, and the trailing partial one.
+
+    Successes are summed per block with numpy and every band comes from one
+    :func:`evalband.stats.intervals` call (equal to one :func:`interval` per suite).
+    """
+    wins = np.fromiter((r.outcome is Outcome.SUCCESS for r in counted), dtype=np.int64,
+                       count=len(counted))
+    cum = np.concatenate(([0], np.cumsum(wins)))
+    starts = np.arange(0, len(counted), size)
+    ends = np.minimum(starts + size, len(counted))
+    successes = cum[ends] - cum[starts]
+    bands = intervals(successes, ends - starts, "wilson", confidence)
+    out = [
+        Suite(
+            index=i,
+            first=(counted[a].cell, counted[a].episode),
+            last=(counted[b - 1].cell, counted[b - 1].episode),
+            n=b - a,
+            successes=k,
+            rate=band,
+        )
+        for i, (a, b, k, band) in enumerate(
+            zip(starts.tolist(), ends.tolist(), successes.tolist(), bands, strict=True)
+        )
+    ]
+    n_full = len(counted) // size
+    return tuple(out[:n_full]), (out[n_full] if len(out) > n_full else None)
 
 
 def _swing(suites: Sequence[Suite], pooled: Interval, suite_size: int) -> Swing | None:
@@ -279,6 +302,8 @@ def flip_rate_of_groups(
 def _flip_rate(
     rows: Sequence[EpisodeRecord], errors_as_failures: bool, confidence: float
 ) -> FlipRate | None:
+    if not any(r.repeat for r in rows):  # one attempt per condition: no pair to flip
+        return None
     groups: dict[tuple[str, int], list[bool]] = {}
     excluded = 0
     for record in rows:  # rows are in plan order, so groups are too
@@ -372,11 +397,7 @@ def noise_floor(
         )
     successes = sum(r.success for r in counted)
     pooled = interval(successes, len(counted), confidence=level)
-    n_full = len(counted) // size
-    suites = tuple(
-        _suite(i, counted[i * size : (i + 1) * size], level) for i in range(n_full)
-    )
-    rest = counted[n_full * size :]
+    suites, partial = _suites(counted, size, level)
     return NoiseFloor(
         suite_size=size,
         confidence=level,
@@ -385,7 +406,7 @@ def noise_floor(
         excluded_errors=excluded,
         pooled=pooled,
         suites=suites,
-        partial=_suite(n_full, rest, level) if rest else None,
+        partial=partial,
         swing=_swing(suites, pooled, size),
         flip=_flip_rate(rows, counted_errors, level),
     )

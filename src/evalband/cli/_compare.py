@@ -70,7 +70,8 @@ def compare(
     if report is not None:
         from evalband.cli._report import write_html_report
 
-        write_html_report([baseline, *candidates], store_path(store), report, quiet=as_json)
+        write_html_report([baseline, *candidates], store_path(store), report, quiet=as_json,
+                          allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
         payload = results[0].as_dict() if len(results) == 1 else {

@@ -140,10 +140,11 @@ class TorchPolicy:
         dtype, device = _module_dtype_device(self.module)
         n = len(rows)
         block = getattr(self, "row_block", ROW_BLOCK)
-        # np.array copies: a read-only observation never reaches torch.from_numpy.
-        data = np.array(rows, dtype=float)
-        if block and n % block:
-            data = np.concatenate([data, np.repeat(data[-1:], block - n % block, axis=0)])
+        # A fresh array: a read-only observation never reaches torch.from_numpy.
+        padded = n + (block - n % block if block and n % block else 0)
+        data = np.empty((padded, rows.shape[1] if rows.ndim == 2 else 0), dtype=float)
+        data[:n] = rows
+        data[n:] = rows[-1:]  # padding rows repeat the last row (none when n == padded)
         batch = torch.from_numpy(data).to(device=device, dtype=dtype)
         with torch.inference_mode():
             if block and len(data) > block:

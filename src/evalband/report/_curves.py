@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, Outcome, record_key
 from evalband.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -127,9 +128,13 @@ def prefix_grid(total: int, points: int = MAX_POINTS) -> NDArray[np.int64]:
     return grid[(grid >= 1) & (grid <= total)]
 
 
+_ORDER = operator.attrgetter("episode", "repeat", "cell")
+""":func:`accumulation_order` read in C (sorting 100,000 records without a call per record)."""
+
+
 def _counted(records: Sequence[EpisodeRecord], errors_as_failures: bool) -> list[EpisodeRecord]:
     return sorted((r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR),
-                  key=accumulation_order)
+                  key=_ORDER)
 
 
 def cumulative_curve(
@@ -150,23 +155,23 @@ def cumulative_curve(
     >>> c.n.tolist(), c.rate.tolist()
     ([1, 2], [1.0, 0.5])
     """
-    from evalband.stats import interval
+    from evalband.stats import interval_bounds
 
-    rows = _counted(records, errors_as_failures)
-    if not rows:
+    rows = [r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR]
+    n = len(rows)
+    if not n:
         return None
-    wins = np.cumsum(np.fromiter((r.success for r in rows), dtype=np.int64, count=len(rows)))
-    grid = prefix_grid(len(rows), points)
+    code = {cell: i for i, cell in enumerate(sorted({r.cell for r in rows}))}
+    # accumulation_order as one numpy sort: episode, then repeat, then cell
+    order = np.lexsort((np.fromiter((code[r.cell] for r in rows), dtype=np.int64, count=n),
+                        np.fromiter((r.repeat for r in rows), dtype=np.int64, count=n),
+                        np.fromiter((r.episode for r in rows), dtype=np.int64, count=n)))
+    won = np.fromiter((r.outcome is Outcome.SUCCESS for r in rows), dtype=np.int64, count=n)
+    wins = np.cumsum(won[order])
+    grid = prefix_grid(n, points)
     k = wins[grid - 1]
-    bands = [interval(int(kk), int(nn), confidence=confidence) for kk, nn in zip(k, grid,
-                                                                                 strict=True)]
-    return CumulativeCurve(
-        n=grid,
-        k=k,
-        rate=np.array([b.estimate for b in bands]),
-        low=np.array([b.low for b in bands]),
-        high=np.array([b.high for b in bands]),
-    )
+    low, high = interval_bounds(k, grid, "wilson", confidence)  # every prefix in one call
+    return CumulativeCurve(n=grid, k=k, rate=k / grid, low=low, high=high)
 
 
 def _state(low: float, high: float) -> str:
@@ -194,9 +199,9 @@ def running_verdicts(
     """
     from evalband.stats import diff_paired
 
-    base = {r.key: r for r in _counted(baseline, errors_as_failures)}
-    cand = {r.key: r for r in _counted(candidate, errors_as_failures)}
-    keys = sorted(base.keys() & cand.keys(), key=lambda k: (k[1], k[2], k[0]))
+    base = {record_key(r): r for r in _counted(baseline, errors_as_failures)}
+    cand = {record_key(r): r for r in _counted(candidate, errors_as_failures)}
+    keys = sorted(base.keys() & cand.keys(), key=operator.itemgetter(1, 2, 0))
     if not keys:
         return []
     b = np.fromiter((base[k].success for k in keys), dtype=bool, count=len(keys))

@@ -16,6 +16,7 @@ from evalband.errors import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
+    from evalband.episode import EpisodeRecord
     from evalband.store import RunManifest, RunStore
 
 __all__ = [
@@ -71,13 +72,17 @@ class RunView:
 
 @dataclass(frozen=True)
 class ReportData:
-    """Everything one report shows: the runs (baseline first) and their comparisons."""
+    """Everything one report shows: the runs (baseline first) and their comparisons.
+
+    ``confidence`` is the level of every band on the page.
+    """
 
     runs: tuple[RunView, ...]
     comparisons: tuple[Comparison, ...]
     title: str
     command: str | None
     sources: tuple[str, ...]
+    confidence: float = 0.95
 
     @property
     def is_comparison(self) -> bool:
@@ -131,21 +136,35 @@ def _manifest(source: str, run: RunData, store: RunStore | None) -> RunManifest:
 def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummary, ...]:
     """A run's summary per slice: factor values, then cells, then ``all`` (the whole run).
 
-    The slices are the comparison's own (one slice table, one meaning).
+    The slices are the comparison's own (one slice table, one meaning). Episodes are
+    grouped by cell once; a slice is the union of the cells whose labels match it, and a
+    slice made of the same cells as one already summarised (a one-factor panel's factor
+    values are its cells) reuses that summary.
     """
     from evalband.analysis import summarize
     from evalband.analysis._compare import _slice_definitions
 
+    by_cell: dict[str, list[EpisodeRecord]] = {}
+    for record in run.records:
+        by_cell.setdefault(record.cell, []).append(record)
+    labels = {cell: rows[0].slices for cell, rows in by_cell.items()}
+    done: dict[tuple[str, ...], RunSummary] = {}
+
+    def summary(cells: tuple[str, ...]) -> RunSummary:
+        if cells not in done:
+            rows = [r for cell in cells for r in by_cell[cell]]
+            done[cells] = summarize(rows, errors_as_failures=run.errors_as_failures,
+                                    confidence=confidence)
+        return done[cells]
+
     out = []
-    defs = _slice_definitions(run.panel)
-    for kind, name, slices in defs:
+    for kind, name, slices in _slice_definitions(run.panel):
         if kind == "all":
             continue
-        rows = [r for r in run.records if all(r.slices.get(f) == v for f, v in slices.items())]
-        out.append(SliceSummary(kind, name, summarize(
-            rows, errors_as_failures=run.errors_as_failures, confidence=confidence)))
-    out.append(SliceSummary("all", "all", summarize(
-        run.records, errors_as_failures=run.errors_as_failures, confidence=confidence)))
+        cells = tuple(c for c, got in labels.items()
+                      if all(got.get(f) == v for f, v in slices.items()))
+        out.append(SliceSummary(kind, name, summary(cells)))
+    out.append(SliceSummary("all", "all", summary(tuple(by_cell))))
     return tuple(out)
 
 
@@ -225,4 +244,4 @@ def collect(
         title = (f"evalband report: {ids[0]}" if len(ids) == 1
                  else f"evalband report: {', '.join(ids[1:])} vs {ids[0]}")
     return ReportData(runs=views, comparisons=comparisons, title=title, command=command,
-                      sources=tuple(names))
+                      sources=tuple(names), confidence=confidence)

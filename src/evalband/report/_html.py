@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalband.report._data import ReportData, RunView, collect
-from evalband.report._markdown import fmt_delta, fmt_rate, run_verdict_text, verdict_text
+from evalband.report._markdown import (
+    fmt_delta,
+    fmt_p,
+    fmt_rate,
+    fmt_seconds,
+    run_verdict_text,
+    verdict_parts,
+    verdict_text,
+)
 from evalband.report._page import html_page
 
 if TYPE_CHECKING:
@@ -36,6 +44,8 @@ def render_html(
     *,
     command: str | None = None,
     title: str | None = None,
+    confidence: float = 0.95,
+    allow_panel_mismatch: bool = False,
 ) -> str:
     """One self-contained HTML report for one run, or for a comparison of several.
 
@@ -47,14 +57,18 @@ def render_html(
         store: a run store, a path to one, or ``None`` (bundles only).
         command: the command line that asked for the report (reproducibility block).
         title: the page title (default: from the run ids).
+        confidence: level of every band and interval (as ``evalband compare --confidence``).
+        allow_panel_mismatch: compare runs of different panels anyway; the page says so
+            in red above the verdict (as ``evalband compare --allow-panel-mismatch``).
 
     Returns:
         The HTML document.
 
     Raises:
-        InvalidParameterError: no sources.
+        InvalidParameterError: no sources, or ``confidence`` outside (0, 1).
         RunNotFoundError: a source is neither a run in ``store`` nor a bundle.
-        PanelMismatchError: the runs were made on different panels.
+        PanelMismatchError: the runs were made on different panels and
+            ``allow_panel_mismatch`` is false.
 
     >>> import tempfile, evalband
     >>> store = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
@@ -64,33 +78,59 @@ def render_html(
     >>> page.startswith("<!DOCTYPE html>"), page.count("<svg") >= 5
     (True, True)
     """
-    return report_html(collect(sources, store, command=command, title=title))
+    return report_html(collect(sources, store, command=command, title=title,
+                               confidence=confidence,
+                               allow_panel_mismatch=allow_panel_mismatch))
 
 
 # ---------------------------------------------------------------------------- small pieces
 
 
-def _num(value: float | int | None, text: str | None = None) -> str:
-    """A right-aligned numeric cell that sorts by ``value``."""
+def _num(value: float | int | None, text: str | None = None, sub: str = "") -> str:
+    """A right-aligned numeric cell that sorts by ``value``.
+
+    ``sub`` is a second, smaller line (a band under its rate); the cell's text reads
+    ``text sub`` when copied.
+    """
     shown = text if text is not None else ("-" if value is None else str(value))
     sort = "" if value is None else f' data-sort="{value}"'
-    return f'<td class="num"{sort}>{_E(shown)}</td>'
+    second = f' <span class="sub">{_E(sub)}</span>' if sub else ""
+    return f'<td class="num"{sort}>{_E(shown)}{second}</td>'
 
 
 def _td(text: str, cls: str = "") -> str:
     return f'<td class="{cls}">{_E(text)}</td>' if cls else f"<td>{_E(text)}</td>"
 
 
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+Header = str | tuple[str, str]
+"""A column header: its text, or ``(text, second line)``."""
 
 
-def _table(headers: Sequence[str], rows: Sequence[str], cls: str = "sortable",
-           caption: str = "") -> str:
-    head = "".join(f'<th scope="col">{_E(h)}</th>' for h in headers)
+def _th(header: Header, numeric: bool) -> str:
+    cls = ' class="num"' if numeric else ""
+    if isinstance(header, str):
+        return f'<th scope="col"{cls}>{_E(header)}</th>'
+    text, sub = header
+    return f'<th scope="col"{cls}>{_E(text)} <span class="sub">{_E(sub)}</span></th>'
+
+
+def _table(headers: Sequence[Header], rows: Sequence[str], cls: str = "sortable",
+           caption: str = "", text_columns: Sequence[int] = (0,)) -> str:
+    """A table; the headers of numeric columns (all but ``text_columns``) align right."""
+    head = "".join(_th(h, i not in text_columns) for i, h in enumerate(headers))
     cap = f"<caption class='note'>{_E(caption)}</caption>" if caption else ""
     return (f'<div class="table-wrap"><table class="{cls}">{cap}<thead><tr>{head}</tr>'
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _split(text: str) -> tuple[str, str]:
+    """``45.0% [38.1, 52.1]`` -> ``("45.0%", "[38.1, 52.1]")``: a value and its band."""
+    head, _, band = text.partition(" ")
+    return head, band
+
+
+def _level(confidence: float) -> str:
+    return f"{100 * confidence:.4g}%"
 
 
 def _figure(fig_id: str, fig: Figure, caption: str) -> str:
@@ -142,24 +182,30 @@ def _comparison_table(c: Comparison) -> str:
     for r in c.slice_rows:
         d = r.delta or {}
         cls = " ".join(x for x in (r.verdict.replace(" ", "-"), f"kind-{r.kind}") if x)
+        paired = r.pairing == "paired"
         pairs = (f"{r.pairs.get('candidate_only', 0)} / {r.pairs.get('baseline_only', 0)}"
-                 if r.pairing == "paired" else "unpaired")
+                 if paired else "unpaired")
+        word, detail = verdict_parts(r)
+        why = f' <span class="sub">{_E(detail)}</span>' if detail else ""
         rows.append(
-            f'<tr class="{_E(cls)}">' + _td(r.name)
-            + _num(d.get("estimate"), fmt_delta(r.delta))
-            + _td(verdict_text(r), "verdict-cell")
+            f'<tr class="{_E(cls)}">' + _td(r.name, "slice")
+            + _num(d.get("estimate"), *_split(fmt_delta(r.delta)))
+            + f'<td class="verdict-cell" title="{_E(verdict_text(r))}">'
+            f'<span class="word">{_E(word)}</span>{why}</td>'
             + _num(r.n_baseline, f"{r.n_baseline}/{r.n_candidate}")
-            + _num((r.rate_baseline or {}).get("estimate"), fmt_rate(r.rate_baseline))
-            + _num((r.rate_candidate or {}).get("estimate"), fmt_rate(r.rate_candidate))
-            + _num(r.pairs.get("candidate_only"), pairs)
-            + _num(r.p_value, _p(r.p_value)) + _num(r.p_holm, _p(r.p_holm)) + "</tr>"
+            + _num((r.rate_baseline or {}).get("estimate"), *_split(fmt_rate(r.rate_baseline)))
+            + _num((r.rate_candidate or {}).get("estimate"), *_split(fmt_rate(r.rate_candidate)))
+            + _num(r.pairs.get("candidate_only") if paired else None, pairs)
+            + _num(r.p_value, fmt_p(r.p_value)) + _num(r.p_holm, fmt_p(r.p_holm)) + "</tr>"
         )
-    level = int(round(100 * c.confidence))
+    level = _level(c.confidence)
     return (f"<h3>{_E(c.candidate)} ({_E(c.candidate_policy)}) vs {_E(c.baseline)} "
             f"({_E(c.baseline_policy)})</h3>"
-            + _table(["slice", f"Δ points ({level}%)", "verdict", "n (base/cand)",
-                      f"baseline ({level}% Wilson)", f"candidate ({level}% Wilson)",
-                      "pairs c-only / b-only", "p", "Holm p"], rows))
+            + _table(["slice", ("Δ points", f"{level} interval"), "verdict",
+                      ("n", "base/cand"), ("baseline", f"{level} Wilson"),
+                      ("candidate", f"{level} Wilson"), ("pairs", "cand-only / base-only"),
+                      ("p", "McNemar"), ("Holm p", "all slices")], rows, "sortable slices",
+                     text_columns=(0, 2)))
 
 
 def slice_table_html(view: RunView) -> str:
@@ -170,14 +216,15 @@ def slice_table_html(view: RunView) -> str:
         c = sm.counts
         rate = sm.rate.as_dict() if sm.rate else None
         rows.append(
-            f'<tr class="kind-{_E(s.kind)}">' + _td(s.name) + _num(sm.n)
+            f'<tr class="kind-{_E(s.kind)}">' + _td(s.name, "slice") + _num(sm.n)
             + "".join(_num(c.get(o, 0)) for o in ("success", "failure", "timeout", "error"))
-            + _num(rate["estimate"] if rate else None, fmt_rate(rate))
-            + _num(sm.mean_time_to_success_s, sm.time_text) + "</tr>"
+            + _num(rate["estimate"] if rate else None, *_split(fmt_rate(rate)))
+            + _num(sm.mean_time_to_success_s, fmt_seconds(sm.mean_time_to_success_s)) + "</tr>"
         )
-    level = int(round(100 * (view.summary.rate.confidence if view.summary.rate else 0.95)))
+    level = _level(view.summary.rate.confidence if view.summary.rate else 0.95)
     return _table(["slice", "n", "success", "failure", "timeout", "error",
-                   f"success rate ({level}% Wilson)", "mean time among successes"], rows)
+                   ("success rate", f"{level} Wilson"), ("mean time", "among successes")],
+                  rows, "sortable slices")
 
 
 def _slices_section(data: ReportData) -> str:
@@ -211,7 +258,7 @@ def _aggregate_section(data: ReportData) -> str:
             if s.rate else "<p>no counted episode")
         parts[-1] += (f" ({s.n_attempted} attempted, {s.counts.get('error', 0)} errors"
                       f"{' counted as failures' if s.errors_as_failures else ''}); mean time "
-                      f"among successes {_E(s.time_text)}.</p>")
+                      f"among successes {_E(fmt_seconds(s.mean_time_to_success_s))}.</p>")
     return _section("aggregate", "Aggregate (last)", "\n".join(parts))
 
 
@@ -223,7 +270,8 @@ def _outcome_table(data: ReportData) -> str:
             rows.append("<tr>" + _td(v.run_id) + _td(s.name) + _num(s.summary.n_attempted)
                         + "".join(_num(c.get(o, 0)) for o in ("success", "failure", "timeout",
                                                               "error")) + "</tr>")
-    return _table(["run", "slice", "attempted", "success", "failure", "timeout", "error"], rows)
+    return _table(["run", "slice", "attempted", "success", "failure", "timeout", "error"], rows,
+                  text_columns=(0, 1))
 
 
 # ---------------------------------------------------------------------------- plots
@@ -234,16 +282,18 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
     from evalband.report import _curves, _plots, _plots_runs, _traces
 
     runs = data.runs
+    level = _level(data.confidence)
     figures: list[str] = []
     labels = [f"{v.run_id} ({v.data.policy})" for v in runs]
     rows = _plots.forest_rows(runs, data.comparisons)
     cut = (f" The first {_plots.MAX_ROWS} of {len(rows)} slices are drawn; the table lists "
            "all." if len(rows) > _plots.MAX_ROWS else "")
     figures.append(_figure(
-        "fig-forest", _plots.forest_plot(rows, labels),
-        "<b>Per-slice success rates.</b> Each dot is a slice's success rate, the bar its 95% "
-        "Wilson band; one colour per run, baseline first. Bands that do not overlap differ; "
-        "overlapping bands may still differ when episodes pair (read the Δ plot)." + cut))
+        "fig-forest", _plots.forest_plot(rows, labels, data.confidence),
+        "<b>Per-slice success rates.</b> Each dot is a slice's success rate, the bar its "
+        f"{level} Wilson band; one colour per run, baseline first. Bands that do not "
+        "overlap differ; overlapping bands may still differ when episodes pair (read the Δ "
+        "plot)." + cut))
     for i, c in enumerate(data.comparisons):
         figures.append(_figure(
             f"fig-delta-{i}", _plots.delta_plot(c),
@@ -255,14 +305,14 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
             "regression."))
     curves = []
     for v in runs:
-        curve = _curves.cumulative_curve(v.data.records,
+        curve = _curves.cumulative_curve(v.data.records, confidence=data.confidence,
                                          errors_as_failures=v.data.errors_as_failures)
         if curve is not None:
             curves.append((v.run_id, curve))
     stories: list[_curves.StoryPoint] = []
     if len(runs) > 1:
         stories = _curves.running_verdicts(
-            runs[0].data.records, runs[1].data.records,
+            runs[0].data.records, runs[1].data.records, confidence=data.confidence,
             errors_as_failures=runs[0].data.errors_as_failures or runs[1].data.errors_as_failures)
     if curves:
         story = ""
@@ -274,7 +324,7 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
         figures.append(_figure(
             "fig-cumulative", _plots_runs.cumulative_plot(curves, stories),
             "<b>Cumulative success rate</b> as episodes accumulate (episode index first, so "
-            "every cell advances together), with the running 95% Wilson band. Early "
+            f"every cell advances together), with the running {level} Wilson band. Early "
             "wiggles are what a short eval would have reported; the band says how far to "
             f"trust each point (drawn at up to {_curves.MAX_POINTS} prefixes)." + story))
     if any(v.noise is not None for v in runs):
@@ -283,10 +333,10 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
             "fig-swing", _plots_runs.swing_plot(runs),
             "<b>Suite swing.</b> The run cut into consecutive suites of "
             f"{'/'.join(map(str, sizes))} episodes (plan order), each read as if it were the "
-            "only eval: dots outside the pooled 95% band (shaded) are single evals that "
+            f"only eval: dots outside the pooled {level} band (shaded) are single evals that "
             "would have misled; dashed lines are ±2σ of one suite from sampling alone "
             "(many suites are drawn as a histogram)."))
-    pc = _curves.power_curve(runs)
+    pc = _curves.power_curve(runs, confidence=data.confidence)
     if pc is not None:
         figures.append(_figure("fig-power", _plots.power_plot(pc), _power_caption(pc)))
     traces = _traces.episode_traces(runs)
@@ -323,9 +373,12 @@ def _power_caption(pc: PowerCurve) -> str:
 
     level = f"{100 * (1 - pc.confidence):.0f}%"
     text = (f"<b>Power.</b> Episodes per arm a two-sided test at {level} needs for 80% power, "
-            f"against the gap from the baseline rate {100 * pc.p:.1f}%. This run's n = "
-            f"{pc.n:,} per arm resolves {resolves(pc.mdd_down, pc.mdd_up)}")
-    if pc.n_slice is not None and pc.n_slice != pc.n:
+            f"against the gap from the baseline rate {100 * pc.p:.1f}%. ")
+    if pc.n < 1:
+        text += "A run has no counted episode yet, so this report resolves no gap"
+    else:
+        text += f"This run's n = {pc.n:,} per arm resolves {resolves(pc.mdd_down, pc.mdd_up)}"
+    if pc.n_slice is not None and pc.n_slice >= 1 and pc.n_slice != pc.n:
         down = pc.mdd_slice if pc.slice_direction == "down" else None
         up = pc.mdd_slice if pc.slice_direction == "up" else None
         text += f"; the smallest slice (n = {pc.n_slice:,}) resolves {resolves(down, up)}"

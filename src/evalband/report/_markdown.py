@@ -19,7 +19,10 @@ __all__ = [
     "render_markdown",
     "fmt_rate",
     "fmt_delta",
+    "fmt_seconds",
+    "fmt_p",
     "verdict_text",
+    "verdict_parts",
 ]
 
 
@@ -47,21 +50,72 @@ def fmt_delta(delta: dict[str, Any] | None) -> str:
     )
 
 
+def verdict_parts(row: SliceComparison) -> tuple[str, str]:
+    """A slice's verdict word and what backs it: its reasons, or what its n could resolve.
+
+    The HTML table shows the word and the detail on a second line; :func:`verdict_text`
+    joins them for the terminal and Markdown.
+    """
+    if row.reasons:
+        return row.verdict, "; ".join(row.reasons)
+    if row.possible_regression and row.episodes_to_resolve:
+        return row.verdict, (f"possible regression, not established; ~{row.episodes_to_resolve} "
+                             "episodes per arm would resolve it")
+    if row.minimum_detectable_difference is not None and row.verdict != "improved":
+        return row.verdict, f"could detect >= {100 * row.minimum_detectable_difference:.0f} points"
+    return row.verdict, ""
+
+
 def verdict_text(row: SliceComparison) -> str:
     """A slice's verdict in words, with its reason or what its n could resolve."""
-    text = row.verdict
-    if row.reasons:
-        return f"{text}: {'; '.join(row.reasons)}"
-    if row.possible_regression and row.episodes_to_resolve:
-        return (f"{text} (possible regression, not established; ~{row.episodes_to_resolve} "
-                "episodes per arm would resolve it)")
-    if row.minimum_detectable_difference is not None and text != "improved":
-        return f"{text} (could detect >= {100 * row.minimum_detectable_difference:.0f} points)"
-    return text
+    word, detail = verdict_parts(row)
+    if not detail:
+        return word
+    return f"{word}: {detail}" if row.reasons else f"{word} ({detail})"
 
 
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+def fmt_seconds(seconds: float | None) -> str:
+    """A time for reading: three significant figures at most, ``No successes`` for none.
+
+    >>> fmt_seconds(2.238017), fmt_seconds(13.64), fmt_seconds(136.4), fmt_seconds(0.0042)
+    ('2.24 s', '13.6 s', '136 s', '4.2 ms')
+    >>> fmt_seconds(None)
+    'No successes'
+    """
+    if seconds is None:
+        return "No successes"
+    if seconds >= 100:
+        return f"{seconds:,.0f} s"
+    if seconds >= 10:
+        return f"{seconds:.1f} s"
+    if seconds >= 0.01 or seconds == 0:
+        return f"{seconds:.2f} s"
+    return f"{1000 * seconds:.2g} ms"
+
+
+def _level(confidence: float) -> str:
+    """``95%`` from ``0.95``; ``99.9%`` keeps its decimal.
+
+    >>> _level(0.95), _level(0.999)
+    ('95%', '99.9%')
+    """
+    return f"{100 * confidence:.4g}%"
+
+
+def _run_confidence(view: RunView) -> float:
+    """The level of a run's bands (its summary's; 0.95 when it has no rate)."""
+    return view.summary.rate.confidence if view.summary.rate else 0.95
+
+
+def fmt_p(value: float | None) -> str:
+    """A p value: three significant figures, ``< 0.001`` below that (``-`` for none).
+
+    >>> fmt_p(0.0496), fmt_p(1.0), fmt_p(7.3e-12), fmt_p(None)
+    ('0.0496', '1', '< 0.001', '-')
+    """
+    if value is None:
+        return "-"
+    return "< 0.001" if value < 0.001 else f"{value:.3g}"
 
 
 def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
@@ -74,14 +128,16 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
         lines.append(c.sentence + "\n")
         lines.append(f"Panel `{c.panel_name}` (`{c.panel_fingerprint[:12]}`); runs "
                      f"`{c.baseline}` (baseline) and `{c.candidate}` (candidate).\n")
-        lines.append("| slice | n | baseline | candidate | Δ points (95%) | p | Holm p | verdict |")
+        level = _level(c.confidence)
+        lines.append(f"| slice | n | baseline | candidate | Δ points ({level}) | p | Holm p "
+                     "| verdict |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for row in c.slice_rows:
             verdict = verdict_text(row)
             lines.append(
                 f"| {row.name} | {row.n_baseline}/{row.n_candidate} | "
                 f"{fmt_rate(row.rate_baseline)} | {fmt_rate(row.rate_candidate)} | "
-                f"{fmt_delta(row.delta)} | {_p(row.p_value)} | {_p(row.p_holm)} | {verdict} |"
+                f"{fmt_delta(row.delta)} | {fmt_p(row.p_value)} | {fmt_p(row.p_holm)} | {verdict} |"
             )
         agg = c.aggregate
         lines.append("")
@@ -111,7 +167,8 @@ def run_verdict_text(view: RunView) -> tuple[str, str, str]:
                 f"counted episodes: {fmt_rate(rate.as_dict())} "
                 f"({int(round(100 * rate.confidence))}% Wilson band); "
                 f"{c.get('failure', 0)} failures, {c.get('timeout', 0)} timeouts, "
-                f"{c.get('error', 0)} errors. Mean time among successes: {s.time_text}.")
+                f"{c.get('error', 0)} errors. Mean time among successes: "
+                f"{fmt_seconds(s.mean_time_to_success_s)}.")
     if s.verdict_withheld:
         return ("withheld", "verdict withheld",
                 sentence + f" {c['error']} episode(s) errored: fix them, or count them as "
@@ -125,7 +182,8 @@ def run_markdown(view: RunView) -> str:
     m = view.manifest
     lines = [f"## {view.run_id} ({view.data.policy}): **{word}**\n", sentence + "\n",
              f"Panel `{m.panel_name}` (`{m.panel_fingerprint[:12]}`).\n",
-             "| slice | n | success | failure | timeout | error | success rate (95%) |",
+             "| slice | n | success | failure | timeout | error | success rate "
+             f"({_level(_run_confidence(view))}) |",
              "|---|---|---|---|---|---|---|"]
     for s in view.slices:
         c = s.summary.counts
@@ -145,7 +203,11 @@ def report_markdown(data: ReportData) -> str:
 
 
 def render_markdown(
-    sources: Sequence[str], store: RunStore | str | Path | None = None
+    sources: Sequence[str],
+    store: RunStore | str | Path | None = None,
+    *,
+    confidence: float = 0.95,
+    allow_panel_mismatch: bool = False,
 ) -> str:
     """GitHub-flavoured Markdown to paste into a pull request: verdict, slices, aggregate.
 
@@ -153,6 +215,11 @@ def render_markdown(
         sources: run ids (in ``store``) or bundle directories; two or more compare the rest
             against the first, as ``evalband compare``.
         store: a run store, a path to one, or ``None`` (bundles only).
+        confidence: level of every band (as ``evalband compare --confidence``).
+        allow_panel_mismatch: compare runs of different panels anyway (the summary says so).
+
+    Raises:
+        PanelMismatchError: runs of different panels without ``allow_panel_mismatch``.
 
     >>> import tempfile, evalband
     >>> store = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
@@ -164,4 +231,5 @@ def render_markdown(
     """
     from evalband.report._data import collect
 
-    return report_markdown(collect(sources, store))
+    return report_markdown(collect(sources, store, confidence=confidence,
+                                   allow_panel_mismatch=allow_panel_mismatch))

@@ -42,23 +42,31 @@ pre { background: var(--bg-alt); padding: .6rem .8rem; overflow-x: auto; border-
 .table-wrap { overflow-x: auto; margin: .6rem 0 1rem; }
 table { border-collapse: collapse; margin: 0; font-size: .9em;
   font-variant-numeric: tabular-nums; }
-th, td { border-bottom: 1px solid var(--line); padding: .3rem .6rem; text-align: left;
+th, td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; text-align: left;
   vertical-align: top; }
 th { background: var(--bg-alt); font-weight: 600; white-space: nowrap; }
+th .sub, td .sub { display: block; font-size: .8em; font-weight: normal; color: var(--muted); }
+td .sub { white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; }
-table.sortable th { cursor: pointer; user-select: none; }
-table.sortable th::after { content: " \\2195"; color: #b0b0b8; font-weight: normal; }
-table.sortable th[aria-sort="ascending"]::after { content: " \\2191"; color: var(--fg); }
-table.sortable th[aria-sort="descending"]::after { content: " \\2193"; color: var(--fg); }
-td.verdict-cell { min-width: 22ch; max-width: 40ch; }
+td.slice { overflow-wrap: anywhere; min-width: 10ch; }
+th.num { text-align: right; }
+table.sortable th { cursor: pointer; user-select: none; position: relative;
+  padding-right: 1.25rem; }
+table.sortable th::after { content: "\\2195"; color: #b0b0b8; font-weight: normal;
+  position: absolute; right: .35rem; top: .3rem; }
+table.sortable th[aria-sort="ascending"]::after { content: "\\2191"; color: var(--fg); }
+table.sortable th[aria-sort="descending"]::after { content: "\\2193"; color: var(--fg); }
+td.verdict-cell { min-width: 12ch; max-width: 24ch; }
+td.verdict-cell .word { font-weight: 600; }
+td.verdict-cell .sub { white-space: normal; }
 tr.regressed td { color: var(--red); }
-tr.regressed td.verdict-cell { font-weight: 600; }
-tr.improved td.verdict-cell { color: var(--green); }
-tr.inconclusive td.verdict-cell { color: var(--amber); }
+tr.regressed td .sub { color: inherit; opacity: .85; }
+tr.improved td.verdict-cell .word { color: var(--green); }
+tr.inconclusive td.verdict-cell .word { color: var(--amber); }
 tr.kind-cell td:first-child { padding-left: 1.4rem; }
 tr.kind-all td { font-weight: 600; }
 figure { margin: 1.2rem 0 1.8rem; }
-figure svg { max-width: 100%; height: auto; display: block; }
+figure svg { width: 100%; max-width: 900px; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: .9em; max-width: 90ch; margin-top: .3rem; }
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
 dl.kv dt { color: var(--muted); }

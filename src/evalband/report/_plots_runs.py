@@ -26,6 +26,8 @@ __all__ = ["cumulative_plot", "swing_plot", "trace_plot", "MAX_SUITE_DOTS"]
 
 MAX_SUITE_DOTS = 120
 """Above this many suites the swing is drawn as a histogram, not a dot per suite."""
+OUTSIDE = "#222222"
+"""Suites outside the pooled band: dark, not red (red means a regression or a failure)."""
 _STORY_COLOURS = {"candidate better": "#2e7d32", "baseline better": "#c62828",
                   "not established": "#777777"}
 
@@ -59,12 +61,16 @@ def cumulative_plot(curves: Sequence[tuple[str, CumulativeCurve]],
         plain_log_labels(ax.xaxis)
     else:
         ax.xaxis.set_major_locator(_integers())
-    ax.set_xlim(1, longest)
+    if longest > 1:
+        ax.set_xlim(1, longest)
+    else:  # one episode: a dot, not a zero-width axis
+        ax.set_xlim(0.5, 1.5)
     ax.set_ylim(-2, 102)
     ax.set_xlabel("episodes counted (episode index first: every cell advances together)")
     ax.set_ylabel("cumulative success rate (%)")
     ax.grid(color="#ececec", linewidth=0.6)
-    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    # above the axes: inside, a legend would sit on a curve (a low rate runs along the bottom)
+    fig.legend(loc="outside upper left", ncols=min(len(curves), 2), frameon=False, fontsize=8)
     return fig
 
 
@@ -87,7 +93,7 @@ def swing_plot(runs: Sequence[RunView]) -> Figure:
         sigma = floor.swing.binomial_std if floor.swing else 0.0
         if len(rates) <= MAX_SUITE_DOTS:
             ax.axhspan(100 * pooled.low, 100 * pooled.high, color=colour, alpha=0.2, lw=0,
-                       label="pooled 95% band")
+                       label=f"pooled {100 * floor.confidence:.4g}% band")
             ax.axhline(100 * pooled.estimate, color=colour, lw=1.0)
             for s in (-2, 2):
                 ax.axhline(100 * (pooled.estimate + s * sigma), color="#999999", lw=0.8,
@@ -95,7 +101,7 @@ def swing_plot(runs: Sequence[RunView]) -> Figure:
             inside = (rates >= 100 * pooled.low) & (rates <= 100 * pooled.high)
             x = np.arange(len(rates))
             ax.plot(x[inside], rates[inside], "o", color=colour, ms=4)
-            ax.plot(x[~inside], rates[~inside], "o", color="#c62828", ms=4,
+            ax.plot(x[~inside], rates[~inside], "o", color=OUTSIDE, ms=4.5,
                     label="outside the pooled band")
             ax.xaxis.set_major_locator(_integers())
             ax.set_xlabel(f"suite of {floor.suite_size} episodes")
@@ -111,8 +117,10 @@ def swing_plot(runs: Sequence[RunView]) -> Figure:
         ax.set_ylim(-2, 102)
         if j == 0:
             ax.set_ylabel("suite success rate (%)")
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(loc="lower left", frameon=False, fontsize=7)
+            handles, names = ax.get_legend_handles_labels()
+            if handles:  # above the panels, never over a suite's dot
+                fig.legend(handles, names, loc="outside upper left", ncols=len(handles),
+                           frameon=False, fontsize=8)
     return fig
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalband.report._markdown import fmt_delta, fmt_rate, verdict_text
+from evalband.report._markdown import fmt_delta, fmt_p, fmt_rate, verdict_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -79,8 +79,7 @@ def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[Render
         table.add_row(
             escape(row.name), f"{row.n_baseline}/{row.n_candidate}", fmt_rate(row.rate_baseline),
             fmt_rate(row.rate_candidate), fmt_delta(row.delta),
-            "-" if row.p_value is None else f"{row.p_value:.3g}",
-            "-" if row.p_holm is None else f"{row.p_holm:.3g}",
+            fmt_p(row.p_value), fmt_p(row.p_holm),
             _styled(verdict_text(row), style),
             style="red" if row.verdict == "regressed" else None,
         )

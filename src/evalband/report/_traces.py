@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, Outcome, record_key
 
 if TYPE_CHECKING:
     from evalband.report._data import RunView
@@ -69,7 +69,7 @@ def trace_kind(env: str) -> str | None:
 
 
 def _counted(records: Sequence[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord]:
-    return {r.key: r for r in records if r.outcome is not Outcome.ERROR}
+    return {record_key(r): r for r in records if r.outcome is not Outcome.ERROR}
 
 
 def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, int]]:
@@ -81,27 +81,29 @@ def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, 
     the first episode of each outcome, then the first ones, up to ``limit``. Error episodes
     are never picked.
     """
-    first = _counted(views[0].data.records)
     if len(views) > 1:
+        first = _counted(views[0].data.records)
         second = _counted(views[1].data.records)
         keys = sorted(first.keys() & second.keys())
         take = max(1, limit // 2)
         groups: list[list[tuple[str, int, int]]] = [[], [], []]
         for k in keys:
             a, b = first[k], second[k]
+            if a.outcome is b.outcome:
+                continue
             group = (0 if b.success and not a.success else 1 if a.success and not b.success
-                     else 2 if a.outcome is not b.outcome else None)
-            if group is not None and len(groups[group]) < take:
+                     else 2)
+            if len(groups[group]) < take:
                 groups[group].append(k)
+                if all(len(g) >= take for g in groups):
+                    break
         candidates = [k for g in groups for k in g] + keys[:limit]
     else:
-        keys = sorted(first)
-        seen: dict[Outcome, tuple[str, int, int]] = {}
-        for k in keys:
-            seen.setdefault(first[k].outcome, k)
-            if len(seen) == len(Outcome) - 1:  # every outcome but error
-                break
-        candidates = [seen[o] for o in Outcome if o in seen] + keys[:limit]
+        rows = sorted((r for r in views[0].data.records if r.outcome is not Outcome.ERROR),
+                      key=record_key)
+        firsts = (next((r for r in rows if r.outcome is o), None) for o in Outcome)
+        candidates = [record_key(r) for r in firsts if r is not None]
+        candidates += [record_key(r) for r in rows[:limit]]
     chosen: list[tuple[str, int, int]] = []
     for key in candidates:
         if key not in chosen:
@@ -221,7 +223,7 @@ def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
             traces.extend(stored)
             continue
         wanted = set(keys)
-        records = {r.key: r for r in view.data.records if r.key in wanted}
+        records = {k: r for r in view.data.records if (k := record_key(r)) in wanted}
         try:
             from evalband.policies import resolve_policy
 

@@ -8,6 +8,7 @@ processes; ray (:mod:`evalband.run._ray`) sends chunks to Ray tasks on a cluster
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
@@ -116,7 +117,11 @@ class SerialBackend:
 
 
 class ProcessBackend:
-    """Plays chunks of episodes in a pool of worker processes (forkserver context)."""
+    """Plays chunks of episodes in a pool of worker processes (forkserver context).
+
+    The driver helps while the workers start: until the first worker is up it plays chunks
+    from the back of the queue in its own process (same code, same records).
+    """
 
     name = "process"
 
@@ -127,8 +132,14 @@ class ProcessBackend:
         self.chunk_size = chunk_size
 
     def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-        """Yield records chunk by chunk as workers finish them."""
+        """Yield records chunk by chunk as workers finish them.
+
+        Chunks shrink as the work runs out (:func:`guided_chunks`); while the workers start,
+        the driver plays the last (smallest) chunks itself.
+        """
         import multiprocessing
+        import threading
+        from collections import deque
         from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
         if not specs:
@@ -143,19 +154,25 @@ class ProcessBackend:
         # effect when this process starts its forkserver; a missing module is skipped.
         context.set_forkserver_preload(["__main__", *worker_modules(task)])
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+            queue = deque(chunks)
+            # The first submit starts a worker and blocks until it is forked: a fresh
+            # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in
+            # milliseconds. Meanwhile the driver, which has all that loaded, plays the
+            # smallest chunks, from the back of the queue, itself.
+            starter = threading.Thread(target=pool.submit, args=(os.getpid,), daemon=True)
+            starter.start()
+            while queue and starter.is_alive():
+                yield from execute_chunk(task, queue.pop())
+            starter.join()
             pending: set[Future[list[EpisodeRecord]]] = set()
-            queue = iter(chunks)
-            for chunk in queue:
-                pending.add(pool.submit(execute_chunk_list, task, chunk))
-                if len(pending) >= self.workers * 2:
-                    break
+            while queue and len(pending) < self.workers * 2:
+                pending.add(pool.submit(execute_chunk_list, task, queue.popleft()))
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     yield from future.result()
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        pending.add(pool.submit(execute_chunk_list, task, nxt))
+                    if queue:
+                        pending.add(pool.submit(execute_chunk_list, task, queue.popleft()))
 
 
 BACKENDS = ("serial", "process", "ray")

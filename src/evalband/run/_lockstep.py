@@ -6,12 +6,14 @@ the observations of the still-active episodes and calls the policy ONCE on the s
 episode ends its record is yielded at once (the runner commits it before the next step) and
 the slot takes the next spec of the chunk, so the batch stays full until the chunk runs dry.
 
-Why N separate envs and not ``gymnasium.vector.SyncVectorEnv``: a vector env resets a
-finished sub-env by itself (Gymnasium 1.x ``AutoresetMode.NEXT_STEP`` by default: the step
-after the last one is a reset, with the seed the env's own generator picks), while an
-evaluation episode must end at its first outcome and the next one must start from its own
-condition seed. Holding the envs directly makes both explicit; an env with its own batch
-simulator (a ``batch_rollout`` hook, e.g. reach1d) is used instead, N episodes per call.
+Why N separate envs and not ``gymnasium.vector.SyncVectorEnv``: by default a vector env
+resets a finished sub-env by itself (Gymnasium 1.x ``AutoresetMode.NEXT_STEP``: the step after
+the last one is ``reset()`` without a seed), while an evaluation episode must end at its first
+outcome and the next one must start from its own condition seed and reset options; with
+``AutoresetMode.DISABLED`` every step still steps every sub-env, and a partial reset passes
+one ``options`` dict to all of them. Holding the envs directly makes all of it explicit; an
+env with its own batch simulator (a ``batch_rollout`` hook, e.g. reach1d) is used instead,
+N episodes per call.
 
 Records are identical to the one-at-a-time path (:func:`~evalband.run._execute.play_episode`)
 in every field but the timing ones: the same env calls with the same actions, and a policy's
@@ -24,7 +26,7 @@ bitwise, see :data:`~evalband.policies._torch.ROW_BLOCK`). Timing fields:
 * ``env_ms``: the episode's own ``reset`` and ``step`` calls;
 * ``wall_s``: the episode's own env time plus an equal share of the rest of each lockstep
   step it took part in (the policy call and the bookkeeping): summed over a chunk's episodes
-  it is the chunk's wall time, not the (overlapping) span of each episode.
+  it is about the chunk's wall time, not the (overlapping) span of each episode.
 
 An exception in one env (``reset`` or ``step``) makes that episode an ``error`` and frees its
 slot; the others go on. If the batched policy call raises (or returns the wrong number of

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
     )
     from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
     from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
-    from evalband.stats._intervals import INTERVAL_METHODS, interval, interval_bounds
+    from evalband.stats._intervals import (
+        INTERVAL_METHODS,
+        interval,
+        interval_bounds,
+        intervals,
+    )
     from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm
     from evalband.stats._power import (
         PriceRow,
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "interval",
     "interval_bounds",
+    "intervals",
     "INTERVAL_METHODS",
     "bootstrap_interval",
     "stratified_bootstrap_interval",
@@ -102,6 +108,7 @@ _LAZY = {
     "holm": "evalband.stats._multiplicity",
     "interval": "evalband.stats._intervals",
     "interval_bounds": "evalband.stats._intervals",
+    "intervals": "evalband.stats._intervals",
     "mcnemar": "evalband.stats._tests",
     "minimum_detectable_difference": "evalband.stats._power",
     "power": "evalband.stats._power",

@@ -41,7 +41,7 @@ from evalband.stats._validate import (
     z_value,
 )
 
-__all__ = ["INTERVAL_METHODS", "interval", "interval_bounds"]
+__all__ = ["INTERVAL_METHODS", "interval", "interval_bounds", "intervals"]
 
 INTERVAL_METHODS: tuple[str, ...] = (
     "wilson",
@@ -54,9 +54,10 @@ INTERVAL_METHODS: tuple[str, ...] = (
 
 FloatArray = NDArray[np.float64]
 _Bounds = tuple[FloatArray, FloatArray]
+_Trials = int | FloatArray  # one n for every k, or one n per k (never 0: see interval_bounds)
 
 
-def _wilson(k: FloatArray, n: int, confidence: float) -> _Bounds:
+def _wilson(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # Wilson (1927) eq. for the score interval, written in counts:
     #   (k + z^2/2 -+ z * sqrt(k (n - k) / n + z^2 / 4)) / (n + z^2)
     z = z_value(confidence)
@@ -73,7 +74,7 @@ def _wilson(k: FloatArray, n: int, confidence: float) -> _Bounds:
 
 def _beta_bounds(
     k: FloatArray,
-    n: int,
+    n: _Trials,
     confidence: float,
     low_shape: tuple[FloatArray, FloatArray],
     high_shape: tuple[FloatArray, FloatArray],
@@ -89,19 +90,19 @@ def _beta_bounds(
     return np.where(k == 0, 0.0, low), np.where(k == n, 1.0, high)
 
 
-def _clopper_pearson(k: FloatArray, n: int, confidence: float) -> _Bounds:
+def _clopper_pearson(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # Clopper & Pearson (1934): [B(alpha/2; k, n-k+1), B(1-alpha/2; k+1, n-k)]
     return _beta_bounds(k, n, confidence, (k, n - k + 1.0), (k + 1.0, n - k))
 
 
-def _jeffreys(k: FloatArray, n: int, confidence: float) -> _Bounds:
+def _jeffreys(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # Brown, Cai & DasGupta (2001) 4.1.2: Beta(k+1/2, n-k+1/2) equal-tailed quantiles,
     # with L(0) = 0 and U(n) = 1.
     shape = (k + 0.5, n - k + 0.5)
     return _beta_bounds(k, n, confidence, shape, shape)
 
 
-def _agresti_coull(k: FloatArray, n: int, confidence: float) -> _Bounds:
+def _agresti_coull(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # Agresti & Coull (1998); general-z form of Brown, Cai & DasGupta (2001), eq. (8):
     #   n~ = n + z^2, p~ = (k + z^2/2) / n~, p~ -+ z sqrt(p~ (1 - p~) / n~)
     z = z_value(confidence)
@@ -111,7 +112,7 @@ def _agresti_coull(k: FloatArray, n: int, confidence: float) -> _Bounds:
     return p_tilde - half, p_tilde + half
 
 
-def _wald(k: FloatArray, n: int, confidence: float) -> _Bounds:
+def _wald(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # p^ -+ z sqrt(p^ (1 - p^) / n)
     z = z_value(confidence)
     p_hat = k / n
@@ -119,7 +120,7 @@ def _wald(k: FloatArray, n: int, confidence: float) -> _Bounds:
     return p_hat - half, p_hat + half
 
 
-_FORMULAS: dict[str, Callable[[FloatArray, int, float], _Bounds]] = {
+_FORMULAS: dict[str, Callable[[FloatArray, _Trials, float], _Bounds]] = {
     "wilson": _wilson,
     "clopper-pearson": _clopper_pearson,
     "jeffreys": _jeffreys,
@@ -132,7 +133,7 @@ def _check_method(method: str) -> str:
     return check_choice(str(method).replace("_", "-"), "method", INTERVAL_METHODS)
 
 
-def _check_k_array(k: ArrayLike, n: int) -> FloatArray:
+def _check_k_array(k: ArrayLike, n: int | FloatArray) -> FloatArray:
     try:
         k_arr = np.asarray(k, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -145,6 +146,15 @@ def _check_k_array(k: ArrayLike, n: int) -> FloatArray:
         raise InvalidCountsError("k (successes) must be finite whole numbers, got NaN or inf")
     if not np.all(k_arr == np.floor(k_arr)):
         raise InvalidCountsError("k (successes) must be whole numbers, got a fractional value")
+    if isinstance(n, np.ndarray):
+        k_arr, n_b = np.broadcast_arrays(k_arr, n)
+        if k_arr.size and (k_arr.min() < 0 or np.any(k_arr > n_b)):
+            at = int(np.argmax((k_arr < 0) | (k_arr > n_b)))
+            raise InvalidCountsError(
+                f"k (successes) must lie in 0..n for each count, got k={k_arr.flat[at]:g} "
+                f"with n={n_b.flat[at]:g}"
+            )
+        return np.array(k_arr)
     if k_arr.size and (k_arr.min() < 0 or k_arr.max() > n):
         raise InvalidCountsError(
             f"k (successes) must lie in 0..n={n}, got values from {k_arr.min():g} "
@@ -153,32 +163,51 @@ def _check_k_array(k: ArrayLike, n: int) -> FloatArray:
     return k_arr
 
 
+def _check_n_array(n: ArrayLike) -> FloatArray:
+    """Trials per count as floats: whole numbers >= 0 (the scalar rules of ``as_count``)."""
+    raw = np.asarray(n)
+    if raw.dtype == np.bool_ or raw.dtype.kind not in "iuf":
+        raise InvalidCountsError(
+            f"n (trials) must be whole numbers of episodes, got {raw.dtype} values"
+        )
+    n_arr = raw.astype(np.float64)
+    if not np.all(np.isfinite(n_arr)) or not np.all(n_arr == np.floor(n_arr)):
+        raise InvalidCountsError("n (trials) must be finite whole numbers of episodes")
+    if n_arr.size and n_arr.min() < 0:
+        raise InvalidCountsError(f"n (trials) must be >= 0, got {n_arr.min():g}")
+    return n_arr
+
+
 def interval_bounds(
     k: ArrayLike,
-    n: int,
+    n: int | ArrayLike,
     method: str = "wilson",
     confidence: float = 0.95,
     *,
     allow_empty: bool = False,
 ) -> tuple[FloatArray, FloatArray]:
-    """Lower and upper confidence bounds for many success counts out of the same ``n``.
+    """Lower and upper confidence bounds for many success counts at once.
 
     The vectorised core behind :func:`interval` and the coverage audit: one formula
     per method, evaluated for every element of ``k`` at once. The formulas are Wilson
     (1927) / Newcombe (1998) method 3, Clopper & Pearson (1934), Jeffreys with the
     Brown, Cai & DasGupta (2001, section 4.1.2) boundary convention, Agresti & Coull
     (1998) and Wald; each is written out with its full reference in :func:`interval`.
+    ``n`` is one number of trials for every count, or an array of them broadcast against
+    ``k`` (the bands of many slices, suites or prefixes of a run in one call); each
+    element's bounds equal :func:`interval`'s for that ``(k, n)``.
 
     Args:
         k: success counts (any shape), whole numbers in ``0..n``.
-        n: trials, a whole number ``>= 1``.
+        n: trials, a whole number ``>= 1``, or an array of them broadcastable with ``k``.
         method: one of :data:`INTERVAL_METHODS`.
         confidence: two-sided confidence level in (0, 1).
         allow_empty: accept ``n == 0`` (then ``k`` must be 0) and return the vacuous
-            bounds ``[0, 1]``.
+            bounds ``[0, 1]`` there.
 
     Returns:
-        ``(low, high)``: float arrays shaped like ``k``, clipped to [0, 1].
+        ``(low, high)``: float arrays shaped like ``k`` (broadcast with an array ``n``),
+        clipped to [0, 1].
 
     Raises:
         InvalidCountsError: non-integer, negative, NaN counts, ``k > n``, or ``n == 0``
@@ -188,15 +217,28 @@ def interval_bounds(
     >>> low, high = interval_bounds([0, 9, 64], 64)
     >>> [round(float(x), 6) for x in low]
     [0.0, 0.075786, 0.943376]
+    >>> low, high = interval_bounds([9, 1], [64, 2])
+    >>> [round(float(x), 6) for x in high]
+    [0.246163, 0.905469]
     """
     name = _check_method(method)
     level = check_confidence(confidence)
-    n_int = as_count(n, "n (trials)")
-    k_arr = _check_k_array(k, n_int)
-    if n_int == 0:
-        check_k_n(0, 0, allow_empty=allow_empty)  # raises with the standard message
-        return np.zeros_like(k_arr), np.ones_like(k_arr)
-    low, high = _FORMULAS[name](k_arr, n_int, level)
+    if np.ndim(n) == 0 and not isinstance(n, np.ndarray):
+        n_int = as_count(n, "n (trials)")
+        k_arr = _check_k_array(k, n_int)
+        if n_int == 0:
+            check_k_n(0, 0, allow_empty=allow_empty)  # raises with the standard message
+            return np.zeros_like(k_arr), np.ones_like(k_arr)
+        low, high = _FORMULAS[name](k_arr, n_int, level)
+    else:
+        n_arr = _check_n_array(n)
+        k_arr = _check_k_array(k, n_arr)
+        n_arr = np.broadcast_to(n_arr, k_arr.shape)
+        empty = n_arr == 0
+        if empty.any() and not allow_empty:
+            check_k_n(0, 0)  # raises with the standard message
+        low, high = _FORMULAS[name](k_arr, np.where(empty, 1.0, n_arr), level)
+        low, high = np.where(empty, 0.0, low), np.where(empty, 1.0, high)
     return (
         np.clip(np.asarray(low, dtype=np.float64), 0.0, 1.0),
         np.clip(np.asarray(high, dtype=np.float64), 0.0, 1.0),
@@ -281,3 +323,50 @@ def interval(
         k=k_int,
         n=n_int,
     )
+
+
+def intervals(
+    k: ArrayLike,
+    n: int | ArrayLike,
+    method: str = "wilson",
+    confidence: float = 0.95,
+) -> list[Interval]:
+    """:func:`interval` for many ``(k, n)`` at once: one formula evaluation for them all.
+
+    Element ``i`` equals ``interval(k[i], n[i], method, confidence)`` exactly (the bounds
+    come from :func:`interval_bounds`, the code :func:`interval` runs), at a fraction of
+    the cost of a call per count: a report's thousand suites or five hundred prefixes.
+
+    Args:
+        k: success counts, a one-dimensional sequence of whole numbers in ``0..n``.
+        n: trials, one whole number ``>= 1`` for every count or a sequence like ``k``.
+        method: one of :data:`INTERVAL_METHODS`.
+        confidence: two-sided confidence level in (0, 1).
+
+    Returns:
+        One :class:`~evalband.stats.Interval` per count, in order.
+
+    Raises:
+        InvalidCountsError: as :func:`interval_bounds` (``n == 0`` is refused).
+        InvalidParameterError: confidence outside (0, 1) or an unknown method.
+
+    >>> [round(ci.high, 4) for ci in intervals([0, 9], [10, 64])]
+    [0.2775, 0.2462]
+    >>> intervals([9], 64)[0] == interval(9, 64)
+    True
+    """
+    name = _check_method(method)
+    level = check_confidence(confidence)
+    low, high = interval_bounds(k, n, name, level)
+    k_arr = np.broadcast_to(np.asarray(k, dtype=np.float64), low.shape)
+    n_arr = np.broadcast_to(np.asarray(n, dtype=np.float64), low.shape)
+    if low.ndim != 1:
+        raise InvalidCountsError(
+            f"intervals takes one-dimensional counts; got an array of shape {low.shape}"
+        )
+    ks, ns = k_arr.astype(np.int64).tolist(), n_arr.astype(np.int64).tolist()
+    return [
+        Interval(estimate=kk / nn, low=lo, high=hi, method=name, confidence=level, k=kk, n=nn)
+        for kk, nn, lo, hi in zip(ks, ns, low.tolist(), high.tolist(), strict=True)
+    ]
+

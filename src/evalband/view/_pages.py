@@ -245,8 +245,9 @@ def _runs_table(runs: Sequence[dict[str, Any]]) -> str:
             f'<td data-sort="{_E(r["started_at"])}">{_E(_when(r["started_at"]))}</td>'
             "</tr>"
         )
+    numeric = ' class="num"'
     head = "".join(
-        f'<th scope="col">{h}</th>'
+        f'<th scope="col"{numeric if h in ("episodes", "successes") else ""}>{h}</th>'
         for h in ("run", "policy", "panel", "status", "episodes", "successes",
                   "started (UTC)")
     )
