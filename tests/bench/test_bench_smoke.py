@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -19,3 +22,13 @@ def test_bootstrap_bench_paths_agree() -> None:
 def test_reach_bench_paths_identical() -> None:
     result = bench_reach.run(quick=True)
     assert result["identical"] and result["ratio"] > 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bench_pusht", "bench_scaling", "bench_batched", "bench_ray"])
+def test_workload_benches_run_and_their_paths_agree(name: str) -> None:
+    """Each side of every runner benchmark plays the same episodes to identical records."""
+    module = importlib.import_module(name)
+    result = module.run(quick=True)
+    assert result["identical"] is True
+    assert result["ratio"] > 0
