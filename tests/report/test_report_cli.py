@@ -128,3 +128,23 @@ def test_default_report_path(sources: list[str], name: str) -> None:
     from evalband.cli._report import default_report_path
 
     assert default_report_path(sources) == Path(name)
+
+
+def test_report_confidence_option_reaches_the_bands(labs, capsys, tmp_path: Path) -> None:
+    """`--confidence 0.9` gives each arm the Wilson 90% band of its own counts."""
+    import evalband
+    from evalband.stats import interval
+
+    md = tmp_path / "r90.md"
+    base = labs.hidden[0]
+    code, _, err = run_cli(capsys, "report", *labs.hidden, "--store", str(labs.store),
+                           "--md", str(md), "--confidence", "0.9")
+    assert code == 0, err
+    frame = evalband.open_store(labs.store).episodes(base)
+    mine = frame[frame["embodiment"] == "franka_panda"]
+    band = interval(int((mine["outcome"] == "success").sum()), len(mine), confidence=0.9)
+    cell = f"[{100 * band.low:.1f}, {100 * band.high:.1f}]"
+    row = next(line for line in md.read_text().splitlines()
+               if line.startswith("| embodiment=franka_panda |"))
+    assert cell in row.split("|")[3]
+    assert "(90%)" in md.read_text()

@@ -63,6 +63,10 @@ def report(
     ),
     html: Path | None = typer.Option(None, "--html", help="Write the HTML report here."),
     md: Path | None = typer.Option(None, "--md", help="Write the Markdown summary here."),
+    allow_panel_mismatch: bool = typer.Option(
+        False, "--allow-panel-mismatch", help="Compare runs of different panels anyway."
+    ),
+    confidence: float = typer.Option(0.95, "--confidence", "-c", help="Interval level."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -75,7 +79,8 @@ def report(
 
     if html is None and md is None:
         html = default_report_path(sources)
-    written = write_report(sources, store_path(store), html=html, md=md, command=cli_command())
+    written = write_report(sources, store_path(store), html=html, md=md, command=cli_command(),
+                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
     if as_json:
         emit_json({"html": str(html) if html is not None else None,
                    "md": str(md) if md is not None else None})
