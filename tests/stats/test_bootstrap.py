@@ -25,6 +25,7 @@ from evalband.stats import (
     bootstrap_interval,
     cluster_bootstrap_interval,
     interval,
+    paired_stratified_bootstrap_interval,
     stratified_bootstrap_interval,
 )
 from evalband.stats import _bootstrap as boot
@@ -320,6 +321,130 @@ def test_stratified_narrower_than_pooled_bootstrap_when_strata_differ() -> None:
     strat = stratified_bootstrap_interval(counts=counts, seed=0)
     pooled = bootstrap_interval(k=100, n=200, seed=0)
     assert strat.width < 0.5 * pooled.width
+
+
+# ------------------------------------------------- paired stratified (pair-type counts)
+
+
+def _paired_diffs(both: int, a_only: int, b_only: int, neither: int) -> np.ndarray:
+    """Per-pair differences y_A - y_B of a stratum, one entry per matched pair."""
+    return np.r_[np.zeros(both), np.ones(a_only), -np.ones(b_only), np.zeros(neither)]
+
+
+def test_paired_interval_agrees_with_index_resampling_at_20000_reps() -> None:
+    # Two cells of n = 200 pairs, a hidden-regression shape (one up, one down).
+    pairs = {"easy": (130, 40, 6, 24), "hard": (70, 5, 38, 87)}
+    weights = {"easy": 1.0, "hard": 1.0}
+    reps = 20_000
+    fast = paired_stratified_bootstrap_interval(pairs, weights=weights, reps=reps, seed=11)
+    diffs = {name: _paired_diffs(*c) for name, c in pairs.items()}
+    brute = _brute_stratified(diffs, weights, reps, seed=12)  # index resampling, written here
+    low, high = np.quantile(brute, [0.025, 0.975])
+    # Tolerance: the replicate sd is <= 0.5 * sqrt(2 * 1/200) = 0.05, so the Monte Carlo sd of
+    # a 2.5% quantile from B = 20,000 is ~sqrt(.025 * .975 / B) / (phi(1.96) / 0.05) ~ 0.001
+    # per path; 0.01 is ~7 sd of the fast-minus-index gap (lattice step 0.0025 included).
+    assert fast.low == pytest.approx(low, abs=0.01)
+    assert fast.high == pytest.approx(high, abs=0.01)
+    assert fast.estimate == pytest.approx(0.5 * (34 / 200) + 0.5 * (-33 / 200))
+    assert fast.n == 400 and fast.method == "stratified-bootstrap-percentile"
+    # The library's own index path (fast=False) lands in the same place.
+    slow = paired_stratified_bootstrap_interval(
+        pairs, weights=weights, reps=reps, seed=13, fast=False
+    )
+    assert slow.estimate == pytest.approx(fast.estimate)
+    assert abs(slow.low - fast.low) < 0.01 and abs(slow.high - fast.high) < 0.01
+    # ...and equals stratified_bootstrap_interval on the difference arrays (same reference).
+    assert stratified_bootstrap_interval(diffs, weights=weights, seed=0).estimate == (
+        pytest.approx(fast.estimate)
+    )
+
+
+def _exact_paired_distribution(
+    strata: dict[str, np.ndarray], weights: dict[str, float]
+) -> dict[int, float]:
+    """Every index resample of every stratum enumerated: statistic (x 1e9, rounded) -> prob."""
+    import itertools
+
+    per_stratum = []
+    for name, d in strata.items():
+        dist: dict[float, float] = {}
+        for idx in itertools.product(range(d.size), repeat=d.size):
+            value = weights[name] * float(d[list(idx)].mean())
+            dist[value] = dist.get(value, 0.0) + d.size ** (-d.size)
+        per_stratum.append(dist)
+    out: dict[int, float] = {}
+    for combo in itertools.product(*(dist.items() for dist in per_stratum)):
+        key = round(sum(v for v, _ in combo) * 1e9)
+        out[key] = out.get(key, 0.0) + math.prod(p for _, p in combo)
+    return out
+
+
+def test_paired_multinomial_replicates_match_exact_enumeration_of_index_resamples() -> None:
+    # n = 3 pairs per cell, 2 cells: 3^3 * 3^3 = 729 equally likely index resamples.
+    pairs = {"x": (0, 1, 1, 1), "y": (1, 2, 0, 0)}
+    weights = {"x": 0.3, "y": 0.7}  # unequal, so the two cells' lattices do not coincide
+    exact = _exact_paired_distribution(
+        {name: _paired_diffs(*c) for name, c in pairs.items()}, weights
+    )
+    assert sum(exact.values()) == pytest.approx(1.0)
+    reps = 200_000
+    estimate, replicates = boot._paired_multinomial_replicates(
+        pairs, weights, reps, np.random.default_rng(5)
+    )
+    assert estimate == pytest.approx(0.3 * 0 + 0.7 * 2 / 3)
+    keys, observed = np.unique(np.rint(replicates * 1e9).astype(np.int64), return_counts=True)
+    assert set(keys.tolist()) <= set(exact)  # no value index resampling could not produce
+    support = sorted(exact)
+    seen = dict(zip(keys.tolist(), observed.tolist(), strict=True))
+    obs = np.array([seen.get(k, 0) for k in support])
+    expected = np.array([exact[k] for k in support]) * reps
+    assert _pooled_chi_square(obs, expected) > STRICT_ALPHA
+    total_variation = 0.5 * np.abs(obs / reps - expected / reps).sum()
+    assert total_variation < 0.01
+    # The test has power: resampling the two cells pooled (not stratified) is rejected.
+    pooled = np.r_[_paired_diffs(*pairs["x"]), _paired_diffs(*pairs["y"])]
+    rng = np.random.default_rng(6)
+    wrong = pooled[rng.integers(0, 6, size=(reps, 6))].mean(axis=1)
+    assert stats.ks_2samp(replicates, wrong).pvalue < 1e-6
+    # The public interval is the percentile step applied to exactly these replicates.
+    ci = paired_stratified_bootstrap_interval(
+        pairs, weights=weights, reps=reps, seed=np.random.default_rng(5)
+    )
+    assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(replicates, [0.025, 0.975])))
+
+
+def test_paired_default_weights_seed_and_degenerate_cells() -> None:
+    pairs = {"a": (5, 3, 1, 1), "b": (20, 0, 10, 10)}
+    ci = paired_stratified_bootstrap_interval(pairs, seed=3)
+    assert ci.estimate == pytest.approx((3 - 1 + 0 - 10) / 50)  # size weights: pooled mean
+    assert ci == paired_stratified_bootstrap_interval(pairs, seed=3)
+    assert ci.low < ci.estimate < ci.high
+    # No discordant pair anywhere: every resample's difference is 0.
+    flat = paired_stratified_bootstrap_interval({"a": (4, 0, 0, 6)}, seed=0)
+    assert (flat.estimate, flat.low, flat.high) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "error"),
+    [
+        ({}, InvalidInputError),
+        ({"a": (1, 2, 3)}, InvalidInputError),
+        ({"a": 5}, InvalidInputError),
+        ({"a": (0, 0, 0, 0)}, InvalidInputError),
+        ({"a": (1, -1, 0, 0)}, InvalidCountsError),
+        ({"a": (1, 1.5, 0, 0)}, InvalidCountsError),
+    ],
+)
+def test_paired_bad_pairs_raise(pairs: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        paired_stratified_bootstrap_interval(pairs, seed=0)  # type: ignore[arg-type]
+
+
+def test_paired_bad_weights_and_seed_raise() -> None:
+    with pytest.raises(InvalidParameterError, match="weights must name"):
+        paired_stratified_bootstrap_interval({"a": (1, 1, 0, 0)}, weights={"b": 1}, seed=0)
+    with pytest.raises(InvalidParameterError, match="seed"):
+        paired_stratified_bootstrap_interval({"a": (1, 1, 0, 0)}, seed=None)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------- cluster

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,8 @@ from evalband.stats import (
     interval,
     mcnemar,
     minimum_detectable_difference,
+    paired_stratified_bootstrap_interval,
     sample_size,
-    stratified_bootstrap_interval,
     z_value,
 )
 
@@ -430,7 +431,7 @@ def _aggregate(
 ) -> Aggregate:
     weights = _cell_weights(panel, cells)
     rate_b = rate_c = 0.0
-    diffs: dict[str, np.ndarray] = {}
+    pairs: dict[str, tuple[int, int, int, int]] = {}  # (both, cand_only, base_only, neither)
     paired = True
     var = 0.0
     used: dict[str, float] = {}
@@ -447,18 +448,20 @@ def _aggregate(
         var += weights[key] ** 2 * (p_b * (1 - p_b) / len(base) + p_c * (1 - p_c) / len(cand))
         base_by_key = {r.key: r.success for r in base}
         cand_by_key = {r.key: r.success for r in cand}
-        matched = sorted(base_by_key.keys() & cand_by_key.keys())
+        matched = base_by_key.keys() & cand_by_key.keys()
         if not matched:
             paired = False
-        diffs[key] = np.array(
-            [float(cand_by_key[k]) - float(base_by_key[k]) for k in matched], dtype=float
-        )
+        tally = Counter((bool(cand_by_key[k]), bool(base_by_key[k])) for k in matched)
+        pairs[key] = (tally[True, True], tally[True, False], tally[False, True],
+                      tally[False, False])
     total = sum(used.values())
     norm = {k: w / total for k, w in used.items()} if total > 0 else used
     delta = (rate_c - rate_b) / total if total > 0 else float("nan")
-    if paired and diffs and all(len(d) for d in diffs.values()):
-        band = stratified_bootstrap_interval(
-            strata=diffs, weights=norm, reps=10_000, confidence=confidence, seed=seed
+    if paired and pairs and all(sum(c) for c in pairs.values()):
+        # Binary outcomes paired by episode: the exact multinomial pair-type bootstrap
+        # (same distribution as resampling episodes within each cell, O(reps x cells)).
+        band = paired_stratified_bootstrap_interval(
+            pairs, weights=norm, reps=10_000, confidence=confidence, seed=seed
         )
         low, high = band.low, band.high
         method = "stratified paired bootstrap (percentile, 10,000 reps)"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from evalband.stats._bootstrap import (
         bootstrap_interval,
         cluster_bootstrap_interval,
+        paired_stratified_bootstrap_interval,
         stratified_bootstrap_interval,
     )
     from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
@@ -55,6 +56,7 @@ __all__ = [
     "INTERVAL_METHODS",
     "bootstrap_interval",
     "stratified_bootstrap_interval",
+    "paired_stratified_bootstrap_interval",
     "cluster_bootstrap_interval",
     "coverage",
     "coverage_grid",
@@ -111,6 +113,7 @@ _LAZY = {
     "intervals": "evalband.stats._intervals",
     "mcnemar": "evalband.stats._tests",
     "minimum_detectable_difference": "evalband.stats._power",
+    "paired_stratified_bootstrap_interval": "evalband.stats._bootstrap",
     "power": "evalband.stats._power",
     "price_list": "evalband.stats._power",
     "sample_size": "evalband.stats._power",
