@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         result["bench_seconds"] = time.perf_counter() - t0
         results.append(result)
         status = "PASS" if result["passed"] else "MISS"
-        print(f"{result['name']:<28} ratio {result['ratio']:8.1f}x  target "
+        ratio = "n/a" if result["ratio"] is None else f"{result['ratio']:.1f}x"
+        print(f"{result['name']:<28} ratio {ratio:>9}  target "
               f">= {result['target_ratio']:g}x  {status}")
     payload = {
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),

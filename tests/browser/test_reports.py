@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,11 @@ def test_network_guard_catches_a_request(watched: Any, tmp_path: Path) -> None:
                          "<script>fetch('https://example.invalid/y').catch(() => {});</script>"
                          "</body></html>")
     watched.page.goto(page_file.resolve().as_uri(), wait_until="load")
-    watched.page.wait_for_timeout(200)
-    assert sorted(watched.foreign_requests()) == ["http://198.51.100.7/x.png",
-                                                  "https://example.invalid/y"]
+    expected = ["http://198.51.100.7/x.png", "https://example.invalid/y"]
+    deadline = time.monotonic() + 10  # the fetch may be issued after "load": poll, not sleep
+    while time.monotonic() < deadline and (
+        sorted(watched.foreign_requests()) != expected or sorted(watched.blocked) != expected
+    ):
+        watched.page.wait_for_timeout(50)
+    assert sorted(watched.foreign_requests()) == expected
     assert sorted(watched.blocked) == sorted(watched.foreign_requests())

@@ -127,6 +127,47 @@ def test_torch_rows_are_bitwise_single_calls_in_any_batch() -> None:
         policy.act_batch(np.zeros(10))
 
 
+def test_torch_probe_falls_back_to_one_pass_per_row(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    data = rng.uniform(-0.3, 0.3, size=(100, 12))
+    torch.manual_seed(1)
+    policy = TorchPolicy(BCPolicy(10, 2, 64, norm_stats(data[:, :10], data[:, 10:])))
+    obs = rng.uniform(-0.3, 0.3, size=(ROW_BLOCK + 5, 10))
+    policy(obs[0])
+    assert policy.batch_mode is None  # a single call does not probe
+    calls: list[int] = []
+    monkeypatch.setattr(TorchPolicy, "_rows_differ",
+                        staticmethod(lambda batch, singles: calls.append(len(batch)) or True))
+    batch = policy.act_batch(obs)
+    assert policy.batch_mode == "per-row" and len(calls) == 1
+    assert np.array_equal(batch, np.stack([policy(row) for row in obs]))
+    policy.act_batch(obs)
+    assert len(calls) == 1  # probed once
+    # the probe needs no observation when the module's first layer gives the width
+    fresh = TorchPolicy(BCPolicy(10, 2, 64, norm_stats(data[:, :10], data[:, 10:])))
+    assert fresh.probe_batch_mode() == "per-row" and len(calls) == 2
+    monkeypatch.undo()
+    assert TorchPolicy(torch.nn.Linear(4, 2)).probe_batch_mode() in ("blocked", "per-row")
+    assert TorchPolicy(torch.nn.Linear(4, 2), row_block=None).batch_mode == "unblocked"
+    assert TorchPolicy(torch.nn.ReLU()).probe_batch_mode() is None  # width unknown yet
+
+
+def test_pusht_bc_per_row_fallback_equals_one_at_a_time(store, bc_checkpoint,
+                                                         monkeypatch) -> None:
+    from evalband.run import _execute
+
+    panel = pusht_panel(episodes=4)
+    single_finals = _run_finals(store, panel, bc_checkpoint, "single")
+    monkeypatch.setattr(_execute, "_CACHE", {})  # a fresh worker policy, probed under the patch
+    monkeypatch.setattr(TorchPolicy, "_rows_differ", staticmethod(lambda batch, singles: True))
+    finals = _run_finals(store, panel, bc_checkpoint, "rows", batch_size=5)
+    assert _records(store, "rows") == _records(store, "single")
+    assert finals == single_finals
+    assert store.get_run("rows").extra == {"batch_size": 5, "batch_mode": "per-row"}
+    (_, worker_policy), = _execute._CACHE.values()
+    assert worker_policy.batch_mode == "per-row"
+
+
 # -- PushT with a BC policy: records and final states -----------------------------------
 
 
@@ -243,6 +284,27 @@ def test_process_backend_with_batches_matches_serial(store) -> None:
     assert _records(store, "proc") == _records(store, "serial")
 
 
+def test_process_backend_start_failure_is_raised_not_printed(monkeypatch) -> None:
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    from evalband.run._backends import ProcessBackend
+    from evalband.run._execute import RunTask
+
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no workers today")
+
+    printed: list[Any] = []
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", refuse)
+    monkeypatch.setattr(threading, "excepthook", printed.append)
+    panel = coin_panel(episodes=6)
+    task = RunTask(run_id="x", policy=ZERO, panel_fingerprint=panel.fingerprint, env=panel.env,
+                   env_kwargs=dict(panel.env_kwargs), budget_steps=10)
+    with pytest.raises(RuntimeError, match="no workers today"):
+        list(ProcessBackend(workers=2).run(task, panel.episode_specs()))
+    assert printed == []  # the starter thread's exception reached the driver, not stderr
+
+
 @pytest.mark.parametrize(("n", "workers", "at_least"), [(0, 2, 1), (1, 2, 1), (200, 2, 1),
                                                         (200, 3, 50), (7, 4, 1), (1000, 2, 1)])
 def test_guided_chunks_cover_the_plan_once_in_order(n: int, workers: int, at_least: int) -> None:
@@ -257,7 +319,7 @@ def test_guided_chunks_cover_the_plan_once_in_order(n: int, workers: int, at_lea
         assert sizes[-1] <= max(at_least, math.ceil(n / (4 * workers)) // 2)
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "4"])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "4"])
 def test_bad_batch_size_is_refused(store, bad: Any) -> None:
     with pytest.raises(InvalidParameterError, match="--batch must be a whole number"):
         run_panel(coin_panel(), ZERO, store, run_id="x", batch_size=bad)

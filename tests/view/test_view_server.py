@@ -6,6 +6,7 @@ import hashlib
 import http.client
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -315,6 +316,17 @@ def test_host_of(header: str, host: str) -> None:
     assert _host_of(header) == host
 
 
+def _first_line(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The first line the process prints on stdout, or a clear failure after ``timeout`` s."""
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            pytest.fail(f"`evalband view` printed nothing on stdout within {timeout} s "
+                        f"(exit status {proc.poll()})")
+    return proc.stdout.readline()
+
+
 def test_view_command_serves_and_stops_cleanly_on_ctrl_c(store_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "evalband.cli", "view", "--store", str(store_path), "--port",
@@ -323,9 +335,7 @@ def test_view_command_serves_and_stops_cleanly_on_ctrl_c(store_path: Path) -> No
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        info = json.loads(line)
+        info = json.loads(_first_line(proc, timeout=30))
         assert info["host"] == "127.0.0.1" and info["port"] > 0
         assert [r["run_id"] for r in get_json(info["url"] + "api/runs")] == ["cand/2", "base"]
         proc.send_signal(signal.SIGINT)

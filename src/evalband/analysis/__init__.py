@@ -11,7 +11,15 @@ from evalband.analysis._compare import (
     worst_verdict,
 )
 from evalband.analysis._noise import NoiseFloor, noise_floor
-from evalband.analysis._summary import PairedCounts, RunSummary, paired_counts, summarize
+from evalband.analysis._summary import (
+    PairedCounts,
+    PairedOutcomes,
+    RunSummary,
+    counted,
+    paired_counts,
+    paired_outcomes,
+    summarize,
+)
 
 __all__ = [
     "VERDICT_EXIT_CODES",
@@ -23,8 +31,11 @@ __all__ = [
     "compare_runs",
     "worst_verdict",
     "PairedCounts",
+    "PairedOutcomes",
     "RunSummary",
+    "counted",
     "paired_counts",
+    "paired_outcomes",
     "summarize",
     "NoiseFloor",
     "noise_floor",

@@ -8,10 +8,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evalband.episode import EpisodeRecord, Outcome
+import numpy as np
+from numpy.typing import NDArray
+
+from evalband.episode import EpisodeRecord, Outcome, record_key
 from evalband.stats import Interval, interval
 
-__all__ = ["RunSummary", "PairedCounts", "summarize", "paired_counts"]
+__all__ = [
+    "RunSummary",
+    "PairedCounts",
+    "PairedOutcomes",
+    "summarize",
+    "counted",
+    "paired_outcomes",
+    "paired_counts",
+]
 
 
 @dataclass(frozen=True)
@@ -168,6 +179,78 @@ class PairedCounts:
         return out
 
 
+def counted(
+    records: Iterable[EpisodeRecord], errors_as_failures: bool = False
+) -> list[EpisodeRecord]:
+    """The records a rate counts: every one with ``errors_as_failures``, else the non-errors.
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, True, False, 3)
+    >>> [r.outcome.value for r in counted([rec(0, "error"), rec(1, "failure")])]
+    ['failure']
+    >>> len(counted([rec(0, "error"), rec(1, "failure")], errors_as_failures=True))
+    2
+    """
+    return [r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR]
+
+
+@dataclass(frozen=True)
+class PairedOutcomes:
+    """Matched episodes of runs A and B, aligned: ``a[i]``, ``b[i]`` are ``keys[i]``'s successes.
+
+    Attributes:
+        keys: the pairing keys ``(cell, episode, repeat)`` of the pairs used, in
+            accumulation order (episode, then repeat, then cell).
+        a: whether A succeeded, per pair (``bool`` array).
+        b: whether B succeeded, per pair (``bool`` array).
+        unmatched: episodes present in only one run.
+        excluded_errors: pairs left out because one side is an error.
+    """
+
+    keys: list[tuple[str, int, int]]
+    a: NDArray[np.bool_]
+    b: NDArray[np.bool_]
+    unmatched: int
+    excluded_errors: int
+
+
+def paired_outcomes(
+    a: Iterable[EpisodeRecord],
+    b: Iterable[EpisodeRecord],
+    *,
+    errors_as_failures: bool = False,
+) -> PairedOutcomes:
+    """Pair episodes by ``(cell, episode, repeat)``; drop pairs with an error unless counted.
+
+    The one pairing rule behind :func:`paired_counts` and the report's running verdicts
+    (which take cumulative sums of ``a`` and ``b``).
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, True, False, 3)
+    >>> p = paired_outcomes([rec(1, "success"), rec(0, "error")],
+    ...                     [rec(0, "success"), rec(1, "failure"), rec(2, "success")])
+    >>> p.keys, p.a.tolist(), p.b.tolist(), p.unmatched, p.excluded_errors
+    ([('', 1, 0)], [True], [False], 1, 1)
+    """
+    a_by_key = {record_key(r): r for r in a}
+    b_by_key = {record_key(r): r for r in b}
+    common = a_by_key.keys() & b_by_key.keys()
+    error = Outcome.ERROR
+    keys = sorted(
+        (k for k in common if errors_as_failures
+         or (a_by_key[k].outcome is not error and b_by_key[k].outcome is not error)),
+        key=operator.itemgetter(1, 2, 0),
+    )
+    n = len(keys)
+    return PairedOutcomes(
+        keys=keys,
+        a=np.fromiter((a_by_key[k].outcome is Outcome.SUCCESS for k in keys), dtype=bool, count=n),
+        b=np.fromiter((b_by_key[k].outcome is Outcome.SUCCESS for k in keys), dtype=bool, count=n),
+        unmatched=len(a_by_key.keys() ^ b_by_key.keys()),
+        excluded_errors=len(common) - n,
+    )
+
+
 def paired_counts(
     a: Iterable[EpisodeRecord],
     b: Iterable[EpisodeRecord],
@@ -176,6 +259,8 @@ def paired_counts(
 ) -> PairedCounts:
     """Pair episodes by ``(cell, episode, repeat)`` and count the 2x2 table.
 
+    Pairing is :func:`paired_outcomes`.
+
     >>> from evalband.episode import EpisodeRecord
     >>> rec = lambda i, o: EpisodeRecord("r", "p", "f", "", i, 0, i, o, True, False, 3)
     >>> a = [rec(0, "success"), rec(1, "failure")]
@@ -183,18 +268,12 @@ def paired_counts(
     >>> paired_counts(a, b)
     PairedCounts(both=1, a_only=0, b_only=1, neither=0, unmatched=0, excluded_errors=0)
     """
-    a_by_key = {r.key: r for r in a}
-    b_by_key = {r.key: r for r in b}
-    both = a_only = b_only = neither = excluded = 0
-    for key in a_by_key.keys() & b_by_key.keys():
-        ra, rb = a_by_key[key], b_by_key[key]
-        if not errors_as_failures and Outcome.ERROR in (ra.outcome, rb.outcome):
-            excluded += 1
-            continue
-        sa, sb = ra.success, rb.success
-        both += sa and sb
-        a_only += sa and not sb
-        b_only += sb and not sa
-        neither += not sa and not sb
-    unmatched = len(a_by_key.keys() ^ b_by_key.keys())
-    return PairedCounts(both, a_only, b_only, neither, unmatched, excluded)
+    p = paired_outcomes(a, b, errors_as_failures=errors_as_failures)
+    return PairedCounts(
+        both=int(np.count_nonzero(p.a & p.b)),
+        a_only=int(np.count_nonzero(p.a & ~p.b)),
+        b_only=int(np.count_nonzero(p.b & ~p.a)),
+        neither=int(np.count_nonzero(~p.a & ~p.b)),
+        unmatched=p.unmatched,
+        excluded_errors=p.excluded_errors,
+    )

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from evalband.episode import EpisodeRecord, Outcome, record_key
+from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -128,15 +127,6 @@ def prefix_grid(total: int, points: int = MAX_POINTS) -> NDArray[np.int64]:
     return grid[(grid >= 1) & (grid <= total)]
 
 
-_ORDER = operator.attrgetter("episode", "repeat", "cell")
-""":func:`accumulation_order` read in C (sorting 100,000 records without a call per record)."""
-
-
-def _counted(records: Sequence[EpisodeRecord], errors_as_failures: bool) -> list[EpisodeRecord]:
-    return sorted((r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR),
-                  key=_ORDER)
-
-
 def cumulative_curve(
     records: Sequence[EpisodeRecord],
     *,
@@ -155,9 +145,10 @@ def cumulative_curve(
     >>> c.n.tolist(), c.rate.tolist()
     ([1, 2], [1.0, 0.5])
     """
+    from evalband.analysis import counted
     from evalband.stats import interval_bounds
 
-    rows = [r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR]
+    rows = counted(records, errors_as_failures)
     n = len(rows)
     if not n:
         return None
@@ -195,17 +186,17 @@ def running_verdicts(
     Pairs match by ``(cell, episode, repeat)`` and accumulate in
     :func:`accumulation_order`; at each prefix on :func:`prefix_grid` the paired interval
     is :func:`evalband.stats.diff_paired` (candidate - baseline). The result lists the first
-    prefix of each new verdict (after the first) and always ends with the full set.
+    prefix of each new verdict (after the first) and always ends with the full set. Pairing
+    is :func:`evalband.analysis.paired_outcomes`.
     """
+    from evalband.analysis import paired_outcomes
     from evalband.stats import diff_paired
 
-    base = {record_key(r): r for r in _counted(baseline, errors_as_failures)}
-    cand = {record_key(r): r for r in _counted(candidate, errors_as_failures)}
-    keys = sorted(base.keys() & cand.keys(), key=operator.itemgetter(1, 2, 0))
+    pairs = paired_outcomes(baseline, candidate, errors_as_failures=errors_as_failures)
+    keys = pairs.keys
     if not keys:
         return []
-    b = np.fromiter((base[k].success for k in keys), dtype=bool, count=len(keys))
-    c = np.fromiter((cand[k].success for k in keys), dtype=bool, count=len(keys))
+    b, c = pairs.a, pairs.b
     both, c_only, b_only = (np.cumsum(x) for x in (b & c, c & ~b, b & ~c))
     out: list[StoryPoint] = []
     last = None

@@ -69,7 +69,9 @@ def trace_kind(env: str) -> str | None:
 
 
 def _counted(records: Sequence[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord]:
-    return {record_key(r): r for r in records if r.outcome is not Outcome.ERROR}
+    from evalband.analysis import counted
+
+    return {record_key(r): r for r in counted(records)}
 
 
 def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, int]]:
@@ -99,8 +101,9 @@ def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, 
                     break
         candidates = [k for g in groups for k in g] + keys[:limit]
     else:
-        rows = sorted((r for r in views[0].data.records if r.outcome is not Outcome.ERROR),
-                      key=record_key)
+        from evalband.analysis import counted
+
+        rows = sorted(counted(views[0].data.records), key=record_key)
         firsts = (next((r for r in rows if r.outcome is o), None) for o in Outcome)
         candidates = [record_key(r) for r in firsts if r is not None]
         candidates += [record_key(r) for r in rows[:limit]]

@@ -159,11 +159,23 @@ class ProcessBackend:
             # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in
             # milliseconds. Meanwhile the driver, which has all that loaded, plays the
             # smallest chunks, from the back of the queue, itself.
-            starter = threading.Thread(target=pool.submit, args=(os.getpid,), daemon=True)
+            # An exception in the thread is kept and raised here, in the driver, after the
+            # join (a thread's uncaught exception would only print a traceback on stderr).
+            failures: list[BaseException] = []
+
+            def start_worker() -> None:
+                try:
+                    pool.submit(os.getpid)
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the driver
+                    failures.append(exc)
+
+            starter = threading.Thread(target=start_worker, daemon=True)
             starter.start()
             while queue and starter.is_alive():
                 yield from execute_chunk(task, queue.pop())
             starter.join()
+            if failures:
+                raise failures[0]
             pending: set[Future[list[EpisodeRecord]]] = set()
             while queue and len(pending) < self.workers * 2:
                 pending.add(pool.submit(execute_chunk_list, task, queue.popleft()))

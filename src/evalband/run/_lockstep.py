@@ -65,19 +65,20 @@ _ENVS: dict[tuple[str, str, int], list[Any]] = {}
 
 
 def check_batch_size(value: object) -> int:
-    """A batch size as an ``int``: ``None`` or ``0`` is one at a time (``0``), else ``N >= 1``.
+    """A batch size as an ``int``: ``None`` is one at a time (``0`` here), else ``N >= 1``.
 
     Raises:
-        InvalidParameterError: not a whole number >= 1 (or ``None``).
+        InvalidParameterError: neither ``None`` nor a whole number >= 1 (``0`` included).
 
     >>> check_batch_size(None), check_batch_size(50)
     (0, 50)
     """
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise InvalidParameterError(
-            f"--batch must be a whole number of episodes >= 1; got {value!r}"
+            "--batch must be a whole number of episodes >= 1 (omit it to play one episode "
+            f"at a time); got {value!r}"
         )
     return int(value)
 

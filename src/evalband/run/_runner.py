@@ -108,7 +108,9 @@ def run_panel(
         batch_size: play up to this many episodes in lockstep with one policy call per step
             on their stacked observations (``evalband run --batch N``; see
             ``docs/batching.md``); records equal the one-at-a-time path's except for timing.
-            ``None`` plays one episode at a time. Recorded in the manifest's ``extra``.
+            ``None`` plays one episode at a time. Recorded in the manifest's ``extra``, with
+            a torch policy's ``batch_mode`` (:meth:`~evalband.policies._torch.TorchPolicy.
+            probe_batch_mode`).
 
     Returns:
         The run id and the run's summary.
@@ -117,6 +119,10 @@ def run_panel(
     from evalband.run._lockstep import check_batch_size
 
     lockstep = check_batch_size(batch_size)
+    batch_extra: dict[str, object] = {"batch_size": lockstep}
+    probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
+    if lockstep and callable(probe) and (mode := probe()) is not None:
+        batch_extra["batch_mode"] = mode  # as probed in the driver
     backend_impl = get_backend(backend, workers, address=address)
     specs = panel.episode_specs()
     run_id = run_id or default_run_id(panel, policy)
@@ -142,8 +148,9 @@ def run_panel(
             )
         store.update_run(run_id, status="running", finished_at=None)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
-        if existing.extra.get("batch_size", 0) != lockstep:  # how timing fields were measured
-            store.update_run(run_id, extra={**existing.extra, "batch_size": lockstep})
+        if any(existing.extra.get(k, 0) != v for k, v in batch_extra.items()):
+            # how timing fields were measured (and batches passed)
+            store.update_run(run_id, extra={**existing.extra, **batch_extra})
     else:
         from evalband.store import new_manifest
 
@@ -161,7 +168,7 @@ def run_panel(
             )
         )
         if lockstep:
-            store.update_run(run_id, extra={"batch_size": lockstep})
+            store.update_run(run_id, extra=batch_extra)
         ray_address = getattr(backend_impl, "address", None)
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
