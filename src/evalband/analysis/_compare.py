@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.analysis._summary import counted
+from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Panel
 from evalband.stats import (
@@ -280,10 +281,6 @@ class _Arms:
     cand: list[EpisodeRecord]
 
 
-def _counted(records: Sequence[EpisodeRecord], errors_as_failures: bool) -> list[EpisodeRecord]:
-    return [r for r in records if errors_as_failures or r.outcome is not Outcome.ERROR]
-
-
 def _compare_slice(
     kind: str,
     name: str,
@@ -294,8 +291,8 @@ def _compare_slice(
     errors_as_failures: bool,
     confidence: float,
 ) -> tuple[SliceComparison, Difference | None]:
-    base = _counted(arms.base, errors_as_failures)
-    cand = _counted(arms.cand, errors_as_failures)
+    base = counted(arms.base, errors_as_failures)
+    cand = counted(arms.cand, errors_as_failures)
     reasons: list[str] = []
     errors = (len(arms.base) - len(base)) + (len(arms.cand) - len(cand))
     if errors:
@@ -436,8 +433,8 @@ def _aggregate(
     var = 0.0
     used: dict[str, float] = {}
     for key, _ in cells:
-        base = _counted(arms[key].base, errors_as_failures)
-        cand = _counted(arms[key].cand, errors_as_failures)
+        base = counted(arms[key].base, errors_as_failures)
+        cand = counted(arms[key].cand, errors_as_failures)
         if not base or not cand:
             continue
         used[key] = weights[key]
