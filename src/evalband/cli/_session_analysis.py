@@ -22,7 +22,7 @@ from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
-    from evalband.stats import Interval
+    from evalband.stats import Difference, Interval
 
 __all__ = [
     "register",
@@ -48,6 +48,11 @@ def _rate(rate: Interval | None) -> str:
     if rate is None:
         return "-"
     return f"{100 * rate.estimate:.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}]"
+
+
+def _points(d: Difference) -> str:
+    """A difference in points with its interval, e.g. ``+3.8 [-14.8, +22.1]``."""
+    return f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
 
 
 def _p(value: float) -> str:
@@ -196,7 +201,7 @@ def render_analysis(result: SessionAnalysis) -> None:
                 c.pairing,
                 _rate(c.rate_a),
                 _rate(c.rate_b),
-                f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+                _points(d),
                 _p(c.test.p_value),
                 _p(c.p_holm),
                 "significant" if c.significant else "not established",
@@ -270,7 +275,7 @@ def render_drift(report: DriftReport) -> None:
             a.role,
             _rate(a.before),
             _rate(a.after),
-            f"{100 * c.estimate:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}]",
+            _points(c),
             _p(a.test.p_value),
             _p(a.p_holm),
             "DRIFT" if a.drifted else "no",
@@ -484,7 +489,7 @@ def analysis_html(result: SessionAnalysis) -> str:
                 e(c.pairing),
                 _rate(c.rate_a),
                 _rate(c.rate_b),
-                f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+                _points(d),
                 _p(c.test.p_value),
                 _p(c.p_holm),
                 e(c.sentence),

@@ -146,6 +146,23 @@ def _histogram(replicates: FloatArray) -> tuple[FloatArray, IntArray]:
     return values.astype(np.float64), counts.astype(np.int64)
 
 
+
+def _stratified_percentile(
+    estimate: float, replicates: NDArray[np.float64], level: float, n: int
+) -> Interval:
+    """The percentile interval of stratified bootstrap replicates (both stratified paths)."""
+    tail = (1.0 - level) / 2.0
+    values, mult = _histogram(replicates)
+    low, high = _histogram_quantiles(values, mult, (tail, 1.0 - tail))
+    return Interval(
+        estimate=estimate,
+        low=low,
+        high=high,
+        method="stratified-bootstrap-percentile",
+        confidence=level,
+        n=n,
+    )
+
 def _histogram_quantiles(
     values: FloatArray, counts: IntArray, probs: Sequence[float]
 ) -> list[float]:
@@ -522,17 +539,7 @@ def stratified_bootstrap_interval(
     sizes = {name: arr.size for name, arr in arrays.items()}
     normalised = _stratum_weights(arrays, sizes, weights)
     estimate, replicates = _stratified_replicates(arrays, normalised, n_reps, rng, fast)
-    tail = (1.0 - level) / 2.0
-    values, mult = _histogram(replicates)
-    low, high = _histogram_quantiles(values, mult, (tail, 1.0 - tail))
-    return Interval(
-        estimate=estimate,
-        low=low,
-        high=high,
-        method="stratified-bootstrap-percentile",
-        confidence=level,
-        n=sum(sizes.values()),
-    )
+    return _stratified_percentile(estimate, replicates, level, sum(sizes.values()))
 
 
 _PAIR_TYPES = ("both", "a_only", "b_only", "neither")
@@ -659,17 +666,7 @@ def paired_stratified_bootstrap_interval(
             for name, (both, a_only, b_only, neither) in counts.items()
         }
         estimate, replicates = _stratified_replicates(diffs, normalised, n_reps, rng, False)
-    tail = (1.0 - level) / 2.0
-    values, mult = _histogram(replicates)
-    low, high = _histogram_quantiles(values, mult, (tail, 1.0 - tail))
-    return Interval(
-        estimate=estimate,
-        low=low,
-        high=high,
-        method="stratified-bootstrap-percentile",
-        confidence=level,
-        n=sum(sizes.values()),
-    )
+    return _stratified_percentile(estimate, replicates, level, sum(sizes.values()))
 
 
 def _factorize(labels: Sequence[Hashable], size: int) -> IntArray:
