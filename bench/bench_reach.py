@@ -7,27 +7,29 @@ conditions (seed 7, episodes 0 .. N-1), conditions generation included in the ti
   "Reproduce the batch in Python"), logic verbatim, one episode at a time; it draws every
   episode's 44 numbers once and reuses them for both controllers;
 * vectorised: ``episode_condition_seeds`` (O(log N) jump-ahead), then ``rollout_batch``
-  from the seeds for each controller, all episodes in lockstep with numpy. Each call draws
-  its episodes' first four numbers and, at step k, jumps straight to draw 5 + k for the
-  episodes still running (so each controller draws its own errors, and never the unused
-  ones). Nothing is carried between calls or repeats except the 44-entry jump-ahead table
-  ``(a_j, c_j)``, which depends on j only, never on a seed (``_lcg._stream_coefficients``).
+  from the seeds for each controller, all episodes in lockstep, the policy called once per
+  step on the stacked observations of the active episodes (the public policy API, the
+  same path ``evalband run`` takes for this env). Two kernels are timed side by side:
+  ``compiled`` (``kernel="auto"`` with numba installed, the ``fast`` extra: one compiled
+  pass per step advances, judges and observes every active episode, and the lab's
+  controllers evaluate the batch in one compiled pass) and ``numpy`` (whole-array passes,
+  no optional dependency). Nothing is carried between calls or repeats except the 44-entry
+  jump-ahead table ``(a_j, c_j)``, which depends on j only, never on a seed, and numba's
+  compiled code (compiled in the warm-up, outside the timed region).
 
-Outcomes and times must be identical (compared outside the timed region). Throughput is
-paired episodes per second; the two sides alternate (one loop run, then
-``VEC_CALLS_PER_REPEAT`` vectorised runs, each a complete job from the seeds) so each sees
-the same machine, and each side's figure is its median over its runs
-(``time.perf_counter``); ``ratio_cpu`` is the same on this process's CPU time. Target:
-vectorised >= 100x the loop.
+Outcomes and times of both kernels must equal the loop's (compared outside the timed
+region). Throughput is paired episodes per second; the sides alternate (one loop run, then
+``VEC_CALLS_PER_REPEAT`` runs of each kernel, each a complete job from the seeds) so each
+sees the same machine, and each side's figure is its median over its runs
+(``time.perf_counter``); ``ratio_cpu`` is the same on this process's CPU time. Target: the
+vectorised simulator (``ratio``, the compiled kernel when numba is installed) >= 100x the
+loop; ``ratio_numpy`` is reported alongside.
 
-Where the vectorised time goes (20 000 episodes, section timing of ``rollout_batch``): the
-policy calls ~20 %, ``advance`` ~20 %, ``settle`` and the outcome tests ~16 %, drawing the
-errors and building the observations ~17 %, validating the commands ~6 %, ending and
-compacting episodes ~17 %; page faults on fresh buffers add ~15-20 % of a call's wall
-time. The loop takes ~0.8-2 s for 20 000 pairs on this 2-core VM (it moves with load as
-much as the vectorised side). A bare hand-fused numpy kernel with no API at all (policy
-inlined in place, no validation, no timing) measured only ~60-80x here: numpy needs about
-20 passes over the active episodes per step, so 100x is beyond its floor on this machine.
+Where the time goes (20 000 pairs, 2-core VM): the compiled kernel ~45 %, the policy calls
+~20 %, drawing the episode starts and seeds ~10 %, per-step Python overhead and the result
+arrays the rest. The step is memory-bound: ~90 bytes per active episode per step stream
+through the cache. The numpy path needs ~20 whole-array passes per step and stays at
+~50-60x on this machine.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ import statistics
 import time
 from typing import Any
 
+from evalband._jit import compiled_available
 from evalband.envs import episode_condition_seeds, rollout_batch
 from evalband.policies.reach1d import baseline, damped
 
 TARGET_RATIO = 100.0
 VEC_CALLS_PER_REPEAT = 5
-"""The vectorised job takes ~1/50 of the loop's time, so it is timed more often per repeat
+"""The vectorised job takes ~1/100 of the loop's time, so it is timed more often per repeat
 (more samples for its median; every call starts again from the seeds)."""
 
 
@@ -83,11 +86,13 @@ def seed_loop(n: int, seed: int = 7, steps: int = 30, noise: float = 0.02) -> li
     return [[list(r) for r in base], [list(r) for r in damp]]
 
 
-def vectorised(n: int, seed: int = 7, steps: int = 30, noise: float = 0.02) -> list[Any]:
+def vectorised(n: int, seed: int = 7, steps: int = 30, noise: float = 0.02,
+               kernel: str = "auto") -> list[Any]:
     """The same paired rollouts through ``rollout_batch``, each drawing its own conditions."""
     seeds = episode_condition_seeds(seed, n)
     return [
-        rollout_batch(policy, seeds, max_steps=steps, noise=noise) for policy in (baseline, damped)
+        rollout_batch(policy, seeds, max_steps=steps, noise=noise, kernel=kernel)
+        for policy in (baseline, damped)
     ]
 
 
@@ -109,37 +114,57 @@ def _timed(fn: Any, n: int) -> tuple[float, float, Any]:
 def run(quick: bool = False) -> dict[str, Any]:
     """Time both paths on the same conditions; returns the result dict (prints nothing)."""
     episodes = 2_000 if quick else 20_000
-    repeats = 3 if quick else 5
-    vectorised(200)  # warm-up: imports, caches
-    wall: dict[str, list[float]] = {"loop": [], "vec": []}
-    cpu: dict[str, list[float]] = {"loop": [], "vec": []}
+    repeats = 3 if quick else 7
+    kernels = {"compiled": "compiled", "numpy": "numpy"} if compiled_available() else {
+        "numpy": "numpy"}
+    for kernel in kernels.values():  # warm-up: imports, caches, numba compilation
+        vectorised(200, kernel=kernel)
+    wall: dict[str, list[float]] = {"loop": [], **{k: [] for k in kernels}}
+    cpu: dict[str, list[float]] = {"loop": [], **{k: [] for k in kernels}}
     loop_out: Any = None
-    vec_out: Any = None
-    for _ in range(repeats):  # interleaved: both sides see the same machine state
+    vec_out: dict[str, Any] = {}
+    for _ in range(repeats):  # interleaved: every side sees the same machine state
         w, c, loop_out = _timed(seed_loop, episodes)
         wall["loop"].append(w)
         cpu["loop"].append(c)
         for _ in range(VEC_CALLS_PER_REPEAT):  # each call is the whole job, from the seeds
-            w, c, vec_out = _timed(vectorised, episodes)
-            wall["vec"].append(w)
-            cpu["vec"].append(c)
-    identical = loop_out == as_rows(vec_out)  # compared outside the timed region
-    loop_s, vec_s = statistics.median(wall["loop"]), statistics.median(wall["vec"])
-    ratio = loop_s / vec_s
+            for name, kernel in kernels.items():
+                w, c, vec_out[name] = _timed(
+                    lambda n, kernel=kernel: vectorised(n, kernel=kernel), episodes)
+                wall[name].append(w)
+                cpu[name].append(c)
+    identical = all(loop_out == as_rows(out) for out in vec_out.values())  # outside timing
+    main = "compiled" if "compiled" in kernels else "numpy"
+    loop_s = statistics.median(wall["loop"])
+    vec_s = {name: statistics.median(wall[name]) for name in kernels}
+    ratio = loop_s / vec_s[main]
     return {
         "name": "reach_vectorized_vs_loop",
         "episodes": episodes,
         "repeats": repeats,
+        "kernel": main,
+        "numba": _numba_version(),
         "loop_eps_per_s": episodes / loop_s,
-        "vectorized_eps_per_s": episodes / vec_s,
+        "vectorized_eps_per_s": episodes / vec_s[main],
         "ratio": ratio,
-        "ratio_cpu": statistics.median(cpu["loop"]) / statistics.median(cpu["vec"]),
+        "ratio_cpu": statistics.median(cpu["loop"]) / statistics.median(cpu[main]),
+        "ratio_numpy": loop_s / vec_s["numpy"],
+        "numpy_eps_per_s": episodes / vec_s["numpy"],
         "loop_s_each": [round(x, 4) for x in wall["loop"]],
-        "vectorized_s_each": [round(x, 5) for x in wall["vec"]],
+        "vectorized_s_each": [round(x, 5) for x in wall[main]],
+        "numpy_s_each": [round(x, 5) for x in wall["numpy"]],
         "target_ratio": TARGET_RATIO,
         "identical": identical,
         "passed": bool(identical and ratio >= TARGET_RATIO),
     }
+
+
+def _numba_version() -> str | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+    return str(numba.__version__)
 
 
 if __name__ == "__main__":

@@ -115,3 +115,59 @@ def test_broken_user_module_is_not_masked(tmp_path, monkeypatch):
     assert resolve_policy("evalband_test_good_policy:act")(3) == 3
     for mod in ("evalband_test_broken_policy", "evalband_test_good_policy"):
         sys.modules.pop(mod, None)
+
+
+# --------------------------------------------------------------------------------------
+# The compiled form of the law (numba, evalband._jit): same bits as numpy and the seed
+# --------------------------------------------------------------------------------------
+
+
+def test_compiled_law_equals_numpy_and_the_seed_bit_for_bit():
+    from evalband.policies.reach1d import saturated_pd
+
+    rng = np.random.default_rng(11)
+    obs = rng.normal(scale=2.0, size=(5000, 2))
+    obs[:12] = [[0.0, 0.0], [-0.0, -0.0], [0.5, 0.0], [-0.5, 0.0], [0.25, 1.0], [1e308, 0.0],
+                [-1e308, 1e307], [5e-324, 0.0], [0.1, 0.15], [-0.1, -0.15], [0.49, 0.05],
+                [-0.45, -0.5]]
+    for damping in (0.2, 1.8):
+        fast = saturated_pd(obs, damping, kernel="compiled")
+        with np.errstate(over="ignore"):  # -2 * 1e308 overflows to -inf, then saturates
+            slow = saturated_pd(obs, damping, kernel="numpy")
+        assert fast.shape == slow.shape == (5000, 1)
+        assert np.array_equal(fast, slow)
+        assert np.array_equal(np.signbit(fast), np.signbit(slow))  # -0.0 stays -0.0
+        assert fast[:, 0].tolist() == [seed_controller(x, v, damping) for x, v in obs.tolist()]
+
+
+def test_compiled_law_keeps_nan_like_np_clip_and_accepts_strided_rows():
+    from evalband.policies.reach1d import saturated_pd
+
+    obs = np.array([[np.nan, 0.0], [0.0, np.inf], [np.inf, 0.0], [0.3, -0.2]] * 600)
+    fast = saturated_pd(obs, 0.2, kernel="compiled")
+    slow = saturated_pd(obs, 0.2, kernel="numpy")
+    assert np.array_equal(fast, slow, equal_nan=True)
+    assert np.isnan(fast[0, 0]) and fast[1, 0] == -1.0 and fast[2, 0] == -1.0
+    wide = np.zeros((obs.shape[0], 5))  # columns 0 and 1 are strided views of a wider array
+    wide[:, :2] = obs
+    assert np.array_equal(saturated_pd(wide[:, :2], 1.8, kernel="compiled"),
+                          saturated_pd(obs, 1.8, kernel="numpy"), equal_nan=True)
+
+
+def test_auto_law_uses_the_compiled_form_from_the_threshold(monkeypatch):
+    import evalband.policies.reach1d as module
+    from evalband._jit import MIN_COMPILED_BATCH
+
+    used = []
+    real = module.compiled
+
+    def spy(fn):
+        used.append(fn.__name__)
+        return real(fn)
+
+    monkeypatch.setattr(module, "compiled", spy)
+    baseline(np.zeros((MIN_COMPILED_BATCH - 1, 2)))
+    baseline(np.zeros(2))
+    assert used == []
+    baseline(np.zeros((MIN_COMPILED_BATCH, 2)))
+    assert used == ["saturated_pd_rows"]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalband._jit import compiled, use_compiled
 from evalband.envs._lcg import _stream_coefficients
 from evalband.envs._reach1d_core import (
     BOUNDARY,
@@ -37,6 +38,7 @@ from evalband.envs._reach1d_core import (
     settle,
     unit_errors,
 )
+from evalband.envs._reach1d_kernel import lockstep_step
 from evalband.errors import InvalidInputError, InvalidParameterError
 
 __all__ = ["Policy", "Reach1DBatchResult", "rollout_batch", "batch_rollout_specs"]
@@ -45,7 +47,9 @@ Policy = Callable[[NDArray[np.float64]], ArrayLike]
 """A vectorised policy: ``obs_batch (B, 2) -> commands (B, 1) or (B,)``."""
 
 
-def as_commands(raw: object, n: int, what: str = "policy output") -> NDArray[np.float64]:
+def as_commands(
+    raw: object, n: int, what: str = "policy output", *, check_finite: bool = True
+) -> NDArray[np.float64]:
     """Coerce a policy's output to ``n`` finite commands of shape ``(n,)``.
 
     Accepted shapes: ``(n,)`` or ``(n, 1)`` (and ``()`` / ``(1, 1)`` when ``n == 1``). The
@@ -56,6 +60,8 @@ def as_commands(raw: object, n: int, what: str = "policy output") -> NDArray[np.
         raw: what the policy returned.
         n: how many episodes it acted for.
         what: the name used in error messages.
+        check_finite: also refuse NaN and infinite commands (the compiled kernel checks
+            them itself in its pass, and passes ``False``).
 
     Returns:
         A float64 array of shape ``(n,)``.
@@ -79,8 +85,9 @@ def as_commands(raw: object, n: int, what: str = "policy output") -> NDArray[np.
     flat = arr.reshape(n)
     # One cheap pass: a sum is finite only if every term is; a non-finite sum (a NaN or
     # inf term, or finite terms overflowing) is settled by the exact per-element test.
-    if not math.isfinite(np.add.reduce(flat)) and not np.all(np.isfinite(flat)):
-        raise InvalidInputError(f"{what} must be finite, got {flat[~np.isfinite(flat)][0]!r}")
+    if check_finite and not math.isfinite(np.add.reduce(flat)) and not np.all(np.isfinite(flat)):
+        first = float(flat[~np.isfinite(flat)][0])
+        raise InvalidInputError(f"{what} must be finite, got {first!r}")
     return flat
 
 
@@ -136,9 +143,10 @@ class Reach1DBatchResult:
 
 
 def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float64]:
+    """One position-error bound per episode, validated, in a NEW array (callers own it)."""
     if isinstance(noise, numbers.Real) and not isinstance(noise, bool):
         return np.full(size, _check_noise(noise))
-    arr = np.asarray(noise, dtype=np.float64).reshape(-1)
+    arr = np.array(noise, dtype=np.float64).reshape(-1)  # a copy: never the caller's array
     if arr.shape[0] != size:
         raise InvalidParameterError(
             f"noise must be one number or one per episode ({size}), got {arr.shape[0]} values"
@@ -149,15 +157,16 @@ def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float6
     return arr
 
 
-def _per_episode_max_steps(max_steps: int | ArrayLike, size: int) -> NDArray[np.int64]:
+def _per_episode_max_steps(max_steps: int | ArrayLike, size: int) -> NDArray[np.int8]:
+    """One action budget per episode (1..40, so int8), validated, in a new array."""
     if isinstance(max_steps, numbers.Integral) and not isinstance(max_steps, bool):
-        return np.full(size, _check_max_steps(max_steps), dtype=np.int64)
+        return np.full(size, _check_max_steps(max_steps), dtype=np.int8)
     raw = np.asarray(max_steps).reshape(-1)
     if raw.shape[0] != size:
         raise InvalidParameterError(
             f"max_steps must be one number or one per episode ({size}), got {raw.shape[0]} values"
         )
-    return np.asarray([_check_max_steps(m) for m in raw.tolist()], dtype=np.int64)
+    return np.asarray([_check_max_steps(m) for m in raw.tolist()], dtype=np.int8)
 
 
 def rollout_batch(
@@ -168,6 +177,7 @@ def rollout_batch(
     dt: float = 0.2,
     noise: float | ArrayLike = 0.02,
     dynamics: str | Sequence[str] | NDArray[np.str_] | None = None,
+    kernel: str = "auto",
 ) -> Reach1DBatchResult:
     """Roll out ``policy`` on many episodes in lockstep with numpy.
 
@@ -193,12 +203,21 @@ def rollout_batch(
         noise: position-error bound, one or per episode.
         dynamics: :data:`DYNAMICS` option, one or per episode; ``None`` means ``"lab"``
             for seeds and must stay ``None`` with precomputed conditions (they carry it).
+        kernel: what steps the episodes between policy calls: ``"numpy"`` (whole-array
+            passes), ``"compiled"`` (one numba-compiled pass per step, the ``fast``
+            extra; seeds only) or ``"auto"`` (compiled when numba is installed, the
+            episodes come from seeds and there are at least
+            :data:`~evalband._jit.MIN_COMPILED_BATCH` of them). Every
+            choice gives the same results bit for bit, and the policy sees the same
+            rows in the same order.
 
     Returns:
         Per-episode outcomes plus policy-call totals.
 
     Raises:
         InvalidInputError: the policy returned the wrong shape or a non-finite command.
+        InvalidParameterError: a bad setting, an unknown ``kernel``, ``"compiled"``
+            without numba or with precomputed conditions.
 
     The seed's default panel (seed 7, 64 episodes, six-second budget):
 
@@ -239,8 +258,15 @@ def rollout_batch(
     x_out = start.x0.copy()
     v_out = start.v0.copy()
     call_seconds: list[float] = []
+    if kernel == "compiled" and errors_t is not None:
+        raise InvalidParameterError(
+            "kernel='compiled' draws the position errors from condition seeds; pass seeds, "
+            "or use kernel='numpy' with precomputed conditions"
+        )
+    fast = use_compiled(kernel, size) and errors_t is None
     if horizon:
-        _lockstep(
+        run_steps = _lockstep_compiled if fast else _lockstep
+        run_steps(
             policy, start, errors_t, noise_all, budget_all, horizon, step_dt, call_seconds,
             (code_out, steps_out, x_out, v_out),
         )
@@ -271,7 +297,7 @@ def _lockstep(
     start: EpisodeStarts,
     errors_t: NDArray[np.float64] | None,
     noise_all: NDArray[np.float64],
-    budget_all: NDArray[np.int64],
+    budget_all: NDArray[np.int8],
     horizon: int,
     dt: float,
     call_seconds: list[float],
@@ -313,7 +339,7 @@ def _lockstep(
     if not bool(np.all(noise_all == eta)):
         eta = noise_all.copy()
         carried.append(eta)
-    budget: int | NDArray[np.int64] = int(budget_all[0])
+    budget: int | NDArray[np.int8] = int(budget_all[0])
     if not bool(np.all(budget_all == budget)):
         budget = budget_all.copy()
         carried.append(budget)
@@ -387,6 +413,58 @@ def _lockstep(
                 arr[holes] = arr[fillers]
             compacted = True
         n = remaining
+
+
+def _lockstep_compiled(
+    policy: Policy,
+    start: EpisodeStarts,
+    errors_t: NDArray[np.float64] | None,
+    noise_all: NDArray[np.float64],
+    budget_all: NDArray[np.int8],
+    horizon: int,
+    dt: float,
+    call_seconds: list[float],
+    out: tuple[NDArray[np.int8], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
+) -> None:
+    """:func:`_lockstep` with everything between two policy calls in one compiled pass.
+
+    :func:`~evalband.envs._reach1d_kernel.lockstep_step` advances, judges, records and
+    compacts the active episodes and writes their next observations (into a fresh
+    array each step: the policy may keep what it is given). Seeds only (``errors_t``
+    must be ``None``). The kernel works IN the arrays of ``start``, ``noise_all`` and
+    ``budget_all``, which :func:`rollout_batch` made for this call (no copies: fewer
+    fresh pages on large batches); the seeds are copied (the result reports them).
+    """
+    del errors_t  # the compiled kernel draws from the seeds (checked by the caller)
+    step = compiled(lockstep_step)
+    size = len(start.x0)
+    f64 = np.float64
+    x, v, gain, disturbance = start.x0, start.v0, start.gain, start.disturbance
+    streak = np.zeros(size, dtype=np.int8)
+    slot_row = np.arange(size, dtype=np.int64)
+    seeds = start.condition_seeds.astype(np.uint32)  # a copy: the result reports the seeds
+    eta, budget = noise_all, budget_all
+    jump_a, jump_c = _stream_coefficients(DRAWS_PER_EPISODE)
+    scratch = (np.zeros(size, dtype=np.int8), np.zeros(size, dtype=np.int64))
+    state = (x, v, gain, disturbance, eta, streak, budget, seeds, slot_row, jump_a, jump_c)
+    obs_t = np.empty((2, size), dtype=f64)
+    n = step(-1, size, x, *state, dt, horizon, *scratch, *out, *obs_t)  # observation 0
+    for k in range(horizon):
+        obs = obs_t[:, :n].T
+        t0 = time.perf_counter()
+        raw = policy(obs)
+        call_seconds.append(time.perf_counter() - t0)
+        u = as_commands(raw, n, "policy output", check_finite=False)  # the kernel checks
+        if not u.flags.c_contiguous:
+            u = np.ascontiguousarray(u)
+        obs_t = np.empty((2, n), dtype=f64)  # fresh: the policy may keep the last one
+        m = step(k, n, u, *state, dt, horizon, *scratch, *out, *obs_t)
+        if m < 0:  # a non-finite command: name the first one
+            as_commands(u, n, "policy output")
+            raise InvalidInputError("policy output must be finite")
+        n = m
+        if n == 0:
+            return
 
 
 _SETTING_KEYS = ("dynamics", "noise", "max_steps", "dt", "record_trace")

