@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -37,6 +38,30 @@ def machine() -> dict[str, Any]:
     }
 
 
+def run_isolated(name: str, quick: bool) -> dict[str, Any]:
+    """``bench/<name>.py``'s ``run(quick)`` in a fresh interpreter; its result dict.
+
+    Each benchmark gets its own process, so one's imports, threads and heap (numba's
+    compiled code, a Ray client, a 100,000-episode store) do not tax the next one's timing:
+    importing numba alone, for example, added ~5 points to the PushT runner's paired
+    overhead when both ran in one process.
+    """
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib; "
+        "result = importlib.import_module(sys.argv[2]).run(quick=sys.argv[3] == '1'); "
+        "print('\\n' + json.dumps(result))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(HERE), name, "1" if quick else "0"],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"benchmark {name} failed (exit {done.returncode})")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
@@ -44,9 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results = []
     for name in BENCHMARKS:
-        module = __import__(name)
         t0 = time.perf_counter()
-        result = module.run(quick=args.quick)
+        result = run_isolated(name, args.quick)
         result["bench_seconds"] = time.perf_counter() - t0
         results.append(result)
         status = "PASS" if result["passed"] else "MISS"

@@ -20,12 +20,7 @@ from typing import TYPE_CHECKING
 from evalband._imports import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalband.session._analyze import (
-        CONFIRMATORY,
-        EXPLORATORY,
-        SessionAnalysis,
-        analyze_session,
-    )
+    from evalband.session._analyze import analyze_session
     from evalband.session._drift import DriftReport, session_drift
     from evalband.session._plan import (
         DEFAULT_LEVELS,
@@ -45,6 +40,7 @@ if TYPE_CHECKING:
         parse_prereg,
         prereg_for_session,
     )
+    from evalband.session._results import CONFIRMATORY, EXPLORATORY, SessionAnalysis
     from evalband.session._simulate import expected_flip_rate, simulate_session
     from evalband.session._store import (
         TRIAL_COLUMNS,
@@ -109,9 +105,9 @@ _LAZY = {
     "SessionRunOutcome": "evalband.session._tui",
     # analysis, pre-registration, drift (S2)
     "analyze_session": "evalband.session._analyze",
-    "SessionAnalysis": "evalband.session._analyze",
-    "EXPLORATORY": "evalband.session._analyze",
-    "CONFIRMATORY": "evalband.session._analyze",
+    "SessionAnalysis": "evalband.session._results",
+    "EXPLORATORY": "evalband.session._results",
+    "CONFIRMATORY": "evalband.session._results",
     "simulate_session": "evalband.session._simulate",
     "expected_flip_rate": "evalband.session._simulate",
     "session_drift": "evalband.session._drift",

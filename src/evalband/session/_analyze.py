@@ -28,13 +28,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from evalband.analysis._noise import FlipRate, flip_rate_of_groups
+from evalband.analysis._noise import flip_rate_of_groups
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.session._prereg import Grouping, Preregistration
+from evalband.session._results import (
+    CONFIRMATORY,
+    EXPLORATORY,
+    PRICE_GAPS,
+    ControlCheck,
+    CumulativePoint,
+    CumulativeSeries,
+    FlipFloor,
+    PolicyFlip,
+    PolicyResult,
+    PreregUse,
+    PriceEntry,
+    PriceList,
+    Progress,
+    ScenePoint,
+    SessionAnalysis,
+    SessionComparison,
+)
 from evalband.stats import Difference, Interval, TestResult
 from evalband.stats._validate import check_confidence
 
@@ -43,34 +61,8 @@ if TYPE_CHECKING:
 
     from evalband.session._plan import SessionPlan
 
-__all__ = [
-    "EXPLORATORY",
-    "CONFIRMATORY",
-    "PRICE_GAPS",
-    "PolicyResult",
-    "SessionComparison",
-    "ScenePoint",
-    "PolicyFlip",
-    "FlipFloor",
-    "CumulativePoint",
-    "CumulativeSeries",
-    "ControlCheck",
-    "PriceEntry",
-    "PriceList",
-    "Progress",
-    "PreregUse",
-    "SessionAnalysis",
-    "analyze_session",
-    "parse_scored_at",
-]
+__all__ = ["analyze_session", "parse_scored_at"]
 
-#: The label of every comparison not planned in a pre-registration locked before the data
-#: (seed 004, section 5: "anything discovered post-hoc buys a hypothesis, not a finding").
-EXPLORATORY = "exploratory — a hypothesis, not a finding"
-#: The label of a comparison planned in a pre-registration locked before the first scored trial.
-CONFIRMATORY = "confirmatory"
-#: The gaps of the price list (seed 004, section 4: 20, 15, 10 and 5 points).
-PRICE_GAPS: tuple[float, ...] = (0.20, 0.15, 0.10, 0.05)
 
 _REQUIRED = (
     "trial_index",
@@ -86,356 +78,6 @@ _REQUIRED = (
 _STATUSES = ("pending", "scored", "skipped")
 _PRICE_POWER = 0.8
 _PRICE_ALPHA = 0.05
-
-
-# --------------------------------------------------------------------------- result types
-
-
-@dataclass(frozen=True)
-class PolicyResult:
-    """One policy's trials and its unaided success rate.
-
-    Attributes:
-        policy: the policy's name.
-        code: its blind code (the name when the session was not blinded).
-        positive_control: whether it is the session's positive control.
-        planned: trials planned.
-        scored: trials scored (assisted ones included).
-        skipped: trials skipped (recorded, never counted as failures).
-        pending: trials not yet recorded.
-        assisted: scored trials the operator helped with (left out of unaided success).
-        unaided: scored, unassisted trials: the denominator of ``rate``.
-        successes: unaided trials scored at or above the rubric's ``success_at``.
-        rate: ``successes / unaided`` with its Wilson band; ``None`` without unaided trials.
-        scores: how many unaided trials got each rubric level (every level listed).
-        mean_score: mean ordinal score of the unaided trials.
-    """
-
-    policy: str
-    code: str
-    positive_control: bool
-    planned: int
-    scored: int
-    skipped: int
-    pending: int
-    assisted: int
-    unaided: int
-    successes: int
-    rate: Interval | None
-    scores: dict[int, int]
-    mean_score: float | None
-
-
-@dataclass(frozen=True)
-class SessionComparison:
-    """One comparison: two policies paired by scene, or two pooled groups of policies.
-
-    Attributes:
-        name: ``"A vs B"``.
-        kind: ``"policies"`` or ``"grouping"``.
-        grouping: the grouping's name (``kind == "grouping"``).
-        a: policy A or the first group's label; the difference is A - B.
-        b: policy B or the second group's label.
-        members_a: the policies behind ``a``.
-        members_b: the policies behind ``b``.
-        planned: named in the pre-registration used (whether or not it counts).
-        label: :data:`CONFIRMATORY` or :data:`EXPLORATORY`.
-        pairing: how trials were matched.
-        rate_a: A's rate over the trials used.
-        rate_b: B's rate over the trials used.
-        counts: the 2x2 counts (paired) or successes and trials of each side (pooled).
-        difference: A - B with its interval (Newcombe paired, or Newcombe hybrid unpaired).
-        test: exact McNemar (paired) or Fisher's exact test (pooled groups).
-        p_holm: Holm-adjusted p-value within the comparison's family (its label).
-        family_size: comparisons in that family.
-        significant: ``p_holm <= 1 - confidence``.
-        sentence: the comparison in words.
-    """
-
-    name: str
-    kind: str
-    grouping: str | None
-    a: str
-    b: str
-    members_a: tuple[str, ...]
-    members_b: tuple[str, ...]
-    planned: bool
-    label: str
-    pairing: str
-    rate_a: Interval
-    rate_b: Interval
-    counts: dict[str, int]
-    difference: Difference
-    test: TestResult
-    p_holm: float
-    family_size: int
-    significant: bool
-    sentence: str
-
-    @property
-    def exploratory(self) -> bool:
-        """Whether the comparison is exploratory (a hypothesis, not a finding)."""
-        return self.label == EXPLORATORY
-
-
-@dataclass(frozen=True)
-class ScenePoint:
-    """The pooled flip rate after the scenes up to ``scene``.
-
-    Attributes:
-        scene: the last scene included.
-        pairs: same-policy, same-scene pairs so far.
-        flips: flipped pairs so far.
-        rate: ``flips / pairs`` with its Wilson band.
-    """
-
-    scene: int
-    pairs: int
-    flips: int
-    rate: Interval
-
-
-@dataclass(frozen=True)
-class PolicyFlip:
-    """One policy's own flip rate.
-
-    Attributes:
-        policy: the policy.
-        flip: its flip rate (``running`` per scene).
-    """
-
-    policy: str
-    flip: FlipRate
-
-
-@dataclass(frozen=True)
-class FlipFloor:
-    """How often two attempts of the same policy in the same scene disagree.
-
-    Attributes:
-        pooled: every policy's pairs together
-            (:func:`~evalband.analysis._noise.flip_rate_of_groups`; ``running`` per
-            ``(scene, policy)`` condition in scene order).
-        by_scene: the pooled rate as scenes accumulated.
-        by_policy: each policy's own rate.
-        independent_reference: the flip rate if every attempt were an independent coin of its
-            policy's rate: the pairs-weighted mean of :math:`2p_i(1-p_i)`.
-        sentence: the flip floor in words.
-    """
-
-    pooled: FlipRate
-    by_scene: tuple[ScenePoint, ...]
-    by_policy: tuple[PolicyFlip, ...]
-    independent_reference: float
-    sentence: str
-
-
-@dataclass(frozen=True)
-class CumulativePoint:
-    """A policy's unaided success over scenes ``1..scene``.
-
-    Attributes:
-        scene: the last scene included.
-        successes: unaided successes so far.
-        n: unaided trials so far.
-        rate: their rate with its Wilson band (``None`` while ``n == 0``).
-    """
-
-    scene: int
-    successes: int
-    n: int
-    rate: Interval | None
-
-
-@dataclass(frozen=True)
-class CumulativeSeries:
-    """One policy's cumulative success as scenes accumulated.
-
-    Attributes:
-        policy: the policy.
-        points: one point per scene with recorded trials.
-    """
-
-    policy: str
-    points: tuple[CumulativePoint, ...]
-
-
-@dataclass(frozen=True)
-class ControlCheck:
-    """The positive control's behaviour: the instrument's own test.
-
-    Attributes:
-        policy: the positive control.
-        rate: its unaided success rate.
-        floor: the rate it must reach, when one was stated.
-        floor_source: where the floor came from.
-        status: ``"ok"``, ``"misbehaving"``, ``"unclear"`` or ``"no data"``.
-        beaten_by: policies whose comparison with the control shows them significantly
-            better (Holm).
-        reasons: why the status is what it is.
-        sentence: the check in words.
-    """
-
-    policy: str
-    rate: Interval | None
-    floor: float | None
-    floor_source: str | None
-    status: str
-    beaten_by: tuple[str, ...]
-    reasons: tuple[str, ...]
-    sentence: str
-
-
-@dataclass(frozen=True)
-class PriceEntry:
-    """Episodes per policy to resolve one gap at 80% power, two-sided alpha 0.05.
-
-    Attributes:
-        gap: the gap ``|p_a - p_b|``.
-        p_a: the better rate of the scenario (or the worse one when above 1).
-        p_b: the session's pooled rate (the baseline).
-        unpaired: two-proportion z test (:func:`evalband.stats.sample_size`): the seed's
-            price list.
-        paired: McNemar on matched scenes at this session's observed discordant share
-            between policies (``None`` when the session has no matched pairs).
-        paired_discordant: the discordant share used (clipped to what the gap allows).
-        at_flip_floor: McNemar at a discordant share equal to the flip floor: the cheapest a
-            matched design on this rig could be (two equal policies disagree that often).
-        floor_discordant: the discordant share used for ``at_flip_floor``.
-    """
-
-    gap: float
-    p_a: float
-    p_b: float
-    unpaired: int
-    paired: int | None
-    paired_discordant: float | None
-    at_flip_floor: int | None
-    floor_discordant: float | None
-
-
-@dataclass(frozen=True)
-class PriceList:
-    """What resolving a gap costs on this rig, and what this session could resolve.
-
-    Attributes:
-        baseline: the session's pooled unaided success rate.
-        power: target power (0.8).
-        alpha: two-sided level (0.05).
-        flip_floor: the session's flip rate, when measured.
-        discordant: the observed share of matched pairs on which two policies disagree.
-        entries: one row per gap of :data:`PRICE_GAPS`.
-        episodes_per_policy: the fewest unaided trials any policy has.
-        resolvable_gap: the smallest gap that many episodes resolve (unpaired, 80% power).
-        sentence: the price list in words.
-    """
-
-    baseline: float
-    power: float
-    alpha: float
-    flip_floor: float | None
-    discordant: float | None
-    entries: tuple[PriceEntry, ...]
-    episodes_per_policy: int
-    resolvable_gap: float | None
-    sentence: str
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where the session stands.
-
-    Attributes:
-        planned: trials planned.
-        scored: trials scored (assisted ones included).
-        skipped: trials skipped.
-        pending: trials not recorded yet.
-        assisted: scored trials marked assisted.
-        scenes: scenes planned.
-        scenes_complete: scenes whose every trial is scored.
-        first_scored_at: time of the first scored trial (ISO), if any.
-        last_scored_at: time of the last scored trial (ISO), if any.
-    """
-
-    planned: int
-    scored: int
-    skipped: int
-    pending: int
-    assisted: int
-    scenes: int
-    scenes_complete: int
-    first_scored_at: str | None
-    last_scored_at: str | None
-
-
-@dataclass(frozen=True)
-class PreregUse:
-    """The pre-registration the analysis read, and whether it counts.
-
-    Attributes:
-        name: its name.
-        sha256: the locked text's hash.
-        locked_at: when it was locked (``None``: never locked).
-        counts: True when it was locked before the session's first scored trial: its
-            comparisons are confirmatory.
-        reason: why it counts or not.
-        planned: the names of the comparisons it plans.
-    """
-
-    name: str
-    sha256: str
-    locked_at: str | None
-    counts: bool
-    reason: str
-    planned: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SessionAnalysis:
-    """Everything :func:`analyze_session` found, in the order to read it.
-
-    Attributes:
-        session_id: the session.
-        confidence: the level of every band.
-        rubric: the rubric's levels and threshold.
-        blind: whether the session was blinded.
-        positive_control: the positive control's name, if any.
-        progress: trial counts and times.
-        flip: the flip floor (``None`` without two unaided attempts of a policy in a scene).
-        control: the positive-control check (``None`` without a positive control).
-        policies: per-policy success and score distribution, in plan order.
-        comparisons: confirmatory comparisons first, then exploratory ones.
-        cumulative: cumulative success per policy vs scenes.
-        prices: the power price list (``None`` without unaided trials).
-        prereg: the pre-registration read, if any.
-        notes: what a reader must know (progress, blinding, skipped and assisted trials,
-            the pre-registration's standing).
-        exploratory_label: :data:`EXPLORATORY`.
-    """
-
-    session_id: str
-    confidence: float
-    rubric: dict[str, Any]
-    blind: bool
-    positive_control: str | None
-    progress: Progress
-    flip: FlipFloor | None
-    control: ControlCheck | None
-    policies: tuple[PolicyResult, ...]
-    comparisons: tuple[SessionComparison, ...]
-    cumulative: tuple[CumulativeSeries, ...]
-    prices: PriceList | None
-    prereg: PreregUse | None
-    notes: tuple[str, ...]
-    exploratory_label: str = EXPLORATORY
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (nested results as dictionaries)."""
-        out: dict[str, Any] = asdict(self)
-        for item, comparison in zip(out["comparisons"], self.comparisons, strict=True):
-            item["difference"] = comparison.difference.as_dict()
-            item["exploratory"] = comparison.exploratory
-        return out
 
 
 # --------------------------------------------------------------------------- helpers

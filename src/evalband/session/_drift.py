@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError
-from evalband.session._analyze import EXPLORATORY, PolicyResult, _policy_results, _rows
+from evalband.session._analyze import _policy_results, _rows
+from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.stats import Difference, Interval, TestResult
 from evalband.stats._validate import check_choice, check_confidence
 
