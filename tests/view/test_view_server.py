@@ -216,7 +216,7 @@ def test_a_running_run_is_followed_while_the_writer_writes(
             assert 'id="evalband-live"' in page and 'data-poll-ms="100"' in page
             state_url = srv.url + "api/state?runs=r1"
             first = get_json(state_url)
-            assert first == {"state": "r1=running:0", "running": True}
+            assert first["state"].startswith("r1=running:0:") and first["running"] is True
             writer.add_episode(record("r1", 0))  # the viewer holds no lock: this returns
             second = get_json(state_url)
             assert second["state"] != first["state"] and second["running"]
@@ -228,7 +228,13 @@ def test_a_running_run_is_followed_while_the_writer_writes(
             assert not third["running"] and third["state"] != second["state"]
             assert 'id="evalband-live"' not in get(srv.url + "run/r1")[2]
             assert get_json(srv.url + "api/state")["state"] == third["state"]
-    assert fake_render == [["r1"], ["r1"]]
+            # A manifest edit that keeps the status and the episode count re-renders too.
+            writer.update_run("r1", extra={"note": "re-scored"})
+            fourth = get_json(state_url)
+            assert fourth["state"] != third["state"]
+            get(srv.url + "run/r1")
+            get(srv.url + "run/r1")  # unchanged since: served from the cache
+    assert fake_render == [["r1"], ["r1"], ["r1"]]
 
 
 def test_recorded_options_reach_the_renderer_or_are_named(

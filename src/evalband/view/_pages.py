@@ -8,7 +8,9 @@ only adds a bar on top and, while a run is still running, a small script that po
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import re
 import urllib.parse
 from collections.abc import Sequence
@@ -127,24 +129,30 @@ def comparison_row(comparison: dict[str, Any], runs: dict[str, dict[str, Any]]) 
 def store_state(store: RunStore, run_ids: Sequence[str] | None = None) -> tuple[str, bool]:
     """A token that changes whenever what a page shows may change, and whether a run runs.
 
-    For the given runs: each run's status and stored-episode count. For ``None`` (the run
-    list): every run's, and the recorded comparisons. A run that is not stored reads as
-    ``missing``.
+    For the given runs: each run's status, stored-episode count (episodes are only ever
+    added) and a digest of its whole manifest (so an edited manifest, e.g. a new status
+    note or finish time, re-renders too). For ``None`` (the run list): every run's, and
+    the recorded comparisons. A run that is not stored reads as ``missing``.
 
     >>> import tempfile
     >>> from evalband.store import RunStore
     >>> from evalband.store._manifest import _example
     >>> with tempfile.TemporaryDirectory() as d, RunStore(f"{d}/s.sqlite") as store:
     ...     store.create_run(_example())
-    ...     print(store_state(store, ["r1", "gone"]))
-    ('r1=running:0;gone=missing', True)
+    ...     before, running = store_state(store, ["r1", "gone"])
+    ...     _ = store.update_run("r1", extra={"note": "re-scored"})  # same status and count
+    ...     after, _ = store_state(store, ["r1", "gone"])
+    >>> before.startswith("r1=running:0:"), before.endswith(";gone=missing"), running
+    (True, True, True)
+    >>> before != after
+    True
     """
     parts: list[str] = []
     running = False
     if run_ids is None:
         manifests = store.list_runs()
         for m in manifests:
-            parts.append(f"{m.run_id}={m.status}:{store.count_episodes(m.run_id)}")
+            parts.append(_run_token(m, store.count_episodes(m.run_id)))
             running = running or m.status == "running"
         parts.extend(c["comparison_id"] for c in store.comparisons())
         return ";".join(parts), running
@@ -153,9 +161,16 @@ def store_state(store: RunStore, run_ids: Sequence[str] | None = None) -> tuple[
         if manifest is None:
             parts.append(f"{run_id}=missing")
             continue
-        parts.append(f"{run_id}={manifest.status}:{store.count_episodes(run_id)}")
+        parts.append(_run_token(manifest, store.count_episodes(run_id)))
         running = running or manifest.status == "running"
     return ";".join(parts), running
+
+
+def _run_token(manifest: RunManifest, episodes: int) -> str:
+    """``run_id=status:episodes:digest`` with a short sha256 of the whole manifest."""
+    text = json.dumps(manifest.as_dict(), sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{manifest.run_id}={manifest.status}:{episodes}:{digest}"
 
 
 _LIVE_SCRIPT = r"""
