@@ -25,9 +25,9 @@ sees the same machine, and each side's figure is its median over its runs
 vectorised simulator (``ratio``, the compiled kernel when numba is installed) >= 100x the
 loop; ``ratio_numpy`` is reported alongside.
 
-Where the time goes (20 000 pairs, 2-core VM): the compiled kernel ~45 %, the policy calls
-~20 %, drawing the episode starts and seeds ~10 %, per-step Python overhead and the result
-arrays the rest. The step is memory-bound: ~90 bytes per active episode per step stream
+Where the time goes (20 000 pairs, 2-core VM, ~7 ms a pair of rollouts on a quiet machine):
+the compiled step ~50 %, the policy calls ~10 %, drawing the seeds and the episode starts
+~15 %, per-step Python overhead and the result arrays the rest. The step is memory-bound: ~90 bytes per active episode per step stream
 through the cache. The numpy path needs ~20 whole-array passes per step and stays at
 ~50-60x on this machine.
 """
