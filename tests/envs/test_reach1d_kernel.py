@@ -90,12 +90,16 @@ def test_the_policy_sees_the_same_rows_in_the_same_order():
         assert np.array_equal(a, b)
 
 
-def test_the_kernel_source_run_as_python_equals_its_compiled_form(monkeypatch):
+@pytest.mark.parametrize("shared_noise", [False, True])
+def test_the_kernel_source_run_as_python_equals_its_compiled_form(monkeypatch, shared_noise):
     # Compilation changes no result: run lockstep_step as ordinary Python (slow, so a
-    # small batch) and compare with the compiled run of the same batch.
+    # small batch) and compare with the compiled run of the same batch. One noise bound
+    # for all episodes takes the kernel's shared-bound branch, per-episode bounds the other.
     rng = np.random.default_rng(8)
     seeds = episode_condition_seeds(41, 150)
     settings = mixed_settings(seeds.size, rng)
+    if shared_noise:
+        settings["noise"] = 0.05
     compiled_run = rollout_batch(damped, seeds, kernel="compiled", **settings)
     monkeypatch.setattr(batch, "compiled", lambda fn: fn)
     python_run = rollout_batch(damped, seeds, kernel="compiled", **settings)

@@ -84,7 +84,12 @@ def lcg_affine(steps: int) -> tuple[int, int]:
     >>> lcg_affine(0)
     (1, 0)
     """
-    n = _check_steps(steps)
+    return _affine(_check_steps(steps))
+
+
+@functools.lru_cache(maxsize=1024)
+def _affine(n: int) -> tuple[int, int]:
+    """:func:`lcg_affine` for a validated count (pure, so cached: batches reuse strides)."""
     acc_a, acc_c = 1, 0  # identity map
     cur_a, cur_c = LCG_MULTIPLIER, LCG_INCREMENT  # f^(2^i)
     while n:

@@ -443,7 +443,8 @@ def _lockstep_compiled(
     streak = np.zeros(size, dtype=np.int8)
     slot_row = np.arange(size, dtype=np.int64)
     seeds = start.condition_seeds.astype(np.uint32)  # a copy: the result reports the seeds
-    eta, budget = noise_all, budget_all
+    budget = budget_all
+    eta = noise_all[:1].copy() if bool(np.all(noise_all == noise_all[0])) else noise_all
     jump_a, jump_c = _stream_coefficients(DRAWS_PER_EPISODE)
     scratch = (np.zeros(size, dtype=np.int8), np.zeros(size, dtype=np.int64))
     state = (x, v, gain, disturbance, eta, streak, budget, seeds, slot_row, jump_a, jump_c)

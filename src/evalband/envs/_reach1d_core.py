@@ -136,14 +136,18 @@ def episode_condition_seeds(seed: int, n_episodes: int, start: int = 0) -> NDArr
     """
     n = as_count(n_episodes, "n_episodes")
     first = episode_condition_seed(seed, start)
-    out = np.asarray([first], dtype=np.uint64)
+    out = np.empty(n, dtype=np.uint64)
+    out[:1] = first
     mask = np.uint64(2**32 - 1)
-    while out.size < n:
-        a, c = lcg_affine(DRAWS_PER_EPISODE * out.size)
-        nxt = out * np.uint64(a) + np.uint64(c)
-        nxt &= mask
-        out = np.concatenate([out, nxt])
-    return out[:n]
+    filled = min(n, 1)
+    while filled < n:  # the next block: the first ones jumped ahead by `filled` episodes
+        a, c = lcg_affine(DRAWS_PER_EPISODE * filled)
+        take = min(filled, n - filled)
+        block = np.multiply(out[:take], np.uint64(a), out=out[filled : filled + take])
+        block += np.uint64(c)  # a s + c < 2**64: exact in uint64, then reduced
+        block &= mask
+        filled += take
+    return out
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,8 @@ def lockstep_step(
         v: velocities, updated.
         gain: actuator gains.
         disturbance: constant disturbances.
-        eta: position-error bounds.
+        eta: position-error bounds, one per slot, or ONE shared by every episode (a
+            length-1 array: nothing to read per episode or move on compaction).
         streak: consecutive in-band samples, updated.
         budget: action budgets (int8: at most 40; the same width as ``streak`` and
             ``code``, which lets the compiler vectorise the pass).
@@ -129,10 +130,13 @@ def lockstep_step(
     draw = min(k + 5, len(jump_a) - 1)  # error k + 1 is draw 6 + k (table index 5 + k)
     a = int(jump_a[draw])
     c = int(jump_c[draw])
+    per_slot = eta.shape[0] != 1  # else one bound for all (the compiler unswitches on it)
+    shared = eta[0]
     if k < 0:
         for i in range(n):
             state = (int(seeds[i]) * a + c) & _LOW32
-            obs_x[i] = x[i] + eta[i] * (float(state) * _TWO_OVER_MODULUS - 1.0)
+            bound = eta[i] if per_slot else shared
+            obs_x[i] = x[i] + bound * (float(state) * _TWO_OVER_MODULUS - 1.0)
             obs_v[i] = v[i]
         return n
     ended = 0
@@ -156,7 +160,8 @@ def lockstep_step(
         x[i] = new_x
         v[i] = new_v
         state = (int(seeds[i]) * a + c) & _LOW32
-        obs_x[i] = new_x + eta[i] * (float(state) * _TWO_OVER_MODULUS - 1.0)
+        bound = eta[i] if per_slot else shared
+        obs_x[i] = new_x + bound * (float(state) * _TWO_OVER_MODULUS - 1.0)
         obs_v[i] = new_v
     if nonfinite:
         return -1
@@ -188,7 +193,8 @@ def lockstep_step(
         v[i] = v[fill]
         gain[i] = gain[fill]
         disturbance[i] = disturbance[fill]
-        eta[i] = eta[fill]
+        if per_slot:
+            eta[i] = eta[fill]
         streak[i] = streak[fill]
         budget[i] = budget[fill]
         seeds[i] = seeds[fill]
