@@ -27,9 +27,9 @@ loop; ``ratio_numpy`` is reported alongside.
 
 Where the time goes (20 000 pairs, 2-core VM, ~7 ms a pair of rollouts on a quiet machine):
 the compiled step ~50 %, the policy calls ~10 %, drawing the seeds and the episode starts
-~15 %, per-step Python overhead and the result arrays the rest. The step is memory-bound: ~90 bytes per active episode per step stream
-through the cache. The numpy path needs ~20 whole-array passes per step and stays at
-~50-60x on this machine.
+~15 %, per-step Python overhead and the result arrays the rest. The step is memory-bound:
+~90 bytes per active episode per step stream through the cache. The numpy path needs ~20
+whole-array passes per step and stays at ~50-60x on this machine.
 """
 
 from __future__ import annotations
