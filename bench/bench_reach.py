@@ -10,10 +10,11 @@ conditions (seed 7, episodes 0 .. N-1), conditions generation included in the ti
   from the seeds for each controller, all episodes in lockstep, the policy called once per
   step on the stacked observations of the active episodes (the public policy API, the
   same path ``evalband run`` takes for this env). Two kernels are timed side by side:
-  ``compiled`` (``kernel="auto"`` with numba installed, the ``fast`` extra: one compiled
-  pass per step advances, judges and observes every active episode, and the lab's
-  controllers evaluate the batch in one compiled pass) and ``numpy`` (whole-array passes,
-  no optional dependency). Nothing is carried between calls or repeats except the 44-entry
+  ``compiled`` (``kernel="compiled"``, the ``fast`` extra: one compiled pass per step
+  advances, judges and observes every active episode, and the lab's controllers, their
+  ``"auto"`` seeing numba loaded, evaluate large batches in one compiled pass) and
+  ``numpy`` (whole-array passes everywhere, the controllers included; no optional
+  dependency). Nothing is carried between calls or repeats except the 44-entry
   jump-ahead table ``(a_j, c_j)``, which depends on j only, never on a seed, and numba's
   compiled code (compiled in the warm-up, outside the timed region).
 
@@ -34,13 +35,14 @@ whole-array passes per step and stays at ~50-60x on this machine.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from typing import Any
 
-from evalband._jit import compiled_available
+from evalband._jit import MIN_COMPILED_BATCH, compiled_available
 from evalband.envs import episode_condition_seeds, rollout_batch
-from evalband.policies.reach1d import baseline, damped
+from evalband.policies.reach1d import BASELINE_DAMPING, DAMPED_DAMPING, saturated_pd
 
 TARGET_RATIO = 100.0
 VEC_CALLS_PER_REPEAT = 5
@@ -87,12 +89,20 @@ def seed_loop(n: int, seed: int = 7, steps: int = 30, noise: float = 0.02) -> li
 
 
 def vectorised(n: int, seed: int = 7, steps: int = 30, noise: float = 0.02,
-               kernel: str = "auto") -> list[Any]:
-    """The same paired rollouts through ``rollout_batch``, each drawing its own conditions."""
+               kernel: str = "compiled") -> list[Any]:
+    """The same paired rollouts through ``rollout_batch``, each drawing its own conditions.
+
+    ``kernel="numpy"`` keeps everything on numpy, the controllers included (with numba
+    loaded in the process their ``"auto"`` would compile a large batch).
+    """
     seeds = episode_condition_seeds(seed, n)
+    policy_kernel = "numpy" if kernel == "numpy" else "auto"
     return [
-        rollout_batch(policy, seeds, max_steps=steps, noise=noise, kernel=kernel)
-        for policy in (baseline, damped)
+        rollout_batch(
+            functools.partial(saturated_pd, damping=damping, kernel=policy_kernel),
+            seeds, max_steps=steps, noise=noise, kernel=kernel,
+        )
+        for damping in (BASELINE_DAMPING, DAMPED_DAMPING)
     ]
 
 
@@ -117,8 +127,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     repeats = 3 if quick else 7
     kernels = {"compiled": "compiled", "numpy": "numpy"} if compiled_available() else {
         "numpy": "numpy"}
-    for kernel in kernels.values():  # warm-up: imports, caches, numba compilation
-        vectorised(200, kernel=kernel)
+    for kernel in kernels.values():  # warm-up: imports, caches, numba compilation / loads
+        vectorised(MIN_COMPILED_BATCH, kernel=kernel)
     wall: dict[str, list[float]] = {"loop": [], **{k: [] for k in kernels}}
     cpu: dict[str, list[float]] = {"loop": [], **{k: [] for k in kernels}}
     loop_out: Any = None

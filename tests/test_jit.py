@@ -9,11 +9,31 @@ import evalband._jit as jit
 from evalband.errors import InvalidParameterError
 
 
-def test_choices_and_threshold():
+def test_choices_and_threshold(monkeypatch):
+    monkeypatch.setattr(jit, "numba_loaded", lambda: True)
     assert jit.use_compiled("numpy", 10**7) is False
     assert jit.use_compiled("auto", jit.MIN_COMPILED_BATCH - 1) is False
-    assert jit.use_compiled("auto", jit.MIN_COMPILED_BATCH) is jit.compiled_available()
+    assert jit.use_compiled("auto", jit.MIN_COMPILED_BATCH) is True
     assert jit.use_compiled("compiled", 1) is True  # numba is part of the dev install
+
+
+def test_auto_never_pays_numba_import_itself(monkeypatch):
+    monkeypatch.setattr(jit, "numba_loaded", lambda: False)
+    assert jit.use_compiled("auto", 10**9) is False
+    assert jit.use_compiled("compiled", 10) is True  # an explicit request still compiles
+
+
+def test_auto_does_not_import_numba_in_a_fresh_process():
+    import subprocess
+    import sys
+
+    code = ("import sys; from evalband.envs import episode_condition_seeds, rollout_batch; "
+            "from evalband.policies.reach1d import damped; "
+            "rollout_batch(damped, episode_condition_seeds(7, 5000)); "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"
     with pytest.raises(InvalidParameterError, match="kernel must be one of"):
         jit.use_compiled("cuda", 5)
 

@@ -9,26 +9,38 @@ cache (a new process loads a kernel in ~0.1 s; the first compilation on a machin
 takes a few seconds). numba is imported only when a kernel is first asked for.
 
 Callers decide with :func:`use_compiled`: ``"numpy"`` never, ``"compiled"`` always
-(an error without numba), ``"auto"`` when numba imports and the batch has at least
-:data:`MIN_COMPILED_BATCH` rows.
+(an error without numba), ``"auto"`` when numba is ALREADY loaded in this process and the
+batch has at least :data:`MIN_COMPILED_BATCH` rows. ``"auto"`` never pays numba's one-time
+cost on the caller's behalf: importing numba (~0.3 s) and loading a kernel from its cache
+(~0.2 s; ~2-3 s to compile on a new machine) outweigh what one batch saves (~0.4 us per
+episode for the reaching lab) below millions of episodes. Ask for ``"compiled"`` once (or
+import numba); from then on large batches in this process take the compiled kernels.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from evalband.errors import InvalidParameterError
 
-__all__ = ["KERNELS", "MIN_COMPILED_BATCH", "compiled", "compiled_available", "use_compiled"]
+__all__ = [
+    "KERNELS",
+    "MIN_COMPILED_BATCH",
+    "compiled",
+    "compiled_available",
+    "numba_loaded",
+    "use_compiled",
+]
 
 KERNELS = ("auto", "numpy", "compiled")
 """The ``kernel=`` choices of the functions that have a compiled form."""
 
 MIN_COMPILED_BATCH = 2048
-"""Below this many rows ``"auto"`` keeps numpy: it is fast enough there, and the first
-compiled call of a process pays a cache load (~0.1 s) or a compilation (~2 s)."""
+"""Below this many rows ``"auto"`` keeps numpy even with numba loaded: per call, numpy is
+as fast there."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +57,15 @@ def compiled_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def numba_loaded() -> bool:
+    """Whether numba is already imported in this process (``"auto"`` never imports it).
+
+    >>> isinstance(numba_loaded(), bool)
+    True
+    """
+    return "numba" in sys.modules
 
 
 def use_compiled(kernel: str, rows: int) -> bool:
@@ -69,7 +90,7 @@ def use_compiled(kernel: str, rows: int) -> bool:
     if kernel == "compiled":
         _require_numba()
         return True
-    return rows >= MIN_COMPILED_BATCH and compiled_available()
+    return rows >= MIN_COMPILED_BATCH and numba_loaded() and compiled_available()
 
 
 def _require_numba() -> None:

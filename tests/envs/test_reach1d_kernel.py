@@ -141,6 +141,7 @@ def test_tiny_batches(n):
 
 
 def test_auto_takes_the_compiled_kernel_for_large_seed_batches(monkeypatch):
+    monkeypatch.setattr(jit, "numba_loaded", lambda: True)  # "auto" never imports numba
     calls = []
     real = batch._lockstep_compiled
 
@@ -155,6 +156,9 @@ def test_auto_takes_the_compiled_kernel_for_large_seed_batches(monkeypatch):
     rollout_batch(damped, conditions(large))  # precomputed errors: the numpy path
     assert calls == []
     rollout_batch(damped, large)
+    assert calls == [jit.MIN_COMPILED_BATCH]
+    monkeypatch.setattr(jit, "numba_loaded", lambda: False)
+    rollout_batch(damped, large)  # numba not loaded: auto stays with numpy
     assert calls == [jit.MIN_COMPILED_BATCH]
 
 

@@ -155,9 +155,11 @@ def test_compiled_law_keeps_nan_like_np_clip_and_accepts_strided_rows():
 
 
 def test_auto_law_uses_the_compiled_form_from_the_threshold(monkeypatch):
+    import evalband._jit as jit
     import evalband.policies.reach1d as module
     from evalband._jit import MIN_COMPILED_BATCH
 
+    monkeypatch.setattr(jit, "numba_loaded", lambda: True)  # "auto" never imports numba
     used = []
     real = module.compiled
 

@@ -205,9 +205,9 @@ def rollout_batch(
             for seeds and must stay ``None`` with precomputed conditions (they carry it).
         kernel: what steps the episodes between policy calls: ``"numpy"`` (whole-array
             passes), ``"compiled"`` (one numba-compiled pass per step, the ``fast``
-            extra; seeds only) or ``"auto"`` (compiled when numba is installed, the
-            episodes come from seeds and there are at least
-            :data:`~evalband._jit.MIN_COMPILED_BATCH` of them). Every
+            extra; seeds only) or ``"auto"`` (compiled when numba is already loaded in
+            this process, the episodes come from seeds and there are at least
+            :data:`~evalband._jit.MIN_COMPILED_BATCH` of them; see :mod:`evalband._jit`). Every
             choice gives the same results bit for bit, and the policy sees the same
             rows in the same order.
 

@@ -46,8 +46,9 @@ def saturated_pd(obs: ArrayLike, damping: float, *, kernel: str = "auto") -> NDA
 
     The reaching lab's feedback law (seed ``002_4e7e9c5b524a571b``, "Specify the simulated
     robot and controllers"), evaluated in the seed program's operation order. A large
-    batch runs in one compiled pass when numba is installed (:mod:`evalband._jit`; same
-    numbers bit for bit, NaN kept as NaN like ``np.clip``).
+    batch runs in one compiled pass when numba is loaded in the process, or always with
+    ``kernel="compiled"`` (:mod:`evalband._jit`; same numbers bit for bit, NaN kept as NaN
+    like ``np.clip``).
 
     Args:
         obs: ``[x_measured, v]`` of shape ``(2,)``, or a batch of shape ``(B, 2)``.
