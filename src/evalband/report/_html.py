@@ -201,10 +201,10 @@ def _comparison_table(c: Comparison) -> str:
     level = _level(c.confidence)
     return (f"<h3>{_E(c.candidate)} ({_E(c.candidate_policy)}) vs {_E(c.baseline)} "
             f"({_E(c.baseline_policy)})</h3>"
-            + _table(["slice", ("Δ points", f"{level} interval"), "verdict",
+            + _table(["slice", ("Δ points", f"Holm-adjusted, family {level}"), "verdict",
                       ("n", "base/cand"), ("baseline", f"{level} Wilson"),
                       ("candidate", f"{level} Wilson"), ("pairs", "cand-only / base-only"),
-                      ("p", "McNemar"), ("Holm p", "all slices")], rows, "sortable slices",
+                      ("p", "exact"), ("Holm p", "all slices")], rows, "sortable slices",
                      text_columns=(0, 2)))
 
 
@@ -232,8 +232,9 @@ def _slices_section(data: ReportData) -> str:
         body = "\n".join(_comparison_table(c) for c in data.comparisons)
         body += ("<p class='note'>Slices first, aggregate last. Δ is candidate - baseline in "
                  "points, paired by (cell, episode, repeat) where episodes match; p is exact "
-                 "McNemar (Fisher where unpaired), Holm-adjusted across every slice. Click a "
-                 "header to sort.</p>")
+                 "McNemar (Fisher where unpaired), two-sided, Holm-adjusted across every slice; "
+                 "each interval is at the level Holm used for its slice, so it excludes 0 "
+                 "exactly when the slice is decided. Click a header to sort.</p>")
     else:
         body = slice_table_html(data.runs[0])
     return _section("slices", "Slices", body)
