@@ -23,7 +23,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from evalband.analysis._summary import counted
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Panel
-from evalband.stats import Difference, interval
+from evalband.stats import interval
 from evalband.stats._procedure import (
     compatible_difference,
     detectable_drop,
@@ -53,6 +53,10 @@ __all__ = [
     "SliceVerdict",
     "DEFAULT_EFFECT",
     "RunData",
+    "PairTable",
+    "pair_table",
+    "aggregate_from_tables",
+    "decide_family",
     "SliceComparison",
     "Aggregate",
     "Comparison",
@@ -326,6 +330,114 @@ class _Arms:
     cand: list[EpisodeRecord]
 
 
+@dataclass(frozen=True)
+class PairTable:
+    """The counts a slice's (or a cell's) decision needs, and nothing else.
+
+    ``k_*``/``n_*``: each arm's successes and episodes (errors excluded unless counted as
+    failures); ``both`` .. ``neither``: matched pair types; ``unmatched``: episodes in one
+    run only. A table with no matched pair is compared unpaired.
+    """
+
+    k_baseline: int = 0
+    n_baseline: int = 0
+    k_candidate: int = 0
+    n_candidate: int = 0
+    both: int = 0
+    baseline_only: int = 0
+    candidate_only: int = 0
+    neither: int = 0
+    unmatched: int = 0
+
+    @property
+    def paired(self) -> bool:
+        """Whether any episodes pair."""
+        return self.both + self.baseline_only + self.candidate_only + self.neither > 0
+
+    def __add__(self, other: PairTable) -> PairTable:
+        return PairTable(*(x + y for x, y in zip(astuple(self), astuple(other), strict=True)))
+
+    def difference_counts(self) -> dict[str, int]:
+        """Counts in the form :func:`evalband.stats.diff_paired` / the MOVER take."""
+        if self.paired:
+            return {"both": self.both, "a_only": self.candidate_only,
+                    "b_only": self.baseline_only, "neither": self.neither}
+        return {"k_a": self.k_candidate, "n_a": self.n_candidate, "k_b": self.k_baseline,
+                "n_b": self.n_baseline}
+
+
+def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:
+    """Count two runs' (already filtered) episodes into a :class:`PairTable`."""
+    base_by_key = {r.key: r.success for r in base}
+    cand_by_key = {r.key: r.success for r in cand}
+    matched = base_by_key.keys() & cand_by_key.keys()
+    tally = Counter((cand_by_key[k], base_by_key[k]) for k in matched)
+    return PairTable(
+        k_baseline=sum(r.success for r in base), n_baseline=len(base),
+        k_candidate=sum(r.success for r in cand), n_candidate=len(cand),
+        both=tally[True, True], baseline_only=tally[False, True],
+        candidate_only=tally[True, False], neither=tally[False, False],
+        unmatched=len(base_by_key.keys() ^ cand_by_key.keys()) if matched else 0,
+    )
+
+
+def _row_from_table(
+    kind: str,
+    name: str,
+    table: PairTable,
+    panel: Panel,
+    *,
+    confidence: float,
+    reasons: list[str] | None = None,
+    **extras: Any,
+) -> SliceComparison:
+    """A slice row's counts, rates and the exact test's raw p (verdict comes from Holm)."""
+    t = table
+    reasons = list(reasons or [])
+    pairs: dict[str, int] = {}
+    p_value: float | None = None
+    test: dict[str, Any] | None = None
+    if t.paired:
+        pairs = {"both": t.both, "baseline_only": t.baseline_only,
+                 "candidate_only": t.candidate_only, "neither": t.neither,
+                 "unmatched": t.unmatched}
+        p_value = paired_exact_p(t.candidate_only, t.baseline_only)
+        test = {"method": "mcnemar-exact", "p_value": p_value,
+                "sidedness": "two-sided (twice the smaller tail)",
+                "details": {"candidate_only": t.candidate_only,
+                            "baseline_only": t.baseline_only}}
+    elif t.n_baseline and t.n_candidate:
+        p_value = unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline, t.n_baseline)
+        test = {"method": "fisher-exact", "p_value": p_value,
+                "sidedness": "two-sided (twice the smaller tail)",
+                "details": {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
+                            "k_baseline": t.k_baseline, "n_baseline": t.n_baseline}}
+    if p_value is None:
+        reasons.append("no episodes to compare")
+    return SliceComparison(
+        kind=kind,
+        name=name,
+        n_baseline=t.n_baseline,
+        successes_baseline=t.k_baseline,
+        rate_baseline=(interval(t.k_baseline, t.n_baseline, confidence=confidence).as_dict()
+                       if t.n_baseline else None),
+        n_candidate=t.n_candidate,
+        successes_candidate=t.k_candidate,
+        rate_candidate=(interval(t.k_candidate, t.n_candidate, confidence=confidence).as_dict()
+                        if t.n_candidate else None),
+        pairing="paired" if t.paired else "unpaired",
+        pairs=pairs,
+        delta=None,
+        test=test,
+        p_value=p_value,
+        p_holm=None,
+        verdict=SliceVerdict.INCONCLUSIVE,
+        reasons=reasons,
+        primary=name in panel.required_slices,
+        **extras,
+    )
+
+
 def _slice_counts(
     kind: str,
     name: str,
@@ -336,10 +448,7 @@ def _slice_counts(
     errors_as_failures: bool,
     confidence: float = 0.95,
 ) -> SliceComparison:
-    """Counts, rates, the exact test's raw p and the reasons a slice cannot be judged.
-
-    The verdict, adjusted p and interval come later, from the family's Holm decision.
-    """
+    """A slice row from two runs' episodes: counts, plus what only records carry."""
     base = counted(arms.base, errors_as_failures)
     cand = counted(arms.cand, errors_as_failures)
     reasons: list[str] = []
@@ -347,32 +456,6 @@ def _slice_counts(
     if errors:
         reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
                        "failures)")
-    k_b, n_b = sum(r.success for r in base), len(base)
-    k_c, n_c = sum(r.success for r in cand), len(cand)
-    base_by_key = {r.key: r.success for r in base}
-    cand_by_key = {r.key: r.success for r in cand}
-    matched = base_by_key.keys() & cand_by_key.keys()
-    pairs: dict[str, int] = {}
-    pairing = "paired" if matched else "unpaired"
-    p_value: float | None = None
-    test: dict[str, Any] | None = None
-    if matched:
-        tally = Counter((cand_by_key[k], base_by_key[k]) for k in matched)
-        both, cand_only = tally[True, True], tally[True, False]
-        base_only, neither = tally[False, True], tally[False, False]
-        unmatched = len(base_by_key.keys() ^ cand_by_key.keys())
-        pairs = {"both": both, "baseline_only": base_only, "candidate_only": cand_only,
-                 "neither": neither, "unmatched": unmatched}
-        p_value = paired_exact_p(cand_only, base_only)
-        test = {"method": "mcnemar-exact", "p_value": p_value, "sidedness":
-                "two-sided (twice the smaller tail)",
-                "details": {"candidate_only": cand_only, "baseline_only": base_only}}
-    elif n_b and n_c:
-        p_value = unpaired_exact_p(k_c, n_c, k_b, n_b)
-        test = {"method": "fisher-exact", "p_value": p_value, "sidedness":
-                "two-sided (twice the smaller tail)",
-                "details": {"k_candidate": k_c, "n_candidate": n_c, "k_baseline": k_b,
-                            "n_baseline": n_b}}
     unaided_b, int_b = _rates(base)
     unaided_c, int_c = _rates(cand)
     if int_b is not None and int_c is not None and int_c > int_b:
@@ -385,26 +468,10 @@ def _slice_counts(
             f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
             "excluded from the positive-delta count"
         )
-    if p_value is None:
-        reasons.append("no episodes to compare")
-    return SliceComparison(
-        kind=kind,
-        name=name,
-        n_baseline=n_b,
-        successes_baseline=k_b,
-        rate_baseline=interval(k_b, n_b, confidence=confidence).as_dict() if n_b else None,
-        n_candidate=n_c,
-        successes_candidate=k_c,
-        rate_candidate=interval(k_c, n_c, confidence=confidence).as_dict() if n_c else None,
-        pairing=pairing,
-        pairs=pairs,
-        delta=None,
-        test=test,
-        p_value=p_value,
-        p_holm=None,
-        verdict=SliceVerdict.INCONCLUSIVE,
-        reasons=reasons,
-        primary=name in panel.required_slices,
+    k_b, n_b = sum(r.success for r in base), len(base)
+    k_c, n_c = sum(r.success for r in cand), len(cand)
+    return _row_from_table(
+        kind, name, pair_table(base, cand), panel, confidence=confidence, reasons=reasons,
         unaided_rate_baseline=unaided_b,
         unaided_rate_candidate=unaided_c,
         intervention_rate_baseline=int_b,
@@ -450,29 +517,29 @@ def _aggregate(
     errors_as_failures: bool,
     confidence: float,
 ) -> Aggregate:
+    tables = {key: pair_table(counted(arms[key].base, errors_as_failures),
+                              counted(arms[key].cand, errors_as_failures))
+              for key, _ in cells}
+    return aggregate_from_tables(panel, tables, confidence)
+
+
+def aggregate_from_tables(
+    panel: Panel, tables: Mapping[str, PairTable], confidence: float = 0.95
+) -> Aggregate:
     """The weighted aggregate with a stratified MOVER interval (paired where cells pair)."""
+    cells = [(c.key, dict(c.slices)) for c in panel.cells()]
     weights = _cell_weights(panel, cells)
     used: dict[str, float] = {}
     counts: list[dict[str, int]] = []
     rate_b = rate_c = 0.0
     for key, _ in cells:
-        base = counted(arms[key].base, errors_as_failures)
-        cand = counted(arms[key].cand, errors_as_failures)
-        if not base or not cand:
+        t = tables.get(key)
+        if t is None or not t.n_baseline or not t.n_candidate:
             continue
         used[key] = weights[key]
-        base_by_key = {r.key: r.success for r in base}
-        cand_by_key = {r.key: r.success for r in cand}
-        matched = base_by_key.keys() & cand_by_key.keys()
-        k_b, k_c = sum(base_by_key.values()), sum(cand_by_key.values())
-        rate_b += weights[key] * k_b / len(base)
-        rate_c += weights[key] * k_c / len(cand)
-        if matched:
-            tally = Counter((cand_by_key[k], base_by_key[k]) for k in matched)
-            counts.append({"both": tally[True, True], "a_only": tally[True, False],
-                           "b_only": tally[False, True], "neither": tally[False, False]})
-        else:
-            counts.append({"k_a": k_c, "n_a": len(cand), "k_b": k_b, "n_b": len(base)})
+        rate_b += weights[key] * t.k_baseline / t.n_baseline
+        rate_c += weights[key] * t.k_candidate / t.n_candidate
+        counts.append(t.difference_counts())
     total = sum(used.values())
     norm = {k: w / total for k, w in used.items()} if total > 0 else used
     if not counts:
@@ -492,7 +559,6 @@ def _aggregate(
         method=band.method,
         confidence=confidence,
     )
-
 
 
 def _split(records: Sequence[EpisodeRecord], pred: Any) -> list[EpisodeRecord]:
@@ -562,7 +628,6 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
-    alpha = 1.0 - confidence
     prepared = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
@@ -588,7 +653,25 @@ def compare_many(
                      for key, _ in cells}
         agg = _aggregate(panel, cells, cell_arms, eaf, confidence)
         prepared.append((cand, mismatch, rows, agg))
-    # One Holm family: every slice test of every candidate.
+    return decide_family(baseline, prepared, confidence=confidence, effect=effect,
+                         power_statements=power_statements)
+
+
+def decide_family(
+    baseline: RunData,
+    prepared: Sequence[tuple[RunData, bool, list[SliceComparison], Aggregate]],
+    *,
+    confidence: float = 0.95,
+    effect: float = DEFAULT_EFFECT,
+    power_statements: bool = True,
+) -> list[Comparison]:
+    """Holm over every slice of every candidate, each slice's verdict, the overall verdicts.
+
+    ``prepared``: per candidate, (run, panel mismatch, slice rows with raw p, aggregate). The
+    one place verdicts are made, for stored runs and for simulated designs alike.
+    """
+    panel = baseline.panel
+    alpha = 1.0 - confidence
     flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
     decision = holm_decisions([prepared[i][2][j].p_value for i, j in flat], alpha)
