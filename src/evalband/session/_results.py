@@ -247,11 +247,13 @@ class PriceEntry:
         p_a: the better rate of the scenario (or the worse one when above 1).
         p_b: the session's pooled rate (the baseline).
         unpaired: two-proportion z test (:func:`evalband.stats.sample_size`): the seed's
-            price list.
-        paired: McNemar on matched scenes at this session's observed discordant share
-            between policies (``None`` when the session has no matched pairs).
+            price list, episodes per policy.
+        paired: scenes (one attempt per policy each) for the session's own scene-level test
+            (:func:`evalband.stats.clustered_paired_sample_size`, exact power, level
+            ``alpha / comparisons``) at this session's observed discordant share between
+            policies (``None`` when the session has no matched pairs).
         paired_discordant: the discordant share used (clipped to what the gap allows).
-        at_flip_floor: McNemar at a discordant share equal to the flip floor: the cheapest a
+        at_flip_floor: the same at a discordant share equal to the flip floor: the cheapest a
             matched design on this rig could be (two equal policies disagree that often).
         floor_discordant: the discordant share used for ``at_flip_floor``.
     """
@@ -280,6 +282,9 @@ class PriceList:
         episodes_per_policy: the fewest unaided trials any policy has.
         resolvable_gap: the smallest gap that many episodes resolve (unpaired, 80% power).
         sentence: the price list in words.
+        comparisons: comparisons the matched columns are corrected for (the planned ones,
+            else every pair of policies): their level is ``alpha / comparisons``.
+        test: the test the matched columns price.
     """
 
     baseline: float
@@ -291,6 +296,8 @@ class PriceList:
     episodes_per_policy: int
     resolvable_gap: float | None
     sentence: str
+    comparisons: int = 1
+    test: str = ""
 
 
 @dataclass(frozen=True)
