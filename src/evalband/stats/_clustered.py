@@ -119,8 +119,16 @@ def _null(x: FloatArray, w: FloatArray, seed: int) -> _Null:
     if integer and (2 * span_u + 1) * (2 * span_w + 1) <= _GRID_MAX:
         grid = np.zeros((2 * span_u + 1, 2 * span_w + 1))
         grid[span_u, span_w] = 1.0
+        reach_u = reach_w = 0  # the support so far: |u| <= reach_u, |v| <= reach_w
         for xs, ws in zip(x.astype(np.int64).tolist(), w.astype(np.int64).tolist(), strict=True):
-            grid = 0.5 * (np.roll(grid, (xs, ws), axis=(0, 1)) + np.roll(grid, (-xs, -ws), (0, 1)))
+            lo_u, hi_u = span_u - reach_u, span_u + reach_u + 1
+            lo_w, hi_w = span_w - reach_w, span_w + reach_w + 1
+            block = 0.5 * grid[lo_u:hi_u, lo_w:hi_w]
+            grid[lo_u:hi_u, lo_w:hi_w] = 0.0
+            grid[lo_u + xs : hi_u + xs, lo_w + ws : hi_w + ws] += block
+            grid[lo_u - xs : hi_u - xs, lo_w - ws : hi_w - ws] += block
+            reach_u += abs(xs)
+            reach_w += abs(ws)
         iu, iv = np.nonzero(grid > 0.0)
         return _Null(
             (iu - span_u).astype(np.float64),
@@ -138,6 +146,26 @@ def _null(x: FloatArray, w: FloatArray, seed: int) -> _Null:
     u = np.concatenate(([x.sum()], signs @ x))  # the observed signs count once: p >= 1/(B+1)
     v = np.concatenate(([w.sum()], signs @ w))
     return _Null(u, v, np.full(u.size, 1.0 / u.size), "sign-flip-monte-carlo")
+
+
+def _flip_p_zero(x: IntArray) -> float:
+    """Exact two-sided sign-flip p-value of ``sum x`` for integer ``x`` (1-D convolution).
+
+    Clusters with equal ``|x|`` are one binomial: ``c`` of them sum to ``(2j - c)|x|`` with
+    probability ``Bin(j; c, 1/2)``.
+    """
+    from scipy.stats import binom
+
+    values, counts = np.unique(np.abs(x[x != 0]), return_counts=True)
+    dist = np.ones(1)
+    for value, count in zip(values.tolist(), counts.tolist(), strict=True):
+        kernel = np.zeros(2 * count * value + 1)
+        kernel[:: 2 * value] = binom.pmf(np.arange(count + 1), count, 0.5)
+        dist = np.convolve(dist, kernel)
+    span = (dist.size - 1) // 2
+    observed = abs(int(x.sum()))
+    hit = np.abs(np.arange(dist.size) - span) >= observed
+    return float(min(1.0, dist[hit].sum()))
 
 
 def _flip_p(null: _Null, total_x: float, total_w: float, delta: float) -> float:
@@ -249,9 +277,12 @@ def _paired_inputs(
     return b, c, n
 
 
-def _tango_p(b: int, c: int, n: int) -> Callable[[float], float]:
-    from scipy.stats import norm
+def _normal_p(z: float) -> float:
+    """Two-sided normal p-value of ``|z|`` (erfc: no scipy.stats call in the inner loops)."""
+    return math.erfc(abs(z) / math.sqrt(2.0))
 
+
+def _tango_p(b: int, c: int, n: int) -> Callable[[float], float]:
     from evalband.stats._difference import _tango_q
 
     def p(delta: float) -> float:
@@ -259,29 +290,35 @@ def _tango_p(b: int, c: int, n: int) -> Callable[[float], float]:
         var = n * (2.0 * _tango_q(delta, b, c, n) + delta * (1.0 - delta))
         if var <= 0.0:
             return 1.0 if abs(num) <= 1e-12 else 0.0
-        return float(2.0 * norm.sf(abs(num) / math.sqrt(var)))
+        return _normal_p(num / math.sqrt(var))
 
     return p
 
 
 class _PairedFamily(NamedTuple):
-    flip: Callable[[float], float]
-    score: Callable[[float], float]
+    p_zero: float
+    flip_zero: float
+    score_zero: float
+    p_of: Callable[[float], float]
     estimate: float
-    method: str
 
 
-def _paired_family(b: IntArray, c: IntArray, n: IntArray) -> _PairedFamily:
-    x = (b - c).astype(np.float64)
-    w = n.astype(np.float64)
-    null = _null(x, w, 0)
-    total_x, total_w = float(x.sum()), float(w.sum())
+def _paired_family(b: IntArray, c: IntArray, n: IntArray, *, intervals: bool) -> _PairedFamily:
+    x = b - c
+    total_x, total_w = float(x.sum()), float(n.sum())
     score = _tango_p(int(b.sum()), int(c.sum()), int(n.sum()))
+    flip_zero, score_zero = _flip_p_zero(x), score(0.0)
+    p_zero = max(flip_zero, score_zero)
+    if not intervals:
+        return _PairedFamily(p_zero, flip_zero, score_zero, lambda d: p_zero, total_x / total_w)
+    null = _null(x.astype(np.float64), n.astype(np.float64), 0)
 
-    def flip(delta: float) -> float:
-        return _flip_p(null, total_x, total_w, delta)
+    def p_of(delta: float) -> float:
+        if delta == 0.0:
+            return p_zero  # the very number the test prints
+        return max(_flip_p(null, total_x, total_w, delta), score(delta))
 
-    return _PairedFamily(flip, score, total_x / total_w, null.method)
+    return _PairedFamily(p_zero, flip_zero, score_zero, p_of, total_x / total_w)
 
 
 def clustered_paired_test(a_only: ArrayLike, b_only: ArrayLike, pairs: ArrayLike) -> TestResult:
@@ -315,21 +352,20 @@ def clustered_paired_test(a_only: ArrayLike, b_only: ArrayLike, pairs: ArrayLike
         InvalidCountsError: counts that are not whole, negative, inconsistent, or no pair.
         InvalidInputError: arrays of different lengths.
 
-    >>> clustered_paired_test([1, 1, 2, 1, 1, 2], [0, 0, 0, 0, 1, 0], [2] * 6).p_value
+    >>> round(clustered_paired_test([1, 1, 2, 1, 1, 2], [0, 0, 0, 0, 1, 0], [2] * 6).p_value, 4)
     0.0625
     """
     b, c, n = _paired_inputs(a_only, b_only, pairs)
-    fam = _paired_family(b, c, n)
-    p_flip, p_score = fam.flip(0.0), fam.score(0.0)
+    fam = _paired_family(b, c, n, intervals=False)
     details = {
-        "sign_flip_p": p_flip,
-        "score_p": p_score,
+        "sign_flip_p": fam.flip_zero,
+        "score_p": fam.score_zero,
         "scenes": int(np.count_nonzero(n)),
         "pairs": int(n.sum()),
         "a_only": int(b.sum()),
         "b_only": int(c.sum()),
     }
-    return TestResult(float((b - c).sum()), max(p_flip, p_score), "clustered-sign-flip", details)
+    return TestResult(float((b - c).sum()), fam.p_zero, "clustered-sign-flip", details)
 
 
 def clustered_paired_interval(
@@ -365,12 +401,8 @@ def clustered_paired_interval(
     """
     level = check_confidence(confidence)
     b, c, n = _paired_inputs(a_only, b_only, pairs)
-    fam = _paired_family(b, c, n)
-
-    def p_of(delta: float) -> float:
-        return max(fam.flip(delta), fam.score(delta))
-
-    low, high = _invert(p_of, fam.estimate, 1.0 - level)
+    fam = _paired_family(b, c, n, intervals=True)
+    low, high = _invert(fam.p_of, fam.estimate, 1.0 - level)
     counts = {"a_only": int(b.sum()), "b_only": int(c.sum()), "pairs": int(n.sum()),
               "scenes": int(np.count_nonzero(n))}
     return Difference(fam.estimate, low, high, "clustered-sign-flip", level, True, counts)
@@ -395,19 +427,26 @@ def _grouped_inputs(
 
 
 def _grouped_family(
-    ka: IntArray, na: IntArray, kb: IntArray, nb: IntArray, seed: int
-) -> tuple[Callable[[float], float], Callable[[float], float], float, str]:
+    ka: IntArray, na: IntArray, kb: IntArray, nb: IntArray, seed: int, *, intervals: bool
+) -> tuple[float, float, float, Callable[[float], float], float]:
+    """``(p_zero, sign_flip_p, score_p, p_of, estimate)`` of the grouped comparison."""
     # x_s = n_b k_a - n_a k_b = n_a n_b (phat_a - phat_b): integer; weights w_s = n_a n_b.
-    x = (nb * ka - na * kb).astype(np.float64)
-    w = (na * nb).astype(np.float64)
-    null = _null(x, w, seed)
+    x = nb * ka - na * kb
+    w = na * nb
     tx, tw = float(x.sum()), float(w.sum())
     score = _mn_p(float(ka.sum()), float(na.sum()), float(kb.sum()), float(nb.sum()), None)
+    flip_zero, score_zero = _flip_p_zero(x), score(0.0)
+    p_zero = max(flip_zero, score_zero)
+    if not intervals:
+        return p_zero, flip_zero, score_zero, lambda d: p_zero, tx / tw
+    null = _null(x.astype(np.float64), w.astype(np.float64), seed)
 
-    def flip(delta: float) -> float:
-        return _flip_p(null, tx, tw, delta)
+    def p_of(delta: float) -> float:
+        if delta == 0.0:
+            return p_zero
+        return max(_flip_p(null, tx, tw, delta), score(delta))
 
-    return flip, score, tx / tw, null.method
+    return p_zero, flip_zero, score_zero, p_of, tx / tw
 
 
 def clustered_grouped_test(
@@ -428,7 +467,8 @@ def clustered_grouped_test(
         n_a: per scene, trials of side A.
         k_b: per scene, successes of side B.
         n_b: per scene, trials of side B.
-        seed: Monte Carlo seed (large non-convolvable cases only).
+        seed: unused by the test (its p-value is always exact); kept for symmetry with
+            :func:`clustered_grouped_interval`.
 
     Returns:
         A :class:`~evalband.stats.TestResult` with ``sign_flip_p`` and ``score_p``.
@@ -440,11 +480,11 @@ def clustered_grouped_test(
     0.25
     """
     ka, na, kb, nb = _grouped_inputs(k_a, n_a, k_b, n_b)
-    flip, score, est, method = _grouped_family(ka, na, kb, nb, _check_seed(seed))
-    p_flip, p_score = flip(0.0), score(0.0)
-    details = {"sign_flip_p": p_flip, "score_p": p_score, "scenes": int(ka.size),
-               "sign_flip": method}
-    return TestResult(est, max(p_flip, p_score), "clustered-sign-flip-grouped", details)
+    p_zero, p_flip, p_score, _, est = _grouped_family(
+        ka, na, kb, nb, _check_seed(seed), intervals=False
+    )
+    details = {"sign_flip_p": p_flip, "score_p": p_score, "scenes": int(ka.size)}
+    return TestResult(est, p_zero, "clustered-sign-flip-grouped", details)
 
 
 def clustered_grouped_interval(
@@ -464,7 +504,8 @@ def clustered_grouped_interval(
         k_b: per scene, successes of side B.
         n_b: per scene, trials of side B.
         confidence: two-sided level in (0, 1).
-        seed: Monte Carlo seed (large non-convolvable cases only).
+        seed: Monte Carlo seed for the interval's sign-flip tests when the exact
+            convolution would be too large (the p-value at 0 is always exact).
 
     Returns:
         A :class:`~evalband.stats.Difference` (unpaired, method
@@ -480,8 +521,8 @@ def clustered_grouped_interval(
     """
     level = check_confidence(confidence)
     ka, na, kb, nb = _grouped_inputs(k_a, n_a, k_b, n_b)
-    flip, score, est, _ = _grouped_family(ka, na, kb, nb, _check_seed(seed))
-    low, high = _invert(lambda d: max(flip(d), score(d)), est, 1.0 - level)
+    *_, p_of, est = _grouped_family(ka, na, kb, nb, _check_seed(seed), intervals=True)
+    low, high = _invert(p_of, est, 1.0 - level)
     counts = {"k_a": int(ka.sum()), "n_a": int(na.sum()), "k_b": int(kb.sum()),
               "n_b": int(nb.sum()), "scenes": int(ka.size)}
     return Difference(est, low, high, "clustered-sign-flip-grouped", level, False, counts)
@@ -543,7 +584,7 @@ def cluster_proportion_interval(
     >>> ci.estimate, round(ci.low, 3), round(ci.high, 3)
     (0.5, 0.167, 0.833)
     """
-    from scipy.stats import t as student
+    from scipy.special import stdtrit
 
     level = check_confidence(confidence)
     k = _as_counts(successes, "successes")
@@ -557,7 +598,7 @@ def cluster_proportion_interval(
         raise InvalidCountsError("no trials: every cluster has 0 trials")
     p, deff, g = _design_effect(k, n)
     n_eff = total / deff
-    q = float(student.isf((1.0 - level) / 2.0, max(g - 1, 1)))
+    q = float(stdtrit(max(g - 1, 1), 1.0 - (1.0 - level) / 2.0))
     low, high = _wilson(p, n_eff, q)
     return Interval(p, low, high, "cluster-wilson", level, int(k.sum()), total)
 
@@ -574,8 +615,7 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
 
 def _mn_p(k1: float, n1: float, k2: float, n2: float, df: int | None) -> Callable[[float], float]:
     """Miettinen-Nurminen score p-value of ``p1 - p2 = delta`` (effective counts allowed)."""
-    from scipy.stats import norm
-    from scipy.stats import t as student
+    from scipy.special import stdtr
 
     p1, p2 = k1 / n1, k2 / n2
     scale = (n1 + n2) / max(n1 + n2 - 1.0, 1e-12)
@@ -587,7 +627,7 @@ def _mn_p(k1: float, n1: float, k2: float, n2: float, df: int | None) -> Callabl
         if var <= 1e-300:
             return 1.0 if abs(num) <= 1e-12 else 0.0
         z = abs(num) / math.sqrt(var)
-        return float(2.0 * (norm.sf(z) if df is None else student.sf(z, df)))
+        return _normal_p(z) if df is None else float(2.0 * stdtr(df, -z))
 
     return p
 

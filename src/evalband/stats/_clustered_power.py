@@ -67,10 +67,19 @@ def _reject_given_m(m_max: int, theta: float, alpha: float) -> np.ndarray:
 
     m = np.arange(m_max + 1)
     mm = np.maximum(m, 1)
-    # exact: largest j with 2 F(j; m, 1/2) <= alpha (ppf guess, one step either way)
-    j_exact = binom.ppf(alpha / 2.0, m, 0.5).astype(np.int64)
-    j_exact = np.where(2.0 * binom.cdf(j_exact, m, 0.5) > alpha, j_exact - 1, j_exact)
-    j_exact = np.where(2.0 * binom.cdf(j_exact + 1, m, 0.5) <= alpha, j_exact + 1, j_exact)
+    # exact: largest j with 2 F(j; m, 1/2) <= alpha (normal guess, then corrected exactly)
+    z = float(chi2.isf(alpha, 1)) ** 0.5
+    j_exact = np.floor(m / 2.0 - z * np.sqrt(m) / 2.0).astype(np.int64)
+    for _ in range(64):
+        high = 2.0 * binom.cdf(j_exact, m, 0.5) > alpha
+        if not high.any():
+            break
+        j_exact = np.where(high, j_exact - 1, j_exact)
+    for _ in range(64):
+        low = (2.0 * binom.cdf(j_exact + 1, m, 0.5) <= alpha) & (2 * (j_exact + 1) < m)
+        if not low.any():
+            break
+        j_exact = np.where(low, j_exact + 1, j_exact)
     # score: (m - 2j)^2 / m >= chi2 quantile, checked on the p-value itself
     crit = float(chi2.isf(alpha, 1))
     j_score = np.floor((m - np.sqrt(m * crit)) / 2.0).astype(np.int64)
@@ -150,7 +159,8 @@ def clustered_paired_sample_size(
     """Fewest scenes (one matched pair each) at which the exact power reaches ``power``.
 
     The smallest ``n`` with :func:`clustered_paired_power` ``>= power`` (exact power is a
-    saw-tooth in ``n``; this is its first crossing, found by computing it at every ``n``:
+    saw-tooth in ``n``; this is its first crossing, found by computing it at every ``n``
+    from half the normal-approximation size, where the exact power is far below any target:
     the distribution of the discordant count is updated one pair at a time).
 
     Args:
@@ -181,14 +191,23 @@ def clustered_paired_sample_size(
     z = float(norm.isf(level / 2.0) + norm.isf(1.0 - target))
     guess = z**2 * psi / (p10 - p01) ** 2  # Connor-type size: the first window to search
     cap = max(64, int(math.ceil(2.0 * guess)) + 64)
-    pmf = np.ones(1)  # distribution of the discordant count after n pairs, n = 0, 1, ...
-    n = 0
+    from scipy.stats import binom
+
+    # start below half the normal-approximation size (the exact power there is far below
+    # any target), then add one pair at a time
+    n = max(0, int(guess / 2.0) - 1)
+    pmf = np.zeros(cap + 1)  # distribution of the discordant count after n pairs
+    pmf[: n + 1] = binom.pmf(np.arange(n + 1), n, psi)
     while cap <= _N_MAX:
         g = _reject_given_m(cap, p10 / psi, level)
+        if pmf.size < cap + 1:
+            pmf = np.concatenate((pmf, np.zeros(cap + 1 - pmf.size)))
         while n < cap:
+            step = pmf[: n + 1] * psi  # one more pair: discordant with probability psi
+            pmf[: n + 1] *= 1.0 - psi
+            pmf[1 : n + 2] += step
             n += 1
-            pmf = np.append(pmf * (1.0 - psi), 0.0) + np.insert(pmf * psi, 0, 0.0)
-            if float(np.dot(pmf, g[: n + 1])) >= target:
+            if float(pmf[: n + 1] @ g[: n + 1]) >= target:
                 return n
         cap *= 2
     raise InvalidParameterError(
