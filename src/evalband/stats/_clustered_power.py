@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import lru_cache
 
 import numpy as np
 
@@ -57,11 +58,12 @@ def _cells(p_a: object, p_b: object, discordant: object) -> tuple[float, float]:
     return max((psi + pa - pb) / 2.0, 0.0), max((psi - pa + pb) / 2.0, 0.0)
 
 
-def _reject_given_m(m_max: int, theta: float, alpha: float) -> np.ndarray:
-    """``g[m]`` = P(the test rejects | m discordant pairs), m = 0..m_max.
+@lru_cache(maxsize=64)
+def _thresholds(m_max: int, alpha: float) -> np.ndarray:
+    """``j[m]``: the test rejects ``m`` discordant pairs exactly when ``min(b, m - b) <= j[m]``.
 
-    Given ``m``, both p-values fall as ``j = min(b, m - b)`` falls, so the test rejects
-    exactly when ``j <= j_m``: the largest ``j`` at which both are ``<= alpha``.
+    Given ``m``, both p-values fall as ``j = min(b, m - b)`` falls, so ``j[m]`` is the
+    largest ``j`` at which both are ``<= alpha`` (-1: never). Depends on ``alpha`` only.
     """
     from scipy.stats import binom, chi2
 
@@ -89,8 +91,19 @@ def _reject_given_m(m_max: int, theta: float, alpha: float) -> np.ndarray:
     up = chi2.sf((m - 2.0 * (j_score + 1)) ** 2 / mm, 1) <= alpha
     j_score = np.where(up & (2 * (j_score + 1) < m), j_score + 1, j_score)
     j = np.minimum(np.minimum(j_exact, j_score), (m - 1) // 2)
+    j[0] = -1
+    j.setflags(write=False)
+    return j
+
+
+def _reject_given_m(m_max: int, theta: float, alpha: float) -> np.ndarray:
+    """``g[m]`` = P(the test rejects | m discordant pairs), m = 0..m_max."""
+    from scipy.stats import binom
+
+    size = 1 << max(6, (m_max).bit_length())  # cached per power of two
+    j = _thresholds(size, alpha)[: m_max + 1]
+    m = np.arange(m_max + 1)
     g = np.where(j >= 0, binom.cdf(j, m, theta) + binom.sf(m - j - 1, m, theta), 0.0)
-    g[0] = 0.0
     return np.asarray(g, dtype=np.float64)
 
 
