@@ -41,7 +41,7 @@ def cluster_wilson(k: list[int], n: list[int], confidence: float) -> tuple[float
     g, total = len(n), sum(n)
     p = sum(k) / total
     if g >= 2 and 0 < p < 1:
-        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n)) / total**2
+        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n, strict=True)) / total**2
         deff = max(var / (p * (1 - p) / total), 1.0)
     else:
         deff = max(total / g, 1.0)

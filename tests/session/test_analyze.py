@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 from sessionkit import pending_after, store_session
+from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband import stats
@@ -62,7 +62,7 @@ def cluster_wilson(k: list[int], n: list[int]) -> tuple[float, float]:
     g, total = len(n), sum(n)
     p = sum(k) / total
     if 0 < p < 1:
-        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n)) / total**2
+        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n, strict=True)) / total**2
         deff = max(var / (p * (1 - p) / total), 1.0)
     else:
         deff = total / g

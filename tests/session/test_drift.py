@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import boschloo_exact, fisher_exact
 from scipy.stats import t as student_t
 from sessionkit import store_session
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats import proportion as sm_proportion
+from statsmodels.stats.multitest import multipletests
 
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
@@ -48,7 +48,7 @@ def effective(k, n):
     """Rao-Scott effective counts, computed here in plain Python (design effect >= 1)."""
     g, total = len(n), sum(n)
     p = sum(k) / total
-    var = g / (g - 1) * sum((ki - p * ni) ** 2 for ki, ni in zip(k, n)) / total**2
+    var = g / (g - 1) * sum((ki - p * ni) ** 2 for ki, ni in zip(k, n, strict=True)) / total**2
     deff = max(var / (p * (1 - p) / total), 1.0) if 0 < p < 1 else total / g
     return p * total / deff, total / deff, g
 

@@ -390,7 +390,6 @@ def _paired(a: str, b: str, rows: Sequence[_Row], confidence: float) -> _Compare
         return None
     cells = [per_scene[s] for s in sorted(per_scene)]
     both, a_only, b_only, neither = (sum(c[i] for c in cells) for i in range(4))
-    n = both + a_only + b_only + neither
     counts = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither,
               "scenes": len(cells)}
     b_s = [c[1] for c in cells]

@@ -35,7 +35,7 @@ _N_MAX = 200_000
 
 
 def _alpha(alpha: object, comparisons: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < float(alpha) < 1:
         raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
     m = as_count(comparisons, "comparisons")
     if m < 1:
@@ -91,9 +91,10 @@ def _thresholds(m_max: int, alpha: float) -> np.ndarray:
     up = chi2.sf((m - 2.0 * (j_score + 1)) ** 2 / mm, 1) <= alpha
     j_score = np.where(up & (2 * (j_score + 1) < m), j_score + 1, j_score)
     j = np.minimum(np.minimum(j_exact, j_score), (m - 1) // 2)
-    j[0] = -1
-    j.setflags(write=False)
-    return j
+    out = np.asarray(j, dtype=np.int64)
+    out[0] = -1
+    out.setflags(write=False)
+    return out
 
 
 def _reject_given_m(m_max: int, theta: float, alpha: float) -> np.ndarray:
