@@ -148,7 +148,7 @@ def render_analysis(result: SessionAnalysis) -> None:
         "policy",
         "unaided",
         "successes",
-        "rate (Wilson)",
+        "rate (scene = cluster)",
         "skipped",
         "assisted",
         "pending",
@@ -378,7 +378,7 @@ def _flip_svg(result: SessionAnalysis) -> str:
             color=PALETTE[0],
             alpha=0.15,
             lw=0,
-            label="Wilson band",
+            label="band (scene = cluster)",
         )
         ax.axhline(
             100 * flip.independent_reference,
@@ -421,7 +421,7 @@ def analysis_html(result: SessionAnalysis) -> str:
         parts.append(
             f"<figure>{_flip_svg(result)}<figcaption>The pooled flip rate of "
             "same-policy, same-scene attempt pairs as scenes accumulated, with its "
-            "Wilson band; dashed: what independent attempts would give."
+            "band with the scene as the unit; dashed: what independent attempts would give."
             "</figcaption></figure>"
         )
         parts.append(
@@ -453,7 +453,7 @@ def analysis_html(result: SessionAnalysis) -> str:
                 "policy",
                 "unaided",
                 "successes",
-                "rate (Wilson)",
+                "rate (scene = cluster)",
                 "skipped",
                 "assisted",
                 "pending",

@@ -5,16 +5,17 @@ rate (27% of same-model, same-scene pairs), the positive control, and the power 
 that says what a comparison costs. :func:`analyze_session` computes, from a session's plan and
 its trials table, in that order of reading:
 
-1. the **flip floor**: how often two attempts of one policy in one scene disagree, with its
-   Wilson band, per policy, and as the scenes accumulated (the one statistic that "behaved
+1. the **flip floor**: how often two attempts of one policy in one scene disagree, with a
+   band that takes the scene as the unit, per policy, and as the scenes accumulated (the one statistic that "behaved
    like a measurement");
 2. the **positive-control check**: the control must reach its stated floor and must not be
    beaten by another policy; if it misbehaves, suspect the instrument and the rig before
    inventing science;
-3. **per-policy success** at the rubric's threshold with Wilson bands and the ordinal score
+3. **per-policy success** at the rubric's threshold with scene-clustered bands and the ordinal score
    distribution; skipped trials are counted apart (never as failures), assisted trials are
    reported and left out of unaided success;
-4. **comparisons** paired by scene, Holm-corrected within their family; with a
+4. **comparisons** with the scene as the unit (exact sign-flip test over scenes, intervals
+   that invert it at each Holm step's level), Holm-corrected within their family; with a
    pre-registration locked before the first scored trial, the planned ones are
    *confirmatory* and everything else is *exploratory — a hypothesis, not a finding*;
 5. the **cumulative success** per policy as scenes accumulated (where the seed's three wrong
@@ -867,11 +868,14 @@ def analyze_session(
 
     **Success.** A scored trial succeeds when its score is at least the rubric's
     ``success_at``. Skipped trials are counted apart and never as failures; assisted trials
-    are counted and left out of *unaided* success, the rate every statistic uses. Rates get
-    Wilson (1927) bands (:func:`evalband.stats.interval`).
+    are counted and left out of *unaided* success, the rate every statistic uses. Attempts
+    on one scene share it, so rates get bands with the scene as the cluster
+    (:func:`evalband.stats.cluster_proportion_interval`: Wilson at the Korn-Graubard
+    effective sample size, Student's t on scenes - 1 degrees of freedom).
 
     **Flip floor.** Every pair of unaided attempts of one policy in one scene is a
-    same-state pair; the share that disagree is the flip rate with a Wilson band, computed by
+    same-state pair; the share that disagree is the flip rate, its band with the scene as the
+    cluster (every policy's pairs on a scene share it), computed by
     :func:`evalband.analysis._noise.flip_rate_of_groups` (the same code as
     :func:`~evalband.analysis.noise_floor`), also after each scene (``by_scene``) and per
     policy. ``independent_reference`` is what independent attempts would give,
@@ -879,20 +883,20 @@ def analyze_session(
     means attempts in a scene share a fate (the scene matters), one near it means each attempt
     is a fresh coin.
 
-    **Pairing.** Two policies are compared on matched pairs: attempt :math:`k` of A with
-    attempt :math:`k` of B in the same scene, both unaided. Within a block every policy's
-    attempts run on the same captured scene in shuffled order, so the attempt labels are
-    exchangeable and this pairing matches like with like; it keeps the binary pairs that
-    Newcombe's paired interval (:func:`evalband.stats.diff_paired`, Newcombe 1998b method 10)
-    and the exact McNemar test (:func:`evalband.stats.mcnemar`) need, and shared hard scenes
-    cancel. Per-scene success *rates* would need a test on proportions with 2-3 trials each
-    (no exact binary machinery, and ties everywhere). The price of the choice: the
-    :math:`K` pairs of one scene share that scene, so when attempts in a scene are correlated
-    (flip rate below ``independent_reference``) the pairs are not independent and the paired
-    interval is somewhat optimistic; the flip floor shows how much. Groupings (pooled
-    policies, e.g. "all BatchNorm variants vs all GroupNorm variants") are compared unpaired
-    (Newcombe hybrid score, :func:`evalband.stats.diff_unpaired`; Fisher's exact test), which
-    ignores the matching and is conservative when scenes are shared.
+    **Comparisons: the scene is the unit.** Two policies are matched attempt :math:`k`
+    against attempt :math:`k` in the same scene (both unaided); the :math:`K` pairs of a
+    scene share it, so the test counts scenes: the net discordance per scene
+    :math:`x_s = b_s - c_s` goes to the exact sign-flip test over scenes
+    (:func:`evalband.stats.clustered_paired_test`: the labels of equal policies are
+    exchangeable inside a shuffled block, so every :math:`x_s` is symmetric about 0 whatever
+    the attempts share; Durkalski et al. 2003's clustered McNemar test in exact form), whose
+    p-value is guarded by McNemar's asymptotic test (the larger is printed). Groupings
+    (pooled policies) compare the per-scene difference of the two groups' rates the same way
+    (:func:`evalband.stats.clustered_grouped_test`). Each interval inverts the printed test
+    (:func:`evalband.stats.clustered_paired_interval`,
+    :func:`evalband.stats.clustered_grouped_interval`) at the level of the Holm step that
+    decided the comparison (:func:`evalband.stats.holm_levels`), so it excludes 0 exactly
+    when the Holm-adjusted p-value is at most ``1 - confidence``.
 
     **Confirmatory vs exploratory.** With a pre-registration locked *before* the session's
     first scored trial, its comparisons and groupings are :data:`CONFIRMATORY`; every other
@@ -904,7 +908,7 @@ def analyze_session(
 
     **Positive control.** When the plan names one, it must not be significantly below any
     other policy (Holm, from the comparisons above) and, when a floor is stated
-    (``control_floor``, else the pre-registration's ``positive_control_floor``), its Wilson
+    (``control_floor``, else the pre-registration's ``positive_control_floor``), its
     band must not lie wholly below the floor; otherwise it *misbehaves* and the reading is:
     suspect the instrument and the rig first. Its status is ``"ok"`` when its band lies at or
     above the floor (or, without a floor, when it has the session's highest rate), and
@@ -913,11 +917,13 @@ def analyze_session(
 
     **Price list.** :func:`evalband.stats.price_list` at the session's pooled unaided rate for
     20-, 15-, 10- and 5-point gaps (80% power, two-sided 0.05; the seed's two-proportion
-    table), plus the matched-design price (:func:`evalband.stats.sample_size`, ``paired=True``)
-    at this session's observed discordant share between policies and at the flip floor (two
-    equal policies disagree that often on matched scenes: the cheapest a matched design on
-    this rig can be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest
-    unaided trials per policy.
+    table), plus the price of this session's own test in scenes with one attempt per policy
+    (:func:`evalband.stats.clustered_paired_sample_size`: exact power by enumeration, at
+    ``alpha / m`` for the ``m`` planned comparisons, else every pair) at this session's
+    observed discordant share between policies and at the flip floor (two equal policies
+    disagree that often on matched scenes: the cheapest a matched design on this rig can
+    be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest unaided
+    trials per policy.
 
     Args:
         plan: the session's plan.

@@ -58,7 +58,9 @@ class PolicyResult:
         assisted: scored trials the operator helped with (left out of unaided success).
         unaided: scored, unassisted trials: the denominator of ``rate``.
         successes: unaided trials scored at or above the rubric's ``success_at``.
-        rate: ``successes / unaided`` with its Wilson band; ``None`` without unaided trials.
+        rate: ``successes / unaided`` with its band over scenes
+            (:func:`evalband.stats.cluster_proportion_interval`, the scene as the cluster);
+            ``None`` without unaided trials.
         scores: how many unaided trials got each rubric level (every level listed).
         mean_score: mean ordinal score of the unaided trials.
     """
