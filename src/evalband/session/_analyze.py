@@ -6,8 +6,8 @@ that says what a comparison costs. :func:`analyze_session` computes, from a sess
 its trials table, in that order of reading:
 
 1. the **flip floor**: how often two attempts of one policy in one scene disagree, with a
-   band that takes the scene as the unit, per policy, and as the scenes accumulated (the one statistic that "behaved
-   like a measurement");
+   band that takes the scene as the unit, per policy, and as the scenes accumulated (the one
+   statistic that "behaved like a measurement");
 2. the **positive-control check**: the control must reach its stated floor and must not be
    beaten by another policy; if it misbehaves, suspect the instrument and the rig before
    inventing science;
