@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import t as student_t
 from sessionkit import pending_after, store_session
 from statsmodels.stats import proportion as sm_proportion
@@ -479,3 +481,22 @@ def test_cli_blinded_unfinished_session_needs_unblind(capsys, tmp_path: Path) ->
     code, _, err = run_cli(capsys, "session", "analyze", "bl", "--store", str(db), "--unblind",
                            "--group", "A")
     assert code == 2 and "--group" in err
+
+
+# ----------------------------------------------------------------- every row agrees
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 14), st.integers(1, 3),
+       st.lists(st.sampled_from([0.2, 0.35, 0.5, 0.65, 0.8]), min_size=3, max_size=4))
+def test_every_row_p_holm_p_and_interval_agree(seed, scenes, attempts, rates) -> None:
+    names = [f"P{i}" for i in range(len(rates))]
+    plan = plan_session(names, scenes=scenes, attempts=attempts, seed=seed, session_id="prop")
+    trials = simulate_session(plan, success_prob=dict(zip(names, rates, strict=True)),
+                              scene_correlation=0.3, skip_prob=0.05, seed=seed)
+    g = Grouping("g", ("first", "rest"), ((names[0],), tuple(names[1:])))
+    result = analyze_session(plan, trials, groupings=[g])
+    for c in result.comparisons:
+        assert c.significant == (c.p_holm <= 0.05)
+        assert c.difference.excludes_zero == c.significant, c.sentence
+        assert c.p_holm >= c.test.p_value
+        assert c.difference.high > c.difference.low
+        assert f"Holm p = {c.p_holm:.3g}" in c.sentence
