@@ -460,7 +460,12 @@ def clustered_grouped_test(
     weight :math:`w_s = n_{a,s} n_{b,s}` (so :math:`\sum x / \sum w` is the mean per-scene
     difference, the pooled difference when every scene is complete) is tested by the
     sign-flip test over scenes (:func:`sign_flip_test`), guarded by the Miettinen-Nurminen
-    score test on the pooled counts (the larger p-value is reported).
+    score test on the pooled counts (the larger p-value is reported). With groups of equal
+    size and exchangeable policies each :math:`x_s` is symmetric under the null and the test
+    is exact; with unequal groups :math:`x_s` has mean 0 but may be skewed, and the
+    (unstudentized) sign-flip test is asymptotically valid in the number of scenes, since its
+    null variance :math:`\sum x_s^2` estimates :math:`\mathrm{Var}(\sum x_s)` (Romano 1990,
+    *JASA* 85:686-692).
 
     Args:
         k_a: per scene, successes of side A.
