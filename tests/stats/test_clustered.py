@@ -37,7 +37,7 @@ from evalband.stats import (
     mcnemar,
     sign_flip_test,
 )
-from evalband.stats._clustered import _mn_constrained
+from evalband.stats._cluster_rates import _mn_constrained
 
 
 # ----------------------------------------------------------------- a session model of our own

@@ -21,14 +21,20 @@ if TYPE_CHECKING:
         paired_stratified_bootstrap_interval,
         stratified_bootstrap_interval,
     )
-    from evalband.stats._clustered import (
+    from evalband.stats._cluster_rates import (
         cluster_proportion_interval,
         clustered_diff_unpaired,
+    )
+    from evalband.stats._clustered import (
         clustered_grouped_interval,
         clustered_grouped_test,
         clustered_paired_interval,
         clustered_paired_test,
         sign_flip_test,
+    )
+    from evalband.stats._clustered_power import (
+        clustered_paired_power,
+        clustered_paired_sample_size,
     )
     from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
     from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
@@ -133,8 +139,8 @@ _LAZY = {
     "clustered_paired_interval": "evalband.stats._clustered",
     "clustered_grouped_test": "evalband.stats._clustered",
     "clustered_grouped_interval": "evalband.stats._clustered",
-    "cluster_proportion_interval": "evalband.stats._clustered",
-    "clustered_diff_unpaired": "evalband.stats._clustered",
+    "cluster_proportion_interval": "evalband.stats._cluster_rates",
+    "clustered_diff_unpaired": "evalband.stats._cluster_rates",
     "clustered_paired_power": "evalband.stats._clustered_power",
     "clustered_paired_sample_size": "evalband.stats._clustered_power",
     "interval": "evalband.stats._intervals",
