@@ -298,8 +298,9 @@ def noise(
         flip = floor.flip
         console.print(
             f"flip rate of same-condition pairs: {flip.flips}/{flip.pairs} = "
-            f"{pct(flip.rate.estimate)}, Wilson 95% [{pct(flip.rate.low)}, "
-            f"{pct(flip.rate.high)}] over {flip.groups} conditions"
+            f"{pct(flip.rate.estimate)}, 95% [{pct(flip.rate.low)}, "
+            f"{pct(flip.rate.high)}] over {flip.groups} conditions (each condition a cluster: "
+            "its pairs share attempts)"
         )
 
 
