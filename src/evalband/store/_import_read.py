@@ -8,6 +8,7 @@ rows with their file positions; each value check raises a one-line
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import math
@@ -27,6 +28,7 @@ __all__ = [
     "IMPORT_COLUMNS",
     "IMPORT_FORMATS",
     "LEROBOT_PAIRING",
+    "LEROBOT_SEED_PAIRING",
     "SLICE_PREFIX",
     "_Bad",
     "_CONVERTERS",
@@ -43,7 +45,16 @@ __all__ = [
     "_missing",
 ]
 
-IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet", "lerobot")
+IMPORT_FORMATS: tuple[str, ...] = (
+    "csv",
+    "jsonl",
+    "parquet",
+    "lerobot",
+    "libero",
+    "simpler",
+    "paired-csv",
+    "maniskill",
+)
 """The formats :func:`import_results` reads."""
 
 SLICE_PREFIX = "slice."
@@ -51,6 +62,9 @@ SLICE_PREFIX = "slice."
 
 LEROBOT_PAIRING = "episode index within task (lerobot records no per-episode seeds)"
 """What an imported lerobot run's episodes pair by (kept in the manifest's ``extra``)."""
+
+LEROBOT_SEED_PAIRING = "episode seed (lerobot's per-episode seed; a repeated seed is a repeat)"
+"""What an imported single-task lerobot run with per-episode seeds pairs by."""
 
 _SUFFIXES: dict[str, str] = {
     ".csv": "csv",
@@ -297,6 +311,7 @@ class _Raw:
     values: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # column -> name in messages
+    media: list[str] = field(default_factory=list)  # video files of the episode, as written
 
 
 @dataclass
@@ -307,6 +322,10 @@ class _Table:
     columns: list[str]
     factor_order: list[str] | None = None  # a fixed factor order (lerobot); else sorted
     manifest_extra: dict[str, Any] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)  # columns that are no record field
+    notes: list[str] = field(default_factory=list)  # one-line notes for the user
+    external_seeds: bool = False  # condition_seed values are the source's own seeds
+    arm: str | None = None  # the policy of a file holding several (paired CSV)
 
 
 def _read_text(path: Path) -> str:
@@ -318,31 +337,49 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def _check_column_name(path: Path, name: str, where: str) -> None:
+def _check_column_name(path: Path, name: str, where: str) -> bool:
+    """Whether ``name`` is a record field or a slice column; ``False`` for another column.
+
+    Another column is classified later (a slice factor, a metric or an outcome reason), unless
+    it looks like a misspelt record field, which is refused (a typo such as ``sucess`` would
+    otherwise import quietly as something else).
+    """
     if name in _KINDS:
-        return
+        return True
     if name.startswith(SLICE_PREFIX):
         factor = name[len(SLICE_PREFIX) :]
         if factor and "," not in factor and "=" not in factor and factor == factor.strip():
-            return
+            return True
         raise _fail(path, where, name, "slice.<factor> with a factor name without ',' or '='", name)
     if not name.strip():  # pandas' to_csv() writes its index under an empty header
         raise _fail(path, where, name, "a named column (write the file without an index)", name)
-    known = ", ".join(IMPORT_COLUMNS)
-    raise _fail(path, where, name, f"a known column ({known}, or slice.<factor>)", name)
+    close = difflib.get_close_matches(name, IMPORT_COLUMNS, n=1, cutoff=0.8)
+    if close:
+        raise _fail(
+            path,
+            where,
+            name,
+            f"a known column (did you mean {close[0]!r}? to keep this column as it is, name "
+            f"it with --factors or --metrics)",
+            name,
+        )
+    return False
 
 
-def _check_header(path: Path, columns: Sequence[str], where: str) -> None:
-    """Unknown, repeated and missing columns of a file with a header (CSV, Parquet)."""
+def _check_header(path: Path, columns: Sequence[str], where: str) -> list[str]:
+    """Repeated and missing columns of a file with a header (CSV, Parquet); the unknown ones."""
     seen: set[str] = set()
+    unknown: list[str] = []
     for name in columns:
         if name in seen:
             raise _fail(path, where, name, "each column once", _Text(f"{name!r} twice"))
         seen.add(name)
-        _check_column_name(path, name, where)
+        if not _check_column_name(path, name, where):
+            unknown.append(name)
     if "success" not in seen and "outcome" not in seen:
         shown = ", ".join(repr(c) for c in columns) or "no columns"
         raise _fail(path, where, "success", "a 'success' (0/1) or 'outcome' column", _Text(shown))
+    return unknown
 
 
 def _read_csv(path: Path) -> _Table:
@@ -356,7 +393,7 @@ def _read_csv(path: Path) -> _Table:
         ) from None
     except csv.Error as exc:
         raise _fail(path, header_where, None, "valid CSV", _Text(str(exc))) from None
-    _check_header(path, header, header_where)
+    unknown = _check_header(path, header, header_where)
     rows: list[_Raw] = []
     start = reader.line_num + 1
     while True:
@@ -379,12 +416,13 @@ def _read_csv(path: Path) -> _Table:
                 _Text(f"{len(record)} field{'' if len(record) == 1 else 's'}"),
             )
         rows.append(_Raw(where, dict(zip(header, record, strict=True))))
-    return _Table(rows, header)
+    return _Table(rows, header, unknown=unknown)
 
 
 def _read_jsonl(path: Path) -> _Table:
     rows: list[_Raw] = []
     columns: list[str] = []
+    unknown: list[str] = []
     for number, line in enumerate(_read_text(path).split("\n"), 1):
         if not line.strip():
             continue
@@ -403,10 +441,11 @@ def _read_jsonl(path: Path) -> _Table:
             raise _fail(path, where, None, "a JSON object", _Text(type(data).__name__))
         for name in data:
             if name not in columns:
-                _check_column_name(path, name, where)
+                if not _check_column_name(path, name, where):
+                    unknown.append(name)
                 columns.append(name)
         rows.append(_Raw(where, data))
-    return _Table(rows, columns)
+    return _Table(rows, columns, unknown=unknown)
 
 
 def _read_parquet(path: Path) -> _Table:
@@ -422,13 +461,13 @@ def _read_parquet(path: Path) -> _Table:
     index = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
     table = table.drop_columns([c for c in index if c in table.column_names])  # pandas' index
     columns = [str(name) for name in table.column_names]
-    _check_header(path, columns, "schema")
+    unknown = _check_header(path, columns, "schema")
     data = {name: table.column(name).to_pylist() for name in columns}
     rows = [
         _Raw(f"row {i + 1}", {name: data[name][i] for name in columns})
         for i in range(table.num_rows)
     ]
-    return _Table(rows, columns)
+    return _Table(rows, columns, unknown=unknown)
 
 
 def _read_lerobot(path: Path) -> _Table:
@@ -448,7 +487,7 @@ def _read_lerobot(path: Path) -> _Table:
         table = _lerobot_per_task(path, doc["per_task"])
         summary, summary_name = doc.get("overall"), "overall"
     elif isinstance(doc.get("per_episode"), list):
-        table = _lerobot_per_episode(path, doc["per_episode"])
+        table = _lerobot_per_episode(path, doc["per_episode"], doc.get("video_paths"))
         summary, summary_name = doc.get("aggregated"), "aggregated"
     else:
         raise _fail(
@@ -459,7 +498,7 @@ def _read_lerobot(path: Path) -> _Table:
             _Text("keys " + (", ".join(repr(k) for k in doc) or "none")),
         )
     _check_pc_success(path, table, summary, summary_name)
-    table.manifest_extra["pairing"] = LEROBOT_PAIRING
+    table.manifest_extra.setdefault("pairing", LEROBOT_PAIRING)
     return table
 
 
@@ -529,6 +568,8 @@ def _lerobot_per_task(path: Path, tasks: list[Any]) -> _Table:
                     got,
                 )
             lists[name] = values
+        # lerobot renders the first ``max_episodes_rendered`` episodes of a task, in order.
+        videos = _video_list(path, f"task {label}", metrics.get("video_paths"))
         for episode, value in enumerate(successes):
             at = f"task {label}, episode {episode}"
             success = _lerobot_success(path, value, at, "metrics.successes")
@@ -536,7 +577,11 @@ def _lerobot_per_task(path: Path, tasks: list[Any]) -> _Table:
             if group is not None:
                 values_["slice.task_group"] = group
             extra = {_LEROBOT_LISTS[name]: lst[episode] for name, lst in lists.items()}
-            rows.append(_Raw(at, values_, extra))
+            metrics = _numbers(extra)
+            if metrics:
+                extra["metrics"] = metrics
+            media = [str(videos[episode])] if episode < len(videos) else []
+            rows.append(_Raw(at, values_, extra, media=media))
     if not rows:
         raise _fail(path, "per_task", None, "at least one task", _Text("an empty list"))
     columns = ["success", "episode", "slice.task"] + (["slice.task_group"] if with_group else [])
@@ -544,8 +589,15 @@ def _lerobot_per_task(path: Path, tasks: list[Any]) -> _Table:
     return _Table(rows, columns, factor_order=order)
 
 
-def _lerobot_per_episode(path: Path, episodes: list[Any]) -> _Table:
+def _lerobot_per_episode(path: Path, episodes: list[Any], video_paths: Any) -> _Table:
+    """The older single-task layout; a per-episode ``seed`` is the episode's condition.
+
+    With seeds, episodes are numbered by their distinct seeds in increasing order and an
+    episode whose seed came before is a repeat of that condition, so two evaluations with the
+    same seeds pair seed by seed; without seeds, by ``episode_ix``.
+    """
     rows: list[_Raw] = []
+    videos = _video_list(path, "top level", video_paths)
     for index, entry in enumerate(episodes):
         where = f"per_episode[{index}]"
         if not isinstance(entry, dict):
@@ -560,11 +612,55 @@ def _lerobot_per_episode(path: Path, episodes: list[Any]) -> _Table:
             raise _fail(path, at, "success", "0/1 or true/false", _NOTHING)
         success = _lerobot_success(path, entry["success"], at, "success")
         extra = {k: v for k, v in entry.items() if k not in ("episode_ix", "success")}
+        metrics = _numbers({k: v for k, v in extra.items() if k != "seed"})
+        if metrics:
+            extra["metrics"] = metrics
+        values: dict[str, Any] = {"success": success, "episode": episode}
         labels = {"episode": "episode_ix"}
-        rows.append(_Raw(at, {"success": success, "episode": episode}, extra, labels))
+        if entry.get("seed") is not None:
+            try:
+                values["condition_seed"] = _as_count(entry["seed"])
+            except _Bad as bad:
+                raise _fail(path, at, "seed", bad.expected, bad.got) from None
+        media = [str(videos[index])] if index < len(videos) else []
+        rows.append(_Raw(at, values, extra, labels, media=media))
     if not rows:
         raise _fail(path, "per_episode", None, "at least one episode", _Text("an empty list"))
-    return _Table(rows, ["success", "episode"], factor_order=[])
+    seeded = [row for row in rows if "condition_seed" in row.values]
+    if seeded and len(seeded) != len(rows):
+        first = next(row for row in rows if "condition_seed" not in row.values)
+        raise _fail(path, first.where, "seed", "a seed on every episode or on none", _NOTHING)
+    table = _Table(rows, ["success", "episode"], factor_order=[])
+    if seeded:
+        distinct = sorted({r.values["condition_seed"] for r in rows})
+        order = {seed: i for i, seed in enumerate(distinct)}
+        seen: dict[int, int] = {}
+        for row in rows:
+            seed = row.values["condition_seed"]
+            row.values["episode"] = order[seed]
+            row.values["repeat"] = seen.get(seed, 0)
+            seen[seed] = row.values["repeat"] + 1
+            row.labels = {"episode": "seed", "repeat": "seed"}
+        table.external_seeds = True
+        table.manifest_extra["pairing"] = LEROBOT_SEED_PAIRING
+    return table
+
+
+def _numbers(values: dict[str, Any]) -> dict[str, float]:
+    """The finite numbers among ``values`` (booleans as 0/1): an episode's metrics."""
+    out: dict[str, float] = {}
+    for name, value in values.items():
+        if isinstance(value, bool | int | float) and math.isfinite(float(value)):
+            out[name] = float(value)
+    return out
+
+
+def _video_list(path: Path, where: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(path, where, "video_paths", "a list of file paths", value)
+    return list(value)
 
 
 def _check_pc_success(path: Path, table: _Table, summary: Any, name: str) -> None:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import ImportFormatError, InvalidInputError, InvalidParameterError, StoreError
+from evalband.store._import_columns import classify_columns
+from evalband.store._import_sources import SOURCE_READERS, detect_format
 from evalband.store._manifest import RunManifest
 from evalband.store._sqlite import RunStore
 
@@ -52,6 +54,7 @@ from evalband.store._import_read import (
 
 __all__ = [
     "import_results",
+    "import_runs",
     "infer_import_format",
     "IMPORT_FORMATS",
     "IMPORT_COLUMNS",
@@ -76,6 +79,7 @@ class _Row:
     extra: dict[str, Any]
     labels: dict[str, str] = field(default_factory=dict)
     cell: str = ""
+    media: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -159,6 +163,7 @@ def _convert(path: Path, raw: _Raw, table: _Table) -> _Row:
         values=values,
         extra=dict(raw.extra),
         labels=raw.labels,
+        media=list(raw.media),
     )
 
 
@@ -279,7 +284,7 @@ class _Checker:
                 row.repeat,
             )
         seed, planned = row.values.get("condition_seed"), self.seeds[row.key]
-        if seed is not None and seed != planned:
+        if seed is not None and seed != planned and not self.table.external_seeds:
             raise _fail(
                 self.path,
                 row.where,
@@ -376,6 +381,103 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def _resolve_format(path: Path, format: str | None) -> str:
+    if format is not None:
+        if format not in IMPORT_FORMATS:
+            raise InvalidParameterError(
+                f"import format must be one of {', '.join(IMPORT_FORMATS)}; got {format!r}"
+            )
+        return format
+    if not path.exists():
+        raise ImportFormatError(
+            f"cannot import {path}: expected a results file or directory; got no such file",
+            path=str(path),
+            where="file",
+        )
+    detected = detect_format(path)
+    return detected if detected is not None else infer_import_format(path)
+
+
+def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) -> list[_Table]:
+    if fmt in SOURCE_READERS:
+        tables = SOURCE_READERS[fmt](path)
+    else:
+        if not path.is_file():
+            raise ImportFormatError(
+                f"cannot import {path}: expected a {fmt} file; got "
+                f"{'a directory' if path.is_dir() else 'no such file'}",
+                path=str(path),
+                where="file",
+            )
+        tables = [_READERS[fmt](path)]
+    for table in tables:
+        if fmt in _TABULAR:
+            classify_columns(path, table, factors, metrics)
+        elif factors or metrics:
+            raise InvalidParameterError(
+                f"--factors/--metrics apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
+                "import names its slices and metrics itself"
+            )
+    return tables
+
+
+_TABULAR = ("csv", "jsonl", "parquet", "paired-csv")
+
+
+def import_runs(
+    store: RunStore,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    run_id: str | None = None,
+    policy: str | None = None,
+    panel: Panel | None = None,
+    factors: Sequence[str] = (),
+    metrics: Sequence[str] = (),
+) -> list[str]:
+    r"""Import every run a results file holds (one, or one per arm of a paired CSV).
+
+    The same as :func:`import_results`, for files that hold several policies side by side
+    (``paired-csv``): each arm becomes the run ``<run id>-<arm>`` with policy ``<arm>``, and
+    its episodes pair row by row with the other arms'. Every run is validated before any is
+    written.
+
+    Returns:
+        The run ids, in the file's arm order.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from evalband.store import open_store
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "paired.csv"
+    ...     _ = p.write_text("episode,a_success,b_success\n0,1,0\n1,1,1\n")
+    ...     with open_store(Path(d) / "s.sqlite") as store:
+    ...         print(import_runs(store, p))
+    ['paired-a', 'paired-b']
+    """
+    path = Path(path)
+    fmt = _resolve_format(path, format)
+    stem = _stem(path, fmt)
+    base_id = stem if run_id is None else run_id
+    tables = _read(path, fmt, factors, metrics)
+    plans: list[tuple[RunManifest, list[EpisodeRecord], list[_Row]]] = []
+    for table in tables:
+        rid = base_id if table.arm is None else f"{base_id}-{table.arm}"
+        if store.get_run(rid) is not None:
+            raise StoreError(
+                f"run {rid!r} already exists in {store.path}; give another run id to import "
+                f"{path} as a new run"
+            )
+        arm_policy = policy if table.arm is None else (policy or table.arm)
+        plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
+    ids: list[str] = []
+    for manifest, records, rows in plans:
+        _attach_media(store, path, records, rows)
+        store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
+        ids.append(manifest.run_id)
+    return ids
+
+
 def import_results(
     store: RunStore,
     path: str | Path,
@@ -384,15 +486,22 @@ def import_results(
     run_id: str | None = None,
     policy: str | None = None,
     panel: Panel | None = None,
+    factors: Sequence[str] = (),
+    metrics: Sequence[str] = (),
 ) -> str:
     r"""Import episodes produced elsewhere into ``store`` as a new run.
 
-    Reads a CSV, JSONL or Parquet file of one row per episode (columns in ``docs/imports.md``;
-    ``success`` 0/1 alone is enough) or lerobot-eval's ``eval_info.json``. The whole file is
-    validated first; then the run manifest (``status="imported"``, ``source="import"``,
-    ``backend="import"``) and every episode are written in one transaction. A bad file raises
-    :class:`~evalband.errors.ImportFormatError` naming the row and column of the first problem,
-    and the store is left unchanged.
+    Reads, by content (``format`` forces one, see ``docs/imports.md``): a CSV, JSONL or
+    Parquet file of one row per episode (``success`` 0/1 alone is enough; other columns become
+    slice factors when categorical, metrics when numeric, the outcome reason when a failure
+    mode, and ``factors``/``metrics`` say so explicitly), lerobot-eval's ``eval_info.json``,
+    openpi's LIBERO log, a SimplerEnv result tree, a ManiSkill ``RecordEpisode`` ``.json``.
+    The whole file is validated first; then the run manifest (``status="imported"``,
+    ``source="import"``, ``backend="import"``) and every episode are written in one
+    transaction. A bad file raises :class:`~evalband.errors.ImportFormatError` naming the row
+    and column of the first problem, and the store is left unchanged. Video files the source
+    names are copied beside the store by content and referenced from each record's
+    ``extra["media"]``.
 
     Without ``panel`` a panel is inferred (env ``"imported"``, seed 0, the observed slice values
     as factors, the largest episode index + 1 as episodes, a placeholder budget of 1 step) and
@@ -402,24 +511,24 @@ def import_results(
     fall inside it, the run records its fingerprint, and condition seeds are the panel's, so the
     run compares and pairs with evalband runs of that panel.
 
-    lerobot records no per-episode seeds: its episodes pair by episode index within task, and
-    the manifest says so in ``extra["pairing"]``.
-
     Args:
         store: an open run store.
-        path: the file.
-        format: ``csv``, ``jsonl``, ``parquet`` or ``lerobot``; from the suffix when ``None``.
+        path: the file (or, for a SimplerEnv tree or paired CSVs, the directory).
+        format: one of ``IMPORT_FORMATS``; detected from the content when ``None``.
         run_id: the new run's id; the file stem when ``None`` (for ``eval_info.json``, its
             directory's name). It must not exist yet.
         policy: the policy name; when ``None``, the ``policy`` column (which must then be the
             same on every row), else the file stem as above.
         panel: the panel the episodes were played on; inferred when ``None``.
+        factors: columns of a tabular file to read as slice factors.
+        metrics: columns of a tabular file to read as per-episode metrics.
 
     Returns:
         The run id.
 
     Raises:
-        ImportFormatError: the file is missing or malformed (nothing is imported).
+        ImportFormatError: the file is missing or malformed (nothing is imported), or holds
+            several policies (use :func:`import_runs`).
         StoreError: a run with that id already exists.
         InvalidParameterError: an unknown ``format``.
 
@@ -438,29 +547,31 @@ def import_results(
     [('task=pick', 0, 0), ('task=pick', 1, 0), ('task=place', 0, 0)]
     """
     path = Path(path)
-    if format is None:
-        fmt = infer_import_format(path)
-    elif format in IMPORT_FORMATS:
-        fmt = format
-    else:
-        raise InvalidParameterError(
-            f"import format must be one of {', '.join(IMPORT_FORMATS)}; got {format!r}"
-        )
-    stem = _stem(path, fmt)
-    run_id = stem if run_id is None else run_id
-    if store.get_run(run_id) is not None:
-        raise StoreError(
-            f"run {run_id!r} already exists in {store.path}; give another run id to import "
-            f"{path} as a new run"
-        )
-    if not path.is_file():
+    fmt = _resolve_format(path, format)
+    if fmt == "paired-csv":
         raise ImportFormatError(
-            f"cannot import {path}: expected a {fmt} file; got no such file",
+            f"cannot import {path}: expected one policy's results; got a paired file (several "
+            "policies side by side): import it with import_runs (the CLI does)",
             path=str(path),
             where="file",
         )
+    ids = import_runs(store, path, format=fmt, run_id=run_id, policy=policy, panel=panel,
+                      factors=factors, metrics=metrics)
+    return ids[0]
 
-    table = _READERS[fmt](path)
+
+def _plan(
+    store: RunStore,
+    path: Path,
+    fmt: str,
+    table: _Table,
+    run_id: str,
+    policy: str | None,
+    panel: Panel | None,
+    stem: str,
+) -> tuple[RunManifest, list[EpisodeRecord], list[_Row]]:
+    """Validate one table and build its manifest and records (nothing written)."""
+    del store
     if not table.rows:
         raise _fail(path, "file", None, "at least one episode row", _Text("no rows"))
     checker = _Checker(path, table, panel)
@@ -478,6 +589,8 @@ def import_results(
         extra = dict(row.extra)
         seed = row.values.get("condition_seed")
         if panel is not None:
+            if seed is not None and seed != checker.seeds[row.key]:
+                extra["source_seed"] = seed
             seed = checker.seeds[row.key]
         elif seed is None:
             from evalband.panel import default_condition_seed
@@ -507,7 +620,9 @@ def import_results(
             )
         except InvalidInputError as exc:  # pragma: no cover - the checks above come first
             raise _fail(path, row.where, None, "a valid episode", _Text(str(exc))) from None
-    records.sort(key=lambda r: r.key)
+    order_ = sorted(range(len(records)), key=lambda i: records[i].key)
+    records = [records[i] for i in order_]
+    rows = [rows[i] for i in order_]
 
     manifest = _manifest(
         the_panel,
@@ -520,8 +635,35 @@ def import_results(
         table=table,
         column_policy=column_policy,
     )
-    store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
-    return run_id
+    return manifest, records, rows
+
+
+def _find_media(path: Path, given: str) -> Path | None:
+    """A media file named by a source: as given, or relative to the source's directory."""
+    candidate = Path(given)
+    base = path if path.is_dir() else path.parent
+    for option in (candidate, base / candidate, base.parent / candidate):
+        if option.is_file():
+            return option
+    return None
+
+
+def _attach_media(
+    store: RunStore, path: Path, records: list[EpisodeRecord], rows: list[_Row]
+) -> None:
+    """Copy the videos the rows name beside the store and reference them from the records."""
+    from evalband.store._media import store_media_file
+
+    for record, row in zip(records, rows, strict=True):
+        refs: list[dict[str, Any]] = []
+        for given in row.media:
+            found = _find_media(path, given)
+            if found is None:
+                refs.append({"path": given, "kind": "video", "missing": True})
+            else:
+                refs.append({**store_media_file(store.path, found), "path": given})
+        if refs:
+            record.extra["media"] = refs
 
 
 def _manifest(
@@ -552,11 +694,13 @@ def _manifest(
         "imported_from": {
             "path": str(path.resolve()),
             "format": fmt,
-            "sha256": _sha256(path),
+            "sha256": _sha256(path) if path.is_file() else None,
             "episodes": n_rows,
         },
         **table.manifest_extra,
     }
+    if table.notes:
+        extra["import_notes"] = list(table.notes)
     if inferred:
         extra["panel_inferred"] = True
     if column_policy is not None and column_policy != policy:
