@@ -65,6 +65,11 @@ def run(
     report: Path | None = typer.Option(
         None, "--report", help="Also write the run's HTML report (plots, no network) here."
     ),
+    record: str | None = typer.Option(
+        None, "--record",
+        help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
+        "'video' extra and an env with render_mode='rgb_array').",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -88,6 +93,7 @@ def run(
             address=address,
             errors_as_failures=errors_as_failures,
             batch_size=batch,
+            record_video=record,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,
