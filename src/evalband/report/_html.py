@@ -476,11 +476,17 @@ def report_html(data: ReportData) -> str:
     plots, outcomes = _plots_section(data)
     sections = [_verdict_section(data), _slices_section(data), _aggregate_section(data), plots,
                 outcomes]
+    if data.clips:
+        from evalband.report._clips import clips_html
+
+        sections.insert(2, _section("clips", "Clips", clips_html(data.clips,
+                                                                data.clips_left_out)))
     if data.is_comparison:
         sections.append(_runs_section(data))
     sections.append(_repro_section(data))
-    toc = [("verdict", "Verdict"), ("slices", "Slices"), ("aggregate", "Aggregate"),
-           ("plots", "Plots"), ("outcomes", "Outcomes")]
+    toc = [("verdict", "Verdict"), ("slices", "Slices")]
+    toc += [("clips", "Clips")] if data.clips else []
+    toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
     toc += [("runs", "Runs")] if data.is_comparison else []
     toc += [("reproducibility", "Reproducibility")]
     nav = ('<nav class="toc">' + "".join(f'<a href="#{k}">{_E(t)}</a>' for k, t in toc)
