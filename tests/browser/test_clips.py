@@ -1,4 +1,5 @@
-"""Recorded clips in real headless Chromium: the offline report plays them, the viewer serves them."""
+"""Recorded clips in real headless Chromium: an offline report plays them, the viewer serves
+them."""
 
 from __future__ import annotations
 
