@@ -10,18 +10,18 @@ Frames are encoded in the worker with PyAV (FFmpeg's libraries, shipped in the `
 the ``video`` extra) and travel back with the record; the driver stores each clip beside the
 store by its sha256 (:mod:`evalband.store._media`) and references it from the record's
 ``extra["media"]``, so a Ray worker on another machine needs no access to the store.
-Rendering time is taken out of the episode's ``env_ms``.
+Rendering time is taken out of the episode's ``env_ms``; what filming cost (drawing and
+encoding, milliseconds) is kept in ``extra["media_ms"]`` of each filmed episode.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
+import io
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -119,28 +119,10 @@ def encode_video(frames: Sequence[np.ndarray], fps: float = 10.0, codec: str = "
     first = np.asarray(frames[0])
     height, width = first.shape[0] + first.shape[0] % 2, first.shape[1] + first.shape[1] % 2
     container_format, codec_name = ("mp4", "libx264") if codec == "h264" else ("webm", "libvpx-vp9")
-    # faststart: the index first, so a browser starts playing before the whole file arrived
-    # (faststart rewrites the file at the end, so the clip is written to a temporary file)
-    options = {"movflags": "faststart"} if codec == "h264" else {}
-    folder = tempfile.mkdtemp(prefix="evalband-clip-")
-    target = os.path.join(folder, f"clip.{container_format}")
-    try:
-        _encode(av, target, container_format, options, codec_name, codec, fps, frames,
-                width, height)
-        with open(target, "rb") as fh:
-            return fh.read()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _encode(
-    av: Any, target: str, container_format: str, options: dict[str, str], codec_name: str,
-    codec: str, fps: float, frames: Sequence[np.ndarray], width: int, height: int,
-) -> None:
-    from fractions import Fraction
-
+    buffer = io.BytesIO()
     rate = Fraction(fps).limit_denominator(1000)
-    with av.open(target, mode="w", format=container_format, options=options) as container:
+    reformatter = _reformatter(av)
+    with av.open(buffer, mode="w", format=container_format) as container:
         stream = container.add_stream(codec_name, rate=rate)
         stream.width, stream.height = width, height
         stream.pix_fmt = "yuv420p"
@@ -155,10 +137,27 @@ def _encode(
                 padded = np.zeros((height, width, 3), dtype=np.uint8)
                 padded[: image.shape[0], : image.shape[1]] = image
                 image = padded
-            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+            rgb = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
+            for packet in stream.encode(reformatter.reformat(rgb, format="yuv420p")):
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
+    return buffer.getvalue()
+
+
+_REFORMATTERS: dict[int, Any] = {}
+
+
+def _reformatter(av: Any) -> Any:
+    """One RGB -> YUV converter per thread (it keeps its scaler between frames and clips)."""
+    import threading
+
+    from av.video.reformatter import VideoReformatter
+
+    key = threading.get_ident()
+    if key not in _REFORMATTERS:
+        _REFORMATTERS[key] = VideoReformatter()
+    return _REFORMATTERS[key]
 
 
 class _Filming:
@@ -190,6 +189,27 @@ class _Filming:
         return out
 
 
+def _attach_clip(record: EpisodeRecord, frames: list[np.ndarray], plan: RecordPlan,
+                 render_s: float) -> EpisodeRecord:
+    """Encode a filmed episode's frames and attach the clip (runs on the encoder thread)."""
+    encode_s = 0.0
+    if plan.keeps(record) and frames:
+        t0 = time.perf_counter()
+        try:
+            data = encode_video(frames, plan.fps, plan.codec)
+        except Exception as exc:  # noqa: BLE001 - a clip that fails never fails the run
+            record.extra["media_error"] = f"{type(exc).__name__}: {exc}"
+        else:
+            encode_s = time.perf_counter() - t0
+            content_type = "video/mp4" if plan.codec == "h264" else "video/webm"
+            record.extra[PENDING] = [
+                {"data": data, "content_type": content_type, "frames": len(frames)}
+            ]
+    # what filming cost this episode: drawing the frames and encoding the clip
+    record.extra["media_ms"] = round(1000.0 * (render_s + encode_s), 3)
+    return record
+
+
 def play_recorded(
     task: Any,
     specs: Sequence[EpisodeSpec],
@@ -197,27 +217,37 @@ def play_recorded(
     policy: Callable[[Any], Any],
     play: Callable[[Any, Callable[[Any], Any], EpisodeSpec, Any], EpisodeRecord],
 ) -> Iterator[EpisodeRecord]:
-    """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks."""
+    """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
+
+    Clips are encoded on one background thread (PyAV releases the GIL while it converts and
+    encodes), so the next episode plays meanwhile; records are still yielded in spec order,
+    a filmed one once its clip is ready.
+    """
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     plan: RecordPlan = task.record
-    for spec in specs:
-        if not plan.films(spec):
-            yield play(env, policy, spec, task)
-            continue
-        camera = _Filming(env)
-        record = play(camera, policy, spec, task)
-        if record.env_ms is not None:
-            record = replace(record, env_ms=max(0.0, record.env_ms - camera.render_s * 1000.0))
-        if plan.keeps(record) and camera.frames:
-            try:
-                data = encode_video(camera.frames, plan.fps, plan.codec)
-            except Exception as exc:  # noqa: BLE001 - a clip that fails never fails the run
-                record.extra["media_error"] = f"{type(exc).__name__}: {exc}"
+    waiting: deque[Future[EpisodeRecord]] = deque()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalband-encode") as encoder:
+        for spec in specs:
+            if not plan.films(spec):
+                record = play(env, policy, spec, task)
+                done: Future[EpisodeRecord] = Future()
+                done.set_result(record)
+                waiting.append(done)
             else:
-                content_type = "video/mp4" if plan.codec == "h264" else "video/webm"
-                record.extra[PENDING] = [
-                    {"data": data, "content_type": content_type, "frames": len(camera.frames)}
-                ]
-        yield record
+                camera = _Filming(env)
+                record = play(camera, policy, spec, task)
+                if record.env_ms is not None:
+                    record = replace(
+                        record, env_ms=max(0.0, record.env_ms - camera.render_s * 1000.0)
+                    )
+                waiting.append(encoder.submit(_attach_clip, record, camera.frames, plan,
+                                              camera.render_s))
+            while waiting and waiting[0].done():
+                yield waiting.popleft().result()
+        while waiting:
+            yield waiting.popleft().result()
 
 
 def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord:
