@@ -66,8 +66,8 @@ def _played(store: RunStore, run_id: str) -> list[tuple[Any, str, int]]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Time plain and filmed runs, paired; returns the result dict."""
-    per_cell = 10 if quick else 50
-    repeats = 3 if quick else 7
+    per_cell = 5 if quick else 50
+    repeats = 2 if quick else 7
     panel = pusht_panel(per_cell)
     n = len(panel.episode_specs())
     sample = f"sample:{round(SHARE * n)}"
