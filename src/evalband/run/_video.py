@@ -123,7 +123,7 @@ def encode_video(frames: Sequence[np.ndarray], fps: float = 10.0, codec: str = "
     rate = Fraction(fps).limit_denominator(1000)
     reformatter = _reformatter(av)
     with av.open(buffer, mode="w", format=container_format) as container:
-        stream = container.add_stream(codec_name, rate=rate)
+        stream: Any = container.add_stream(codec_name, rate=rate)  # a video stream
         stream.width, stream.height = width, height
         stream.pix_fmt = "yuv420p"
         stream.thread_count = 1  # small frames: threads cost more than they save
