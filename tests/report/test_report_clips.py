@@ -152,3 +152,16 @@ def test_viewer_range_requests(filmed: RunStore) -> None:
             urllib.request.urlopen(f"{server.url}media/..%2Fruns.sqlite")
         page = urllib.request.urlopen(f"{server.url}run/filmed/episodes").read().decode()
         assert page.count('href="/media/') == 4 and "data-f-start=" in page
+
+
+def test_report_breaks_failures_down_by_reason(store: RunStore, tmp_path: Path) -> None:
+    from evalband.store import import_results
+
+    path = tmp_path / "lab.csv"
+    path.write_text("episode,embodiment,success,failure_mode\n0,arm,1,\n1,arm,0,slipped\n"
+                    "2,arm,0,slipped\n3,arm,0,<dropped>\n")
+    run = import_results(store, path)
+    page = render_html([run], store)
+    table = page[page.index("Why episodes did not succeed"):]
+    assert re.search(r"failure: slipped</td>\s*<td[^>]*>2<", table)
+    assert "failure: &lt;dropped&gt;" in table  # escaped

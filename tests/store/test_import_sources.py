@@ -318,3 +318,32 @@ def test_plain_csv_extra_columns(store: RunStore, tmp_path: Path) -> None:
     with pytest.raises(ImportFormatError, match="line 2, column 'notes': expected a number"):
         import_results(store, path, run_id="lab3", metrics=["notes"])
     assert snapshot(store) == before
+
+
+# -- malformed sources: refused whole, with where and what ---------------------------------------
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("paired.csv", "run,a_success,b_success,a_time\n0,1,0,8.5\n1,0,1,slow\n",
+     r"line 3, column 'a_time': expected a number; got 'slow'"),
+    ("traj.json", json.dumps({"env_info": {"max_episode_steps": 5},
+                              "episodes": [{"episode_seed": 1, "elapsed_steps": 5}]}),
+     r"episodes\[0\], column 'success': expected true/false"),
+    ("robots.csv", "episode,sucess\n0,1\n", r"line 1 \(header\), column 'sucess': expected a "
+     r"known column \(did you mean 'success'\?"),
+])
+def test_malformed_sources_are_refused_whole(
+    store: RunStore, tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    before = snapshot(store)
+    with pytest.raises(ImportFormatError, match=message):
+        import_runs(store, path)
+    assert snapshot(store) == before
+
+
+def test_a_directory_of_nothing_known_is_refused(store: RunStore, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ImportFormatError, match="SimplerEnv result tree"):
+        import_results(store, tmp_path)

@@ -395,6 +395,14 @@ def _resolve_format(path: Path, format: str | None) -> str:
             where="file",
         )
     detected = detect_format(path)
+    if detected is None and path.is_dir():
+        raise ImportFormatError(
+            f"cannot import {path}: expected an artifact bundle (manifest.json), a SimplerEnv "
+            "result tree ({success,failure}_obj_...mp4) or paired CSVs (<arm>_success columns); "
+            "got a directory with none of them",
+            path=str(path),
+            where="directory",
+        )
     return detected if detected is not None else infer_import_format(path)
 
 
