@@ -276,7 +276,8 @@ def _outcome_table(data: ReportData) -> str:
 
 def _reason_table(data: ReportData) -> str:
     """Why episodes did not succeed, per run and slice, when the records say (an imported
-    failure-mode column, ``extra["reason"]``, or an error's message)."""
+    failure-mode column, ``extra["reason"]``, or an error's message).
+    """
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
         for r in v.data.records:
