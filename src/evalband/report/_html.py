@@ -275,8 +275,9 @@ def _outcome_table(data: ReportData) -> str:
 
 
 def _reason_table(data: ReportData) -> str:
-    """Why episodes did not succeed, per run and slice, when the records say (an imported
-    failure-mode column, ``extra["reason"]``, or an error's message).
+    """Why episodes did not succeed, per run and cell, where the records say.
+
+    The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
