@@ -84,10 +84,13 @@ def choose_clips(
         budget_bytes: most bytes of video in all.
     """
     regressed = _regressed(comparisons)
-    candidates: list[tuple[tuple[int, int], str, EpisodeRecord, dict[str, Any], str | None]] = []
+    candidates: list[tuple[tuple[int, int], str, EpisodeRecord, dict[str, Any], str | None]]
+    candidates = []
     for order, view in enumerate(views):
         slices = regressed.get(view.run_id, [])
-        for record in sorted(view.data.records, key=lambda r: r.key):
+        for record in view.data.records:  # most records have no media: sort the few that do
+            if not record.extra.get("media"):
+                continue
             for ref in record.media:
                 if ref.get("kind", "video") != "video" or "sha256" not in ref:
                     continue
@@ -96,7 +99,7 @@ def choose_clips(
                 failed = not record.success
                 group = 0 if failed and hit else 1 if failed else 2
                 candidates.append(((group, order), view.run_id, record, ref, hit))
-    candidates.sort(key=lambda c: c[0])
+    candidates.sort(key=lambda c: (c[0], c[2].key))
     chosen: list[Clip] = []
     used = 0
     for _, run_id, record, ref, hit in candidates:
