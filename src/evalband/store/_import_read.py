@@ -1,5 +1,12 @@
 """Reading and checking the values of imported result files (CSV, JSONL, Parquet, lerobot).
 
+lerobot's layouts are those ``src/lerobot/scripts/lerobot_eval.py`` (huggingface/lerobot)
+writes: ``eval_policy`` returns ``per_episode`` (``episode_ix``, ``sum_reward``, ``max_reward``,
+``success``, ``seed``), ``aggregated`` and, when rendering, a top-level ``video_paths`` of
+``eval_episode_<i>.mp4`` for the first episodes in order; ``eval_policy_all`` writes
+``per_task`` entries whose ``metrics`` hold per-episode lists (``sum_rewards``,
+``max_rewards``, ``successes``, ``video_paths``) and no seeds.
+
 The parsing half of :mod:`evalband.store._importers`: each reader returns a table of raw
 rows with their file positions; each value check raises a one-line
 :class:`~evalband.errors.ImportFormatError` naming the row and the column.
