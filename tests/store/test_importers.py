@@ -29,7 +29,7 @@ from evalband.errors import (
 )
 from evalband.panel import Panel, default_condition_seed, panel_from_yaml
 from evalband.store import IMPORT_COLUMNS, IMPORT_FORMATS, RunStore, import_results
-from evalband.store._import_read import LEROBOT_SEED_PAIRING
+from evalband.store._import_lerobot import LEROBOT_SEED_PAIRING
 from evalband.store._importers import LEROBOT_PAIRING, infer_import_format
 
 # -- ground truth ------------------------------------------------------------------------------
