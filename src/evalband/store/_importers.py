@@ -1,15 +1,14 @@
-"""Import results produced elsewhere (CSV, JSONL, Parquet, lerobot ``eval_info.json``) as a run.
+"""Import results produced elsewhere as runs: the field's own outputs, told apart by content.
 
-A tabular file holds one row per attempted episode, with the columns of the
-:class:`~evalband.episode.EpisodeRecord` (see ``docs/imports.md``): ``success`` (0/1) or
-``outcome`` is enough; slices come as ``slice.<factor>`` columns or a ``cell`` key. lerobot-eval's
-``eval_info.json`` holds per-task ``successes`` lists (or a single-task ``per_episode`` list) and
-no per-episode condition seeds, so its episodes pair by episode index within task.
+Readers: tabular files (CSV, JSONL, Parquet; :mod:`._import_read`, extra columns classified by
+:mod:`._import_columns`), lerobot-eval's ``eval_info.json`` (:mod:`._import_lerobot`), and
+openpi's LIBERO logs, SimplerEnv result trees, paired CSVs and ManiSkill ``RecordEpisode``
+trajectories (:mod:`._import_sources`). Rows are checked in file order (:mod:`._import_check`).
 
 Everything is validated before anything is written; the run manifest and all episodes are then
-stored in one transaction. A bad file is rejected whole with an
-:class:`~evalband.errors.ImportFormatError` naming the file, the row and the column of the first
-problem, and the store is left as it was.
+stored in one transaction (the videos a source names are first copied beside the store by
+content). A bad file is rejected whole with an :class:`~evalband.errors.ImportFormatError`
+naming the file, the row and the column of the first problem, and the store is left as it was.
 """
 
 from __future__ import annotations
