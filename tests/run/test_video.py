@@ -77,3 +77,16 @@ def test_webm_clips_decode() -> None:
     frames = [np.full((31, 33, 3), 10 * i, np.uint8) for i in range(6)]
     clip = encode_video(frames, fps=5, codec="vp9")
     assert clip[:4] == b"\x1a\x45\xdf\xa3"  # EBML: a WebM file
+
+
+def test_a_clip_too_large_to_hold_stops_and_says_so(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalband.run._video as video
+
+    monkeypatch.setattr(video, "MAX_RAW_BYTES", 5 * 96 * 96 * 3)  # five frames
+    run_id, _ = run_panel(pusht_panel(episodes=1, steps=8), "pusht:expert", store,
+                          run_id="capped", record_video="all")
+    for r in store.episode_records(run_id):
+        assert r.media[0]["frames"] == 5
+        assert "stops after 5 frames" in r.extra["media_note"]

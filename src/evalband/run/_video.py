@@ -160,6 +160,11 @@ def _reformatter(av: Any) -> Any:
     return _REFORMATTERS[key]
 
 
+MAX_RAW_BYTES = 512 * 1024 * 1024
+"""Most bytes of raw frames one episode keeps before encoding; later frames are dropped (and
+the record says so in ``extra["media_note"]``)."""
+
+
 class _Filming:
     """An env seen through a camera: frames after ``reset`` and after every ``step``."""
 
@@ -167,6 +172,8 @@ class _Filming:
         self._env = env
         self.frames: list[np.ndarray] = []
         self.render_s = 0.0
+        self.raw_bytes = 0
+        self.dropped = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
@@ -175,7 +182,12 @@ class _Filming:
         t0 = time.perf_counter()
         frame = self._env.render()
         if frame is not None:
-            self.frames.append(np.asarray(frame))
+            image = np.asarray(frame)
+            if self.raw_bytes + image.nbytes > MAX_RAW_BYTES:
+                self.dropped += 1
+            else:
+                self.frames.append(image)
+                self.raw_bytes += image.nbytes
         self.render_s += time.perf_counter() - t0
 
     def reset(self, **kwargs: Any) -> Any:
@@ -241,6 +253,12 @@ def play_recorded(
                 if record.env_ms is not None:
                     record = replace(
                         record, env_ms=max(0.0, record.env_ms - camera.render_s * 1000.0)
+                    )
+                if camera.dropped:
+                    record.extra["media_note"] = (
+                        f"the clip stops after {len(camera.frames)} frames: the last "
+                        f"{camera.dropped} were over the {MAX_RAW_BYTES >> 20} MiB of raw "
+                        "frames one episode may hold"
                     )
                 waiting.append(encoder.submit(_attach_clip, record, camera.frames, plan,
                                               camera.render_s))
