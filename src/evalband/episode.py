@@ -167,6 +167,24 @@ class EpisodeRecord:
         """Success without human assistance."""
         return self.success and not self.assisted
 
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Per-episode numeric metrics (``extra["metrics"]``; empty when none were recorded)."""
+        value = self.extra.get("metrics")
+        return dict(value) if isinstance(value, dict) else {}
+
+    @property
+    def media(self) -> list[dict[str, Any]]:
+        """References to the episode's stored media (``extra["media"]``; see ``evalband.store``).
+
+        Each is a dict with ``kind`` (``"video"``), ``content_type`` and ``sha256`` (the file
+        ``<store dir>/media/<sha256>.<ext>``), and ``path`` for an imported file.
+        """
+        value = self.extra.get("media")
+        if not isinstance(value, list):
+            return []
+        return [dict(ref) for ref in value if isinstance(ref, dict)]
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (outcome as its string value)."""
         out = asdict(self)

@@ -34,6 +34,8 @@ class RunTask:
         batch: step episodes in lockstep when the env and policy support it.
         batch_size: ``0`` plays one episode at a time; ``N >= 1`` plays up to ``N`` episodes
             in lockstep with one policy call per step (:mod:`evalband.run._lockstep`).
+        record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
+            a time then); ``None`` films nothing.
     """
 
     run_id: str
@@ -44,6 +46,7 @@ class RunTask:
     budget_steps: int = 1
     batch: bool = True
     batch_size: int = 0
+    record: Any = None
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, Callable[[Any], Any]]] = {}
@@ -242,6 +245,11 @@ def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[Episo
     With ``task.batch_size`` set, episodes are played in lockstep and yielded as they finish.
     """
     env, policy = _env_and_policy(task)
+    if task.record is not None:  # filming: one episode at a time, frames from env.render()
+        from evalband.run._video import play_recorded
+
+        yield from play_recorded(task, specs, env, policy, play_episode)
+        return
     if task.batch_size:
         from evalband.run._lockstep import play_lockstep
 
