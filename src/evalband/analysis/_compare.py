@@ -23,7 +23,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -355,7 +355,7 @@ class PairTable:
         return self.both + self.baseline_only + self.candidate_only + self.neither > 0
 
     def __add__(self, other: PairTable) -> PairTable:
-        return PairTable(*(x + y for x, y in zip(astuple(self), astuple(other), strict=True)))
+        return PairTable(*(getattr(self, f) + getattr(other, f) for f in _TABLE_FIELDS))
 
     def difference_counts(self) -> dict[str, int]:
         """Counts in the form :func:`evalband.stats.diff_paired` / the MOVER take."""
@@ -364,6 +364,9 @@ class PairTable:
                     "b_only": self.baseline_only, "neither": self.neither}
         return {"k_a": self.k_candidate, "n_a": self.n_candidate, "k_b": self.k_baseline,
                 "n_b": self.n_baseline}
+
+
+_TABLE_FIELDS = tuple(f.name for f in fields(PairTable))
 
 
 def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:

@@ -141,20 +141,13 @@ def holm_decisions(p_values: Sequence[float] | NDArray[np.float64], alpha: float
     >>> d.rejected.tolist(), d.levels.tolist()
     ([True, False, False, True], [0.016666666666666666, 0.025, 0.025, 0.0125])
     """
-    from evalband.stats._multiplicity import holm
+    from evalband.stats._multiplicity import holm_levels
 
     p = np.asarray(p_values, dtype=np.float64)
-    m = p.size
-    adjusted = holm(p) if m else p.copy()
-    rejected = adjusted <= alpha
-    order = np.argsort(p, kind="mergesort")
-    levels = np.empty(m, dtype=np.float64)
-    k = int(rejected.sum())
-    for rank, idx in enumerate(order):  # rank 0-based: step r = rank + 1
-        if rejected[idx]:
-            levels[idx] = alpha / (m - rank)
-        else:
-            levels[idx] = alpha / (m - k)
+    if p.size == 0:
+        empty = np.empty(0, dtype=np.float64)
+        return HolmDecision(empty, empty.copy(), np.empty(0, dtype=np.bool_), float(alpha))
+    adjusted, rejected, levels = holm_levels(p, alpha)
     return HolmDecision(adjusted, levels, rejected, float(alpha))
 
 
