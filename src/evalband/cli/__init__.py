@@ -21,6 +21,7 @@ app = typer.Typer(
 
 def _register() -> None:
     from evalband.cli import (
+        _calibrate,
         _compare,
         _harness,
         _report,
@@ -34,6 +35,7 @@ def _register() -> None:
     _stats.register(app)
     _runs.register(app)
     _compare.register(app)
+    _calibrate.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)
