@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
+if TYPE_CHECKING:
+    from evalband.analysis._calibrate import Rate
+
 __all__ = ["register"]
 
 
-def _pct(rate: object) -> str:
-    r = rate  # a Rate
-    return (f"{100 * r.rate:5.1f}%  [{100 * r.low:.1f}, {100 * r.high:.1f}]"  # type: ignore[attr-defined]
-            )
+def _pct(r: Rate) -> str:
+    return f"{100 * r.rate:5.1f}%  [{100 * r.low:.1f}, {100 * r.high:.1f}]"
 
 
 def calibrate(
@@ -73,8 +76,9 @@ def calibrate(
         emit_json(result.as_dict())
         return
     alpha = 1 - confidence
+    design = "unpaired" if unpaired else f"paired, phi = {correlation:g}"
     console.print(f"panel {panel.name}: {reps} simulated comparisons of identical policies "
-                  f"({'paired, phi = ' + format(correlation, 'g') if not unpaired else 'unpaired'})")
+                  f"({design})")
     console.print(f"  false 'regression'        {_pct(result.false_regression)}   "
                   f"(stated: <= {100 * alpha / 2:g}%)")
     console.print(f"  false 'hidden regression' {_pct(result.false_hidden_regression)}")
