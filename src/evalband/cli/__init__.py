@@ -1,4 +1,12 @@
-"""The ``evalband`` command line (typer): thin commands that parse, call the API, render."""
+"""The ``evalband`` command line (typer): thin commands that parse, call the API, render.
+
+Start-up is part of the interface: ``evalband --help``, ``ci`` and ``power`` answer in about
+a tenth of a second. Command modules import only typer and the standard library at the
+top; numpy, scipy, pandas, rich tables and the rest load inside the command that uses
+them (``tests/cli/test_cli_startup.py`` guards the import set of ``--help``). Help is
+plain text (rich's help formatter imports a markdown parser, ~0.15 s), and plain values
+skip typer's pydantic coercion (:mod:`evalband.cli._coerce`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import sys
 
 import typer
 
+from evalband.cli._coerce import install as _install_plain_coercion
 from evalband.errors import EvalbandError
 
 __all__ = ["app", "main"]
@@ -16,7 +25,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help; sub-apps inherit it
 )
+_install_plain_coercion()
 
 
 def _register() -> None:
