@@ -55,11 +55,38 @@ def _register() -> None:
 _register()
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """``app``, or for a top-level command an app that holds only that command.
+
+    typer builds the parser of every registered command (signatures, type hints) before
+    it dispatches; ``evalband ci 8 20`` needs one. The one-command app keeps the group
+    form (a no-op callback), so usage lines, help and errors read as with ``app``.
+    """
+    if not args or args[0].startswith("-"):
+        return app
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (callback.__name__.lower().replace("_", "-") if callback else "")
+        if name == args[0]:
+            one = typer.Typer(
+                name=app.info.name, help=app.info.help, add_completion=False,
+                pretty_exceptions_enable=False, rich_markup_mode=app.rich_markup_mode,
+            )
+            one.callback()(_group)
+            one.registered_commands.append(info)
+            return one
+    return app
+
+
+def _group() -> None:
+    """The one-command app's group callback (does nothing)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with one line on stderr, never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=args, standalone_mode=False, prog_name="evalband")
+        result = _app_for(args)(args=args, standalone_mode=False, prog_name="evalband")
     except EvalbandError as exc:
         sys.stderr.write(f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}\n")
         return 2

@@ -38,11 +38,14 @@ def _leaf(annotation: Any, info: Any, value: Any) -> Any:
     if annotation is bool:
         return value if isinstance(value, bool) else _UNDECIDED
     if annotation is int or annotation is float:
-        if not isinstance(value, str) or info.clamp:
+        if info.clamp:
             return _UNDECIDED
-        if not (_INT if annotation is int else _FLOAT).fullmatch(value):
+        if type(value) is annotation:  # a default value
+            number = value
+        elif isinstance(value, str) and (_INT if annotation is int else _FLOAT).fullmatch(value):
+            number = annotation(value)
+        else:
             return _UNDECIDED
-        number = annotation(value)
         if (info.min is not None and number < info.min) or (
             info.max is not None and number > info.max
         ):
@@ -131,5 +134,6 @@ def install() -> bool:
         )
 
     build_runtime_param.evalband_plain = True  # type: ignore[attr-defined]
+    build_runtime_param.typer_original = original  # type: ignore[attr-defined]
     typer.core.build_runtime_param = build_runtime_param  # type: ignore[attr-defined]
     return True

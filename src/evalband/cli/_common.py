@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -17,9 +16,10 @@ __all__ = [
 
 
 
-# What rich would change in a printed string: a markup tag, an emoji code, a tab or a
-# control character. A string with none of them prints as itself, without loading rich.
-_RICH_SYNTAX = re.compile(r"\[[a-z#/@]|:\S*:|[^\n\x20-\x7e\xa0-\U0010ffff]")
+# What rich would change in a printed string: a markup tag or an emoji code (and tabs or
+# control characters, which str.isprintable refuses). A string with none of them prints as
+# itself, without loading rich.
+_RICH_SYNTAX = re.compile(r"\[[a-z#/@]|:\S*:")
 
 
 class _Out:
@@ -33,7 +33,7 @@ class _Out:
     def print(self, *objects: Any, **kwargs: Any) -> None:
         if not kwargs and all(isinstance(o, str) for o in objects):
             text = " ".join(objects)
-            if not _RICH_SYNTAX.search(text):
+            if text.replace("\n", "").isprintable() and not _RICH_SYNTAX.search(text):
                 sys.stdout.write(text + "\n")
                 return
         from rich.console import Console
@@ -76,6 +76,8 @@ def _clean(value: Any) -> Any:
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON (NaN/inf as null) on stdout."""
+    import json
+
     sys.stdout.write(json.dumps(_clean(data), indent=2, default=str) + "\n")
 
 
