@@ -66,6 +66,10 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
+    if backend == "process":  # the workers start while this process loads what it needs
+        from evalband.run._pool import prestart
+
+        prestart(workers or 1)
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy

@@ -120,7 +120,9 @@ class ProcessBackend:
     """Plays chunks of episodes in a pool of worker processes (forkserver context).
 
     The driver helps while the workers start: until the first worker is up it plays chunks
-    from the back of the queue in its own process (same code, same records).
+    from the back of the queue in its own process (same code, same records). The pool is
+    the session's warm one (:func:`~evalband.run._pool.warm_pool`): a second run in the
+    same Python process starts no workers.
     """
 
     name = "process"
@@ -137,10 +139,11 @@ class ProcessBackend:
         Chunks shrink as the work runs out (:func:`guided_chunks`); while the workers start,
         the driver plays the last (smallest) chunks itself.
         """
-        import multiprocessing
         import threading
         from collections import deque
-        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+
+        from evalband.run._pool import forkserver_context, warm_pool
 
         if not specs:
             return
@@ -148,12 +151,13 @@ class ProcessBackend:
             chunks = chunked(specs, max(self.chunk_size, task.batch_size))
         else:
             chunks = guided_chunks(specs, self.workers, at_least=task.batch_size or 1)
-        context = multiprocessing.get_context("forkserver")
         # The forkserver imports what workers need once; each worker forks with it loaded
         # (instead of every worker importing numpy, gymnasium, mujoco... itself). Only takes
         # effect when this process starts its forkserver; a missing module is skipped.
-        context.set_forkserver_preload(["__main__", *worker_modules(task)])
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+        context = forkserver_context(worker_modules(task))
+        # The session's warm pool when it has one (an earlier run, or the command line's
+        # prestart): no start-up at all; it stays warm for the next run.
+        with warm_pool(self.workers, context) as pool:
             queue = deque(chunks)
             # The first submit starts a worker and blocks until it is forked: a fresh
             # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in
