@@ -12,9 +12,8 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from evalband.episode import EpisodeRecord
+from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError
-from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, execute_chunk, execute_chunk_list
 
 __all__ = [
