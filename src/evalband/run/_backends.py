@@ -85,19 +85,44 @@ def worker_modules(task: RunTask) -> list[str]:
     ...                        env="evalband/Reach1D-v0"))[:2]
     ['evalband.run._execute', 'evalband.envs.reach1d']
     """
-    from evalband.envs._resolve import env_class
     from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
 
     modules = ["evalband.run._execute"]
-    cls = env_class(task.env)
-    if cls is not None:
-        modules.append(cls.__module__)
+    env_module = _env_module(task.env)
+    if env_module is not None:
+        modules.append(env_module)
     policy = BUILTIN_POLICIES.get(task.policy, task.policy)
     if policy.endswith(CHECKPOINT_SUFFIX):
         modules.append("evalband.policies.bc")
     elif ":" in policy:
         modules.append(policy.partition(":")[0])
     return modules
+
+
+def _env_module(env: str) -> str | None:
+    """The module defining an env id's class, read from its registration, not imported.
+
+    The driver of a process run need not import the env (MuJoCo, ...): only its workers do.
+
+    >>> _env_module("evalband/Reach1D-v0"), _env_module("pkg.mod:Env")
+    ('evalband.envs.reach1d', 'pkg.mod')
+    """
+    from evalband._imports import is_import_path
+
+    if is_import_path(env) and "/" not in env.partition(":")[2]:
+        return env.partition(":")[0]
+    import gymnasium
+
+    import evalband.envs  # noqa: F401  (registers the built-in env ids)
+    import evalband.envs._coin  # noqa: F401
+
+    try:
+        entry = gymnasium.spec(env).entry_point
+    except gymnasium.error.Error:
+        return None
+    if isinstance(entry, str):
+        return entry.partition(":")[0]
+    return getattr(entry, "__module__", None)
 
 
 class SerialBackend:
