@@ -24,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "bench_scaling",
-              "bench_batched", "bench_report", "bench_clustered", "bench_video")
+              "bench_batched", "bench_report", "bench_clustered", "bench_video",
+              "bench_startup")
 
 
 def machine() -> dict[str, Any]:

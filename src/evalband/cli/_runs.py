@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
-from evalband.cli._progress import RunProgress
 
 __all__ = ["register"]
 
@@ -73,6 +71,11 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
+    if backend == "process":  # the workers start while this process loads what it needs
+        from evalband.run._pool import prestart
+
+        prestart(workers or 1)
+    from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
     from evalband.run import run_panel
@@ -111,6 +114,8 @@ def run(
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the runs in the store, newest first."""
+    from rich.table import Table
+
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
@@ -286,6 +291,8 @@ def noise(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """The noise floor of a run: the swing of suites of M episodes, and the flip rate."""
+    from rich.table import Table
+
     from evalband.analysis import noise_floor
     from evalband.store import open_store
 

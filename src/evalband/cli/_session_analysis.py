@@ -14,10 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    escape,
+    store_path,
+)
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -95,6 +100,8 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 
 def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
+    from rich.table import Table
+
     from evalband.session import CONFIRMATORY
 
     prog = result.progress
@@ -257,6 +264,8 @@ def render_analysis(result: SessionAnalysis) -> None:
 
 def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
+    from rich.table import Table
+
     style = "bold red" if report.drifted else "green"
     console.print(f"[{style}]{escape(report.verdict)}[/]")
     table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")

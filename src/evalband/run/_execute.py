@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalband.envs._resolve import accepts_kwarg, env_class, make_env
-from evalband.episode import EpisodeRecord, Outcome
-from evalband.panel import EpisodeSpec
+from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 
 __all__ = ["RunTask", "execute_chunk", "resolve_task_policy"]
 

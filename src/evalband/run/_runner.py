@@ -205,7 +205,10 @@ def run_panel(
         panel_fingerprint=panel.fingerprint,
         env=panel.env,
         env_kwargs=env_kwargs,
-        budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
+        # dt only for a budget in seconds (finding it imports the env: MuJoCo for PushT)
+        budget_steps=panel.budget.resolve_steps(
+            _env_dt(panel) if panel.budget.steps is None else None
+        ),
         batch=batch,
         batch_size=lockstep,
         record=plan,
