@@ -677,7 +677,7 @@ def decide_family(
     alpha = 1.0 - confidence
     flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
-    decision = holm_decisions([prepared[i][2][j].p_value for i, j in flat], alpha)
+    decision = holm_decisions([float(prepared[i][2][j].p_value or 1.0) for i, j in flat], alpha)
     family = len(flat)
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
