@@ -27,7 +27,21 @@ from evalband.analysis._compare import (
 from evalband.episode import EpisodeRecord
 from evalband.labs.hidden_regression import hidden_regression_panel
 from evalband.panel import load_panel
-from evalband.report._markdown import comparison_markdown
+from evalband.report._html import _comparison_table
+from evalband.report._markdown import comparison_markdown, fmt_delta
+from evalband.report._terminal import comparison_renderables
+
+
+def _terminal_text(c) -> str:
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, width=400, color_system=None)
+    for item in comparison_renderables(c, plain=True):
+        console.print(item)
+    return out.getvalue()
 from evalband.stats._procedure import stratified_difference
 
 
@@ -150,6 +164,8 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
     (c,) = decide_family(base, [(base, False, rows, aggregate_from_tables(panel, tabs))],
                          power_statements=False)
     markdown = comparison_markdown([c])
+    terminal = _terminal_text(c)
+    html = _comparison_table(c)
     for r in c.slice_rows:
         decided = r.p_holm is not None and r.p_holm <= 0.05
         assert r.delta is not None and r.level is not None
@@ -159,8 +175,13 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
         assert (r.verdict == "improved") == (decided and r.delta["low"] > 0)
         raw = r.delta_unadjusted
         assert raw is not None and ((raw["low"] > 0 or raw["high"] < 0) == (r.p_value <= 0.05))
+        shown = fmt_delta(r.delta)  # the printed interval is the adjusted one, everywhere
         line = next(x for x in markdown.splitlines() if x.startswith(f"| {r.name} |"))
-        assert str(r.verdict) in line
+        assert str(r.verdict) in line and shown in line
+        term = next(x for x in terminal.splitlines() if x.strip().startswith(r.name + " "))
+        assert str(r.verdict) in term and shown in term
+        row_html = next(x for x in html.split("<tr")[1:] if f">{r.name}<" in x)
+        assert f">{r.verdict}<" in row_html and shown.split(" [")[0] in row_html
 
 
 @pytest.mark.parametrize("n", [10, 20])
