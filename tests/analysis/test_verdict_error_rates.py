@@ -30,6 +30,7 @@ from evalband.panel import load_panel
 from evalband.report._html import _comparison_table
 from evalband.report._markdown import comparison_markdown, fmt_delta
 from evalband.report._terminal import comparison_renderables
+from evalband.stats._procedure import stratified_difference
 
 
 def _terminal_text(c) -> str:
@@ -42,7 +43,6 @@ def _terminal_text(c) -> str:
     for item in comparison_renderables(c, plain=True):
         console.print(item)
     return out.getvalue()
-from evalband.stats._procedure import stratified_difference
 
 
 def panel_of(levels: dict[str, int], episodes: int):

@@ -21,16 +21,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from evalband.analysis._summary import counted
+from evalband.analysis._pairs import (
+    PairTable,
+    RunColumns,
+    cell_tables,
+    pair_table,
+    run_columns,
+)
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Panel
@@ -298,90 +304,19 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _intervened(record: EpisodeRecord) -> bool:
-    return record.assisted or record.interventions > 0
-
-
-def _rates(records: Sequence[EpisodeRecord]) -> tuple[float | None, float | None]:
-    """Unaided success rate and intervention rate (None when empty)."""
-    if not records:
+def _rates(cols: RunColumns, use: NDArray[np.bool_]) -> tuple[float | None, float | None]:
+    """Unaided success rate and intervention rate of the used records (None when none)."""
+    n = int(use.sum())
+    if not n:
         return None, None
-    n = len(records)
-    return (
-        sum(r.unaided_success for r in records) / n,
-        sum(_intervened(r) for r in records) / n,
-    )
+    return int(cols.unaided[use].sum()) / n, int(cols.intervened[use].sum()) / n
 
 
-def _mean_time(records: Sequence[EpisodeRecord]) -> float | None:
-    """Mean time to success among successes (its own denominator); None with no successes."""
-    times = [r.time_to_success_s for r in records if r.success and r.time_to_success_s is not None]
-    return sum(times) / len(times) if times else None
-
-
-def _p95(records: Sequence[EpisodeRecord]) -> float | None:
-    values = [r.latency_ms_p95 for r in records if r.latency_ms_p95 is not None]
-    return float(np.percentile(values, 95)) if values else None
-
-
-@dataclass
-class _Arms:
-    base: list[EpisodeRecord]
-    cand: list[EpisodeRecord]
-
-
-@dataclass(frozen=True)
-class PairTable:
-    """The counts a slice's (or a cell's) decision needs, and nothing else.
-
-    ``k_*``/``n_*``: each arm's successes and episodes (errors excluded unless counted as
-    failures); ``both`` .. ``neither``: matched pair types; ``unmatched``: episodes in one
-    run only. A table with no matched pair is compared unpaired.
-    """
-
-    k_baseline: int = 0
-    n_baseline: int = 0
-    k_candidate: int = 0
-    n_candidate: int = 0
-    both: int = 0
-    baseline_only: int = 0
-    candidate_only: int = 0
-    neither: int = 0
-    unmatched: int = 0
-
-    @property
-    def paired(self) -> bool:
-        """Whether any episodes pair."""
-        return self.both + self.baseline_only + self.candidate_only + self.neither > 0
-
-    def __add__(self, other: PairTable) -> PairTable:
-        return PairTable(*(getattr(self, f) + getattr(other, f) for f in _TABLE_FIELDS))
-
-    def difference_counts(self) -> dict[str, int]:
-        """Counts in the form :func:`evalband.stats.diff_paired` / the MOVER take."""
-        if self.paired:
-            return {"both": self.both, "a_only": self.candidate_only,
-                    "b_only": self.baseline_only, "neither": self.neither}
-        return {"k_a": self.k_candidate, "n_a": self.n_candidate, "k_b": self.k_baseline,
-                "n_b": self.n_baseline}
-
-
-_TABLE_FIELDS = tuple(f.name for f in fields(PairTable))
-
-
-def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:
-    """Count two runs' (already filtered) episodes into a :class:`PairTable`."""
-    base_by_key = {r.key: r.success for r in base}
-    cand_by_key = {r.key: r.success for r in cand}
-    matched = base_by_key.keys() & cand_by_key.keys()
-    tally = Counter((cand_by_key[k], base_by_key[k]) for k in matched)
-    return PairTable(
-        k_baseline=sum(r.success for r in base), n_baseline=len(base),
-        k_candidate=sum(r.success for r in cand), n_candidate=len(cand),
-        both=tally[True, True], baseline_only=tally[False, True],
-        candidate_only=tally[True, False], neither=tally[False, False],
-        unmatched=len(base_by_key.keys() ^ cand_by_key.keys()) if matched else 0,
-    )
+def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
+    """Mean time to success among successes (its own denominator); None with no times."""
+    times = cols.time_to_success[use & cols.success]
+    times = times[~np.isnan(times)]
+    return float(times.sum() / times.size) if times.size else None
 
 
 def _row_from_table(
@@ -441,40 +376,52 @@ def _row_from_table(
     )
 
 
-def _slice_counts(
+def _slice_row(
     kind: str,
     name: str,
     slices: Mapping[str, str],
-    arms: _Arms,
+    members: NDArray[np.bool_],
+    tables: Sequence[PairTable],
+    base: RunColumns,
+    cand: RunColumns,
     panel: Panel,
     *,
     errors_as_failures: bool,
     confidence: float = 0.95,
 ) -> SliceComparison:
-    """A slice row from two runs' episodes: counts, plus what only records carry."""
-    base = counted(arms.base, errors_as_failures)
-    cand = counted(arms.cand, errors_as_failures)
+    """A slice row from two runs' columns: summed cell tables, plus the episodes' extras.
+
+    The extras are what only episodes carry: errors, interventions, latency, time to success.
+    """
+    table = PairTable()
+    for i in np.flatnonzero(members):
+        table = table + tables[i]
+    in_b, in_c = members[base.cell], members[cand.cell]
+    use_b = in_b & base.counted(errors_as_failures)
+    use_c = in_c & cand.counted(errors_as_failures)
     reasons: list[str] = []
-    errors = (len(arms.base) - len(base)) + (len(arms.cand) - len(cand))
+    errors = int(in_b.sum() - use_b.sum() + in_c.sum() - use_c.sum())
     if errors:
         reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
                        "failures)")
-    unaided_b, int_b = _rates(base)
-    unaided_c, int_c = _rates(cand)
+    unaided_b, int_b = _rates(base, use_b)
+    unaided_c, int_c = _rates(cand, use_c)
     if int_b is not None and int_c is not None and int_c > int_b:
         reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
     budget = _budget_for(slices, panel.latency_budget_ms)
-    p95 = _p95(cand)
+    lat = cand.latency_p95[use_c]
+    lat = lat[~np.isnan(lat)]
+    p95 = float(np.percentile(lat, 95)) if lat.size else None
     excluded = budget is not None and p95 is not None and p95 > budget
     if excluded:
         reasons.append(
             f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
             "excluded from the positive-delta count"
         )
-    k_b, n_b = sum(r.success for r in base), len(base)
-    k_c, n_c = sum(r.success for r in cand), len(cand)
+    k_b, n_b = table.k_baseline, table.n_baseline
+    k_c, n_c = table.k_candidate, table.n_candidate
     return _row_from_table(
-        kind, name, pair_table(base, cand), panel, confidence=confidence, reasons=reasons,
+        kind, name, table, panel, confidence=confidence, reasons=reasons,
         unaided_rate_baseline=unaided_b,
         unaided_rate_candidate=unaided_c,
         intervention_rate_baseline=int_b,
@@ -485,8 +432,8 @@ def _slice_counts(
         latency_budget_ms=budget,
         excluded=excluded,
         margin=_margin_for(name, slices, panel.non_inferiority_margin),
-        mean_time_to_success_baseline_s=_mean_time(base),
-        mean_time_to_success_candidate_s=_mean_time(cand),
+        mean_time_to_success_baseline_s=_mean_time(base, use_b),
+        mean_time_to_success_candidate_s=_mean_time(cand, use_c),
     )
 
 
@@ -511,19 +458,6 @@ def _cell_weights(panel: Panel, cells: Sequence[tuple[str, Mapping[str, str]]]) 
         raw[key] = weight
     total = sum(raw.values())
     return {k: v / total for k, v in raw.items()} if total > 0 else raw
-
-
-def _aggregate(
-    panel: Panel,
-    cells: Sequence[tuple[str, Mapping[str, str]]],
-    arms: Mapping[str, _Arms],
-    errors_as_failures: bool,
-    confidence: float,
-) -> Aggregate:
-    tables = {key: pair_table(counted(arms[key].base, errors_as_failures),
-                              counted(arms[key].cand, errors_as_failures))
-              for key, _ in cells}
-    return aggregate_from_tables(panel, tables, confidence)
 
 
 def aggregate_from_tables(
@@ -562,10 +496,6 @@ def aggregate_from_tables(
         method=band.method,
         confidence=confidence,
     )
-
-
-def _split(records: Sequence[EpisodeRecord], pred: Any) -> list[EpisodeRecord]:
-    return [r for r in records if pred(r)]
 
 
 def _slice_definitions(panel: Panel) -> list[tuple[str, str, dict[str, str]]]:
@@ -631,6 +561,15 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
+    cells = panel.cells()
+    cell_keys = [c.key for c in cells]
+    definitions = _slice_definitions(panel)
+    memberships = [
+        np.fromiter((all(c.slices.get(f) == v for f, v in sl.items()) for c in cells),
+                    dtype=np.bool_, count=len(cells))
+        for _, _, sl in definitions
+    ]
+    base_cols = run_columns(baseline.records, cell_keys)
     prepared = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
@@ -642,19 +581,15 @@ def compare_many(
                 "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        base_by = _by_slice(baseline.records, panel)
-        cand_by = _by_slice(cand.records, panel)
+        cand_cols = run_columns(cand.records, cell_keys)
+        tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
         rows = [
-            _slice_counts(kind, name, slices, _Arms(base_by.get(name, []), cand_by.get(name, [])),
-                          panel, errors_as_failures=eaf, confidence=confidence)
-            for kind, name, slices in _slice_definitions(panel)
+            _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
+                       errors_as_failures=eaf, confidence=confidence)
+            for (kind, name, slices), members in zip(definitions, memberships, strict=True)
         ]
-        cells = [(c.key, dict(c.slices)) for c in panel.cells()]
-        base_cells = _by_cell(baseline.records)
-        cand_cells = _by_cell(cand.records)
-        cell_arms = {key: _Arms(base_cells.get(key, []), cand_cells.get(key, []))
-                     for key, _ in cells}
-        agg = _aggregate(panel, cells, cell_arms, eaf, confidence)
+        agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
+                                    confidence)
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements)
@@ -689,24 +624,6 @@ def decide_family(
             new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
         out.append(_verdict(baseline, cand, panel, mismatch, new_rows, agg, confidence,
                             family, effect))
-    return out
-
-
-def _by_slice(records: Sequence[EpisodeRecord], panel: Panel) -> dict[str, list[EpisodeRecord]]:
-    """Records grouped by every slice name they belong to (factor values and cells)."""
-    definitions = _slice_definitions(panel)
-    out: dict[str, list[EpisodeRecord]] = {name: [] for _, name, _ in definitions}
-    for r in records:
-        for _, name, slices in definitions:
-            if all(r.slices.get(f) == v for f, v in slices.items()):
-                out[name].append(r)
-    return out
-
-
-def _by_cell(records: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]]:
-    out: dict[str, list[EpisodeRecord]] = {}
-    for r in records:
-        out.setdefault(r.cell, []).append(r)
     return out
 
 
