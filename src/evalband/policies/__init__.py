@@ -1,9 +1,11 @@
-"""Built-in policies and the policy resolver.
+"""Built-in policies, the policy contract and the policy resolver.
 
-A policy is any callable ``obs -> action``. :func:`resolve_policy` turns a built-in name
-(:data:`BUILTIN_POLICIES`), a saved behavior-cloning checkpoint (``*.pt``, optional extra
-``evalband[bc]``) or any ``module:attr`` import path into that callable. torch is imported only
-when a checkpoint or a torch module is resolved.
+A policy is any callable ``obs -> action``, or an object with an episode lifecycle
+(:class:`Policy`: ``reset(context)`` per episode, ``act(obs)``; see ``docs/extending.md``).
+:func:`resolve_policy` turns a built-in name (:data:`BUILTIN_POLICIES`), a saved
+behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a policy server
+(``ws://HOST:PORT``, optional extra ``evalband[remote]``) or any ``module:attr`` import path
+into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)
 ['pusht:expert', 'reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
@@ -19,8 +21,28 @@ from typing import Any
 
 from evalband._imports import is_import_path
 from evalband.errors import PolicyNotFoundError
+from evalband.policies._contract import (
+    BatchPolicy,
+    EpisodeContext,
+    Policy,
+    SlotPolicy,
+    episode_seed,
+    policy_factory,
+)
+from evalband.policies._runtime import PolicyRuntime
 
-__all__ = ["BUILTIN_POLICIES", "PolicyNotFoundError", "resolve_policy"]
+__all__ = [
+    "BUILTIN_POLICIES",
+    "BatchPolicy",
+    "EpisodeContext",
+    "Policy",
+    "PolicyNotFoundError",
+    "PolicyRuntime",
+    "SlotPolicy",
+    "episode_seed",
+    "policy_factory",
+    "resolve_policy",
+]
 
 BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:baseline": "evalband.policies.reach1d:baseline",
@@ -127,6 +149,7 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
         except AttributeError:
             why = f"module {module_name!r} has no attribute {attr_path!r}"
             raise _not_found(name, why) from None
-    if not callable(obj):
-        raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable")
+    if not (callable(obj) or any(callable(getattr(obj, m, None)) for m in ("act", "act_batch"))):
+        raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable or a "
+                         "policy with act() or act_batch()")
     return _wrap_torch_module(obj)  # type: ignore[no-any-return]

@@ -40,26 +40,27 @@ import json
 import numbers
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import EpisodeSpec
+from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._execute import (
     RunTask,
     _batch_records,
     _latency_fields,
     _now,
     _record,
+    env_options,
+    episode_context,
     episode_end,
     make_task_env,
 )
 
-__all__ = ["batch_call", "check_batch_size", "play_lockstep"]
+__all__ = ["check_batch_size", "play_lockstep"]
 
 _ENVS: dict[tuple[str, str, int], list[Any]] = {}
 
@@ -81,26 +82,6 @@ def check_batch_size(value: object) -> int:
             f"at a time); got {value!r}"
         )
     return int(value)
-
-
-def batch_call(policy: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
-    """The policy's batched call ``obs (B, D) -> actions (B, A)``, or ``None`` if it has none.
-
-    A policy opts in with an ``act_batch`` method, or with ``batched = True`` on a callable
-    that accepts a batch as well as one observation.
-
-    >>> batch_call(lambda obs: obs) is None
-    True
-    >>> def twice(obs):
-    ...     return 2 * obs
-    >>> twice.batched = True
-    >>> batch_call(twice)(np.ones((2, 1))).tolist()
-    [[2.0], [2.0]]
-    """
-    act_batch = getattr(policy, "act_batch", None)
-    if callable(act_batch):
-        return act_batch  # type: ignore[no-any-return]
-    return policy if getattr(policy, "batched", False) is True else None
 
 
 @dataclass
@@ -133,26 +114,23 @@ def _error(exc: Exception) -> str:
 
 
 def _actions(
-    batched: Callable[[Any], Any] | None,
-    policy: Callable[[Any], Any],
-    observations: list[Any],
+    runtime: PolicyRuntime, observations: list[Any], slots: list[int]
 ) -> list[tuple[Any, float | None, Exception | None]]:
     """``(action, latency_s, exception)`` per observation, from one call when possible."""
-    if batched is not None:
+    if runtime.batches:
         t0 = time.perf_counter()
         try:
-            out = batched(np.stack([np.asarray(o) for o in observations]))
-            rows = len(out)
+            out = runtime.act_batch(observations, slots)
         except Exception:  # noqa: BLE001 - retried one by one below, to pin it on an episode
-            rows = -1
+            out = None
         took = time.perf_counter() - t0
-        if rows == len(observations):
-            return [(out[i], took, None) for i in range(rows)]
+        if out is not None:
+            return [(action, took, None) for action in out]
     results: list[tuple[Any, float | None, Exception | None]] = []
-    for obs in observations:
+    for obs, slot in zip(observations, slots, strict=True):
         t0 = time.perf_counter()
         try:
-            action = policy(obs)
+            action = runtime.act(obs, slot)
         except Exception as exc:  # noqa: BLE001 - becomes this episode's error
             results.append((None, None, exc))
             continue
@@ -181,7 +159,7 @@ def _finish(
 
 
 def play_lockstep(
-    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Callable[[Any], Any]
+    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Any
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` in lockstep, ``task.batch_size`` at a time; yield records as they end.
 
@@ -189,20 +167,30 @@ def play_lockstep(
         task: the run task (``batch_size >= 1``).
         specs: the chunk's episodes; each is played exactly once.
         env: the worker's env (slot 0); the other slots get envs made like it.
-        policy: the policy; its batched call (:func:`batch_call`) is used when it has one.
+        policy: the policy (a :class:`~evalband.policies._runtime.PolicyRuntime` or what it
+            wraps); its batched call is used when it declares one, each episode reset in
+            its slot first.
 
     Yields:
         One record per spec, in the order the episodes end.
+
+    Raises:
+        InvalidParameterError: the policy keeps state but declares neither per-slot state
+            nor stateless batching (:meth:`~evalband.policies._runtime.PolicyRuntime.
+            batch_refusal`).
     """
+    runtime = as_runtime(policy)
+    refusal = runtime.batch_refusal(task.policy)
+    if refusal is not None:
+        raise InvalidParameterError(refusal)
     size = max(1, min(task.batch_size, len(specs)))
-    batched = batch_call(policy)
     hook = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
-    if task.batch and hook is not None and getattr(policy, "batched", False):
+    if task.batch and hook is not None and runtime.kind == "batched":
         # The env's own batch simulator: N episodes per call (one-at-a-time-identical).
         todo: list[EpisodeSpec] = []
         for start in range(0, len(specs), size):
             group = specs[start : start + size]
-            records = _batch_records(env, policy, group, task)
+            records = _batch_records(env, runtime, group, task)
             if records is None:
                 todo.extend(group)
             else:
@@ -221,8 +209,9 @@ def play_lockstep(
                 started_at = _now()
                 t0 = time.perf_counter()
                 try:
+                    runtime.reset(episode_context(task, spec, slot=i))
                     obs, _ = envs[i].reset(
-                        seed=spec.condition_seed, options=dict(spec.options) or None
+                        seed=spec.condition_seed, options=env_options(spec)
                     )
                 except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
                     took = time.perf_counter() - t0
@@ -236,7 +225,7 @@ def play_lockstep(
         if not active:
             return
         step0 = time.perf_counter()
-        actions = _actions(batched, policy, [ep.obs for _, ep in active])
+        actions = _actions(runtime, [ep.obs for _, ep in active], [i for i, _ in active])
         own = [0.0] * len(active)  # each episode's env time in this step
         finished: list[tuple[_Episode, dict[str, Any]]] = []
         for k, ((i, ep), (action, latency, failure)) in enumerate(

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord
-from evalband.errors import PanelMismatchError, StoreError
+from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
+from evalband.policies._runtime import as_runtime, policy_label
 from evalband.run._backends import get_backend
-from evalband.run._execute import RunTask, resolve_task_policy
+from evalband.run._execute import RunTask, close_policies, resolve_task_policy, task_policy
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -68,7 +69,7 @@ def _policy_hash(policy_fn: object) -> str | None:
 
 def run_panel(
     panel: Panel,
-    policy: str,
+    policy: str | Any,
     store: RunStore,
     *,
     run_id: str | None = None,
@@ -90,8 +91,13 @@ def run_panel(
     Args:
         panel: the panel.
         policy: a built-in policy name, a ``*.pt`` checkpoint path (its sha256 is the
-            manifest's ``policy_hash``; resuming with changed weights is refused) or a
-            ``module:attr`` import path.
+            manifest's ``policy_hash``; resuming with changed weights is refused), a
+            ``ws://HOST:PORT`` policy server, a ``module:attr`` import path, or a policy
+            object (any callable, :class:`~evalband.policies.Policy`, batched policy or
+            factory; recorded under its ``name`` attribute or ``module:qualname``, and
+            pickled to worker processes). Its ``setup()`` runs in this process before the
+            first episode (serial and process backends), outside every timed region; the
+            seconds go to the manifest's ``extra["policy_setup_s"]``.
         store: an open :class:`~evalband.store.RunStore`.
         run_id: resume or name the run; a fresh id is made when omitted.
         backend: ``serial``, ``process`` or ``ray``.
@@ -115,10 +121,17 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
-    resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
+    policy_obj = None if isinstance(policy, str) else policy
+    if policy_obj is not None:
+        resolved: Any = policy_obj
+        policy = policy_label(policy_obj)
+    else:
+        resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing policies
     from evalband.run._lockstep import check_batch_size
 
     lockstep = check_batch_size(batch_size)
+    if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
+        raise InvalidParameterError(refusal)
     batch_extra: dict[str, object] = {"batch_size": lockstep}
     probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
     if lockstep and callable(probe) and (mode := probe()) is not None:
@@ -186,9 +199,18 @@ def run_panel(
         budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
         batch=batch,
         batch_size=lockstep,
+        policy_obj=policy_obj,
     )
     status = "interrupted"
     try:
+        if todo and backend_impl.name in ("serial", "process"):
+            # The driver plays episodes itself (all of them, or while workers start): set
+            # its policy up now, outside every episode's timing, and record the warm-up.
+            runtime = task_policy(task, resolved)
+            if runtime.has_setup:
+                extra = store.require_run(run_id).extra
+                setup_s = round(runtime.setup(), 6)
+                store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             for record in backend_impl.run(task, todo):
                 store.add_episode(record)
@@ -196,6 +218,7 @@ def run_panel(
                     on_episode(record)
         status = "finished"
     finally:
+        close_policies()
         store.update_run(
             run_id,
             status=status,
