@@ -25,6 +25,7 @@ def _register() -> None:
         _harness,
         _report,
         _runs,
+        _serve,
         _session,
         _session_analysis,
         _stats,
@@ -33,6 +34,7 @@ def _register() -> None:
 
     _stats.register(app)
     _runs.register(app)
+    _serve.register(app)
     _compare.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)

@@ -81,6 +81,21 @@ def _load_checkpoint_policy(name: str) -> Callable[..., Any]:
     return load_policy(name)
 
 
+def _remote_policy(url: str) -> Any:
+    """A ``ws://`` URL as a :class:`~evalband.policies.remote.RemotePolicy` (not connected)."""
+    from evalband.policies.remote import RemotePolicy
+
+    try:
+        import msgpack  # noqa: F401
+        import websockets  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise PolicyNotFoundError(
+            f"policy {url!r} is a policy server but {exc.name} is not installed; install "
+            "the extra: pip install 'evalband[remote]'"
+        ) from None
+    return RemotePolicy.from_url(url)
+
+
 def _wrap_torch_module(obj: Any) -> Any:
     """Wrap a ``torch.nn.Module`` instance in ``TorchPolicy``; anything else is returned as is.
 
@@ -94,13 +109,15 @@ def _wrap_torch_module(obj: Any) -> Any:
     return obj
 
 
-def resolve_policy(name_or_path: str) -> Callable[..., Any]:
-    """Return the policy callable named by a built-in name, a checkpoint or a ``module:attr``.
+def resolve_policy(name_or_path: str) -> Any:
+    """Return the policy named by a built-in name, a checkpoint, a server or a ``module:attr``.
 
     Built-in names (:data:`BUILTIN_POLICIES`) take precedence. A name ending in ``.pt`` is a
     checkpoint file written by ``evalband.policies.bc.save_checkpoint``, resolved relative to
     the current directory; it is loaded as a ``TorchPolicy`` whose ``checkpoint_hash`` the
-    runner records. Otherwise the string must be ``module:attr`` where ``module`` is
+    runner records. ``ws://HOST:PORT[?replan=K]`` is a policy server speaking openpi's
+    websocket protocol (:class:`~evalband.policies.remote.RemotePolicy`; connected when the
+    run starts). Otherwise the string must be ``module:attr`` where ``module`` is
     importable and ``attr`` (dotted for nested attributes, e.g. ``mod:Class.method``) is
     callable; a ``torch.nn.Module`` instance is wrapped in a ``TorchPolicy`` (numpy in,
     numpy out).
@@ -127,6 +144,8 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
     if not isinstance(name_or_path, str) or not name_or_path.strip():
         raise _not_found(str(name_or_path), "expected a non-empty string")
     name = name_or_path.strip()
+    if name.startswith(("ws://", "wss://")):
+        return _remote_policy(name)
     if name not in BUILTIN_POLICIES and name.endswith(CHECKPOINT_SUFFIX):
         # "pkg.mod:model.pt" may be an attribute path; a file of that name wins.
         if os.path.isfile(name) or not is_import_path(name):
@@ -152,4 +171,4 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
     if not (callable(obj) or any(callable(getattr(obj, m, None)) for m in ("act", "act_batch"))):
         raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable or a "
                          "policy with act() or act_batch()")
-    return _wrap_torch_module(obj)  # type: ignore[no-any-return]
+    return _wrap_torch_module(obj)

@@ -171,6 +171,19 @@ class PolicyRuntime:
         if callable(reset):
             reset(context)
 
+    def episode_info(self, slot: int = 0) -> dict[str, Any]:
+        """What the policy adds to an episode's record ``extra`` (its ``episode_info(slot)``).
+
+        A remote policy reports the server's own compute time here, apart from the
+        round trip the runner measures as latency.
+        """
+        target = self._instances.get(slot) if self.kind == "factory" else self.policy
+        info = getattr(target, "episode_info", None)
+        if not callable(info):
+            return {}
+        out = info(slot) if self.kind == "slots" else info()
+        return dict(out) if out else {}
+
     # -- acting --------------------------------------------------------------------------
 
     def act(self, obs: Any, slot: int = 0) -> Any:

@@ -8,7 +8,7 @@ policy or the env becomes an ``error`` episode with its message: never a failure
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -56,8 +56,8 @@ _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
 _POLICIES: dict[tuple[str, str], PolicyRuntime] = {}
 
 
-def resolve_task_policy(name: str) -> Callable[[Any], Any]:
-    """Resolve a policy name or import path to a callable."""
+def resolve_task_policy(name: str) -> Any:
+    """Resolve a policy name, server URL or import path to a policy."""
     from evalband.policies import resolve_policy
 
     return resolve_policy(name)
@@ -239,6 +239,7 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
         outcome = Outcome.ERROR
         terminated = truncated = False
         error = f"{type(exc).__name__}: {exc}"
+    info_extra = runtime.episode_info(0)
     return _record(
         task,
         spec,
@@ -251,6 +252,7 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
         wall_s=time.perf_counter() - wall0,
         started_at=started_at,
         error=error,
+        **({"extra": info_extra} if info_extra else {}),
         **_latency_fields(latencies),
     )
 

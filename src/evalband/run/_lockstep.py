@@ -95,6 +95,7 @@ class _Episode:
     wall_s: float
     steps: int = 0
     latencies: list[float] = field(default_factory=list)
+    slot: int = 0
 
 
 def _envs(task: RunTask, first: Any, n: int) -> list[Any]:
@@ -140,8 +141,9 @@ def _actions(
 
 def _finish(
     task: RunTask, ep: _Episode, dt: float | None, *, outcome: Outcome, terminated: bool,
-    truncated: bool, error: str | None = None,
+    truncated: bool, error: str | None = None, runtime: PolicyRuntime | None = None,
 ) -> EpisodeRecord:
+    info = runtime.episode_info(ep.slot) if runtime is not None else {}
     return _record(
         task,
         ep.spec,
@@ -154,6 +156,7 @@ def _finish(
         wall_s=ep.wall_s,
         started_at=ep.started_at,
         error=error,
+        **({"extra": info} if info else {}),
         **_latency_fields(ep.latencies),
     )
 
@@ -220,7 +223,7 @@ def play_lockstep(
                                   truncated=False, error=_error(exc))
                     continue
                 took = time.perf_counter() - t0
-                slot = slots[i] = _Episode(spec, obs, started_at, took, took)
+                slot = slots[i] = _Episode(spec, obs, started_at, took, took, slot=i)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
         if not active:
             return
@@ -258,4 +261,4 @@ def play_lockstep(
         for k, (_, ep) in enumerate(active):
             ep.wall_s += own[k] + shared
         for ep, how in finished:
-            yield _finish(task, ep, dt, **how)
+            yield _finish(task, ep, dt, runtime=runtime, **how)
