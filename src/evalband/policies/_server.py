@@ -10,9 +10,10 @@ What it adds:
 
 * **dynamic batching across clients**: requests from all connections wait in one queue; a
   batch is cut when it holds ``max_batch`` requests, or one from every connected client, or
-  ``max_wait_ms`` after its first one arrived, and goes through the policy in ONE batched call (``act_batch``) on a single
-  inference thread. ``server_timing`` also reports ``batch_size`` and ``queue_ms``;
-  ``GET /stats`` the totals (requests, batches, mean batch size).
+  ``max_wait_ms`` after its first one arrived, and goes through the policy in ONE batched
+  call (``act_batch``) on a single inference thread. ``server_timing`` also reports
+  ``batch_size`` and ``queue_ms``; ``GET /stats`` the totals (requests, batches, mean batch
+  size).
 * **per-client episode state**: each connection is a slot of the policy (per-slot
   ``act_batch`` or a factory instance). A request carrying evalband's extension
   ``"evalband": {"reset": true, "context": {...}}`` (sent by ``--policy ws://...``) resets the
@@ -210,7 +211,7 @@ class PolicyServer:
         if request.path == "/healthz":
             return connection.respond(http.HTTPStatus.OK, "OK\n")
         if request.path == "/stats":
-            stats = dict(self.stats)
+            stats: dict[str, float] = dict(self.stats)
             stats["mean_batch"] = stats["requests"] / stats["batches"] if stats["batches"] else 0
             return connection.respond(http.HTTPStatus.OK, json.dumps(stats) + "\n")
         return None

@@ -140,8 +140,10 @@ class RemotePolicy:
 
         from evalband.policies._wire import unpackb
 
+        # Entered as a context manager, the form every websockets >= 13 accepts (17 warns
+        # on a bare connect()); closed by close() / _fail().
         conn = connect(self.uri, open_timeout=self.connect_timeout, compression=None,
-                       max_size=None, close_timeout=1.0)
+                       max_size=None, close_timeout=1.0).__enter__()
         try:
             first = conn.recv(timeout=self.connect_timeout)
             if isinstance(first, str):

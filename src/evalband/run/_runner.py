@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,7 @@ def run_panel(
     on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
     batch: bool = True,
     batch_size: int | None = None,
+    retry_errors: bool = False,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -117,6 +119,8 @@ def run_panel(
             ``None`` plays one episode at a time. Recorded in the manifest's ``extra``, with
             a torch policy's ``batch_mode`` (:meth:`~evalband.policies._torch.TorchPolicy.
             probe_batch_mode`).
+        retry_errors: when resuming, play the run's ``error`` episodes again (e.g. after a
+            policy server came back); each replay records one more ``attempts``.
 
     Returns:
         The run id and the run's summary.
@@ -186,6 +190,7 @@ def run_panel(
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
             store.update_run(run_id, extra={**extra, "address": ray_address})
+    retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
     done = store.done_keys(run_id)
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
@@ -213,6 +218,9 @@ def run_panel(
                 store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             for record in backend_impl.run(task, todo):
+                key = (record.cell, record.episode, record.repeat)
+                if key in retried:
+                    record = dataclasses.replace(record, attempts=retried[key] + 1)
                 store.add_episode(record)
                 if on_episode is not None:
                     on_episode(record)
