@@ -9,8 +9,9 @@ frame (the traceback) and the connection is closed; ``GET /healthz`` answers ``2
 What it adds:
 
 * **dynamic batching across clients**: requests from all connections wait in one queue; a
-  batch is cut when it holds ``max_batch`` requests, or one from every connected client, or
-  ``max_wait_ms`` after its first one arrived, and goes through the policy in ONE batched
+  batch is cut when it holds ``max_batch`` requests, or one from every busy client (one that
+  sent a request within the last ``max(50 ms, 10 max_wait_ms)``), or ``max_wait_ms`` after
+  its first one arrived, and goes through the policy in ONE batched
   call (``act_batch``) on a single inference thread. ``server_timing`` also reports
   ``batch_size`` and ``queue_ms``; ``GET /stats`` the totals (requests, batches, mean batch
   size).
@@ -104,7 +105,8 @@ class PolicyServer:
         self.max_batch, self.max_wait_s = int(max_batch), max_wait_ms / 1000.0
         self.stats = {"requests": 0, "batches": 0, "clients": 0}
         self._slots = 0
-        self._connected = 0
+        self._last: dict[int, float] = {}  # slot -> when its last request arrived
+        self.idle_s = max(0.05, 10 * self.max_wait_s)
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalband-infer")
@@ -142,8 +144,12 @@ class PolicyServer:
         while True:
             jobs = [await queue.get()]
             deadline = loop.time() + self.max_wait_s
-            # No point waiting once every connected client has a request in the batch.
-            while len(jobs) < min(self.max_batch, self._connected):
+            # No point waiting once every client that is busy (asked within the last
+            # idle_s) has a request in the batch; an idle connection (a driver done with
+            # its share, a worker between chunks) does not hold batches back.
+            now = time.perf_counter()
+            busy = sum(1 for t in self._last.values() if now - t < self.idle_s)
+            while len(jobs) < min(self.max_batch, max(busy, 1)):
                 remaining = deadline - loop.time()
                 try:
                     jobs.append(queue.get_nowait() if remaining <= 0 else
@@ -166,12 +172,11 @@ class PolicyServer:
         slot = self._slots
         self._slots += 1
         self.stats["clients"] += 1
-        self._connected += 1
         try:
             await ws.send(packb(self.metadata))
             await self._serve_client(ws, queue, slot)
         finally:
-            self._connected -= 1
+            self._last.pop(slot, None)
 
     async def _serve_client(self, ws: Any, queue: asyncio.Queue[_Job], slot: int) -> None:
         import websockets
@@ -190,6 +195,7 @@ class PolicyServer:
             reset = bool(extension.get("reset")) or not started
             context = _context(self.name, slot, request, slot) if reset else None
             started = True
+            self._last[slot] = time.perf_counter()
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             await queue.put(_Job(slot, _observation(request), context, future))
             action, error, infer_ms, size, queue_ms = await future
