@@ -280,3 +280,46 @@ def test_hung_server_times_out_into_error_episodes(store) -> None:
     records = store.episode_records("hung")
     assert [r.outcome for r in records] == [Outcome.ERROR, Outcome.ERROR]
     assert all("did not answer in time" in (r.error or "") for r in records)
+
+
+# -- evalband serve: per-client episode state, refusals ---------------------------------------
+
+
+def test_served_stateful_policy_keeps_each_clients_episode_apart(store) -> None:
+    """A per-slot chunking policy behind the server: the extension's resets keep clients apart."""
+    from test_contract import SharedChunker, SlotChunker, _panel
+
+    from evalband.policies._server import PolicyServer
+
+    server = PolicyServer(SlotChunker(), name="chunker", port=0, max_batch=8)
+    port = server.start_in_thread()
+    try:
+        panel = _panel()
+        run_panel(panel, SharedChunker(), store, run_id="local")
+        run_panel(panel, f"ws://127.0.0.1:{port}?replan=1", store, run_id="served",
+                  batch_size=6)
+        assert _records(store, "served") == _records(store, "local")
+        assert server.stats["requests"] / server.stats["batches"] > 1.5
+    finally:
+        server.stop()
+
+
+def test_serve_refuses_a_policy_that_would_mix_clients() -> None:
+    from test_contract import SharedChunker
+
+    from evalband.errors import InvalidParameterError
+    from evalband.policies._server import PolicyServer
+
+    with pytest.raises(InvalidParameterError, match="serving several clients"):
+        PolicyServer(SharedChunker(), name="shared", port=0)
+
+
+def test_bad_server_urls_are_refused_in_one_line() -> None:
+    from evalband.cli import main
+    from evalband.errors import InvalidParameterError
+    from evalband.policies import resolve_policy
+
+    for url in ("ws://host-without-port", "ws://h:1?replan=0", "ws://h:1?speed=3"):
+        with pytest.raises(InvalidParameterError):
+            resolve_policy(url)
+    assert main(["run", "reach1d", "--policy", "ws://h:1?bogus=1"]) == 2
