@@ -79,6 +79,7 @@ def _records(store: Any, run_id: str) -> list[dict[str, Any]]:
             for r in store.episode_records(run_id)]
 
 
+@pytest.mark.slow  # two process-backend runs (worker start-up)
 def test_chunking_policy_same_records_any_batch_and_backend(store) -> None:
     panel = _panel()
     run_panel(panel, SharedChunker(), store, run_id="serial")

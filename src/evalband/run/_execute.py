@@ -209,6 +209,7 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
     it is reset with the episode's context before the env is.
     """
     runtime = as_runtime(policy)
+    runtime.setup()  # once per runtime (a no-op after the first), before the timing starts
     started_at = _now()
     wall0 = time.perf_counter()
     latencies: list[float] = []

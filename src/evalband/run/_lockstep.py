@@ -186,6 +186,7 @@ def play_lockstep(
     refusal = runtime.batch_refusal(task.policy)
     if refusal is not None:
         raise InvalidParameterError(refusal)
+    runtime.setup()  # once per runtime, before any timing
     size = max(1, min(task.batch_size, len(specs)))
     hook = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
     if task.batch and hook is not None and runtime.kind == "batched":
@@ -213,6 +214,7 @@ def play_lockstep(
                 t0 = time.perf_counter()
                 try:
                     runtime.reset(episode_context(task, spec, slot=i))
+                    t0 = time.perf_counter()  # env time: the policy's reset is not in it
                     obs, _ = envs[i].reset(
                         seed=spec.condition_seed, options=env_options(spec)
                     )
