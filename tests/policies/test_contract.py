@@ -67,6 +67,7 @@ class SharedChunker:
 
 
 slot_chunker = SlotChunker()
+shared_chunker = SharedChunker()
 
 
 def _panel() -> Any:
@@ -193,3 +194,53 @@ def test_dict_observations_are_stacked_per_key() -> None:
     actions = runtime.act_batch(obs, [0, 1, 2, 3])
     assert seen[0]["state"].shape == (4, 3) and seen[0]["image"].shape == (4, 2, 2)
     assert [a.tolist() for a in actions] == [[0.0], [2.0], [4.0], [6.0]]
+
+
+class DictObsEnv:
+    """A tiny env with dict observations: reach a target counter; seeded target."""
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        self.target, self.pos = int(np.random.default_rng(seed).integers(2, 6)), 0
+        return self._obs(), {}
+
+    def _obs(self) -> dict[str, Any]:
+        return {"pos": np.array([float(self.pos)]), "target": np.array([float(self.target)]),
+                "image": np.zeros((2, 2, 3), dtype=np.uint8)}
+
+    def step(self, action: Any) -> Any:
+        self.pos += int(np.asarray(action["move"]).reshape(-1)[0])
+        done = self.pos == self.target
+        return self._obs(), 0.0, done, False, {"is_success": done}
+
+
+class DictPolicy:
+    """Stateless batched: gets a dict of stacked arrays, returns a dict of batched actions."""
+
+    batches: list[int] = []
+
+    def act_batch(self, obs: Any) -> Any:
+        assert isinstance(obs, dict) and obs["image"].shape[1:] == (2, 2, 3)
+        DictPolicy.batches.append(len(obs["pos"]))
+        return {"move": (obs["pos"] < obs["target"]).astype(int)}
+
+    def act(self, obs: Any) -> Any:
+        return {"move": (obs["pos"] < obs["target"]).astype(int)}
+
+
+def test_dict_observations_batch_end_to_end(store) -> None:
+    panel = coin_panel(env="test_contract:DictObsEnv", env_kwargs={}, episodes=5,
+                       budget={"steps": 8})
+    run_panel(panel, DictPolicy(), store, run_id="one")
+    DictPolicy.batches.clear()
+    run_panel(panel, DictPolicy(), store, run_id="batched", batch_size=4)
+    assert _records(store, "batched") == _records(store, "one")
+    assert max(DictPolicy.batches) == 4  # one call for four episodes' dict observations
+    assert all(r.outcome.value == "success" for r in store.episode_records("batched"))
+
+
+def test_serve_cli_refuses_a_shared_state_policy_in_one_line(capsys) -> None:
+    from evalband.cli import main
+
+    assert main(["serve", "test_contract:shared_chunker", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "per-slot state" in err
