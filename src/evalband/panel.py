@@ -16,13 +16,14 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evalband.episode import EpisodeSpec  # defined there: workers need no pydantic
 from evalband.errors import PanelError
 
 __all__ = [
@@ -91,23 +92,6 @@ class Cell:
     key: str
     slices: dict[str, str]
     options: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One planned episode: where it sits in the panel and the seed fixing its condition."""
-
-    cell: str
-    episode: int
-    repeat: int
-    condition_seed: int
-    slices: dict[str, str] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        """The pairing key ``(cell, episode, repeat)``."""
-        return (self.cell, self.episode, self.repeat)
 
 
 def default_condition_seed(seed: int, cell: str, episode: int) -> int:

@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalband.envs._resolve import accepts_kwarg, env_class, make_env
-from evalband.episode import EpisodeRecord, Outcome
-from evalband.panel import EpisodeSpec
+from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.policies._contract import TASK_OPTION_KEYS, EpisodeContext, episode_seed
 from evalband.policies._runtime import PolicyRuntime, as_runtime
 
@@ -39,6 +38,8 @@ class RunTask:
             in lockstep with one policy call per step (:mod:`evalband.run._lockstep`).
         policy_obj: the policy object when ``run_panel`` was given one (pickled to workers);
             ``None`` resolves ``policy`` by name in each process.
+        record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
+            a time then); ``None`` films nothing.
     """
 
     run_id: str
@@ -50,6 +51,7 @@ class RunTask:
     batch: bool = True
     batch_size: int = 0
     policy_obj: Any = None
+    record: Any = None
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
@@ -327,6 +329,11 @@ def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[Episo
     With ``task.batch_size`` set, episodes are played in lockstep and yielded as they finish.
     """
     env, policy = _env_and_policy(task)
+    if task.record is not None:  # filming: one episode at a time, frames from env.render()
+        from evalband.run._video import play_recorded
+
+        yield from play_recorded(task, specs, env, policy, play_episode)
+        return
     if task.batch_size:
         from evalband.run._lockstep import play_lockstep
 

@@ -44,9 +44,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.errors import InvalidParameterError
-from evalband.panel import EpisodeSpec
 from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._execute import (
     RunTask,

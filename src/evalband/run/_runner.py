@@ -84,6 +84,7 @@ def run_panel(
     batch: bool = True,
     batch_size: int | None = None,
     retry_errors: bool = False,
+    record_video: str | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -121,6 +122,9 @@ def run_panel(
             probe_batch_mode`).
         retry_errors: when resuming, play the run's ``error`` episodes again (e.g. after a
             policy server came back); each replay records one more ``attempts``.
+        record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
+            is made with ``render_mode="rgb_array"``), store each clip beside the store and
+            reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
 
     Returns:
         The run id and the run's summary.
@@ -142,6 +146,21 @@ def run_panel(
         batch_extra["batch_mode"] = mode  # as probed in the driver
     backend_impl = get_backend(backend, workers, address=address)
     specs = panel.episode_specs()
+    plan, env_kwargs = None, dict(panel.env_kwargs)
+    if record_video is not None:
+        from evalband.run._video import parse_record
+
+        dt = _env_dt(panel)
+        plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
+        from evalband.envs._resolve import accepts_kwarg, env_class
+
+        cls = env_class(panel.env)
+        if cls is not None and not accepts_kwarg(cls, "render_mode"):
+            raise InvalidParameterError(
+                f"--record needs frames, but env {panel.env} takes no render_mode; record "
+                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop --record"
+            )
+        env_kwargs.setdefault("render_mode", "rgb_array")
     run_id = run_id or default_run_id(panel, policy)
     existing = store.get_run(run_id)
     if existing is not None:
@@ -195,16 +214,23 @@ def run_panel(
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
         on_start(len(specs), store.episode_records(run_id) if done else [])
+    if plan is not None:
+        extra = store.require_run(run_id).extra
+        store.update_run(run_id, extra={**extra, "record": record_video})
     task = RunTask(
         run_id=run_id,
         policy=policy,
         panel_fingerprint=panel.fingerprint,
         env=panel.env,
-        env_kwargs=dict(panel.env_kwargs),
-        budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
+        env_kwargs=env_kwargs,
+        # dt only for a budget in seconds (finding it imports the env: MuJoCo for PushT)
+        budget_steps=panel.budget.resolve_steps(
+            _env_dt(panel) if panel.budget.steps is None else None
+        ),
         batch=batch,
         batch_size=lockstep,
         policy_obj=policy_obj,
+        record=plan,
     )
     status = "interrupted"
     try:
@@ -221,6 +247,10 @@ def run_panel(
                 key = (record.cell, record.episode, record.repeat)
                 if key in retried:
                     record = dataclasses.replace(record, attempts=retried[key] + 1)
+                if plan is not None:
+                    from evalband.run._video import store_pending_media
+
+                    record = store_pending_media(store.path, record)
                 store.add_episode(record)
                 if on_episode is not None:
                     on_episode(record)
