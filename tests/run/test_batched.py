@@ -165,7 +165,7 @@ def test_pusht_bc_per_row_fallback_equals_one_at_a_time(store, bc_checkpoint,
     assert finals == single_finals
     assert store.get_run("rows").extra == {"batch_size": 5, "batch_mode": "per-row"}
     (_, worker_policy), = _execute._CACHE.values()
-    assert worker_policy.batch_mode == "per-row"
+    assert worker_policy.policy.batch_mode == "per-row"  # the runtime wraps it
 
 
 # -- PushT with a BC policy: records and final states -----------------------------------

@@ -37,6 +37,7 @@ def _register() -> None:
         _harness,
         _report,
         _runs,
+        _serve,
         _session,
         _session_analysis,
         _stats,
@@ -45,6 +46,7 @@ def _register() -> None:
 
     _stats.register(app)
     _runs.register(app)
+    _serve.register(app)
     _compare.register(app)
     _calibrate.register(app)
     app.add_typer(_harness.harness_app, name="harness")

@@ -40,7 +40,10 @@ def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
 
 def run(
     panel: str = typer.Argument(..., help="Panel YAML path or built-in panel name."),
-    policy: str = typer.Option(..., "--policy", "-p", help="Built-in name or module:attr."),
+    policy: str = typer.Option(
+        ..., "--policy", "-p",
+        help="Built-in name, *.pt checkpoint, module:attr or ws://HOST:PORT[?replan=K].",
+    ),
     workers: int | None = typer.Option(
         None, "--workers", "-w", min=1,
         help="Workers (default: 1 for process, every CPU of the cluster for ray).",
@@ -62,6 +65,10 @@ def run(
     ),
     report: Path | None = typer.Option(
         None, "--report", help="Also write the run's HTML report (plots, no network) here."
+    ),
+    retry_errors: bool = typer.Option(
+        False, "--retry-errors",
+        help="With --run-id of a stored run: play its error episodes again (attempts +1).",
     ),
     record: str | None = typer.Option(
         None, "--record",
@@ -96,6 +103,7 @@ def run(
             address=address,
             errors_as_failures=errors_as_failures,
             batch_size=batch,
+            retry_errors=retry_errors,
             record_video=record,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,

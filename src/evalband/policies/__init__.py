@@ -1,9 +1,11 @@
-"""Built-in policies and the policy resolver.
+"""Built-in policies, the policy contract and the policy resolver.
 
-A policy is any callable ``obs -> action``. :func:`resolve_policy` turns a built-in name
-(:data:`BUILTIN_POLICIES`), a saved behavior-cloning checkpoint (``*.pt``, optional extra
-``evalband[bc]``) or any ``module:attr`` import path into that callable. torch is imported only
-when a checkpoint or a torch module is resolved.
+A policy is any callable ``obs -> action``, or an object with an episode lifecycle
+(:class:`Policy`: ``reset(context)`` per episode, ``act(obs)``; see ``docs/extending.md``).
+:func:`resolve_policy` turns a built-in name (:data:`BUILTIN_POLICIES`), a saved
+behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a policy server
+(``ws://HOST:PORT``, optional extra ``evalband[remote]``) or any ``module:attr`` import path
+into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)
 ['pusht:expert', 'reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
@@ -19,8 +21,28 @@ from typing import Any
 
 from evalband._imports import is_import_path
 from evalband.errors import PolicyNotFoundError
+from evalband.policies._contract import (
+    BatchPolicy,
+    EpisodeContext,
+    Policy,
+    SlotPolicy,
+    episode_seed,
+    policy_factory,
+)
+from evalband.policies._runtime import PolicyRuntime
 
-__all__ = ["BUILTIN_POLICIES", "PolicyNotFoundError", "resolve_policy"]
+__all__ = [
+    "BUILTIN_POLICIES",
+    "BatchPolicy",
+    "EpisodeContext",
+    "Policy",
+    "PolicyNotFoundError",
+    "PolicyRuntime",
+    "SlotPolicy",
+    "episode_seed",
+    "policy_factory",
+    "resolve_policy",
+]
 
 BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:baseline": "evalband.policies.reach1d:baseline",
@@ -59,6 +81,21 @@ def _load_checkpoint_policy(name: str) -> Callable[..., Any]:
     return load_policy(name)
 
 
+def _remote_policy(url: str) -> Any:
+    """A ``ws://`` URL as a :class:`~evalband.policies.remote.RemotePolicy` (not connected)."""
+    from evalband.policies.remote import RemotePolicy
+
+    try:
+        import msgpack  # noqa: F401
+        import websockets  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise PolicyNotFoundError(
+            f"policy {url!r} is a policy server but {exc.name} is not installed; install "
+            "the extra: pip install 'evalband[remote]'"
+        ) from None
+    return RemotePolicy.from_url(url)
+
+
 def _wrap_torch_module(obj: Any) -> Any:
     """Wrap a ``torch.nn.Module`` instance in ``TorchPolicy``; anything else is returned as is.
 
@@ -72,13 +109,15 @@ def _wrap_torch_module(obj: Any) -> Any:
     return obj
 
 
-def resolve_policy(name_or_path: str) -> Callable[..., Any]:
-    """Return the policy callable named by a built-in name, a checkpoint or a ``module:attr``.
+def resolve_policy(name_or_path: str) -> Any:
+    """Return the policy named by a built-in name, a checkpoint, a server or a ``module:attr``.
 
     Built-in names (:data:`BUILTIN_POLICIES`) take precedence. A name ending in ``.pt`` is a
     checkpoint file written by ``evalband.policies.bc.save_checkpoint``, resolved relative to
     the current directory; it is loaded as a ``TorchPolicy`` whose ``checkpoint_hash`` the
-    runner records. Otherwise the string must be ``module:attr`` where ``module`` is
+    runner records. ``ws://HOST:PORT[?replan=K]`` is a policy server speaking openpi's
+    websocket protocol (:class:`~evalband.policies.remote.RemotePolicy`; connected when the
+    run starts). Otherwise the string must be ``module:attr`` where ``module`` is
     importable and ``attr`` (dotted for nested attributes, e.g. ``mod:Class.method``) is
     callable; a ``torch.nn.Module`` instance is wrapped in a ``TorchPolicy`` (numpy in,
     numpy out).
@@ -105,6 +144,8 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
     if not isinstance(name_or_path, str) or not name_or_path.strip():
         raise _not_found(str(name_or_path), "expected a non-empty string")
     name = name_or_path.strip()
+    if name.startswith(("ws://", "wss://")):
+        return _remote_policy(name)
     if name not in BUILTIN_POLICIES and name.endswith(CHECKPOINT_SUFFIX):
         # "pkg.mod:model.pt" may be an attribute path; a file of that name wins.
         if os.path.isfile(name) or not is_import_path(name):
@@ -127,6 +168,7 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
         except AttributeError:
             why = f"module {module_name!r} has no attribute {attr_path!r}"
             raise _not_found(name, why) from None
-    if not callable(obj):
-        raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable")
-    return _wrap_torch_module(obj)  # type: ignore[no-any-return]
+    if not (callable(obj) or any(callable(getattr(obj, m, None)) for m in ("act", "act_batch"))):
+        raise _not_found(name, f"{path!r} is a {type(obj).__name__}, not a callable or a "
+                         "policy with act() or act_batch()")
+    return _wrap_torch_module(obj)

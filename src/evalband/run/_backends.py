@@ -94,6 +94,8 @@ def worker_modules(task: RunTask) -> list[str]:
     policy = BUILTIN_POLICIES.get(task.policy, task.policy)
     if policy.endswith(CHECKPOINT_SUFFIX):
         modules.append("evalband.policies.bc")
+    elif policy.startswith(("ws://", "wss://")):
+        modules.append("evalband.policies.remote")
     elif ":" in policy:
         modules.append(policy.partition(":")[0])
     return modules

@@ -8,15 +8,18 @@ policy or the env becomes an ``error`` episode with its message: never a failure
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from evalband.envs._resolve import accepts_kwarg, env_class, make_env
 from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
+from evalband.policies._contract import TASK_OPTION_KEYS, EpisodeContext, episode_seed
+from evalband.policies._runtime import PolicyRuntime, as_runtime
 
-__all__ = ["RunTask", "execute_chunk", "resolve_task_policy"]
+__all__ = ["RunTask", "close_policies", "env_options", "episode_context", "execute_chunk",
+           "resolve_task_policy", "task_policy"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class RunTask:
         batch: step episodes in lockstep when the env and policy support it.
         batch_size: ``0`` plays one episode at a time; ``N >= 1`` plays up to ``N`` episodes
             in lockstep with one policy call per step (:mod:`evalband.run._lockstep`).
+        policy_obj: the policy object when ``run_panel`` was given one (pickled to workers);
+            ``None`` resolves ``policy`` by name in each process.
         record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
             a time then); ``None`` films nothing.
     """
@@ -45,20 +50,58 @@ class RunTask:
     budget_steps: int = 1
     batch: bool = True
     batch_size: int = 0
+    policy_obj: Any = None
     record: Any = None
 
 
-_CACHE: dict[tuple[str, str, str, int], tuple[Any, Callable[[Any], Any]]] = {}
+_CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
+_POLICIES: dict[tuple[str, str], PolicyRuntime] = {}
 
 
-def resolve_task_policy(name: str) -> Callable[[Any], Any]:
-    """Resolve a policy name or import path to a callable."""
+def resolve_task_policy(name: str) -> Any:
+    """Resolve a policy name, server URL or import path to a policy."""
     from evalband.policies import resolve_policy
 
     return resolve_policy(name)
 
 
-def _env_and_policy(task: RunTask) -> tuple[Any, Callable[[Any], Any]]:
+def _policy_key(task: RunTask) -> tuple[str, str]:
+    # A policy object is one per run (a worker keeps the first copy it unpickles).
+    return (task.policy, task.run_id if task.policy_obj is not None else "")
+
+
+def task_policy(task: RunTask, resolved: Any = None) -> PolicyRuntime:
+    """The process's runtime for the task's policy, set up once (outside every timed region).
+
+    ``resolved`` seeds the cache with a policy the caller already holds (the driver's).
+    The previous task's policy, if any, is closed. In a worker process the policy is closed
+    when the process exits.
+    """
+    key = _policy_key(task)
+    if key not in _POLICIES:
+        close_policies()
+        source = resolved if resolved is not None else task.policy_obj
+        runtime = as_runtime(source if source is not None else resolve_task_policy(task.policy))
+        _POLICIES[key] = runtime
+        import multiprocessing
+
+        if multiprocessing.parent_process() is not None:
+            from multiprocessing.util import Finalize
+
+            Finalize(runtime, runtime.close, exitpriority=10)
+        runtime.setup()
+    return _POLICIES[key]
+
+
+def close_policies() -> None:
+    """Close and forget this process's cached policy runtimes."""
+    runtimes = list(_POLICIES.values())
+    _POLICIES.clear()
+    for runtime in runtimes:
+        runtime.close()
+
+
+def _env_and_policy(task: RunTask) -> tuple[Any, PolicyRuntime]:
     """Build (once per process) the env and policy for a task."""
     import json
 
@@ -67,8 +110,36 @@ def _env_and_policy(task: RunTask) -> tuple[Any, Callable[[Any], Any]]:
            task.budget_steps)
     if key not in _CACHE:
         _CACHE.clear()
-        _CACHE[key] = (make_task_env(task), resolve_task_policy(task.policy))
-    return _CACHE[key]
+        _CACHE[key] = (make_task_env(task), task_policy(task))
+    return _CACHE[key][0], task_policy(task)
+
+
+def env_options(spec: EpisodeSpec) -> dict[str, Any] | None:
+    """The reset options the env gets: the cell's, less the policy-only instruction keys.
+
+    >>> env_options(EpisodeSpec("", 0, 0, 1, options={"prompt": "go", "p": 0.5}))
+    {'p': 0.5}
+    """
+    options = {k: v for k, v in spec.options.items() if k not in TASK_OPTION_KEYS}
+    return options or None
+
+
+def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeContext:
+    """The :class:`~evalband.policies.EpisodeContext` a policy is reset with for ``spec``.
+
+    >>> spec = EpisodeSpec("", 3, 0, 11, options={"instruction": "push the T"})
+    >>> c = episode_context(RunTask("r", "p", "f", "env"), spec)
+    >>> c.episode, c.task, c.seed == episode_seed(11)
+    (3, 'push the T', True)
+    """
+    task_text = next((str(spec.options[k]) for k in TASK_OPTION_KEYS if k in spec.options),
+                     None)
+    return EpisodeContext(
+        run_id=task.run_id, policy=task.policy, cell=spec.cell, slices=dict(spec.slices),
+        episode=spec.episode, repeat=spec.repeat, condition_seed=spec.condition_seed,
+        seed=episode_seed(spec.condition_seed), task=task_text, slot=slot,
+        options=dict(spec.options),
+    )
 
 
 def make_task_env(task: RunTask) -> Any:
@@ -133,10 +204,14 @@ def episode_end(
     return None
 
 
-def play_episode(
-    env: Any, policy: Callable[[Any], Any], spec: EpisodeSpec, task: RunTask
-) -> EpisodeRecord:
-    """Play one episode to its first outcome and return its record."""
+def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> EpisodeRecord:
+    """Play one episode to its first outcome and return its record.
+
+    ``policy`` is a :class:`~evalband.policies._runtime.PolicyRuntime` or anything it wraps;
+    it is reset with the episode's context before the env is.
+    """
+    runtime = as_runtime(policy)
+    runtime.setup()  # once per runtime (a no-op after the first), before the timing starts
     started_at = _now()
     wall0 = time.perf_counter()
     latencies: list[float] = []
@@ -147,12 +222,13 @@ def play_episode(
     error: str | None = None
     dt = getattr(getattr(env, "unwrapped", env), "dt", None)
     try:
+        runtime.reset(episode_context(task, spec))
         t0 = time.perf_counter()
-        obs, info = env.reset(seed=spec.condition_seed, options=dict(spec.options) or None)
+        obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
         env_s += time.perf_counter() - t0
         while True:
             t0 = time.perf_counter()
-            action = policy(obs)
+            action = runtime.act(obs)
             latencies.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             obs, _, terminated, truncated, info = env.step(action)
@@ -166,6 +242,7 @@ def play_episode(
         outcome = Outcome.ERROR
         terminated = truncated = False
         error = f"{type(exc).__name__}: {exc}"
+    info_extra = runtime.episode_info(0)
     return _record(
         task,
         spec,
@@ -178,6 +255,7 @@ def play_episode(
         wall_s=time.perf_counter() - wall0,
         started_at=started_at,
         error=error,
+        **({"extra": info_extra} if info_extra else {}),
         **_latency_fields(latencies),
     )
 
@@ -204,11 +282,18 @@ def _record(
 
 
 def _batch_records(
-    env: Any, policy: Callable[[Any], Any], specs: Sequence[EpisodeSpec], task: RunTask
+    env: Any, policy: Any, specs: Sequence[EpisodeSpec], task: RunTask
 ) -> list[EpisodeRecord] | None:
-    """Play specs in lockstep through the env's batch simulator, or ``None`` if unsupported."""
+    """Play specs in lockstep through the env's batch simulator, or ``None`` if unsupported.
+
+    Only for a stateless batched callable (``batched = True``, no ``reset``): the simulator
+    calls it on the whole batch and knows nothing of episode lifecycles.
+    """
+    runtime = as_runtime(policy)
+    policy = runtime.policy
     batch_fn = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
-    if not task.batch or batch_fn is None or not getattr(policy, "batched", False):
+    if (not task.batch or batch_fn is None or not getattr(policy, "batched", False)
+            or runtime.kind != "batched" or callable(getattr(policy, "reset", None))):
         return None
     started_at = _now()
     wall0 = time.perf_counter()

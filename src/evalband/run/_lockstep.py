@@ -40,25 +40,26 @@ import json
 import numbers
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.errors import InvalidParameterError
+from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._execute import (
     RunTask,
     _batch_records,
     _latency_fields,
     _now,
     _record,
+    env_options,
+    episode_context,
     episode_end,
     make_task_env,
 )
 
-__all__ = ["batch_call", "check_batch_size", "play_lockstep"]
+__all__ = ["check_batch_size", "play_lockstep"]
 
 _ENVS: dict[tuple[str, str, int], list[Any]] = {}
 
@@ -82,26 +83,6 @@ def check_batch_size(value: object) -> int:
     return int(value)
 
 
-def batch_call(policy: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
-    """The policy's batched call ``obs (B, D) -> actions (B, A)``, or ``None`` if it has none.
-
-    A policy opts in with an ``act_batch`` method, or with ``batched = True`` on a callable
-    that accepts a batch as well as one observation.
-
-    >>> batch_call(lambda obs: obs) is None
-    True
-    >>> def twice(obs):
-    ...     return 2 * obs
-    >>> twice.batched = True
-    >>> batch_call(twice)(np.ones((2, 1))).tolist()
-    [[2.0], [2.0]]
-    """
-    act_batch = getattr(policy, "act_batch", None)
-    if callable(act_batch):
-        return act_batch  # type: ignore[no-any-return]
-    return policy if getattr(policy, "batched", False) is True else None
-
-
 @dataclass
 class _Episode:
     """One episode in a slot: its spec, current observation and running tallies."""
@@ -113,6 +94,7 @@ class _Episode:
     wall_s: float
     steps: int = 0
     latencies: list[float] = field(default_factory=list)
+    slot: int = 0
 
 
 def _envs(task: RunTask, first: Any, n: int) -> list[Any]:
@@ -132,26 +114,23 @@ def _error(exc: Exception) -> str:
 
 
 def _actions(
-    batched: Callable[[Any], Any] | None,
-    policy: Callable[[Any], Any],
-    observations: list[Any],
+    runtime: PolicyRuntime, observations: list[Any], slots: list[int]
 ) -> list[tuple[Any, float | None, Exception | None]]:
     """``(action, latency_s, exception)`` per observation, from one call when possible."""
-    if batched is not None:
+    if runtime.batches:
         t0 = time.perf_counter()
         try:
-            out = batched(np.stack([np.asarray(o) for o in observations]))
-            rows = len(out)
+            out = runtime.act_batch(observations, slots)
         except Exception:  # noqa: BLE001 - retried one by one below, to pin it on an episode
-            rows = -1
+            out = None
         took = time.perf_counter() - t0
-        if rows == len(observations):
-            return [(out[i], took, None) for i in range(rows)]
+        if out is not None:
+            return [(action, took, None) for action in out]
     results: list[tuple[Any, float | None, Exception | None]] = []
-    for obs in observations:
+    for obs, slot in zip(observations, slots, strict=True):
         t0 = time.perf_counter()
         try:
-            action = policy(obs)
+            action = runtime.act(obs, slot)
         except Exception as exc:  # noqa: BLE001 - becomes this episode's error
             results.append((None, None, exc))
             continue
@@ -161,8 +140,9 @@ def _actions(
 
 def _finish(
     task: RunTask, ep: _Episode, dt: float | None, *, outcome: Outcome, terminated: bool,
-    truncated: bool, error: str | None = None,
+    truncated: bool, error: str | None = None, runtime: PolicyRuntime | None = None,
 ) -> EpisodeRecord:
+    info = runtime.episode_info(ep.slot) if runtime is not None else {}
     return _record(
         task,
         ep.spec,
@@ -175,12 +155,13 @@ def _finish(
         wall_s=ep.wall_s,
         started_at=ep.started_at,
         error=error,
+        **({"extra": info} if info else {}),
         **_latency_fields(ep.latencies),
     )
 
 
 def play_lockstep(
-    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Callable[[Any], Any]
+    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Any
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` in lockstep, ``task.batch_size`` at a time; yield records as they end.
 
@@ -188,20 +169,31 @@ def play_lockstep(
         task: the run task (``batch_size >= 1``).
         specs: the chunk's episodes; each is played exactly once.
         env: the worker's env (slot 0); the other slots get envs made like it.
-        policy: the policy; its batched call (:func:`batch_call`) is used when it has one.
+        policy: the policy (a :class:`~evalband.policies._runtime.PolicyRuntime` or what it
+            wraps); its batched call is used when it declares one, each episode reset in
+            its slot first.
 
     Yields:
         One record per spec, in the order the episodes end.
+
+    Raises:
+        InvalidParameterError: the policy keeps state but declares neither per-slot state
+            nor stateless batching (:meth:`~evalband.policies._runtime.PolicyRuntime.
+            batch_refusal`).
     """
+    runtime = as_runtime(policy)
+    refusal = runtime.batch_refusal(task.policy)
+    if refusal is not None:
+        raise InvalidParameterError(refusal)
+    runtime.setup()  # once per runtime, before any timing
     size = max(1, min(task.batch_size, len(specs)))
-    batched = batch_call(policy)
     hook = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
-    if task.batch and hook is not None and getattr(policy, "batched", False):
+    if task.batch and hook is not None and runtime.kind == "batched":
         # The env's own batch simulator: N episodes per call (one-at-a-time-identical).
         todo: list[EpisodeSpec] = []
         for start in range(0, len(specs), size):
             group = specs[start : start + size]
-            records = _batch_records(env, policy, group, task)
+            records = _batch_records(env, runtime, group, task)
             if records is None:
                 todo.extend(group)
             else:
@@ -220,8 +212,10 @@ def play_lockstep(
                 started_at = _now()
                 t0 = time.perf_counter()
                 try:
+                    runtime.reset(episode_context(task, spec, slot=i))
+                    t0 = time.perf_counter()  # env time: the policy's reset is not in it
                     obs, _ = envs[i].reset(
-                        seed=spec.condition_seed, options=dict(spec.options) or None
+                        seed=spec.condition_seed, options=env_options(spec)
                     )
                 except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
                     took = time.perf_counter() - t0
@@ -230,12 +224,12 @@ def play_lockstep(
                                   truncated=False, error=_error(exc))
                     continue
                 took = time.perf_counter() - t0
-                slot = slots[i] = _Episode(spec, obs, started_at, took, took)
+                slot = slots[i] = _Episode(spec, obs, started_at, took, took, slot=i)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
         if not active:
             return
         step0 = time.perf_counter()
-        actions = _actions(batched, policy, [ep.obs for _, ep in active])
+        actions = _actions(runtime, [ep.obs for _, ep in active], [i for i, _ in active])
         own = [0.0] * len(active)  # each episode's env time in this step
         finished: list[tuple[_Episode, dict[str, Any]]] = []
         for k, ((i, ep), (action, latency, failure)) in enumerate(
@@ -268,4 +262,4 @@ def play_lockstep(
         for k, (_, ep) in enumerate(active):
             ep.wall_s += own[k] + shared
         for ep, how in finished:
-            yield _finish(task, ep, dt, **how)
+            yield _finish(task, ep, dt, runtime=runtime, **how)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord
 from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
+from evalband.policies._runtime import as_runtime, policy_label
 from evalband.run._backends import get_backend
-from evalband.run._execute import RunTask, resolve_task_policy
+from evalband.run._execute import RunTask, close_policies, resolve_task_policy, task_policy
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -68,7 +70,7 @@ def _policy_hash(policy_fn: object) -> str | None:
 
 def run_panel(
     panel: Panel,
-    policy: str,
+    policy: str | Any,
     store: RunStore,
     *,
     run_id: str | None = None,
@@ -81,6 +83,7 @@ def run_panel(
     on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
     batch: bool = True,
     batch_size: int | None = None,
+    retry_errors: bool = False,
     record_video: str | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
@@ -91,8 +94,13 @@ def run_panel(
     Args:
         panel: the panel.
         policy: a built-in policy name, a ``*.pt`` checkpoint path (its sha256 is the
-            manifest's ``policy_hash``; resuming with changed weights is refused) or a
-            ``module:attr`` import path.
+            manifest's ``policy_hash``; resuming with changed weights is refused), a
+            ``ws://HOST:PORT`` policy server, a ``module:attr`` import path, or a policy
+            object (any callable, :class:`~evalband.policies.Policy`, batched policy or
+            factory; recorded under its ``name`` attribute or ``module:qualname``, and
+            pickled to worker processes). Its ``setup()`` runs in this process before the
+            first episode (serial and process backends), outside every timed region; the
+            seconds go to the manifest's ``extra["policy_setup_s"]``.
         store: an open :class:`~evalband.store.RunStore`.
         run_id: resume or name the run; a fresh id is made when omitted.
         backend: ``serial``, ``process`` or ``ray``.
@@ -112,6 +120,8 @@ def run_panel(
             ``None`` plays one episode at a time. Recorded in the manifest's ``extra``, with
             a torch policy's ``batch_mode`` (:meth:`~evalband.policies._torch.TorchPolicy.
             probe_batch_mode`).
+        retry_errors: when resuming, play the run's ``error`` episodes again (e.g. after a
+            policy server came back); each replay records one more ``attempts``.
         record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
             is made with ``render_mode="rgb_array"``), store each clip beside the store and
             reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
@@ -119,10 +129,17 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
-    resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
+    policy_obj = None if isinstance(policy, str) else policy
+    if policy_obj is not None:
+        resolved: Any = policy_obj
+        policy = policy_label(policy_obj)
+    else:
+        resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing policies
     from evalband.run._lockstep import check_batch_size
 
     lockstep = check_batch_size(batch_size)
+    if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
+        raise InvalidParameterError(refusal)
     batch_extra: dict[str, object] = {"batch_size": lockstep}
     probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
     if lockstep and callable(probe) and (mode := probe()) is not None:
@@ -192,6 +209,7 @@ def run_panel(
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
             store.update_run(run_id, extra={**extra, "address": ray_address})
+    retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
     done = store.done_keys(run_id)
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
@@ -211,12 +229,24 @@ def run_panel(
         ),
         batch=batch,
         batch_size=lockstep,
+        policy_obj=policy_obj,
         record=plan,
     )
     status = "interrupted"
     try:
+        if todo and backend_impl.name in ("serial", "process"):
+            # The driver plays episodes itself (all of them, or while workers start): set
+            # its policy up now, outside every episode's timing, and record the warm-up.
+            runtime = task_policy(task, resolved)
+            if runtime.has_setup:
+                extra = store.require_run(run_id).extra
+                setup_s = round(runtime.setup(), 6)
+                store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             for record in backend_impl.run(task, todo):
+                key = (record.cell, record.episode, record.repeat)
+                if key in retried:
+                    record = dataclasses.replace(record, attempts=retried[key] + 1)
                 if plan is not None:
                     from evalband.run._video import store_pending_media
 
@@ -226,6 +256,7 @@ def run_panel(
                     on_episode(record)
         status = "finished"
     finally:
+        close_policies()
         store.update_run(
             run_id,
             status=status,

@@ -226,8 +226,8 @@ def play_recorded(
     task: Any,
     specs: Sequence[EpisodeSpec],
     env: Any,
-    policy: Callable[[Any], Any],
-    play: Callable[[Any, Callable[[Any], Any], EpisodeSpec, Any], EpisodeRecord],
+    policy: Any,
+    play: Callable[[Any, Any, EpisodeSpec, Any], EpisodeRecord],
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
 

@@ -815,6 +815,26 @@ class RunStore:
             ).fetchall()
         return {(str(c), int(e), int(r)) for c, e, r in rows}
 
+    def delete_error_episodes(self, run_id: str) -> dict[tuple[str, int, int], int]:
+        """Remove the run's ``error`` episodes so a resume plays them again.
+
+        Returns:
+            ``(cell, episode, repeat)`` -> attempts so far, for each removed episode (the
+            replay records one more attempt).
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+        """
+        with self._lock:
+            self.require_run(run_id)
+            where = 'WHERE run_id = ? AND "outcome" = ?'
+            rows = self.conn.execute(
+                f'SELECT "cell", "episode", "repeat", "attempts" FROM episodes {where}',
+                (run_id, "error"),
+            ).fetchall()
+            self.conn.execute(f"DELETE FROM episodes {where}", (run_id, "error"))
+        return {(str(c), int(e), int(r)): int(a or 1) for c, e, r, a in rows}
+
     def count_episodes(self, run_id: str) -> int:
         """How many episodes of the run are stored.
 

@@ -1,0 +1,57 @@
+"""``evalband serve``: one policy behind a websocket, batching requests from many workers."""
+
+from __future__ import annotations
+
+import typer
+
+from evalband.cli._common import JSON_OPTION, console
+
+__all__ = ["register"]
+
+
+def serve(
+    policy: str = typer.Argument(..., help="Built-in name, *.pt checkpoint or module:attr."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port (0: any free)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Interface to bind (0.0.0.0 to accept other machines)."
+    ),
+    max_batch: int = typer.Option(
+        8, "--max-batch", min=1, help="Most requests combined into one policy call."
+    ),
+    max_wait_ms: float = typer.Option(
+        2.0, "--max-wait-ms", min=0.0,
+        help="Longest a batch waits for more requests after its first (milliseconds).",
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Serve a policy over openpi's websocket protocol (ws://HOST:PORT), batching clients."""
+    import asyncio
+
+    from evalband.policies import resolve_policy
+    from evalband.policies._server import PolicyServer
+
+    server = PolicyServer(resolve_policy(policy), name=policy, host=host, port=port,
+                          max_batch=max_batch, max_wait_ms=max_wait_ms)
+
+    def ready(bound: int) -> None:
+        import json
+        import sys
+
+        url = f"ws://{host}:{bound}"
+        if as_json:  # one line: the server keeps running after it
+            print(json.dumps({"policy": policy, "url": url, "health": f"http://{host}:{bound}/healthz",
+                              "max_batch": max_batch, "max_wait_ms": max_wait_ms}))
+        else:
+            console.print(f"serving {policy} on {url} (max batch {max_batch}, max wait "
+                          f"{max_wait_ms:g} ms; health: http://{host}:{bound}/healthz)")
+        sys.stdout.flush()
+
+    try:
+        asyncio.run(server.serve(ready))
+    except KeyboardInterrupt:
+        pass
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``serve`` to ``app``."""
+    app.command("serve")(serve)

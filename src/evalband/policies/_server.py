@@ -1,0 +1,265 @@
+"""``evalband serve``: any evalband policy behind openpi's websocket protocol, batched.
+
+The wire protocol is openpi's (see :mod:`evalband.policies.remote` for the citation): on
+connect the server sends its metadata; each request frame is an observation map, each answer
+``{"actions": ..., "server_timing": {"infer_ms": ...}}``; a policy exception is sent as a text
+frame (the traceback) and the connection is closed; ``GET /healthz`` answers ``200 OK``, so
+``openpi-client``'s ``WebsocketClientPolicy`` works against it unchanged.
+
+What it adds:
+
+* **dynamic batching across clients**: requests from all connections wait in one queue; a
+  batch is cut when it holds ``max_batch`` requests, or one from every busy client (one that
+  sent a request within the last ``max(50 ms, 10 max_wait_ms)``), or ``max_wait_ms`` after
+  its first one arrived, and goes through the policy in ONE batched
+  call (``act_batch``) on a single inference thread. ``server_timing`` also reports
+  ``batch_size`` and ``queue_ms``; ``GET /stats`` the totals (requests, batches, mean batch
+  size).
+* **per-client episode state**: each connection is a slot of the policy (per-slot
+  ``act_batch`` or a factory instance). A request carrying evalband's extension
+  ``"evalband": {"reset": true, "context": {...}}`` (sent by ``--policy ws://...``) resets the
+  slot with that episode's context; a client without it (openpi's) gets one reset when it
+  connects. A stateful policy without per-slot state is refused: clients would share it.
+* binds ``127.0.0.1`` unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalband.errors import InvalidParameterError
+from evalband.policies._contract import EpisodeContext, episode_seed
+from evalband.policies._runtime import as_runtime
+
+__all__ = ["PolicyServer"]
+
+_RESERVED = ("evalband", "prompt")
+
+
+@dataclass
+class _Job:
+    slot: int
+    obs: Any
+    context: EpisodeContext | None
+    future: asyncio.Future[Any]
+    queued: float = field(default_factory=time.perf_counter)
+
+
+def _observation(request: dict[str, Any]) -> Any:
+    """The policy's observation from a request: ``state`` alone, else the map less reserved."""
+    obs = {k: v for k, v in request.items() if k not in _RESERVED}
+    return obs["state"] if set(obs) == {"state"} else obs
+
+
+def _context(name: str, slot: int, request: dict[str, Any], count: int) -> EpisodeContext:
+    """The episode context of a reset: the client's (evalband's extension) or a default."""
+    given = (request.get("evalband") or {}).get("context") or {}
+    prompt = request.get("prompt")
+    seed = int(given.get("condition_seed", count))
+    return EpisodeContext(
+        run_id=str(given.get("run_id", "")), policy=str(given.get("policy", name)),
+        cell=str(given.get("cell", "")), slices=dict(given.get("slices") or {}),
+        episode=int(given.get("episode", count)), repeat=int(given.get("repeat", 0)),
+        condition_seed=seed, seed=int(given.get("seed", episode_seed(seed))),
+        task=given.get("task", prompt if isinstance(prompt, str) else None), slot=slot,
+    )
+
+
+class PolicyServer:
+    """Serve a policy to many clients with dynamic batching (module docstring).
+
+    Args:
+        policy: any evalband policy (object, callable, batched, per-slot or factory).
+        name: what the metadata and default contexts call it.
+        host: interface to bind (loopback unless told otherwise).
+        port: TCP port (``0``: any free one; :attr:`port` says which once started).
+        max_batch: most requests per policy call.
+        max_wait_ms: longest a batch waits for more requests after its first.
+
+    Raises:
+        InvalidParameterError: bad limits, or a policy that keeps state without per-slot
+            state (it would mix the clients' episodes).
+    """
+
+    def __init__(self, policy: Any, *, name: str, host: str = "127.0.0.1", port: int = 8000,
+                 max_batch: int = 8, max_wait_ms: float = 2.0) -> None:
+        if max_batch < 1 or max_wait_ms < 0:
+            raise InvalidParameterError(
+                f"--max-batch must be >= 1 and --max-wait-ms >= 0; got {max_batch}, "
+                f"{max_wait_ms}")
+        self.runtime = as_runtime(policy)
+        if (refusal := self.runtime.batch_refusal(name)) is not None:
+            raise InvalidParameterError(refusal.replace("--batch", "serving several clients"))
+        self.name, self.host, self.port = name, host, port
+        self.max_batch, self.max_wait_s = int(max_batch), max_wait_ms / 1000.0
+        self.stats = {"requests": 0, "batches": 0, "clients": 0}
+        self._slots = 0
+        self._last: dict[int, float] = {}  # slot -> when its last request arrived
+        self.idle_s = max(0.05, 10 * self.max_wait_s)
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalband-infer")
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What a client receives on connect."""
+        return {"policy": self.name, "evalband": {"protocol": 1, "max_batch": self.max_batch}}
+
+    # -- the inference thread ------------------------------------------------------------
+
+    def _compute(self, jobs: list[_Job]) -> list[tuple[Any, str | None]]:
+        """Resets, then one batched call; on failure one call per job to pin the error."""
+        for job in jobs:
+            if job.context is not None:
+                self.runtime.reset(job.context)
+        observations, slots = [j.obs for j in jobs], [j.slot for j in jobs]
+        try:
+            return [(a, None) for a in self.runtime.act_batch(observations, slots)]
+        except Exception:  # noqa: BLE001 - retried one by one to find whose request fails
+            if len(jobs) == 1:
+                return [(None, traceback.format_exc())]
+        out: list[tuple[Any, str | None]] = []
+        for obs, slot in zip(observations, slots, strict=True):
+            try:
+                out.append((self.runtime.act(obs, slot), None))
+            except Exception:  # noqa: BLE001 - sent to that client as a text frame
+                out.append((None, traceback.format_exc()))
+        return out
+
+    # -- asyncio side ----------------------------------------------------------------------
+
+    async def _batcher(self, queue: asyncio.Queue[_Job]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            jobs = [await queue.get()]
+            deadline = loop.time() + self.max_wait_s
+            # No point waiting once every client that is busy (asked within the last
+            # idle_s) has a request in the batch; an idle connection (a driver done with
+            # its share, a worker between chunks) does not hold batches back.
+            now = time.perf_counter()
+            busy = sum(1 for t in self._last.values() if now - t < self.idle_s)
+            while len(jobs) < min(self.max_batch, max(busy, 1)):
+                remaining = deadline - loop.time()
+                try:
+                    jobs.append(queue.get_nowait() if remaining <= 0 else
+                                await asyncio.wait_for(queue.get(), remaining))
+                except (asyncio.QueueEmpty, TimeoutError):
+                    break
+            t0 = time.perf_counter()
+            results = await loop.run_in_executor(self._pool, self._compute, jobs)
+            infer_ms = 1000.0 * (time.perf_counter() - t0)
+            self.stats["batches"] += 1
+            self.stats["requests"] += len(jobs)
+            for job, result in zip(jobs, results, strict=True):
+                if not job.future.done():
+                    queue_ms = 1000.0 * (t0 - job.queued)
+                    job.future.set_result((*result, infer_ms, len(jobs), queue_ms))
+
+    async def _handler(self, ws: Any, queue: asyncio.Queue[_Job]) -> None:
+        from evalband.policies._wire import packb
+
+        slot = self._slots
+        self._slots += 1
+        self.stats["clients"] += 1
+        try:
+            await ws.send(packb(self.metadata))
+            await self._serve_client(ws, queue, slot)
+        finally:
+            self._last.pop(slot, None)
+
+    async def _serve_client(self, ws: Any, queue: asyncio.Queue[_Job], slot: int) -> None:
+        import websockets
+
+        from evalband.policies._wire import packb, unpackb
+
+        started = False
+        while True:
+            try:
+                request = unpackb(await ws.recv())
+            except websockets.ConnectionClosed:
+                return
+            if not isinstance(request, dict):
+                request = {"state": request}
+            extension = request.get("evalband") or {}
+            reset = bool(extension.get("reset")) or not started
+            context = _context(self.name, slot, request, slot) if reset else None
+            started = True
+            self._last[slot] = time.perf_counter()
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            await queue.put(_Job(slot, _observation(request), context, future))
+            action, error, infer_ms, size, queue_ms = await future
+            try:
+                if error is not None:
+                    await ws.send(error)
+                    await ws.close(code=1011, reason="Internal server error. Traceback "
+                                   "included in previous frame.")
+                    return
+                await ws.send(packb({
+                    "actions": np.asarray(action),
+                    "server_timing": {"infer_ms": infer_ms, "batch_size": size,
+                                      "queue_ms": queue_ms},
+                }))
+            except websockets.ConnectionClosed:
+                return
+
+    def _http(self, connection: Any, request: Any) -> Any:
+        if request.path == "/healthz":
+            return connection.respond(http.HTTPStatus.OK, "OK\n")
+        if request.path == "/stats":
+            stats: dict[str, float] = dict(self.stats)
+            stats["mean_batch"] = stats["requests"] / stats["batches"] if stats["batches"] else 0
+            return connection.respond(http.HTTPStatus.OK, json.dumps(stats) + "\n")
+        return None
+
+    async def serve(self, ready: Callable[[int], None] | None = None) -> None:
+        """Serve until :meth:`stop` (or cancellation); ``ready(port)`` once listening."""
+        from websockets.asyncio.server import serve
+
+        self.runtime.setup()
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        queue: asyncio.Queue[_Job] = asyncio.Queue()
+        batcher = asyncio.create_task(self._batcher(queue))
+        try:
+            async with serve(lambda ws: self._handler(ws, queue), self.host, self.port,
+                             compression=None, max_size=None,
+                             process_request=self._http) as server:
+                self.port = int(next(iter(server.sockets)).getsockname()[1])
+                if ready is not None:
+                    ready(self.port)
+                await self._stop.wait()
+        finally:
+            batcher.cancel()
+            self.runtime.close()
+
+    def stop(self) -> None:
+        """Stop a server running in another thread."""
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+
+    def start_in_thread(self) -> int:
+        """Serve from a daemon thread; return the port once it listens.
+
+        >>> server = PolicyServer(lambda obs: -obs, name="neg", port=0)
+        >>> server.start_in_thread() > 0
+        True
+        >>> server.stop()
+        """
+        ready = threading.Event()
+        thread = threading.Thread(
+            target=lambda: asyncio.run(self.serve(lambda _port: ready.set())), daemon=True)
+        thread.start()
+        if not ready.wait(30):
+            raise InvalidParameterError(f"policy server did not start on {self.host}:{self.port}")
+        return self.port
