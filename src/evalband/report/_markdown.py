@@ -67,7 +67,8 @@ def verdict_parts(row: SliceComparison) -> tuple[str, str]:
     else:
         parts.append("too few episodes to catch any drop")
     if row.episodes_for_effect is not None:
-        parts.append(f"~{row.episodes_for_effect} {unit} to catch a {100 * row.effect:.0f}-point drop")
+        parts.append(f"~{row.episodes_for_effect} {unit} to catch a "
+                     f"{100 * row.effect:.0f}-point drop")
     return row.verdict, "; ".join(parts)
 
 
