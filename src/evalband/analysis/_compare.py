@@ -395,7 +395,7 @@ def _slice_row(
     """
     table = PairTable()
     for i in np.flatnonzero(members):
-        table = table + tables[i]
+        table = table + tables[int(i)]
     in_b, in_c = members[base.cell], members[cand.cell]
     use_b = in_b & base.counted(errors_as_failures)
     use_c = in_c & cand.counted(errors_as_failures)

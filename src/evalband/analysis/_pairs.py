@@ -102,30 +102,31 @@ class RunColumns:
 def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunColumns:
     """Arrays of the fields a comparison reads; records of other cells are left out."""
     index = {key: i for i, key in enumerate(cells)}
-    kept = [r for r in records if r.cell in index]
-    n = len(kept)
-
-    def ints(values: object) -> NDArray[np.int64]:
-        return np.fromiter(values, dtype=np.int64, count=n)  # type: ignore[call-overload]
-
-    def flags(values: object) -> NDArray[np.bool_]:
-        return np.fromiter(values, dtype=np.bool_, count=n)  # type: ignore[call-overload]
-
-    def floats(values: object) -> NDArray[np.float64]:
-        return np.fromiter(values, dtype=np.float64, count=n)  # type: ignore[call-overload]
-
     nan = float("nan")
+    success, error = Outcome.SUCCESS, Outcome.ERROR
+    rows = [
+        (index[r.cell], r.episode, r.repeat, r.outcome is success, r.outcome is error,
+         r.outcome is success and not r.assisted, r.assisted or r.interventions > 0,
+         nan if r.latency_ms_p95 is None else r.latency_ms_p95,
+         nan if r.time_to_success_s is None else r.time_to_success_s)
+        for r in records if r.cell in index
+    ]
+    if not rows:
+        z = np.zeros(0, dtype=np.int64)
+        f = np.zeros(0, dtype=np.bool_)
+        x = np.zeros(0, dtype=np.float64)
+        return RunColumns(z, z, z, f, f, f, f, x, x)
+    cell, ep, rep, ok, err, unaided, helped, lat, tts = zip(*rows, strict=True)
     return RunColumns(
-        cell=ints(index[r.cell] for r in kept),
-        episode=ints(r.episode for r in kept),
-        repeat=ints(r.repeat for r in kept),
-        success=flags(r.outcome is Outcome.SUCCESS for r in kept),
-        error=flags(r.outcome is Outcome.ERROR for r in kept),
-        unaided=flags(r.outcome is Outcome.SUCCESS and not r.assisted for r in kept),
-        intervened=flags(r.assisted or r.interventions > 0 for r in kept),
-        latency_p95=floats(nan if r.latency_ms_p95 is None else r.latency_ms_p95 for r in kept),
-        time_to_success=floats(nan if r.time_to_success_s is None else r.time_to_success_s
-                               for r in kept),
+        cell=np.asarray(cell, dtype=np.int64),
+        episode=np.asarray(ep, dtype=np.int64),
+        repeat=np.asarray(rep, dtype=np.int64),
+        success=np.asarray(ok, dtype=np.bool_),
+        error=np.asarray(err, dtype=np.bool_),
+        unaided=np.asarray(unaided, dtype=np.bool_),
+        intervened=np.asarray(helped, dtype=np.bool_),
+        latency_p95=np.asarray(lat, dtype=np.float64),
+        time_to_success=np.asarray(tts, dtype=np.float64),
     )
 
 
