@@ -1,8 +1,8 @@
 """Real headless Chromium (Debian's /usr/bin/chromium) driven by the playwright package.
 
 No browser is ever downloaded: playwright only drives the system Chromium. When it is
-missing the tests FAIL (they never skip): ``.ci/run`` installs it, and a missing browser on
-a developer machine should be noticed, not hidden.
+missing the tests FAIL (they never skip): ``make test`` installs it (scripts/ensure-chromium),
+and a missing browser on a developer machine should be noticed, not hidden.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _require_browser() -> None:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(
             f"Chromium is not installed at {CHROMIUM}: the browser tests need it. Install it "
-            "with `apt-get install -y chromium` (.ci/run does), or point EVALBAND_CHROMIUM at "
+            "with `apt-get install -y chromium` (make test does), or point EVALBAND_CHROMIUM at "
             "a Chromium binary. Never `playwright install`.",
             pytrace=False,
         )
