@@ -6,12 +6,18 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-__all__ = ["STORE_OPTION", "JSON_OPTION", "console", "emit_json", "fail", "pct", "store_path"]
+if TYPE_CHECKING:
+    from evalband.store import RunStore
+
+__all__ = [
+    "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "fail", "pct", "store_path",
+    "read_store",
+]
 
 
 
@@ -41,6 +47,13 @@ def store_path(path: Path | None) -> Path:
     from evalband.store import DEFAULT_STORE_PATH
 
     return path if path is not None else DEFAULT_STORE_PATH
+
+
+def read_store(path: Path | None) -> RunStore:
+    """The store for a read command: opened read-only, never created (missing: one line)."""
+    from evalband.store import open_store
+
+    return open_store(store_path(path), read_only=True)
 
 
 def _clean(value: Any) -> Any:

@@ -50,7 +50,7 @@ def compare(
     from evalband.report import comparison_markdown
     from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with open_store(store_path(store), read_only=True) as st:
         base = load_run(baseline, st)
         cands = [load_run(c, st) for c in candidates]
     try:
@@ -63,8 +63,13 @@ def compare(
         options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
         if allow_panel_mismatch:
             options["allow_panel_mismatch"] = True
-        with open_store(store_path(store)) as st:
-            st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
+        from evalband.errors import StoreError
+
+        try:
+            with open_store(store_path(store)) as st:
+                st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
+        except StoreError:
+            pass  # a store this user cannot write is still compared, just not listed
     if md is not None:
         md.write_text(comparison_markdown(results))
     if report is not None:

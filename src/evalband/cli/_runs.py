@@ -9,7 +9,15 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    pct,
+    read_store,
+    store_path,
+)
 from evalband.cli._progress import RunProgress
 
 __all__ = ["register"]
@@ -105,9 +113,7 @@ def run(
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the runs in the store, newest first."""
-    from evalband.store import open_store
-
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         manifests = st.list_runs()
         counts = {m.run_id: st.count_episodes(m.run_id) for m in manifests}
     if as_json:
@@ -133,11 +139,15 @@ def show(
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband._api import load_run
     from evalband.report._data import slice_summaries
-    from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
-        manifest = st.require_run(run_id)
-        slices = slice_summaries(load_run(run_id, st))
+    with read_store(store) as st:
+        run = load_run(run_id, st)
+        manifest = st.require_run(run.run_id) if run.source == "store" else None
+        slices = slice_summaries(run)
+    if manifest is None:  # a bundle path
+        from evalband.store import load_bundle
+
+        manifest = load_bundle(run_id)[0]
     summary = slices[-1].summary  # the whole run
     if as_json:
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
@@ -162,9 +172,9 @@ def export(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
-    from evalband.store import export_bundle, open_store
+    from evalband.store import export_bundle
 
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         path = export_bundle(st, run_id, out, overwrite=overwrite)
     if as_json:
         emit_json({"run_id": run_id, "bundle": str(path)})
@@ -261,9 +271,8 @@ def noise(
 ) -> None:
     """The noise floor of a run: the swing of suites of M episodes, and the flip rate."""
     from evalband.analysis import noise_floor
-    from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         manifest = st.require_run(run_id)
         floor = noise_floor(st.episode_records(run_id), suite_size,
                             errors_as_failures=manifest.errors_as_failures)

@@ -108,20 +108,35 @@ def suite_size_for(n: int) -> int | None:
 
 
 def is_bundle(source: str | Path) -> bool:
-    """Whether ``source`` names an artifact-bundle directory (else it is a run id)."""
-    path = Path(source)
-    return path.is_dir() and (path / "manifest.json").exists()
+    """Whether ``source`` is written as a path to an artifact-bundle directory.
+
+    A bare name is a run id even when a folder of that name exists (see
+    :func:`evalband.store.resolve_run`).
+    """
+    from evalband.store import is_bundle_path
+
+    return is_bundle_path(source)
 
 
 @contextlib.contextmanager
-def open_for(store: RunStore | str | Path | None) -> Iterator[RunStore | None]:
-    """The store to read runs from: as given, opened from a path (and closed), or none."""
-    from evalband.store import RunStore, open_store
+def open_for(
+    store: RunStore | str | Path | None, sources: Sequence[str] = ()
+) -> Iterator[RunStore | None]:
+    """The store to read runs from: as given, opened read-only from a path, or none.
+
+    A store path that does not exist is never created: each of ``sources`` that is not a
+    bundle path is then resolved without a store, which raises the error naming it.
+    """
+    from evalband.store import RunStore, resolve_run
 
     if store is None or isinstance(store, RunStore):
         yield store
         return
-    with open_store(store) as opened:
+    if not Path(store).exists():
+        for source in sources:
+            if not is_bundle(source):
+                resolve_run(source, None, store_path=store)
+    with RunStore(store, read_only=True) as opened:
         yield opened
 
 
@@ -232,7 +247,7 @@ def collect(
         )
     if all(is_bundle(name) for name in names):
         store = None  # never create a store file just to read bundles
-    with open_for(store) as st:
+    with open_for(store, names) as st:
         views = tuple(_view(name, st, confidence) for name in names)
     comparisons: tuple[Comparison, ...] = ()
     if len(views) > 1:

@@ -12,6 +12,7 @@ from evalband.errors import PanelMismatchError, StoreError
 from evalband.panel import Panel
 from evalband.run._backends import get_backend
 from evalband.run._execute import RunTask, resolve_task_policy
+from evalband.store._lease import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -28,9 +29,34 @@ def default_run_id(panel: Panel, policy: str) -> str:
     ...                      budget={"steps": 1}), "a:b").startswith("p-a_b-")
     True
     """
+    from evalband._ids import RUN_ID_MAX, safe_name
+
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in policy)
-    return f"{panel.name}-{safe}-{stamp}"
+    head = safe_name(f"{panel.name}-{policy.replace(':', '_')}", "run")
+    return f"{head[: RUN_ID_MAX - len(stamp) - 1]}-{stamp}"
+
+
+def _check_env_kwargs(panel: Panel) -> None:
+    """Refuse, before anything is stored, ``env_kwargs`` the env's constructor cannot take."""
+    from evalband.envs._resolve import accepts_kwarg, env_class
+    from evalband.errors import PanelError
+
+    cls = env_class(panel.env)
+    if cls is None:
+        return
+    unknown = [k for k in panel.env_kwargs if not accepts_kwarg(cls, k)]
+    if unknown:
+        import inspect
+
+        try:
+            known = [n for n in inspect.signature(cls).parameters if n != "self"]
+        except (TypeError, ValueError):
+            known = []
+        raise PanelError(
+            f"panel {panel.name}: env {panel.env} does not take env_kwargs "
+            f"{', '.join(map(repr, unknown))}; it takes {', '.join(known) or 'none'}; fix "
+            "env_kwargs in the panel"
+        )
 
 
 def _env_dt(panel: Panel) -> float | None:
@@ -115,6 +141,11 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
+    from evalband._ids import check_run_id
+
+    if run_id is not None:
+        check_run_id(run_id)  # before a backend starts or the store is touched
+    _check_env_kwargs(panel)
     resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
     from evalband.run._lockstep import check_batch_size
 
@@ -146,11 +177,16 @@ def run_panel(
                 f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
                 "use a new --run-id"
             )
+        lease = RunLease(store, run_id)
+        lease.acquire()  # a second writer on a live run is refused here, before any change
         store.update_run(run_id, status="running", finished_at=None)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
-        if any(existing.extra.get(k, 0) != v for k, v in batch_extra.items()):
-            # how timing fields were measured (and batches passed)
-            store.update_run(run_id, extra={**existing.extra, **batch_extra})
+        changed = {k: v for k, v in batch_extra.items() if existing.extra.get(k, 0) != v}
+        if changed:
+            # the manifest keeps how the run was started; a resume with other batching
+            # (which changes timing fields only) is listed, not written over it
+            resumes = [*existing.extra.get("resumed_with", []), changed]
+            store.update_run(run_id, extra={**existing.extra, "resumed_with": resumes})
     else:
         from evalband.store import new_manifest
 
@@ -167,6 +203,8 @@ def run_panel(
                 n_planned=len(specs),
             )
         )
+        lease = RunLease(store, run_id)
+        lease.acquire()
         if lockstep:
             store.update_run(run_id, extra=batch_extra)
         ray_address = getattr(backend_impl, "address", None)
@@ -192,14 +230,21 @@ def run_panel(
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             for record in backend_impl.run(task, todo):
                 store.add_episode(record)
+                lease.beat()
                 if on_episode is not None:
                     on_episode(record)
         status = "finished"
     finally:
-        store.update_run(
-            run_id,
-            status=status,
-            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
+        try:
+            # a new run that failed before its first episode leaves nothing behind
+            if not (status != "finished" and existing is None
+                    and discard_empty_run(store, run_id)):
+                store.update_run(
+                    run_id,
+                    status=status,
+                    finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                )
+        finally:
+            lease.release()
     records = store.episode_records(run_id)
     return run_id, summarize(records, errors_as_failures=errors_as_failures)

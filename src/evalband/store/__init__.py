@@ -10,6 +10,7 @@
 from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
 from evalband.store._importers import IMPORT_COLUMNS, IMPORT_FORMATS, import_results
 from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
+from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
@@ -27,4 +28,8 @@ __all__ = [
     "import_results",
     "IMPORT_FORMATS",
     "IMPORT_COLUMNS",
+    "RunRef",
+    "resolve_run",
+    "looks_like_path",
+    "is_bundle_path",
 ]

@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import math
+import os
 import sqlite3
 import threading
 import urllib.parse
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from evalband._ids import check_run_id, shown
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
@@ -358,6 +360,7 @@ class RunStore:
                 f"cannot create the directory for the run store {self.path}: {exc}; "
                 "pass --store with a writable path"
             ) from None
+        self._check_writable()
         try:
             conn = sqlite3.connect(
                 str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False
@@ -379,6 +382,11 @@ class RunStore:
                 f"there is no run store at {self.path}; pass --store with an existing store "
                 "(evalband run creates one)"
             )
+        if not os.access(self.path, os.R_OK):
+            raise StoreError(
+                f"cannot read the run store {self.path}: permission denied; ask its owner for "
+                "read access or copy it"
+            )
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(
@@ -387,6 +395,11 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the run store {self.path} read-only: {exc}") from None
         try:
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = self._open_immutable()
             self._check_ours(*self._inspect(conn))
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
@@ -396,6 +409,46 @@ class RunStore:
             conn.close()
             raise
         return conn
+
+    def _open_immutable(self) -> sqlite3.Connection:
+        """Read a store in a folder this user cannot write (no ``-shm`` file can be made).
+
+        SQLite's ``mode=ro`` still needs the WAL index (``-shm``); when the folder is not
+        writable and no writer left a ``-wal`` file, the file is complete and unchanging, so
+        it is read with ``immutable=1``. With a ``-wal`` file present the newest episodes
+        live there and cannot be read without the index: the error says so.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"cannot read the run store {self.path}: a writer's log ({wal.name}) is there "
+                "and this user cannot write the folder to read it; read it as a user who can "
+                "write the folder, or after the writer has finished"
+            )
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro&immutable=1"
+        try:
+            return sqlite3.connect(
+                uri, uri=True, timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the run store {self.path} read-only: {exc}") from None
+
+    def _check_writable(self) -> None:
+        """Refuse, with one line, a store this user may read but not write."""
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            why = "the file is read-only for this user"
+        elif not os.access(folder, os.W_OK | os.X_OK) and not (
+            self.path.exists() and self.path.with_name(self.path.name + "-shm").exists()
+            and os.access(self.path.with_name(self.path.name + "-shm"), os.W_OK)
+        ):
+            why = f"this user cannot write its folder {folder}"
+        else:
+            return
+        raise StoreError(
+            f"cannot write the run store {self.path}: {why}; read commands (runs, show, "
+            "compare, report, view) still read it; to record, pass --store with a writable path"
+        )
 
     def _not_ours(self, why: str) -> StoreError:
         return StoreError(
@@ -552,8 +605,10 @@ class RunStore:
         """Add a run.
 
         Raises:
+            InvalidInputError: a run id that is not 1-128 letters, digits, ``.``, ``_``, ``-``.
             StoreError: when a run with the same id is already stored.
         """
+        check_run_id(manifest.run_id)
         with self._lock:
             try:
                 self.conn.execute(_INSERT_RUN, _manifest_row(manifest))
@@ -585,7 +640,7 @@ class RunStore:
                     )
                 ]
             hint = f"recent runs: {', '.join(recent)}" if recent else "the store holds no runs yet"
-            raise RunNotFoundError(f"run {run_id!r} is not in the store {self.path}; {hint}")
+            raise RunNotFoundError(f"run {shown(run_id)} is not in the store {self.path}; {hint}")
         return manifest
 
     def list_runs(self) -> list[RunManifest]:
@@ -788,6 +843,7 @@ class RunStore:
         self, manifest: RunManifest, records: Sequence[EpisodeRecord]
     ) -> None:
         """Add a run and its episodes atomically (used by bundle import)."""
+        check_run_id(manifest.run_id)
         rows = [(r, _episode_row(r)) for r in records]
         with self._lock:
             try:
@@ -937,18 +993,21 @@ def _records_frame(records: Sequence[EpisodeRecord]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def open_store(path: str | Path | None = None) -> RunStore:
+def open_store(path: str | Path | None = None, *, read_only: bool = False) -> RunStore:
     """Open (creating when missing) the run store at ``path``.
 
     Args:
         path: the SQLite file; :data:`DEFAULT_STORE_PATH` (relative to the current
             directory) when ``None``.
+        read_only: open an existing store for reading only (SQLite ``mode=ro``): nothing is
+            created, and a missing file is an error (what the read commands use).
 
     Returns:
         An open :class:`RunStore`; use it as a context manager or close it.
 
     Raises:
-        StoreError: when the file exists and is not an evalband store (it is left untouched).
+        StoreError: when the file exists and is not an evalband store (it is left untouched),
+            cannot be written (unless ``read_only``), or is missing (with ``read_only``).
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -956,4 +1015,4 @@ def open_store(path: str | Path | None = None) -> RunStore:
     ...     s.list_runs()
     []
     """
-    return RunStore(DEFAULT_STORE_PATH if path is None else path)
+    return RunStore(DEFAULT_STORE_PATH if path is None else path, read_only=read_only)
