@@ -211,22 +211,22 @@ def run_panel(
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
             store.update_run(run_id, extra={**extra, "address": ray_address})
-    done = store.done_keys(run_id)
-    todo = [spec for spec in specs if spec.key not in done]
-    if on_start is not None:
-        on_start(len(specs), store.episode_records(run_id) if done else [])
-    task = RunTask(
-        run_id=run_id,
-        policy=policy,
-        panel_fingerprint=panel.fingerprint,
-        env=panel.env,
-        env_kwargs=dict(panel.env_kwargs),
-        budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
-        batch=batch,
-        batch_size=lockstep,
-    )
     status = "interrupted"
     try:
+        done = store.done_keys(run_id)
+        todo = [spec for spec in specs if spec.key not in done]
+        if on_start is not None:
+            on_start(len(specs), store.episode_records(run_id) if done else [])
+        task = RunTask(
+            run_id=run_id,
+            policy=policy,
+            panel_fingerprint=panel.fingerprint,
+            env=panel.env,
+            env_kwargs=dict(panel.env_kwargs),
+            budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
+            batch=batch,
+            batch_size=lockstep,
+        )
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             for record in backend_impl.run(task, todo):
                 store.add_episode(record)

@@ -63,10 +63,14 @@ def is_bundle_path(source: str | Path) -> bool:
     >>> is_bundle_path("baseline")  # a bare name is a run id, even when such a folder exists
     False
     """
-    if not looks_like_path(source):
+    return looks_like_path(source) and _is_bundle_dir(Path(source).expanduser())
+
+
+def _is_bundle_dir(path: Path) -> bool:
+    try:
+        return path.is_dir() and (path / _MANIFEST).is_file()
+    except OSError:  # a name too long for the file system, ...
         return False
-    path = Path(source).expanduser()
-    return path.is_dir() and (path / _MANIFEST).is_file()
 
 
 def resolve_run(
@@ -99,8 +103,14 @@ def resolve_run(
             return RunRef("store", run_id=text)
     if looks_like_path(source):
         path = Path(source).expanduser()
-        if not path.is_dir():
-            what = "a file, not a directory" if path.exists() else "there is no such directory"
+        if _is_bundle_dir(path):
+            return RunRef("bundle", path=path)
+        try:
+            is_dir = path.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            what = "there is no such directory" if not path.exists() else "a file, not a directory"
             raise BundleError(
                 f"{text} is written as a path, but {what}; an artifact bundle is a directory "
                 "made by evalband export (or give a run id)"
@@ -110,9 +120,7 @@ def resolve_run(
                 f"{text} is a directory without {_MANIFEST}, so not an artifact bundle; give a "
                 "bundle directory made by evalband export, or a run id"
             )
-        return RunRef("bundle", path=path)
-    here = Path(text)
-    if here.is_dir() and (here / _MANIFEST).is_file():
+    if _is_bundle_dir(Path(text)):
         where = f"the store {store.path}" if store is not None else (
             f"the store {store_path}" if store_path is not None else "any store"
         )
