@@ -3,6 +3,8 @@ with other batching."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,22 @@ def test_env_kwargs_check_is_a_panel_error(tmp_path: Path) -> None:
     panel = coin_panel(episodes=2).model_copy(update={"env_kwargs": {"nope": 1}})
     with open_store(tmp_path / "s.sqlite") as st, pytest.raises(PanelError, match="'nope'"):
         run_panel(panel, POLICY, st, run_id="x")
+
+
+def test_errors_as_failures_on_a_resume_is_recorded(capsys, tmp_path: Path) -> None:
+    (tmp_path / "flaky_policy.py").write_text(
+        "def policy(obs):\n    raise ValueError('flaky')\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        db = str(tmp_path / "s.sqlite")
+        args = ["run", "reach1d", "-p", "flaky_policy:policy", "--run-id", "f", "--store", db]
+        assert main([*args, "--json"]) == 0
+        capsys.readouterr()
+        assert main([*args, "--errors-as-failures", "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert main(["show", "f", "--store", db, "--json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert printed["summary"]["n"] == shown["summary"]["n"] == 64  # the verdict kept
+    assert shown["manifest"]["errors_as_failures"] is True

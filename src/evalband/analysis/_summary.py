@@ -22,6 +22,8 @@ __all__ = [
     "counted",
     "paired_outcomes",
     "paired_counts",
+    "error_causes",
+    "MAX_ERROR_CAUSES",
 ]
 
 
@@ -39,6 +41,9 @@ class RunSummary:
         verdict_withheld: errors exist and were not counted: no verdict until the user decides.
         assisted: episodes with human assistance.
         unaided_successes: successes without assistance.
+        error_causes: the distinct error messages (first line) of the ``error`` episodes with
+            their counts, most frequent first (at most :data:`MAX_ERROR_CAUSES`; the rest
+            are counted under ``"(other messages)"``).
     """
 
     n_attempted: int
@@ -51,6 +56,7 @@ class RunSummary:
     assisted: int = 0
     unaided_successes: int = 0
     per_cell: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error_causes: tuple[tuple[str, int], ...] = ()
 
     @property
     def successes(self) -> int:
@@ -61,15 +67,47 @@ class RunSummary:
     def time_text(self) -> str:
         """Mean time among successes in words ("No successes" when there are none)."""
         if self.mean_time_to_success_s is None:
+            if self.successes:
+                return f"not recorded (none of the {self.successes} successes has a time)"
             return "No successes"
         return f"{self.mean_time_to_success_s:.6f} s"
+
+    def error_lines(self) -> list[str]:
+        """The error causes as lines, e.g. ``"64 x ValueError: boom"`` (none: ``[]``)."""
+        return [f"{k} x {message}" for message, k in self.error_causes]
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["successes"] = self.successes
         out["rate"] = self.rate.as_dict() if self.rate else None
+        out["error_causes"] = [{"message": m, "count": k} for m, k in self.error_causes]
         return out
+
+
+MAX_ERROR_CAUSES = 5
+"""How many distinct error messages a summary lists."""
+
+
+def error_causes(records: Iterable[EpisodeRecord]) -> tuple[tuple[str, int], ...]:
+    r"""The distinct first lines of the error episodes' messages, with counts, commonest first.
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, msg: EpisodeRecord("r", "p", "f", "", i, 0, i, "error", False, False,
+    ...                                    0, error=msg)
+    >>> error_causes([rec(0, "ValueError: boom\n  at x"), rec(1, "ValueError: boom"),
+    ...               rec(2, None)])
+    (('ValueError: boom', 2), ('(no message)', 1))
+    """
+    counts = Counter(
+        ((r.error or "").strip().splitlines() or ["(no message)"])[0][:300]
+        for r in records if r.outcome is Outcome.ERROR
+    )
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if len(ranked) <= MAX_ERROR_CAUSES:
+        return tuple(ranked)
+    rest = sum(k for _, k in ranked[MAX_ERROR_CAUSES - 1:])
+    return (*ranked[: MAX_ERROR_CAUSES - 1], ("(other messages)", rest))
 
 
 _OUTCOME = operator.attrgetter("outcome")
@@ -144,6 +182,7 @@ def summarize(
         assisted=total["assisted"],
         unaided_successes=total["unaided"],
         per_cell=per_cell,
+        error_causes=error_causes(rows) if total["errors"] else (),
     )
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -38,6 +42,9 @@ def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
             f"[{pct(summary.rate.low, 6)}, {pct(summary.rate.high, 6)}]"
         )
     lines.append(f"  mean time among successes: {summary.time_text}")
+    if summary.error_causes:
+        lines.append("  error episodes, by cause:")
+        lines.extend(f"    {line}" for line in summary.error_lines())
     if summary.verdict_withheld:
         lines.append(
             f"  verdict withheld: {c['error']} episode(s) errored; fix them, or re-run "
@@ -78,19 +85,19 @@ def run(
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
-    from evalband.run import run_panel
+    from evalband.run import default_run_id, run_panel
     from evalband.store import open_store
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
-    with open_store(store_path(store)) as st, RunProgress(
-        policy.rsplit(":", 1)[-1], enabled=not as_json
-    ) as progress:
+    rid = run_id or default_run_id(panel_obj, policy)
+    with _interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
+            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
         rid, summary = run_panel(
             panel_obj,
             policy,
             st,
-            run_id=run_id,
+            run_id=rid,
             backend=backend,
             workers=workers,
             address=address,
@@ -109,6 +116,35 @@ def run(
         from evalband.cli._report import write_html_report
 
         write_html_report([rid], store_path(store), report, quiet=as_json)
+
+
+@contextlib.contextmanager
+def _interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop a run cleanly, saying how to resume it.
+
+    The runner marks the run ``interrupted`` (its ``finally``); one line on stderr gives the
+    resume command; the exit status is 130 (SIGINT) or 143 (SIGTERM).
+    """
+    received: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    except KeyboardInterrupt:
+        argv = list(sys.argv[1:]) + (["--run-id", run_id] if add_run_id else [])
+        what = "SIGTERM" if received else "interrupted (Ctrl-C)"
+        sys.stderr.write(f"{what}: run {run_id} is marked interrupted; its stored episodes "
+                         f"are kept. Resume with: evalband {shlex.join(argv)}\n")
+        raise typer.Exit(code=143 if received else 130) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:

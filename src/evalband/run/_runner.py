@@ -180,6 +180,9 @@ def run_panel(
         lease = RunLease(store, run_id)
         lease.acquire()  # a second writer on a live run is refused here, before any change
         store.update_run(run_id, status="running", finished_at=None)
+        if errors_as_failures and not existing.errors_as_failures:
+            # the user's decision is recorded, so show/compare/report count as printed here
+            store.update_run(run_id, errors_as_failures=True)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
         changed = {k: v for k, v in batch_extra.items() if existing.extra.get(k, 0) != v}
         if changed:
