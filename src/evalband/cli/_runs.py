@@ -232,7 +232,7 @@ def import_cmd(
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Load a bundle (hashes verified) or a CSV/JSONL/Parquet/lerobot file into the store."""
+    """Load a bundle (checked consistent) or a CSV/JSONL/Parquet/lerobot file into the store."""
     from evalband.errors import InvalidParameterError
     from evalband.panel import load_panel
     from evalband.store import IMPORT_FORMATS, import_bundle, import_results, open_store
@@ -260,7 +260,8 @@ def import_cmd(
                    "panel_fingerprint": manifest.panel_fingerprint,
                    "panel_inferred": bool(manifest.extra.get("panel_inferred", False))})
         return
-    how = "hashes verified" if is_bundle else f"{count} episodes"
+    how = (f"{count} episodes; bundle consistent: hashes and panel fingerprint match"
+           if is_bundle else f"{count} episodes")
     console.print(f"imported {rid} from {source} ({how})")
     if manifest.extra.get("panel_inferred"):
         console.print("note: no --panel given; the panel was inferred from the file and marked so")
