@@ -193,8 +193,11 @@ def coverage_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Exact coverage of an interval method at n over a grid of true rates."""
+    from evalband._limits import MAX_COVERAGE_N, check_size
     from evalband.stats import coverage, coverage_grid
 
+    check_size(n, MAX_COVERAGE_N, "--n for exact coverage",
+               "coverage changes little past a few thousand episodes; use a smaller --n")
     grid = coverage_grid(method, n, confidence=confidence)
     show_ps = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99]
     rows = [(p, coverage(method, n, p, confidence=confidence)) for p in show_ps]

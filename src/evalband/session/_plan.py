@@ -491,6 +491,11 @@ def plan_session(
         )
     scenes = _count(scenes, "scenes")
     attempts = _count(attempts, "attempts")
+    from evalband._limits import MAX_SESSION_TRIALS, check_size
+
+    check_size(len(names) * scenes * attempts, MAX_SESSION_TRIALS,
+               "trials in a session (policies x scenes x attempts)",
+               "a hardware session is run by hand: plan fewer scenes or attempts")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
         raise InvalidInputError(f"seed must be a non-negative integer; got {seed!r}")
     seed = int(seed)
