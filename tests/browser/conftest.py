@@ -140,8 +140,8 @@ def lab_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding the labs' runs and their recorded comparisons, as the lab commands
     leave it."""
     path = tmp_path_factory.mktemp("labs") / "runs.sqlite"
-    for command in LAB_COMMANDS:
-        assert main([*command, "--store", str(path), "--json"]) == 0
+    for command in LAB_COMMANDS:  # hidden-regression exits 4, as compare does on a regression
+        assert main([*command, "--store", str(path), "--json"]) in (0, 4)
     return path
 
 

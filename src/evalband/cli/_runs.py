@@ -294,10 +294,14 @@ def lab_hidden_regression(
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Seed 003's lab: an aggregate that holds while the hardest embodiment regresses."""
+    """Seed 003's lab: an aggregate that holds while the hardest embodiment regresses.
+
+    Exits as `evalband compare` would on the same runs (4 on the regression).
+    """
     from evalband.cli._lab import hidden_regression_lab
 
-    hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
+    out = hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
+    raise typer.Exit(code=int(out["exit_code"]))  # compare's exit status for this verdict
 
 
 def noise(
@@ -311,16 +315,29 @@ def noise(
 
     with read_store(store) as st:
         manifest = st.require_run(run_id)
-        floor = noise_floor(st.episode_records(run_id), suite_size,
-                            errors_as_failures=manifest.errors_as_failures)
+        records = st.episode_records(run_id)
+        floor = noise_floor(records, suite_size, errors_as_failures=manifest.errors_as_failures)
+    repeats = sum(1 for r in records if r.repeat > 0)
     if as_json:
-        emit_json({"run_id": run_id, **floor.as_dict()})
+        emit_json({"run_id": run_id, **floor.as_dict(), "repeat_episodes": repeats})
         return
     pooled = floor.pooled
     console.print(
-        f"{run_id}: pooled {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, Wilson 95% "
-        f"[{pct(pooled.low)}, {pct(pooled.high)}]"
+        f"{run_id}: pooled over first attempts {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
+        f"Wilson 95% [{pct(pooled.low)}, {pct(pooled.high)}]"
     )
+    if repeats:
+        console.print(
+            f"  the suites use first attempts (repeat 0) only, so no condition counts twice; "
+            f"the run's {repeats} repeat episodes enter the flip rate below (`show` counts "
+            "every episode)"
+        )
+    if floor.partial is not None:
+        part = floor.partial
+        console.print(
+            f"  the last {part.n} episode(s) ({part.successes} successes) make a partial suite,"
+            f" not part of the swing (a suite has {suite_size})"
+        )
     if floor.swing is None:
         console.print(f"fewer than {suite_size} counted episodes: no full suite, no swing")
     else:
