@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,6 +23,8 @@ __all__ = [
     "paired_outcomes",
     "paired_counts",
     "error_causes",
+    "rank_error_causes",
+    "summary_from_tallies",
     "MAX_ERROR_CAUSES",
 ]
 
@@ -99,10 +101,18 @@ def error_causes(records: Iterable[EpisodeRecord]) -> tuple[tuple[str, int], ...
     ...               rec(2, None)])
     (('ValueError: boom', 2), ('(no message)', 1))
     """
-    counts = Counter(
-        ((r.error or "").strip().splitlines() or ["(no message)"])[0][:300]
-        for r in records if r.outcome is Outcome.ERROR
-    )
+    return rank_error_causes(Counter(r.error for r in records if r.outcome is Outcome.ERROR))
+
+
+def rank_error_causes(messages: Mapping[str | None, int]) -> tuple[tuple[str, int], ...]:
+    r"""Error messages with counts -> the summary's causes (first lines, commonest first).
+
+    >>> rank_error_causes({"A: x\ny": 1, "A: x": 2, None: 1})
+    (('A: x', 3), ('(no message)', 1))
+    """
+    counts: Counter[str] = Counter()
+    for message, k in messages.items():
+        counts[((message or "").strip().splitlines() or ["(no message)"])[0][:300]] += k
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if len(ranked) <= MAX_ERROR_CAUSES:
         return tuple(ranked)
@@ -315,4 +325,66 @@ def paired_counts(
         neither=int(np.count_nonzero(~p.a & ~p.b)),
         unmatched=p.unmatched,
         excluded_errors=p.excluded_errors,
+    )
+
+
+def summary_from_tallies(
+    tallies: Mapping[str, Mapping[str, Any]],
+    *,
+    errors_as_failures: bool = False,
+    confidence: float = 0.95,
+    causes: tuple[tuple[str, int], ...] = (),
+) -> RunSummary:
+    """The :class:`RunSummary` of cells given by their tallies (counted by SQLite).
+
+    Each tally is as :func:`evalband.store._columns.cell_tallies` gives it: ``slices``
+    (a dict or its JSON text), ``counts`` per outcome, ``time_sum`` and ``time_n`` over
+    successes with a time, ``assisted`` and ``unaided_successes``. The result equals
+    :func:`summarize` on the same episodes (``error_causes`` as given in ``causes``).
+
+    >>> t = {"c": {"slices": {}, "counts": {"success": 2, "failure": 1, "timeout": 0,
+    ...            "error": 1}, "time_sum": 3.0, "time_n": 2, "assisted": 0,
+    ...            "unaided_successes": 2}}
+    >>> s = summary_from_tallies(t)
+    >>> s.n, s.successes, s.time_text, s.verdict_withheld
+    (3, 2, '1.500000 s', True)
+    """
+    import json
+
+    counts = {o.value: 0 for o in Outcome}
+    per_cell: dict[str, dict[str, Any]] = {}
+    time_sum, time_n, assisted, unaided = 0.0, 0, 0, 0
+    for cell, t in tallies.items():
+        c = {o.value: int(t["counts"].get(o.value, 0)) for o in Outcome}
+        for key, k in c.items():
+            counts[key] += k
+        n_cell = sum(c.values()) - (0 if errors_as_failures else c[Outcome.ERROR.value])
+        slices = t["slices"]
+        per_cell[cell] = {
+            "slices": dict(json.loads(slices) if isinstance(slices, str) else slices),
+            "n": n_cell,
+            "counts": c,
+            "rate": (interval(c[Outcome.SUCCESS.value], n_cell, confidence=confidence)
+                     .as_dict() if n_cell else None),
+        }
+        time_sum += float(t["time_sum"])
+        time_n += int(t["time_n"])
+        assisted += int(t["assisted"])
+        unaided += int(t["unaided_successes"])
+    attempted = sum(counts.values())
+    errors = counts[Outcome.ERROR.value]
+    n = attempted if errors_as_failures else attempted - errors
+    successes = counts[Outcome.SUCCESS.value]
+    return RunSummary(
+        n_attempted=attempted,
+        n=n,
+        counts=counts,
+        rate=interval(successes, n, confidence=confidence) if n else None,
+        mean_time_to_success_s=time_sum / time_n if time_n else None,
+        errors_as_failures=errors_as_failures,
+        verdict_withheld=bool(errors) and not errors_as_failures,
+        assisted=assisted,
+        unaided_successes=unaided,
+        per_cell=per_cell,
+        error_causes=causes if errors else (),
     )

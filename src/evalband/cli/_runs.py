@@ -173,17 +173,23 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
-    from evalband._api import load_run
-    from evalband.report._data import slice_summaries
+    from evalband.store import resolve_run
 
     with read_store(store) as st:
-        run = load_run(run_id, st)
-        manifest = st.require_run(run.run_id) if run.source == "store" else None
-        slices = slice_summaries(run)
-    if manifest is None:  # a bundle path
-        from evalband.store import load_bundle
+        ref = resolve_run(run_id, st)
+        if ref.kind == "store":  # counted by SQLite: fast on a million episodes
+            from evalband.report._data import stored_slice_summaries
 
-        manifest = load_bundle(run_id)[0]
+            assert ref.run_id is not None
+            manifest = st.require_run(ref.run_id)
+            slices = stored_slice_summaries(st, ref.run_id)
+        else:
+            from evalband._api import load_run
+            from evalband.report._data import slice_summaries
+            from evalband.store import load_bundle
+
+            slices = slice_summaries(load_run(run_id, st))
+            manifest = load_bundle(run_id)[0]
     summary = slices[-1].summary  # the whole run
     if as_json:
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})

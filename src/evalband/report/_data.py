@@ -7,16 +7,17 @@ module only loads runs and groups episodes by slice.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
     from evalband.episode import EpisodeRecord
+    from evalband.panel import Panel
     from evalband.store import RunManifest, RunStore
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ReportData",
     "collect",
     "slice_summaries",
+    "stored_slice_summaries",
     "suite_size_for",
     "open_for",
     "is_bundle",
@@ -157,29 +159,69 @@ def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummar
     values are its cells) reuses that summary.
     """
     from evalband.analysis import summarize
-    from evalband.analysis._compare import _slice_definitions
 
     by_cell: dict[str, list[EpisodeRecord]] = {}
     for record in run.records:
         by_cell.setdefault(record.cell, []).append(record)
-    labels = {cell: rows[0].slices for cell, rows in by_cell.items()}
-    done: dict[tuple[str, ...], RunSummary] = {}
 
     def summary(cells: tuple[str, ...]) -> RunSummary:
+        rows = [r for cell in cells for r in by_cell[cell]]
+        return summarize(rows, errors_as_failures=run.errors_as_failures, confidence=confidence)
+
+    return _per_slice(run.panel, {cell: rows[0].slices for cell, rows in by_cell.items()},
+                      summary)
+
+
+def stored_slice_summaries(
+    store: RunStore, run_id: str, confidence: float = 0.95
+) -> tuple[SliceSummary, ...]:
+    """:func:`slice_summaries` of a stored run, counted by SQLite (no episode is loaded).
+
+    What ``evalband show`` prints: on a million episodes it reads a few hundred aggregate
+    rows instead of building a million records.
+    """
+    import json
+
+    from evalband.analysis._summary import rank_error_causes, summary_from_tallies
+    from evalband.panel import panel_from_yaml
+    from evalband.store._columns import cell_tallies, error_messages
+
+    manifest = store.require_run(run_id)
+    tallies = cell_tallies(store, run_id)
+
+    def summary(cells: tuple[str, ...]) -> RunSummary:
+        part = {c: tallies[c] for c in cells}
+        errored = any(t["counts"].get("error", 0) for t in part.values())
+        causes = rank_error_causes(error_messages(store, run_id, cells)) if errored else ()
+        return summary_from_tallies(part, errors_as_failures=manifest.errors_as_failures,
+                                    confidence=confidence, causes=causes)
+
+    labels = {cell: dict(json.loads(t["slices"])) for cell, t in tallies.items()}
+    return _per_slice(panel_from_yaml(manifest.panel_yaml), labels, summary)
+
+
+def _per_slice(
+    panel: Panel, labels: dict[str, dict[str, Any]],
+    summary: Callable[[tuple[str, ...]], RunSummary],
+) -> tuple[SliceSummary, ...]:
+    """The slices of ``panel`` over cells with these labels, each summarised once."""
+    from evalband.analysis._compare import _slice_definitions
+
+    done: dict[tuple[str, ...], RunSummary] = {}
+
+    def once(cells: tuple[str, ...]) -> RunSummary:
         if cells not in done:
-            rows = [r for cell in cells for r in by_cell[cell]]
-            done[cells] = summarize(rows, errors_as_failures=run.errors_as_failures,
-                                    confidence=confidence)
+            done[cells] = summary(cells)
         return done[cells]
 
     out = []
-    for kind, name, slices in _slice_definitions(run.panel):
+    for kind, name, slices in _slice_definitions(panel):
         if kind == "all":
             continue
         cells = tuple(c for c, got in labels.items()
                       if all(got.get(f) == v for f, v in slices.items()))
-        out.append(SliceSummary(kind, name, summary(cells)))
-    out.append(SliceSummary("all", "all", summary(tuple(by_cell))))
+        out.append(SliceSummary(kind, name, once(cells)))
+    out.append(SliceSummary("all", "all", once(tuple(labels))))
     return tuple(out)
 
 

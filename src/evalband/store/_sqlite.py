@@ -32,6 +32,7 @@ from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 __all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID"]
@@ -912,6 +913,22 @@ class RunStore:
         """
         with _gc_paused():
             return _records_from_rows(self._rows(run_id))
+
+    def episode_columns(
+        self, run_id: str, columns: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        """The run's episodes column-wise: one numpy array per column.
+
+        See :func:`evalband.store._columns.episode_columns` for the dtypes; memory grows
+        with the columns read, not with one object per episode.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+            InvalidInputError: an unknown column name.
+        """
+        from evalband.store._columns import episode_columns
+
+        return episode_columns(self, run_id, columns)
 
     def episodes(self, run_id: str) -> pd.DataFrame:
         """The run's episodes as a data frame, one row per episode.
