@@ -69,8 +69,8 @@ class RunSummary:
     def time_text(self) -> str:
         """Mean time among successes in words ("No successes" when there are none)."""
         if self.mean_time_to_success_s is None:
-            if self.successes:
-                return f"not recorded (none of the {self.successes} successes has a time)"
+            if self.successes:  # successes whose times were not recorded (an import)
+                return "not recorded"
             return "No successes"
         return f"{self.mean_time_to_success_s:.6f} s"
 

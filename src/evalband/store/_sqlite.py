@@ -171,6 +171,42 @@ def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
     return tuple(conv(getattr(record, name)) for name, conv in _TO_SQL)
 
 
+def _stream_rows(records: Iterable[EpisodeRecord]) -> Iterator[tuple[Any, ...]]:
+    """Rows of many records, one at a time; each distinct JSON text is encoded once."""
+    memo: dict[Any, str] = {}
+    json_at = [i for i, (name, _) in enumerate(_TO_SQL) if name in _JSON_FIELDS]
+    plain = [(i, conv) for i, (name, conv) in enumerate(_TO_SQL) if name not in _JSON_FIELDS]
+    width = len(_TO_SQL)
+    for record in records:
+        values = record.__dict__
+        row: list[Any] = [None] * width
+        for i, conv in plain:
+            row[i] = conv(values[EPISODE_FIELDS[i]])
+        for i in json_at:
+            value = values[EPISODE_FIELDS[i]]
+            key = _flat_key(value)
+            if key is None:
+                row[i] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
+            else:
+                text = memo.get(key)
+                if text is None:
+                    text = memo[key] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
+                row[i] = text
+        yield tuple(row)
+
+
+def _flat_key(value: Any) -> Any:
+    """A hashable key for a flat dict of scalars (``None`` when it is not one)."""
+    if type(value) is not dict:
+        return None
+    key = tuple((k, type(v), v) for k, v in value.items())
+    try:
+        hash(key)
+    except TypeError:  # a list or dict inside: encoded each time
+        return None
+    return key
+
+
 def _to_sql_converter(name: str) -> Callable[[Any], Any]:
     if name in _INT_FIELDS:
         return int
@@ -818,37 +854,63 @@ class RunStore:
         Raises:
             StoreError: as :meth:`add_episode`; nothing is stored then.
         """
-        rows = [(r, _episode_row(r)) for r in records]
         with self._lock:
-            self._insert_all(None, rows)
+            self._insert_all(None, records)
 
-    def _insert_all(
-        self, manifest: RunManifest | None, rows: Sequence[tuple[EpisodeRecord, tuple[Any, ...]]]
-    ) -> None:
+    def _insert_all(self, manifest: RunManifest | None, records: Iterable[EpisodeRecord]) -> None:
+        """Insert a run (optional) and episodes in one transaction, streaming the rows.
+
+        The rows go through one ``executemany`` (SQLite's loop, not Python's), built one at a
+        time from the records (never a list of a million rows) with each distinct ``slices``
+        / ``extra`` JSON text encoded once. On a duplicate or orphan episode the transaction
+        is rolled back and the records are checked one by one to name the first one at
+        fault.
+        """
+        conn = self.conn
+        if not isinstance(records, Sequence):
+            records = list(records)  # may be needed twice, to name a bad record
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if manifest is not None:
+                conn.execute(_INSERT_RUN, _manifest_row(manifest))
+            try:
+                conn.executemany(_INSERT_EPISODE, _stream_rows(records))
+            except sqlite3.IntegrityError as exc:
+                conn.execute("ROLLBACK")
+                raise self._first_bad(manifest, records, exc) from None
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _first_bad(
+        self, manifest: RunManifest | None, records: Sequence[EpisodeRecord],
+        exc: sqlite3.IntegrityError,
+    ) -> StoreError:
+        """The error naming the first record that breaks a constraint (nothing is kept)."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             if manifest is not None:
                 conn.execute(_INSERT_RUN, _manifest_row(manifest))
-            for record, row in rows:
+            for record in records:
                 try:
-                    conn.execute(_INSERT_EPISODE, row)
-                except sqlite3.IntegrityError as exc:
-                    raise self._duplicate_or_missing(record, exc) from None
-            conn.execute("COMMIT")
-        except BaseException:
+                    conn.execute(_INSERT_EPISODE, _episode_row(record))
+                except sqlite3.IntegrityError as one:
+                    return self._duplicate_or_missing(record, one)
+            return StoreError(f"cannot store the episodes in {self.path}: {exc}")
+        finally:
             conn.execute("ROLLBACK")
-            raise
 
     def _create_run_with_episodes(
         self, manifest: RunManifest, records: Sequence[EpisodeRecord]
     ) -> None:
         """Add a run and its episodes atomically (used by bundle import)."""
         check_run_id(manifest.run_id)
-        rows = [(r, _episode_row(r)) for r in records]
         with self._lock:
             try:
-                self._insert_all(manifest, rows)
+                self._insert_all(manifest, records)
             except sqlite3.IntegrityError:
                 raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
 
