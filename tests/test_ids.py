@@ -61,3 +61,12 @@ def test_cli_a_5000_character_run_id(capsys, tmp_path: Path) -> None:
         assert len(err) < 400
     with open_store(db, read_only=True) as st:
         assert st.list_runs() == []
+
+
+def test_a_huge_reference_is_not_found_not_a_crash(tmp_path: Path) -> None:
+    """The viewer answered 500: Path(5000 chars).is_dir() raises ENAMETOOLONG."""
+    from evalband.errors import RunNotFoundError
+    from evalband.report import render_html
+
+    with open_store(tmp_path / "s.sqlite") as st, pytest.raises(RunNotFoundError):
+        render_html(["r" * 5000], st)
