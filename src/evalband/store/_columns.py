@@ -126,8 +126,7 @@ def episode_columns(
         start = 0
         while rows := cursor.fetchmany(_BLOCK):
             stop = start + len(rows)
-            for j, name in enumerate(names):
-                values = [row[j] for row in rows]
+            for name, values in zip(names, zip(*rows, strict=True), strict=True):
                 target = out[name]
                 if target.dtype == object:
                     pool = shared[name]
