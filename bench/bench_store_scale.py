@@ -85,9 +85,9 @@ def _step(size: int, step: str, folder: str) -> dict[str, float]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
     """Measure every size; the result dict of ``bench/run.py``."""
-    sizes = SIZES_QUICK if quick else SIZES_FULL
+    sizes = sizes or (SIZES_QUICK if quick else SIZES_FULL)
     table: dict[str, dict[str, dict[str, float]]] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
