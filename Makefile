@@ -1,6 +1,8 @@
 # Two commands on a fresh machine: `make run` and `make test`.
 #   make run   installs evalband alone (no torch) and runs the reaching lab.
-#   make test  installs the dev tools and the optional extras (torch CPU, mujoco) and tests.
+#   make test  installs the dev tools and the optional extras (torch CPU, mujoco), Debian's
+#              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
+#              and tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -31,6 +33,7 @@ run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
 test: $(DEV_STAMP)
+	scripts/ensure-chromium
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest

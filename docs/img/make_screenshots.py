@@ -46,7 +46,7 @@ def _chromium() -> str:
 def _run(*args: str) -> None:
     with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
         code = evalband([*args])
-    if code != 0:
+    if code not in (0, 3, 4, 5):  # labs exit with compare's verdict status; 2 is bad input
         sys.exit(f"error: evalband {' '.join(args)} exited {code}")
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalband.errors import RunNotFoundError
-
 if TYPE_CHECKING:
     from evalband.analysis._compare import Comparison, RunData
     from evalband.store import RunStore
@@ -17,24 +15,28 @@ __all__ = ["load_run", "compare"]
 def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
     """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
 
-    A bundle is the baseline of record: it is read as exported, never re-run.
+    The reference is resolved by :func:`evalband.store.resolve_run`: a stored run id wins; a
+    bundle must be written as a path (``./baseline``, ``runs/baseline``). A bundle is the
+    baseline of record: it is read as exported, never re-run.
+
+    Raises:
+        RunNotFoundError: an id that is not stored (the message names a same-named bundle
+            directory when there is one).
+        BundleError: a path that is not a bundle, or a bundle that fails its checks.
     """
     from evalband.analysis._compare import RunData
     from evalband.panel import panel_from_yaml
-    from evalband.store import load_bundle
+    from evalband.store import load_bundle, resolve_run
 
-    path = Path(source)
-    if path.is_dir() and (path / "manifest.json").exists():
-        manifest, records = load_bundle(path)
-        origin = f"bundle {path}"
+    ref = resolve_run(source, store)
+    if ref.kind == "bundle":
+        assert ref.path is not None
+        manifest, records = load_bundle(ref.path)
+        origin = f"bundle {ref.path}"
     else:
-        if store is None:
-            raise RunNotFoundError(
-                f"{source!s} is neither an artifact bundle directory nor a run id "
-                "(no store given)"
-            )
-        manifest = store.require_run(str(source))
-        records = store.episode_records(str(source))
+        assert store is not None and ref.run_id is not None
+        manifest = store.require_run(ref.run_id)
+        records = store.episode_records(ref.run_id)
         origin = "store"
     return RunData(
         run_id=manifest.run_id,

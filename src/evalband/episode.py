@@ -164,8 +164,10 @@ class EpisodeRecord:
         object.__setattr__(self, "outcome", parse_outcome(self.outcome))
         for name in ("episode", "repeat", "steps", "interventions", "attempts"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidInputError(f"{name} must be a whole number >= 0; got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+                raise InvalidInputError(
+                    f"{name} must be a whole number from 0 to 2**63-1; got {value!r}"
+                )
         if self.outcome is Outcome.SUCCESS and self.truncated and not self.terminated:
             raise InvalidInputError("a success must be terminated, not only truncated")
         if self.outcome is not Outcome.SUCCESS and self.time_to_success_s is not None:

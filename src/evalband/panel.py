@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,16 @@ class Panel(BaseModel):
             if len(set(labels)) != len(labels):
                 raise ValueError(f"factor {name!r} has repeated values {labels}")
         return value
+
+    @model_validator(mode="after")
+    def _planned_size(self) -> Panel:
+        from evalband._limits import MAX_PLANNED_EPISODES, check_size
+
+        cells = math.prod(len(levels) for levels in self.factors.values())
+        check_size(cells * self.episodes * self.repeats, MAX_PLANNED_EPISODES,
+                   f"panel {self.name} plans cells x episodes x repeats episodes",
+                   "split it into several panels, or lower episodes")
+        return self
 
     @field_validator("slice_weights")
     @classmethod

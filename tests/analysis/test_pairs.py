@@ -52,8 +52,8 @@ def test_every_slice_row_equals_the_record_level_oracle(base_draws, cand_draws, 
     base = RunData(base.run_id, base.policy, base.panel_fingerprint, PANEL, base.records, eaf)
     (c,) = compare_many(base, [cand], power_statements=False)
     for row in c.slice_rows:
-        def inside(r: EpisodeRecord, name: str = row.name) -> bool:
-            if row.kind == "cell":
+        def inside(r: EpisodeRecord, name: str = row.name, kind: str = row.kind) -> bool:
+            if kind == "cell":
                 return r.cell == name
             factor, value = name.split("=")
             return r.slices.get(factor) == value

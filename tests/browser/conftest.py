@@ -1,8 +1,8 @@
 """Real headless Chromium (Debian's /usr/bin/chromium) driven by the playwright package.
 
 No browser is ever downloaded: playwright only drives the system Chromium. When it is
-missing the tests FAIL (they never skip): ``.ci/run`` installs it, and a missing browser on
-a developer machine should be noticed, not hidden.
+missing the tests FAIL (they never skip): ``make test`` installs it (scripts/ensure-chromium),
+and a missing browser on a developer machine should be noticed, not hidden.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _require_browser() -> None:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(
             f"Chromium is not installed at {CHROMIUM}: the browser tests need it. Install it "
-            "with `apt-get install -y chromium` (.ci/run does), or point EVALBAND_CHROMIUM at "
+            "with `apt-get install -y chromium` (make test does), or point EVALBAND_CHROMIUM at "
             "a Chromium binary. Never `playwright install`.",
             pytrace=False,
         )
@@ -140,8 +140,8 @@ def lab_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding the labs' runs and their recorded comparisons, as the lab commands
     leave it."""
     path = tmp_path_factory.mktemp("labs") / "runs.sqlite"
-    for command in LAB_COMMANDS:
-        assert main([*command, "--store", str(path), "--json"]) == 0
+    for command in LAB_COMMANDS:  # hidden-regression exits 4, as compare does on a regression
+        assert main([*command, "--store", str(path), "--json"]) in (0, 4)
     return path
 
 

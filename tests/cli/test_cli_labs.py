@@ -16,8 +16,10 @@ def run_json(capsys, *args: str) -> tuple[int, dict]:
 def test_hidden_regression_lab_200_and_10(capsys, tmp_path: Path) -> None:
     db = str(tmp_path / "s.sqlite")
     code, at200 = run_json(capsys, "lab", "hidden-regression", "--episodes", "200", "--store", db)
-    assert code == 0
+    assert code == 4 == at200["exit_code"]  # as `compare` exits on the same runs
     assert at200["verdict"] == "regression"
+    assert main(["compare", at200["baseline"], at200["candidate"], "--store", db]) == code
+    capsys.readouterr()
     assert at200["hidden_regressions"] == ["embodiment=franka_panda"]
     assert at200["aggregate"]["delta"] >= 0
     code, at10 = run_json(capsys, "lab", "hidden-regression", "--episodes", "10", "--store", db)

@@ -52,7 +52,8 @@ def test_run_bad_inputs_are_one_line(capsys, tmp_path: Path) -> None:
           str(tmp_path / "a.sqlite")], "wokers"),
         (["run", "reach1d", "--policy", "reach1d:nope", "--store",
           str(tmp_path / "b.sqlite")], "reach1d:baseline"),
-        (["show", "missing", "--store", str(tmp_path / "c.sqlite")], "missing"),
+        # a read command never creates a store: a mistyped --store is named, not made
+        (["show", "missing", "--store", str(tmp_path / "c.sqlite")], "no run store"),
         (["run", "reach1d", "--policy", "reach1d:damped", "--backend", "gpu", "--store",
           str(tmp_path / "d.sqlite")], "serial"),
     ]
@@ -61,6 +62,7 @@ def test_run_bad_inputs_are_one_line(capsys, tmp_path: Path) -> None:
         assert code == 2, (args, out, err)
         assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
     assert not_db.read_bytes() == before
+    assert not (tmp_path / "c.sqlite").exists()
 
 
 def test_resume_with_different_panel_is_refused(capsys, tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     reach = json.loads(out.getvalue())
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["lab", "hidden-regression", "--store", str(store), "--json"]) == 0
+        assert main(["lab", "hidden-regression", "--store", str(store), "--json"]) == 4
     hidden = json.loads(out.getvalue())
     runs = reach["runs"]
     return Labs(

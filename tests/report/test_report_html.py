@@ -187,7 +187,7 @@ def test_bad_sources_are_named(labs) -> None:
         render_html(["nope"], labs.store)
     with pytest.raises(InvalidParameterError, match="at least one"):
         render_html([], labs.store)
-    with pytest.raises(RunNotFoundError, match="no store"):
+    with pytest.raises(RunNotFoundError, match="no run store was given"):
         render_html(["some-run"])
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord
 from evalband.errors import BundleError, RunNotFoundError
+from evalband.panel import panel_from_yaml
 from evalband.store import (
     RunManifest,
     RunStore,
@@ -22,7 +23,9 @@ from evalband.store import (
     open_store,
 )
 
-PANEL_YAML = "# pinned panel \u2014 do not edit\r\nname: demo\nseed: 7\ncells:\n  - mass: light\n"
+PANEL_YAML = ("# pinned panel \u2014 do not edit\r\nname: demo\nenv: evalband/Coin-v0\n"
+              "episodes: 3\nseed: 7\nbudget: {steps: 5}\nfactors: {mass: [light, heavy]}\n")
+FP = panel_from_yaml(PANEL_YAML).fingerprint
 
 
 def manifest(run_id: str = "r1", **changes: Any) -> RunManifest:
@@ -30,7 +33,7 @@ def manifest(run_id: str = "r1", **changes: Any) -> RunManifest:
         run_id=run_id,
         panel_name="demo",
         panel_yaml=PANEL_YAML,
-        panel_fingerprint="fp",
+        panel_fingerprint=FP,
         policy="expert",
         policy_hash="sha256:abc",
         backend="process",
@@ -56,7 +59,7 @@ def rec(
     fields: dict[str, Any] = {
         "run_id": "r1",
         "policy": "expert",
-        "panel_fingerprint": "fp",
+        "panel_fingerprint": FP,
         "cell": cell,
         "slices": dict(p.split("=", 1) for p in cell.split(",") if "=" in p),
         "episode": episode,
@@ -311,3 +314,45 @@ def test_crash_during_export_leaves_no_bundle(
         export_bundle(source, "r1", target)
     assert not target.exists()
     assert list((tmp_path / "bundles").iterdir()) == []
+
+
+def _rehash(bundle: Path, name: str) -> None:
+    """Forge: recompute a file's hash in the manifest after editing it."""
+    doc = json.loads((bundle / "manifest.json").read_text())
+    doc["files"][name]["sha256"] = sha256(bundle / name)
+    doc["files"][name]["size"] = (bundle / name).stat().st_size
+    (bundle / "manifest.json").write_text(json.dumps(doc))
+
+
+def test_an_edited_panel_is_caught_even_with_its_hash_recomputed(bundle: Path) -> None:
+    text = (bundle / "panel.yaml").read_text()
+    (bundle / "panel.yaml").write_text(text.replace("seed: 7", "seed: 8"))
+    with pytest.raises(BundleError, match="does not match its manifest"):
+        load_bundle(bundle)
+    _rehash(bundle, "panel.yaml")  # a forgery that keeps the hashes consistent
+    with pytest.raises(BundleError, match="panel.yaml was edited"):
+        load_bundle(bundle)
+
+
+def test_a_cosmetic_panel_edit_with_its_hash_recomputed_still_loads(bundle: Path) -> None:
+    # the fingerprint covers what changes results; a comment does not (and the hash shows it)
+    (bundle / "panel.yaml").write_text((bundle / "panel.yaml").read_text() + "# note\n")
+    _rehash(bundle, "panel.yaml")
+    assert load_bundle(bundle)[0].panel_fingerprint == FP
+
+
+def test_symlinks_and_files_outside_the_bundle_are_refused(bundle: Path,
+                                                            tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.parquet"
+    (bundle / "episodes.parquet").rename(outside)
+    (bundle / "episodes.parquet").symlink_to(outside)  # same bytes, same hash
+    with pytest.raises(BundleError, match="symbolic link or leaves the bundle"):
+        load_bundle(bundle)
+
+
+def test_cli_says_consistent_not_verified(bundle: Path, tmp_path: Path, capsys) -> None:
+    from evalband.cli import main
+
+    assert main(["import", str(bundle), "--store", str(tmp_path / "t.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "consistent" in out and "verified" not in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +22,10 @@ __all__ = [
     "counted",
     "paired_outcomes",
     "paired_counts",
+    "error_causes",
+    "rank_error_causes",
+    "summary_from_tallies",
+    "MAX_ERROR_CAUSES",
 ]
 
 
@@ -39,6 +43,9 @@ class RunSummary:
         verdict_withheld: errors exist and were not counted: no verdict until the user decides.
         assisted: episodes with human assistance.
         unaided_successes: successes without assistance.
+        error_causes: the distinct error messages (first line) of the ``error`` episodes with
+            their counts, most frequent first (at most :data:`MAX_ERROR_CAUSES`; the rest
+            are counted under ``"(other messages)"``).
     """
 
     n_attempted: int
@@ -51,6 +58,7 @@ class RunSummary:
     assisted: int = 0
     unaided_successes: int = 0
     per_cell: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error_causes: tuple[tuple[str, int], ...] = ()
 
     @property
     def successes(self) -> int:
@@ -61,15 +69,55 @@ class RunSummary:
     def time_text(self) -> str:
         """Mean time among successes in words ("No successes" when there are none)."""
         if self.mean_time_to_success_s is None:
+            if self.successes:  # successes whose times were not recorded (an import)
+                return "not recorded"
             return "No successes"
         return f"{self.mean_time_to_success_s:.6f} s"
+
+    def error_lines(self) -> list[str]:
+        """The error causes as lines, e.g. ``"64 x ValueError: boom"`` (none: ``[]``)."""
+        return [f"{k} x {message}" for message, k in self.error_causes]
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["successes"] = self.successes
         out["rate"] = self.rate.as_dict() if self.rate else None
+        out["error_causes"] = [{"message": m, "count": k} for m, k in self.error_causes]
         return out
+
+
+MAX_ERROR_CAUSES = 5
+"""How many distinct error messages a summary lists."""
+
+
+def error_causes(records: Iterable[EpisodeRecord]) -> tuple[tuple[str, int], ...]:
+    r"""The distinct first lines of the error episodes' messages, with counts, commonest first.
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> rec = lambda i, msg: EpisodeRecord("r", "p", "f", "", i, 0, i, "error", False, False,
+    ...                                    0, error=msg)
+    >>> error_causes([rec(0, "ValueError: boom\n  at x"), rec(1, "ValueError: boom"),
+    ...               rec(2, None)])
+    (('ValueError: boom', 2), ('(no message)', 1))
+    """
+    return rank_error_causes(Counter(r.error for r in records if r.outcome is Outcome.ERROR))
+
+
+def rank_error_causes(messages: Mapping[str | None, int]) -> tuple[tuple[str, int], ...]:
+    r"""Error messages with counts -> the summary's causes (first lines, commonest first).
+
+    >>> rank_error_causes({"A: x\ny": 1, "A: x": 2, None: 1})
+    (('A: x', 3), ('(no message)', 1))
+    """
+    counts: Counter[str] = Counter()
+    for message, k in messages.items():
+        counts[((message or "").strip().splitlines() or ["(no message)"])[0][:300]] += k
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if len(ranked) <= MAX_ERROR_CAUSES:
+        return tuple(ranked)
+    rest = sum(k for _, k in ranked[MAX_ERROR_CAUSES - 1:])
+    return (*ranked[: MAX_ERROR_CAUSES - 1], ("(other messages)", rest))
 
 
 _OUTCOME = operator.attrgetter("outcome")
@@ -144,6 +192,7 @@ def summarize(
         assisted=total["assisted"],
         unaided_successes=total["unaided"],
         per_cell=per_cell,
+        error_causes=error_causes(rows) if total["errors"] else (),
     )
 
 
@@ -276,4 +325,66 @@ def paired_counts(
         neither=int(np.count_nonzero(~p.a & ~p.b)),
         unmatched=p.unmatched,
         excluded_errors=p.excluded_errors,
+    )
+
+
+def summary_from_tallies(
+    tallies: Mapping[str, Mapping[str, Any]],
+    *,
+    errors_as_failures: bool = False,
+    confidence: float = 0.95,
+    causes: tuple[tuple[str, int], ...] = (),
+) -> RunSummary:
+    """The :class:`RunSummary` of cells given by their tallies (counted by SQLite).
+
+    Each tally is as :func:`evalband.store._columns.cell_tallies` gives it: ``slices``
+    (a dict or its JSON text), ``counts`` per outcome, ``time_sum`` and ``time_n`` over
+    successes with a time, ``assisted`` and ``unaided_successes``. The result equals
+    :func:`summarize` on the same episodes (``error_causes`` as given in ``causes``).
+
+    >>> t = {"c": {"slices": {}, "counts": {"success": 2, "failure": 1, "timeout": 0,
+    ...            "error": 1}, "time_sum": 3.0, "time_n": 2, "assisted": 0,
+    ...            "unaided_successes": 2}}
+    >>> s = summary_from_tallies(t)
+    >>> s.n, s.successes, s.time_text, s.verdict_withheld
+    (3, 2, '1.500000 s', True)
+    """
+    import json
+
+    counts = {o.value: 0 for o in Outcome}
+    per_cell: dict[str, dict[str, Any]] = {}
+    time_sum, time_n, assisted, unaided = 0.0, 0, 0, 0
+    for cell, t in tallies.items():
+        c = {o.value: int(t["counts"].get(o.value, 0)) for o in Outcome}
+        for key, k in c.items():
+            counts[key] += k
+        n_cell = sum(c.values()) - (0 if errors_as_failures else c[Outcome.ERROR.value])
+        slices = t["slices"]
+        per_cell[cell] = {
+            "slices": dict(json.loads(slices) if isinstance(slices, str) else slices),
+            "n": n_cell,
+            "counts": c,
+            "rate": (interval(c[Outcome.SUCCESS.value], n_cell, confidence=confidence)
+                     .as_dict() if n_cell else None),
+        }
+        time_sum += float(t["time_sum"])
+        time_n += int(t["time_n"])
+        assisted += int(t["assisted"])
+        unaided += int(t["unaided_successes"])
+    attempted = sum(counts.values())
+    errors = counts[Outcome.ERROR.value]
+    n = attempted if errors_as_failures else attempted - errors
+    successes = counts[Outcome.SUCCESS.value]
+    return RunSummary(
+        n_attempted=attempted,
+        n=n,
+        counts=counts,
+        rate=interval(successes, n, confidence=confidence) if n else None,
+        mean_time_to_success_s=time_sum / time_n if time_n else None,
+        errors_as_failures=errors_as_failures,
+        verdict_withheld=bool(errors) and not errors_as_failures,
+        assisted=assisted,
+        unaided_successes=unaided,
+        per_cell=per_cell,
+        error_causes=causes if errors else (),
     )

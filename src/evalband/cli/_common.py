@@ -6,12 +6,16 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from evalband.store import RunStore
+
 __all__ = [
     "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "escape", "fail", "pct", "store_path",
+    "read_store",
 ]
 
 
@@ -60,6 +64,13 @@ def store_path(path: Path | None) -> Path:
     from evalband.store import DEFAULT_STORE_PATH
 
     return path if path is not None else DEFAULT_STORE_PATH
+
+
+def read_store(path: Path | None) -> RunStore:
+    """The store for a read command: opened read-only, never created (missing: one line)."""
+    from evalband.store import open_store
+
+    return open_store(store_path(path), read_only=True)
 
 
 def _clean(value: Any) -> Any:

@@ -55,7 +55,7 @@ def compare(
 
     if not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
-    with open_store(store_path(store)) as st:
+    with open_store(store_path(store), read_only=True) as st:
         base = load_run(baseline, st)
         cands = [load_run(c, st) for c in candidates]
     try:
@@ -68,8 +68,13 @@ def compare(
         options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
         if allow_panel_mismatch:
             options["allow_panel_mismatch"] = True
-        with open_store(store_path(store)) as st:
-            st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
+        from evalband.errors import StoreError
+
+        try:
+            with open_store(store_path(store)) as st:
+                st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
+        except StoreError:
+            pass  # a store this user cannot write is still compared, just not listed
     if md is not None:
         md.write_text(comparison_markdown(results))
     if report is not None:

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    pct,
+    read_store,
+    store_path,
+)
+from evalband.cli._progress import RunProgress
 
 __all__ = ["register"]
 
@@ -28,6 +41,9 @@ def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
             f"[{pct(summary.rate.low, 6)}, {pct(summary.rate.high, 6)}]"
         )
     lines.append(f"  mean time among successes: {summary.time_text}")
+    if summary.error_causes:
+        lines.append("  error episodes, by cause:")
+        lines.extend(f"    {line}" for line in summary.error_lines())
     if summary.verdict_withheld:
         lines.append(
             f"  verdict withheld: {c['error']} episode(s) errored; fix them, or re-run "
@@ -82,22 +98,21 @@ def run(
         from evalband.run._pool import prestart
 
         prestart(workers or 1)
-    from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
-    from evalband.run import run_panel
+    from evalband.run import default_run_id, run_panel
     from evalband.store import open_store
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
-    with open_store(store_path(store)) as st, RunProgress(
-        policy.rsplit(":", 1)[-1], enabled=not as_json
-    ) as progress:
+    rid = run_id or default_run_id(panel_obj, policy)
+    with _interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
+            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
         rid, summary = run_panel(
             panel_obj,
             policy,
             st,
-            run_id=run_id,
+            run_id=rid,
             backend=backend,
             workers=workers,
             address=address,
@@ -120,13 +135,40 @@ def run(
         write_html_report([rid], store_path(store), report, quiet=as_json)
 
 
+@contextlib.contextmanager
+def _interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop a run cleanly, saying how to resume it.
+
+    The runner marks the run ``interrupted`` (its ``finally``); one line on stderr gives the
+    resume command; the exit status is 130 (SIGINT) or 143 (SIGTERM).
+    """
+    received: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    except KeyboardInterrupt:
+        argv = list(sys.argv[1:]) + (["--run-id", run_id] if add_run_id else [])
+        what = "SIGTERM" if received else "interrupted (Ctrl-C)"
+        sys.stderr.write(f"{what}: run {run_id} is marked interrupted; its stored episodes "
+                         f"are kept. Resume with: evalband {shlex.join(argv)}\n")
+        raise typer.Exit(code=143 if received else 130) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the runs in the store, newest first."""
     from rich.table import Table
 
-    from evalband.store import open_store
-
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         manifests = st.list_runs()
         counts = {m.run_id: st.count_episodes(m.run_id) for m in manifests}
     if as_json:
@@ -150,13 +192,23 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
-    from evalband._api import load_run
-    from evalband.report._data import slice_summaries
-    from evalband.store import open_store
+    from evalband.store import resolve_run
 
-    with open_store(store_path(store)) as st:
-        manifest = st.require_run(run_id)
-        slices = slice_summaries(load_run(run_id, st))
+    with read_store(store) as st:
+        ref = resolve_run(run_id, st)
+        if ref.kind == "store":  # counted by SQLite: fast on a million episodes
+            from evalband.report._data import stored_slice_summaries
+
+            assert ref.run_id is not None
+            manifest = st.require_run(ref.run_id)
+            slices = stored_slice_summaries(st, ref.run_id)
+        else:
+            from evalband._api import load_run
+            from evalband.report._data import slice_summaries
+            from evalband.store import load_bundle
+
+            slices = slice_summaries(load_run(run_id, st))
+            manifest = load_bundle(run_id)[0]
     summary = slices[-1].summary  # the whole run
     if as_json:
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
@@ -181,9 +233,9 @@ def export(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
-    from evalband.store import export_bundle, open_store
+    from evalband.store import export_bundle
 
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         path = export_bundle(st, run_id, out, overwrite=overwrite)
     if as_json:
         emit_json({"run_id": run_id, "bundle": str(path)})
@@ -212,7 +264,7 @@ def import_cmd(
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Load a bundle (hashes verified) or results made elsewhere into the store."""
+    """Load a bundle (checked consistent) or results made elsewhere into the store."""
     from evalband.errors import InvalidParameterError
     from evalband.panel import load_panel
     from evalband.store import IMPORT_FORMATS, import_bundle, import_runs, open_store
@@ -250,7 +302,8 @@ def import_cmd(
         emit_json(runs[0] if len(runs) == 1 else {"runs": runs})
         return
     for manifest, count in zip(manifests, counts, strict=True):
-        how = "hashes verified" if is_bundle else f"{count} episodes"
+        how = (f"{count} episodes; bundle consistent: hashes and panel fingerprint match"
+               if is_bundle else f"{count} episodes")
         console.print(f"imported {manifest.run_id} from {source} ({how})")
     first = manifests[0]
     for note in first.extra.get("import_notes", []):
@@ -286,10 +339,14 @@ def lab_hidden_regression(
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Seed 003's lab: an aggregate that holds while the hardest embodiment regresses."""
+    """Seed 003's lab: an aggregate that holds while the hardest embodiment regresses.
+
+    Exits as `evalband compare` would on the same runs (4 on the regression).
+    """
     from evalband.cli._lab import hidden_regression_lab
 
-    hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
+    out = hidden_regression_lab(episodes, seed, store_path(store), as_json=as_json)
+    raise typer.Exit(code=int(out["exit_code"]))  # compare's exit status for this verdict
 
 
 def noise(
@@ -302,20 +359,32 @@ def noise(
     from rich.table import Table
 
     from evalband.analysis import noise_floor
-    from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with read_store(store) as st:
         manifest = st.require_run(run_id)
-        floor = noise_floor(st.episode_records(run_id), suite_size,
-                            errors_as_failures=manifest.errors_as_failures)
+        records = st.episode_records(run_id)
+        floor = noise_floor(records, suite_size, errors_as_failures=manifest.errors_as_failures)
+    repeats = sum(1 for r in records if r.repeat > 0)
     if as_json:
-        emit_json({"run_id": run_id, **floor.as_dict()})
+        emit_json({"run_id": run_id, **floor.as_dict(), "repeat_episodes": repeats})
         return
     pooled = floor.pooled
     console.print(
-        f"{run_id}: pooled {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, Wilson 95% "
-        f"[{pct(pooled.low)}, {pct(pooled.high)}]"
+        f"{run_id}: pooled over first attempts {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
+        f"Wilson 95% [{pct(pooled.low)}, {pct(pooled.high)}]"
     )
+    if repeats:
+        console.print(
+            f"  the suites use first attempts (repeat 0) only, so no condition counts twice; "
+            f"the run's {repeats} repeat episodes enter the flip rate below (`show` counts "
+            "every episode)"
+        )
+    if floor.partial is not None:
+        part = floor.partial
+        console.print(
+            f"  the last {part.n} episode(s) ({part.successes} successes) make a partial suite,"
+            f" not part of the swing (a suite has {suite_size})"
+        )
     if floor.swing is None:
         console.print(f"fewer than {suite_size} counted episodes: no full suite, no swing")
     else:

@@ -7,7 +7,7 @@ import math
 import typer
 
 from evalband.cli._common import JSON_OPTION, console, emit_json, fail, pct
-from evalband.errors import InvalidCountsError
+from evalband.errors import InvalidCountsError, InvalidParameterError
 
 __all__ = ["register"]
 
@@ -116,6 +116,11 @@ def power_cmd(
         None, "--discordant", help="Paired: expected share of discordant pairs."
     ),
     n: int | None = typer.Option(None, "--n", help="Also report power and the MDD at this n."),
+    direction: str = typer.Option(
+        "auto", "--direction",
+        help="Gap direction for the MDD at --n: up (A better), down, either; auto: the side "
+        "of --p-b that --p-a is on.",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n)."""
@@ -133,9 +138,19 @@ def power_cmd(
         data["n"] = n
         data["power_at_n"] = power_fn(p_a, p_b, n, alpha=alpha, paired=paired,
                                       discordant=discordant)
-        data["minimum_detectable_difference"] = minimum_detectable_difference(
-            n, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant
-        )
+        way = _mdd_direction(direction, p_a, p_b)
+        data["direction"] = way
+        try:
+            data["minimum_detectable_difference"] = minimum_detectable_difference(
+                n, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant,
+                direction=way,
+            )
+        except InvalidParameterError as exc:
+            if "no gap" not in str(exc):
+                raise
+            # an answer, not bad input: no gap on that side is resolvable at this n
+            data["minimum_detectable_difference"] = None
+            data["mdd_note"] = str(exc).split("; choose", 1)[0]
     if as_json:
         emit_json(data)
         return
@@ -144,10 +159,30 @@ def power_cmd(
         f"{pct(p_a)} vs {pct(p_b)} at {power:.0%} power, alpha {alpha:g}: {needed} {unit}"
     )
     if n is not None:
+        mdd = data["minimum_detectable_difference"]
+        side = {"up": "above", "down": "below", "either": "around"}[str(data["direction"])]
+        gap = (f"{100 * float(mdd):.1f} points" if isinstance(mdd, float)
+               else f"none ({data['mdd_note']})")
         console.print(
             f"at n = {n}: power {float(data['power_at_n']):.1%}; smallest resolvable gap "  # type: ignore[arg-type]
-            f"around {pct(p_b)}: {100 * float(data['minimum_detectable_difference']):.1f} points"  # type: ignore[arg-type]
+            f"{side} {pct(p_b)}: {gap}"
         )
+
+
+def _mdd_direction(direction: str, p_a: float, p_b: float) -> str:
+    """The MDD's direction: as given, or (auto) the side of ``p_b`` that ``p_a`` is on.
+
+    >>> _mdd_direction("auto", 0.9, 0.8), _mdd_direction("auto", 0.5, 0.5)
+    ('up', 'either')
+    """
+    choices = ("auto", "up", "down", "either")
+    if direction not in choices:
+        raise InvalidParameterError(
+            f"--direction must be one of {', '.join(choices)}; got {direction!r}"
+        )
+    if direction != "auto":
+        return direction
+    return "up" if p_a > p_b else "down" if p_a < p_b else "either"
 
 
 def coverage_cmd(
@@ -159,8 +194,11 @@ def coverage_cmd(
     """Exact coverage of an interval method at n over a grid of true rates."""
     from rich.table import Table
 
+    from evalband._limits import MAX_COVERAGE_N, check_size
     from evalband.stats import coverage, coverage_grid
 
+    check_size(n, MAX_COVERAGE_N, "--n for exact coverage",
+               "coverage changes little past a few thousand episodes; use a smaller --n")
     grid = coverage_grid(method, n, confidence=confidence)
     show_ps = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99]
     rows = [(p, coverage(method, n, p, confidence=confidence)) for p in show_ps]

@@ -17,6 +17,7 @@ from evalband.errors import InvalidInputError, InvalidParameterError
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
     from evalband.episode import EpisodeRecord
+    from evalband.panel import Panel
     from evalband.report._clips import Clip
     from evalband.store import RunManifest, RunStore
 
@@ -26,6 +27,7 @@ __all__ = [
     "ReportData",
     "collect",
     "slice_summaries",
+    "stored_slice_summaries",
     "suite_size_for",
     "open_for",
     "is_bundle",
@@ -111,20 +113,35 @@ def suite_size_for(n: int) -> int | None:
 
 
 def is_bundle(source: str | Path) -> bool:
-    """Whether ``source`` names an artifact-bundle directory (else it is a run id)."""
-    path = Path(source)
-    return path.is_dir() and (path / "manifest.json").exists()
+    """Whether ``source`` is written as a path to an artifact-bundle directory.
+
+    A bare name is a run id even when a folder of that name exists (see
+    :func:`evalband.store.resolve_run`).
+    """
+    from evalband.store import is_bundle_path
+
+    return is_bundle_path(source)
 
 
 @contextlib.contextmanager
-def open_for(store: RunStore | str | Path | None) -> Iterator[RunStore | None]:
-    """The store to read runs from: as given, opened from a path (and closed), or none."""
-    from evalband.store import RunStore, open_store
+def open_for(
+    store: RunStore | str | Path | None, sources: Sequence[str] = ()
+) -> Iterator[RunStore | None]:
+    """The store to read runs from: as given, opened read-only from a path, or none.
+
+    A store path that does not exist is never created: each of ``sources`` that is not a
+    bundle path is then resolved without a store, which raises the error naming it.
+    """
+    from evalband.store import RunStore, resolve_run
 
     if store is None or isinstance(store, RunStore):
         yield store
         return
-    with open_store(store) as opened:
+    if not Path(store).exists():
+        for source in sources:
+            if not is_bundle(source):
+                resolve_run(source, None, store_path=store)
+    with RunStore(store, read_only=True) as opened:
         yield opened
 
 
@@ -145,29 +162,69 @@ def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummar
     values are its cells) reuses that summary.
     """
     from evalband.analysis import summarize
-    from evalband.analysis._compare import _slice_definitions
 
     by_cell: dict[str, list[EpisodeRecord]] = {}
     for record in run.records:
         by_cell.setdefault(record.cell, []).append(record)
-    labels = {cell: rows[0].slices for cell, rows in by_cell.items()}
-    done: dict[tuple[str, ...], RunSummary] = {}
 
     def summary(cells: tuple[str, ...]) -> RunSummary:
+        rows = [r for cell in cells for r in by_cell[cell]]
+        return summarize(rows, errors_as_failures=run.errors_as_failures, confidence=confidence)
+
+    return _per_slice(run.panel, {cell: rows[0].slices for cell, rows in by_cell.items()},
+                      summary)
+
+
+def stored_slice_summaries(
+    store: RunStore, run_id: str, confidence: float = 0.95
+) -> tuple[SliceSummary, ...]:
+    """:func:`slice_summaries` of a stored run, counted by SQLite (no episode is loaded).
+
+    What ``evalband show`` prints: on a million episodes it reads a few hundred aggregate
+    rows instead of building a million records.
+    """
+    import json
+
+    from evalband.analysis._summary import rank_error_causes, summary_from_tallies
+    from evalband.panel import panel_from_yaml
+    from evalband.store._columns import cell_tallies, error_messages
+
+    manifest = store.require_run(run_id)
+    tallies = cell_tallies(store, run_id)
+
+    def summary(cells: tuple[str, ...]) -> RunSummary:
+        part = {c: tallies[c] for c in cells}
+        errored = any(t["counts"].get("error", 0) for t in part.values())
+        causes = rank_error_causes(error_messages(store, run_id, cells)) if errored else ()
+        return summary_from_tallies(part, errors_as_failures=manifest.errors_as_failures,
+                                    confidence=confidence, causes=causes)
+
+    labels = {cell: dict(json.loads(t["slices"])) for cell, t in tallies.items()}
+    return _per_slice(panel_from_yaml(manifest.panel_yaml), labels, summary)
+
+
+def _per_slice(
+    panel: Panel, labels: dict[str, dict[str, Any]],
+    summary: Callable[[tuple[str, ...]], RunSummary],
+) -> tuple[SliceSummary, ...]:
+    """The slices of ``panel`` over cells with these labels, each summarised once."""
+    from evalband.analysis._compare import _slice_definitions
+
+    done: dict[tuple[str, ...], RunSummary] = {}
+
+    def once(cells: tuple[str, ...]) -> RunSummary:
         if cells not in done:
-            rows = [r for cell in cells for r in by_cell[cell]]
-            done[cells] = summarize(rows, errors_as_failures=run.errors_as_failures,
-                                    confidence=confidence)
+            done[cells] = summary(cells)
         return done[cells]
 
     out = []
-    for kind, name, slices in _slice_definitions(run.panel):
+    for kind, name, slices in _slice_definitions(panel):
         if kind == "all":
             continue
         cells = tuple(c for c, got in labels.items()
                       if all(got.get(f) == v for f, v in slices.items()))
-        out.append(SliceSummary(kind, name, summary(cells)))
-    out.append(SliceSummary("all", "all", summary(tuple(by_cell))))
+        out.append(SliceSummary(kind, name, once(cells)))
+    out.append(SliceSummary("all", "all", once(tuple(labels))))
     return tuple(out)
 
 
@@ -235,7 +292,7 @@ def collect(
         )
     if all(is_bundle(name) for name in names):
         store = None  # never create a store file just to read bundles
-    with open_for(store) as st:
+    with open_for(store, names) as st:
         views = tuple(_view(name, st, confidence) for name in names)
         store_file = None if st is None else st.path
     comparisons: tuple[Comparison, ...] = ()

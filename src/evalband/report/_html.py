@@ -157,6 +157,12 @@ def _verdict_section(data: ReportData) -> str:
         cls, word, sentence = run_verdict_text(data.runs[0])
         parts.append(f'<div class="verdict {cls}"><strong class="word">{_E(word)}</strong>'
                      f" — {_E(sentence)}</div>")
+    for view in data.runs:
+        if view.summary.error_causes:
+            items = "".join(f"<li>{_E(line)}</li>" for line in view.summary.error_lines())
+            parts.append(f"<div class='alert error-causes'>{_E(view.run_id)}: "
+                         f"{view.summary.counts.get('error', 0)} error episode(s), by cause:"
+                         f"<ul>{items}</ul></div>")
     for c in data.comparisons:
         cls = c.verdict.replace(" ", "-")
         if c.panel_mismatch:

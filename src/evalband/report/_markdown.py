@@ -186,6 +186,10 @@ def run_markdown(view: RunView) -> str:
     """Markdown for one run: the rate in words, the slice table, the whole run last."""
     _, word, sentence = run_verdict_text(view)
     m = view.manifest
+    causes = view.summary.error_lines()
+    if causes:
+        sentence += "\n\nError episodes, by cause:\n\n" + "\n".join(
+            f"- `{line}`" for line in causes)
     lines = [f"## {view.run_id} ({view.data.policy}): **{word}**\n", sentence + "\n",
              f"Panel `{m.panel_name}` (`{m.panel_fingerprint[:12]}`).\n",
              "| slice | n | success | failure | timeout | error | success rate "

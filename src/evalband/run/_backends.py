@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError
@@ -181,9 +182,19 @@ class ProcessBackend:
         # (instead of every worker importing numpy, gymnasium, mujoco... itself). Only takes
         # effect when this process starts its forkserver; a missing module is skipped.
         context = forkserver_context(worker_modules(task))
-        # The session's warm pool when it has one (an earlier run, or the command line's
-        # prestart): no start-up at all; it stays warm for the next run.
-        with warm_pool(self.workers, context) as pool:
+        from evalband.run._isolation import worker_init
+
+        def new_pool() -> Any:
+            # The session's warm pool when it has one (an earlier run, or the command
+            # line's prestart): no start-up at all; it stays warm for the next run. Its
+            # workers die with the driver (worker_init); a broken pool is not kept.
+            return warm_pool(self.workers, context, initializer=worker_init,
+                             initargs=(os.getpid(),))
+
+        if not _driver_may_play(task):
+            yield from self._run_isolated(task, chunks, context, new_pool)
+            return
+        with new_pool() as pool:
             queue = deque(chunks)
             # The first submit starts a worker and blocks until it is forked: a fresh
             # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in
@@ -215,6 +226,60 @@ class ProcessBackend:
                     yield from future.result()
                     if queue:
                         pending.add(pool.submit(execute_chunk_list, task, queue.popleft()))
+
+    def _run_isolated(
+        self, task: RunTask, chunks: list[list[EpisodeSpec]], context: Any,
+        new_pool: Callable[[], Any],
+    ) -> Iterator[EpisodeRecord]:
+        """Play every chunk in worker processes only, surviving workers that die.
+
+        A dying worker breaks the pool; each chunk in flight then is retried on its own
+        (:func:`~evalband.run._isolation.play_isolated`) and the rest go to a new pool.
+        """
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        from evalband.run._isolation import play_isolated
+
+        queue = deque(chunks)
+        while queue:
+            broken: list[list[EpisodeSpec]] = []
+            with new_pool() as pool:
+                pending: dict[Future[list[EpisodeRecord]], list[EpisodeSpec]] = {}
+                while queue or pending:
+                    while queue and len(pending) < self.workers * 2:
+                        chunk = queue.popleft()
+                        pending[pool.submit(execute_chunk_list, task, chunk)] = chunk
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        chunk = pending.pop(future)
+                        try:
+                            records = future.result()
+                        except BrokenProcessPool:
+                            broken.append(chunk)
+                            continue
+                        yield from records
+                    if broken:
+                        broken.extend(pending.values())  # the pool is gone: all in flight
+                        break
+            for chunk in broken:  # retried alone, then episode by episode
+                yield from play_isolated(context, task, chunk)
+
+
+def _driver_may_play(task: RunTask) -> bool:
+    """Whether the driver may play chunks itself while the workers start.
+
+    Only evalband's own pure-Python envs with its built-in controllers: they cannot crash
+    the interpreter. Anything else (MuJoCo, third-party envs, user policies, torch) is
+    played in worker processes only, so a segfault there never takes the driver down.
+    """
+    from evalband.envs._resolve import env_class
+    from evalband.policies import BUILTIN_POLICIES
+
+    cls = env_class(task.env)
+    module = getattr(cls, "__module__", "")
+    return (module in ("evalband.envs.reach1d", "evalband.envs._coin")
+            and task.policy in BUILTIN_POLICIES)
 
 
 BACKENDS = ("serial", "process", "ray")

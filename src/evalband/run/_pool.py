@@ -12,6 +12,7 @@ and planning. The pool closes with the interpreter (or :func:`close_pools`).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -129,7 +130,8 @@ def prestart(workers: int, modules: Sequence[str] = ("evalband.run._execute",)) 
     """Start the forkserver and ``workers`` workers in the background; returns at once.
 
     The pool is the session's idle pool from now on (the next :func:`warm_pool` with the
-    same number of workers and no initializer takes it, started or not); its workers
+    same number of workers and the process backend's ``worker_init`` takes it, started or
+    not); its workers die with the driver and
     import ``modules`` while the caller goes on with its own imports, the panel and the
     store. Errors are left for the run itself to meet.
 
@@ -139,9 +141,13 @@ def prestart(workers: int, modules: Sequence[str] = ("evalband.run._execute",)) 
 
     >>> prestart(1, ["json"]); close_pools()
     """
+    from evalband.run._isolation import worker_init
+
     context = forkserver_context(modules)
-    key = _key(workers, context, None, ())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    initargs = (os.getpid(),)
+    key = _key(workers, context, worker_init, initargs)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=worker_init, initargs=initargs)
     with _LOCK:
         if key in _IDLE:
             return

@@ -76,6 +76,37 @@ def normalize_address(address: str | None) -> str:
     )
 
 
+def probe_address(where: str, timeout_s: float = 3.0) -> None:
+    """Refuse at once, in one line, a ``HOST:PORT`` where nothing listens.
+
+    Ray itself retries a dead address for minutes, printing warnings; a TCP connect with a
+    short timeout tells a typo or a stopped head apart in seconds.
+
+    Raises:
+        BackendError: nothing accepts connections at that host and port.
+
+    >>> try:
+    ...     probe_address("ray://127.0.0.1:1", timeout_s=1.0)
+    ... except BackendError as exc:
+    ...     print(str(exc)[:46])
+    nothing accepts connections at ray://127.0.0.1
+    """
+    import socket
+
+    host, _, port = where.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+    raise BackendError(
+        f"nothing accepts connections at {where} ({reason}); start the Ray head there "
+        "(`ray start --head`, see docs/ray.md), check the address, or drop --address to run "
+        "on a local cluster"
+    )
+
+
 def _import_ray() -> Any:
     """The ``ray`` module, or a :class:`BackendError` that says how to install it."""
     try:
@@ -137,6 +168,8 @@ def connect(
     ray = _import_ray()
     if ray.is_initialized():
         return False
+    if where not in ("local", "auto"):
+        probe_address(where)
     common: dict[str, Any] = {
         "ignore_reinit_error": True,
         "log_to_driver": False,

@@ -14,6 +14,7 @@ from evalband.panel import Panel
 from evalband.policies._runtime import as_runtime, policy_label
 from evalband.run._backends import get_backend
 from evalband.run._execute import RunTask, close_policies, resolve_task_policy, task_policy
+from evalband.store._lease import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -30,9 +31,34 @@ def default_run_id(panel: Panel, policy: str) -> str:
     ...                      budget={"steps": 1}), "a:b").startswith("p-a_b-")
     True
     """
+    from evalband._ids import RUN_ID_MAX, safe_name
+
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in policy)
-    return f"{panel.name}-{safe}-{stamp}"
+    head = safe_name(f"{panel.name}-{policy.replace(':', '_')}", "run")
+    return f"{head[: RUN_ID_MAX - len(stamp) - 1]}-{stamp}"
+
+
+def _check_env_kwargs(panel: Panel) -> None:
+    """Refuse, before anything is stored, ``env_kwargs`` the env's constructor cannot take."""
+    from evalband.envs._resolve import accepts_kwarg, env_class
+    from evalband.errors import PanelError
+
+    cls = env_class(panel.env)
+    if cls is None:
+        return
+    unknown = [k for k in panel.env_kwargs if not accepts_kwarg(cls, k)]
+    if unknown:
+        import inspect
+
+        try:
+            known = [n for n in inspect.signature(cls).parameters if n != "self"]
+        except (TypeError, ValueError):
+            known = []
+        raise PanelError(
+            f"panel {panel.name}: env {panel.env} does not take env_kwargs "
+            f"{', '.join(map(repr, unknown))}; it takes {', '.join(known) or 'none'}; fix "
+            "env_kwargs in the panel"
+        )
 
 
 def _env_dt(panel: Panel) -> float | None:
@@ -129,6 +155,11 @@ def run_panel(
     Returns:
         The run id and the run's summary.
     """
+    from evalband._ids import check_run_id
+
+    if run_id is not None:
+        check_run_id(run_id)  # before a backend starts or the store is touched
+    _check_env_kwargs(panel)
     policy_obj = None if isinstance(policy, str) else policy
     if policy_obj is not None:
         resolved: Any = policy_obj
@@ -182,11 +213,19 @@ def run_panel(
                 f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
                 "use a new --run-id"
             )
+        lease = RunLease(store, run_id)
+        lease.acquire()  # a second writer on a live run is refused here, before any change
         store.update_run(run_id, status="running", finished_at=None)
+        if errors_as_failures and not existing.errors_as_failures:
+            # the user's decision is recorded, so show/compare/report count as printed here
+            store.update_run(run_id, errors_as_failures=True)
         errors_as_failures = errors_as_failures or existing.errors_as_failures
-        if any(existing.extra.get(k, 0) != v for k, v in batch_extra.items()):
-            # how timing fields were measured (and batches passed)
-            store.update_run(run_id, extra={**existing.extra, **batch_extra})
+        changed = {k: v for k, v in batch_extra.items() if existing.extra.get(k, 0) != v}
+        if changed:
+            # the manifest keeps how the run was started; a resume with other batching
+            # (which changes timing fields only) is listed, not written over it
+            resumes = [*existing.extra.get("resumed_with", []), changed]
+            store.update_run(run_id, extra={**existing.extra, "resumed_with": resumes})
     else:
         from evalband.store import new_manifest
 
@@ -203,37 +242,39 @@ def run_panel(
                 n_planned=len(specs),
             )
         )
+        lease = RunLease(store, run_id)
+        lease.acquire()
         if lockstep:
             store.update_run(run_id, extra=batch_extra)
         ray_address = getattr(backend_impl, "address", None)
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
             store.update_run(run_id, extra={**extra, "address": ray_address})
-    retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
-    done = store.done_keys(run_id)
-    todo = [spec for spec in specs if spec.key not in done]
-    if on_start is not None:
-        on_start(len(specs), store.episode_records(run_id) if done else [])
-    if plan is not None:
-        extra = store.require_run(run_id).extra
-        store.update_run(run_id, extra={**extra, "record": record_video})
-    task = RunTask(
-        run_id=run_id,
-        policy=policy,
-        panel_fingerprint=panel.fingerprint,
-        env=panel.env,
-        env_kwargs=env_kwargs,
-        # dt only for a budget in seconds (finding it imports the env: MuJoCo for PushT)
-        budget_steps=panel.budget.resolve_steps(
-            _env_dt(panel) if panel.budget.steps is None else None
-        ),
-        batch=batch,
-        batch_size=lockstep,
-        policy_obj=policy_obj,
-        record=plan,
-    )
     status = "interrupted"
     try:
+        retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
+        done = store.done_keys(run_id)
+        todo = [spec for spec in specs if spec.key not in done]
+        if on_start is not None:
+            on_start(len(specs), store.episode_records(run_id) if done else [])
+        if plan is not None:
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={**extra, "record": record_video})
+        task = RunTask(
+            run_id=run_id,
+            policy=policy,
+            panel_fingerprint=panel.fingerprint,
+            env=panel.env,
+            env_kwargs=env_kwargs,
+            # dt only for a budget in seconds (finding it imports the env: MuJoCo for PushT)
+            budget_steps=panel.budget.resolve_steps(
+                _env_dt(panel) if panel.budget.steps is None else None
+            ),
+            batch=batch,
+            batch_size=lockstep,
+            policy_obj=policy_obj,
+            record=plan,
+        )
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
@@ -252,15 +293,22 @@ def run_panel(
 
                     record = store_pending_media(store.path, record)
                 store.add_episode(record)
+                lease.beat()
                 if on_episode is not None:
                     on_episode(record)
         status = "finished"
     finally:
         close_policies()
-        store.update_run(
-            run_id,
-            status=status,
-            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
+        try:
+            # a new run that failed before its first episode leaves nothing behind
+            if not (status != "finished" and existing is None
+                    and discard_empty_run(store, run_id)):
+                store.update_run(
+                    run_id,
+                    status=status,
+                    finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                )
+        finally:
+            lease.release()
     records = store.episode_records(run_id)
     return run_id, summarize(records, errors_as_failures=errors_as_failures)

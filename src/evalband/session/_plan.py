@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,7 +40,6 @@ DEFAULT_LEVELS: Mapping[int, str] = {
 
 _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, 1/I: read aloud without doubt
 _CODE_STREAM = 0xB1D  # child stream of the seed that draws blind codes (scenes use 1..N)
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def _level(value: Any, what: str) -> int:
@@ -389,12 +387,9 @@ def check_session_id(session_id: str) -> str:
     >>> check_session_id("grasp-2025.06")
     'grasp-2025.06'
     """
-    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
-        raise InvalidInputError(
-            "a session id must be 1-64 letters, digits, '.', '_' or '-', starting with a "
-            f"letter or digit; got {session_id!r}"
-        )
-    return session_id
+    from evalband._ids import check_name
+
+    return check_name(session_id, "session id", 64)
 
 
 def blind_codes(policies: Sequence[str], seed: int) -> dict[str, str]:
@@ -496,6 +491,11 @@ def plan_session(
         )
     scenes = _count(scenes, "scenes")
     attempts = _count(attempts, "attempts")
+    from evalband._limits import MAX_SESSION_TRIALS, check_size
+
+    check_size(len(names) * scenes * attempts, MAX_SESSION_TRIALS,
+               "trials in a session (policies x scenes x attempts)",
+               "a hardware session is run by hand: plan fewer scenes or attempts")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
         raise InvalidInputError(f"seed must be a non-negative integer; got {seed!r}")
     seed = int(seed)

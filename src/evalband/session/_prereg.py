@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalband._ids import check_name
 from evalband.errors import InvalidInputError, PreregistrationError
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
 
@@ -66,7 +67,6 @@ _FIELDS = (
     "positive_control_floor",
     "notes",
 )
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS preregistrations (\n"
     '    "name" TEXT PRIMARY KEY,\n'
@@ -265,11 +265,7 @@ def parse_prereg(
     if chosen is None:
         raise InvalidInputError("a pre-registration needs a name: (or a file to take it from)")
     pname = str(chosen).strip()
-    if not _NAME.fullmatch(pname):
-        raise InvalidInputError(
-            "a pre-registration name is 1-64 letters, digits, '.', '_' or '-', starting with a "
-            f"letter or digit; got {pname!r}"
-        )
+    check_name(pname, "pre-registration name", 64)
     session = data.get("session")
     session_id = None if session is None else _text(str(session), "session")
     metric = str(data.get("primary_metric", "success")).strip()

@@ -11,6 +11,7 @@ from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, 
 from evalband.store._importers import IMPORT_COLUMNS, IMPORT_FORMATS, import_results, import_runs
 from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
 from evalband.store._media import media_dir, media_file, store_media_bytes, store_media_file
+from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
@@ -33,4 +34,8 @@ __all__ = [
     "store_media_file",
     "IMPORT_FORMATS",
     "IMPORT_COLUMNS",
+    "RunRef",
+    "resolve_run",
+    "looks_like_path",
+    "is_bundle_path",
 ]

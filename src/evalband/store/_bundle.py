@@ -10,8 +10,12 @@ A bundle is a directory holding
   size of every other file.
 
 The manifest is written last, into a temporary sibling directory that is renamed into place
-only when complete, so a crash never leaves a half bundle that looks valid. Loading verifies
-every hash: a bundle used as a baseline is the bundle that was committed, byte for byte.
+only when complete, so a crash never leaves a half bundle that looks valid. Loading checks
+that the bundle is consistent: every hash matches, the panel fingerprint recomputed from
+``panel.yaml`` is the manifest's and the episodes', and no file is a link or lies outside the
+bundle. Consistent is not authentic: hashes kept next to the files prove the bundle is intact
+as a whole, not who made it (anyone can edit a file and recompute its hash); compare a bundle
+with the one you committed (or its manifest's sha256) to know it is that one.
 """
 
 from __future__ import annotations
@@ -264,8 +268,14 @@ def _verify_files(root: Path, doc: dict[str, Any], manifest_path: Path) -> None:
         if required not in files:
             raise BundleError(f"{manifest_path} does not list {required}; the bundle is incomplete")
     names = [_safe_name(raw_name, manifest_path) for raw_name in files]
+    inside = root.resolve()
     for name, info in zip(names, files.values(), strict=True):
         file = root / name
+        if file.is_symlink() or file.resolve().parent != inside:
+            raise BundleError(
+                f"bundle file {file} is a symbolic link or leaves the bundle; a bundle holds "
+                "its files itself (copy them in, or export the run again)"
+            )
         if not file.is_file():
             raise BundleError(f"bundle {root} is missing {name} (listed in {_MANIFEST})")
         expected = info.get("sha256") if isinstance(info, dict) else None
@@ -346,6 +356,10 @@ def load_bundle(path: str | Path) -> tuple[RunManifest, list[EpisodeRecord]]:
         raise BundleError(f"{manifest_path} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise BundleError(f"{manifest_path} must hold a JSON object")
+    if manifest_path.is_symlink():
+        raise BundleError(
+            f"{manifest_path} is a symbolic link; a bundle holds its files itself"
+        )
     if doc.get("format") != BUNDLE_FORMAT:
         raise BundleError(
             f"{manifest_path} has format {doc.get('format')!r}; this evalband reads "
@@ -364,6 +378,7 @@ def load_bundle(path: str | Path) -> tuple[RunManifest, list[EpisodeRecord]]:
         manifest = RunManifest.from_dict(fields)
     except (StoreError, InvalidInputError, TypeError) as exc:
         raise BundleError(f"{manifest_path}: {exc}") from None
+    _check_fingerprint(root, manifest)
     records = _read_episodes(root / _EPISODES)
     if doc.get("episodes") != len(records):
         raise BundleError(
@@ -375,6 +390,13 @@ def load_bundle(path: str | Path) -> tuple[RunManifest, list[EpisodeRecord]]:
             f"{manifest_path} outcome counts {doc.get('outcome_counts')!r} do not match "
             f"{_EPISODES} ({_counts(records)})"
         )
+    other_panels = sorted({r.panel_fingerprint for r in records} - {manifest.panel_fingerprint})
+    if other_panels:
+        raise BundleError(
+            f"{root / _EPISODES} holds episodes of panel fingerprint(s) "
+            f"{', '.join(f[:12] for f in other_panels)}; the manifest says "
+            f"{manifest.panel_fingerprint[:12]}"
+        )
     strangers = sorted({r.run_id for r in records} - {manifest.run_id})
     if strangers:
         raise BundleError(
@@ -383,6 +405,23 @@ def load_bundle(path: str | Path) -> tuple[RunManifest, list[EpisodeRecord]]:
         )
     records.sort(key=lambda r: r.key)
     return manifest, records
+
+
+def _check_fingerprint(root: Path, manifest: RunManifest) -> None:
+    """The manifest's panel fingerprint must be the one ``panel.yaml`` gives, recomputed."""
+    from evalband.errors import PanelError
+    from evalband.panel import panel_from_yaml
+
+    try:
+        actual = panel_from_yaml(manifest.panel_yaml).fingerprint
+    except (PanelError, InvalidInputError) as exc:
+        raise BundleError(f"{root / _PANEL} is not a valid panel: {exc}") from None
+    if actual != manifest.panel_fingerprint:
+        raise BundleError(
+            f"{root / _PANEL} gives panel fingerprint {actual[:12]}, but the bundle's manifest "
+            f"and episodes say {manifest.panel_fingerprint[:12]}: panel.yaml was edited after "
+            "export; restore it, or export the run again"
+        )
 
 
 def _comparable(manifest: RunManifest) -> dict[str, Any]:

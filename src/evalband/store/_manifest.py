@@ -194,12 +194,15 @@ _REQUIRED_FIELDS: tuple[str, ...] = tuple(
 
 
 def _example() -> RunManifest:
-    """A small manifest for doctests."""
+    """A small manifest for doctests (its panel fingerprint is its panel's)."""
+    from evalband.panel import panel_from_yaml
+
+    panel_yaml = "name: demo\nenv: evalband/Coin-v0\nepisodes: 1\nseed: 0\nbudget: {steps: 1}\n"
     return RunManifest(
         run_id="r1",
         panel_name="demo",
-        panel_yaml="name: demo\n",
-        panel_fingerprint="abc",
+        panel_yaml=panel_yaml,
+        panel_fingerprint=panel_from_yaml(panel_yaml).fingerprint,
         policy="expert",
         policy_hash=None,
         backend="serial",

@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import math
+import os
 import sqlite3
 import threading
 import urllib.parse
@@ -25,11 +26,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from evalband._ids import check_run_id, shown
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 __all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID"]
@@ -166,6 +169,42 @@ def _seed_to_sql(value: Any) -> int | str:
 def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
     """The record as a row tuple in ``EPISODE_FIELDS`` order."""
     return tuple(conv(getattr(record, name)) for name, conv in _TO_SQL)
+
+
+def _stream_rows(records: Iterable[EpisodeRecord]) -> Iterator[tuple[Any, ...]]:
+    """Rows of many records, one at a time; each distinct JSON text is encoded once."""
+    memo: dict[Any, str] = {}
+    json_at = [i for i, (name, _) in enumerate(_TO_SQL) if name in _JSON_FIELDS]
+    plain = [(i, conv) for i, (name, conv) in enumerate(_TO_SQL) if name not in _JSON_FIELDS]
+    width = len(_TO_SQL)
+    for record in records:
+        values = record.__dict__
+        row: list[Any] = [None] * width
+        for i, conv in plain:
+            row[i] = conv(values[EPISODE_FIELDS[i]])
+        for i in json_at:
+            value = values[EPISODE_FIELDS[i]]
+            key = _flat_key(value)
+            if key is None:
+                row[i] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
+            else:
+                text = memo.get(key)
+                if text is None:
+                    text = memo[key] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
+                row[i] = text
+        yield tuple(row)
+
+
+def _flat_key(value: Any) -> Any:
+    """A hashable key for a flat dict of scalars (``None`` when it is not one)."""
+    if type(value) is not dict:
+        return None
+    key = tuple((k, type(v), v) for k, v in value.items())
+    try:
+        hash(key)
+    except TypeError:  # a list or dict inside: encoded each time
+        return None
+    return key
 
 
 def _to_sql_converter(name: str) -> Callable[[Any], Any]:
@@ -358,6 +397,7 @@ class RunStore:
                 f"cannot create the directory for the run store {self.path}: {exc}; "
                 "pass --store with a writable path"
             ) from None
+        self._check_writable()
         try:
             conn = sqlite3.connect(
                 str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False
@@ -379,6 +419,11 @@ class RunStore:
                 f"there is no run store at {self.path}; pass --store with an existing store "
                 "(evalband run creates one)"
             )
+        if not os.access(self.path, os.R_OK):
+            raise StoreError(
+                f"cannot read the run store {self.path}: permission denied; ask its owner for "
+                "read access or copy it"
+            )
         uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(
@@ -387,6 +432,11 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the run store {self.path} read-only: {exc}") from None
         try:
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = self._open_immutable()
             self._check_ours(*self._inspect(conn))
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
@@ -396,6 +446,46 @@ class RunStore:
             conn.close()
             raise
         return conn
+
+    def _open_immutable(self) -> sqlite3.Connection:
+        """Read a store in a folder this user cannot write (no ``-shm`` file can be made).
+
+        SQLite's ``mode=ro`` still needs the WAL index (``-shm``); when the folder is not
+        writable and no writer left a ``-wal`` file, the file is complete and unchanging, so
+        it is read with ``immutable=1``. With a ``-wal`` file present the newest episodes
+        live there and cannot be read without the index: the error says so.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"cannot read the run store {self.path}: a writer's log ({wal.name}) is there "
+                "and this user cannot write the folder to read it; read it as a user who can "
+                "write the folder, or after the writer has finished"
+            )
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro&immutable=1"
+        try:
+            return sqlite3.connect(
+                uri, uri=True, timeout=10.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the run store {self.path} read-only: {exc}") from None
+
+    def _check_writable(self) -> None:
+        """Refuse, with one line, a store this user may read but not write."""
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            why = "the file is read-only for this user"
+        elif not os.access(folder, os.W_OK | os.X_OK) and not (
+            self.path.exists() and self.path.with_name(self.path.name + "-shm").exists()
+            and os.access(self.path.with_name(self.path.name + "-shm"), os.W_OK)
+        ):
+            why = f"this user cannot write its folder {folder}"
+        else:
+            return
+        raise StoreError(
+            f"cannot write the run store {self.path}: {why}; read commands (runs, show, "
+            "compare, report, view) still read it; to record, pass --store with a writable path"
+        )
 
     def _not_ours(self, why: str) -> StoreError:
         return StoreError(
@@ -552,8 +642,10 @@ class RunStore:
         """Add a run.
 
         Raises:
+            InvalidInputError: a run id that is not 1-128 letters, digits, ``.``, ``_``, ``-``.
             StoreError: when a run with the same id is already stored.
         """
+        check_run_id(manifest.run_id)
         with self._lock:
             try:
                 self.conn.execute(_INSERT_RUN, _manifest_row(manifest))
@@ -585,7 +677,7 @@ class RunStore:
                     )
                 ]
             hint = f"recent runs: {', '.join(recent)}" if recent else "the store holds no runs yet"
-            raise RunNotFoundError(f"run {run_id!r} is not in the store {self.path}; {hint}")
+            raise RunNotFoundError(f"run {shown(run_id)} is not in the store {self.path}; {hint}")
         return manifest
 
     def list_runs(self) -> list[RunManifest]:
@@ -762,36 +854,63 @@ class RunStore:
         Raises:
             StoreError: as :meth:`add_episode`; nothing is stored then.
         """
-        rows = [(r, _episode_row(r)) for r in records]
         with self._lock:
-            self._insert_all(None, rows)
+            self._insert_all(None, records)
 
-    def _insert_all(
-        self, manifest: RunManifest | None, rows: Sequence[tuple[EpisodeRecord, tuple[Any, ...]]]
-    ) -> None:
+    def _insert_all(self, manifest: RunManifest | None, records: Iterable[EpisodeRecord]) -> None:
+        """Insert a run (optional) and episodes in one transaction, streaming the rows.
+
+        The rows go through one ``executemany`` (SQLite's loop, not Python's), built one at a
+        time from the records (never a list of a million rows) with each distinct ``slices``
+        / ``extra`` JSON text encoded once. On a duplicate or orphan episode the transaction
+        is rolled back and the records are checked one by one to name the first one at
+        fault.
+        """
+        conn = self.conn
+        if not isinstance(records, Sequence):
+            records = list(records)  # may be needed twice, to name a bad record
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if manifest is not None:
+                conn.execute(_INSERT_RUN, _manifest_row(manifest))
+            try:
+                conn.executemany(_INSERT_EPISODE, _stream_rows(records))
+            except sqlite3.IntegrityError as exc:
+                conn.execute("ROLLBACK")
+                raise self._first_bad(manifest, records, exc) from None
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _first_bad(
+        self, manifest: RunManifest | None, records: Sequence[EpisodeRecord],
+        exc: sqlite3.IntegrityError,
+    ) -> StoreError:
+        """The error naming the first record that breaks a constraint (nothing is kept)."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             if manifest is not None:
                 conn.execute(_INSERT_RUN, _manifest_row(manifest))
-            for record, row in rows:
+            for record in records:
                 try:
-                    conn.execute(_INSERT_EPISODE, row)
-                except sqlite3.IntegrityError as exc:
-                    raise self._duplicate_or_missing(record, exc) from None
-            conn.execute("COMMIT")
-        except BaseException:
+                    conn.execute(_INSERT_EPISODE, _episode_row(record))
+                except sqlite3.IntegrityError as one:
+                    return self._duplicate_or_missing(record, one)
+            return StoreError(f"cannot store the episodes in {self.path}: {exc}")
+        finally:
             conn.execute("ROLLBACK")
-            raise
 
     def _create_run_with_episodes(
         self, manifest: RunManifest, records: Sequence[EpisodeRecord]
     ) -> None:
         """Add a run and its episodes atomically (used by bundle import)."""
-        rows = [(r, _episode_row(r)) for r in records]
+        check_run_id(manifest.run_id)
         with self._lock:
             try:
-                self._insert_all(manifest, rows)
+                self._insert_all(manifest, records)
             except sqlite3.IntegrityError:
                 raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
 
@@ -877,6 +996,22 @@ class RunStore:
         with _gc_paused():
             return _records_from_rows(self._rows(run_id))
 
+    def episode_columns(
+        self, run_id: str, columns: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        """The run's episodes column-wise: one numpy array per column.
+
+        See :func:`evalband.store._columns.episode_columns` for the dtypes; memory grows
+        with the columns read, not with one object per episode.
+
+        Raises:
+            RunNotFoundError: when no such run is stored.
+            InvalidInputError: an unknown column name.
+        """
+        from evalband.store._columns import episode_columns
+
+        return episode_columns(self, run_id, columns)
+
     def episodes(self, run_id: str) -> pd.DataFrame:
         """The run's episodes as a data frame, one row per episode.
 
@@ -957,18 +1092,21 @@ def _records_frame(records: Sequence[EpisodeRecord]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def open_store(path: str | Path | None = None) -> RunStore:
+def open_store(path: str | Path | None = None, *, read_only: bool = False) -> RunStore:
     """Open (creating when missing) the run store at ``path``.
 
     Args:
         path: the SQLite file; :data:`DEFAULT_STORE_PATH` (relative to the current
             directory) when ``None``.
+        read_only: open an existing store for reading only (SQLite ``mode=ro``): nothing is
+            created, and a missing file is an error (what the read commands use).
 
     Returns:
         An open :class:`RunStore`; use it as a context manager or close it.
 
     Raises:
-        StoreError: when the file exists and is not an evalband store (it is left untouched).
+        StoreError: when the file exists and is not an evalband store (it is left untouched),
+            cannot be written (unless ``read_only``), or is missing (with ``read_only``).
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -976,4 +1114,4 @@ def open_store(path: str | Path | None = None) -> RunStore:
     ...     s.list_runs()
     []
     """
-    return RunStore(DEFAULT_STORE_PATH if path is None else path)
+    return RunStore(DEFAULT_STORE_PATH if path is None else path, read_only=read_only)

@@ -1,0 +1,38 @@
+"""Sizes past which evalband refuses at once, with one line, instead of working for hours.
+
+Each limit is far above any real use (a panel of ten million episodes, a hardware session of a
+million trials) and far below sizes that would exhaust memory or time before saying anything.
+"""
+
+from __future__ import annotations
+
+from evalband.errors import InvalidParameterError
+
+__all__ = ["MAX_PLANNED_EPISODES", "MAX_SESSION_TRIALS", "MAX_COVERAGE_N", "check_size"]
+
+MAX_PLANNED_EPISODES = 10_000_000
+"""Episodes one panel may plan (cells x episodes x repeats)."""
+
+MAX_SESSION_TRIALS = 1_000_000
+"""Trials one hardware session may plan (policies x scenes x attempts)."""
+
+MAX_COVERAGE_N = 10_000
+"""Largest n for the exact coverage enumeration (its cost grows with n squared)."""
+
+
+def check_size(value: int, limit: int, what: str, advice: str) -> int:
+    """``value`` when it is at most ``limit``; else a one-line error.
+
+    >>> check_size(5, 10, "episodes", "plan fewer")
+    5
+    >>> try:
+    ...     check_size(10**12, 10**7, "a panel of episodes", "split the panel")
+    ... except InvalidParameterError as exc:
+    ...     print(str(exc)[:60])
+    a panel of episodes: 1,000,000,000,000 is more than evalband
+    """
+    if value > limit:
+        raise InvalidParameterError(
+            f"{what}: {value:,} is more than evalband handles (at most {limit:,}); {advice}"
+        )
+    return value

@@ -1,0 +1,144 @@
+"""Crash isolation for the process backend: a worker that dies is not the run's death.
+
+A Python exception in an episode is an ``error`` episode already (:mod:`evalband.run._execute`);
+this module handles a worker *process* dying (a segfault in an env's C code, the OOM killer,
+``os._exit``), which breaks the whole :class:`~concurrent.futures.ProcessPoolExecutor`:
+
+* every chunk that was in flight is retried once, each alone in its own process
+  (:func:`play_isolated`); a chunk whose process dies again is narrowed to its episodes, each
+  in its own process, and an episode whose process dies is recorded as an ``error`` episode
+  saying how the process ended (e.g. "killed by signal SIGSEGV"); nothing is dropped;
+* workers die with the driver: each sets ``PR_SET_PDEATHSIG`` (Linux; it fires when its
+  parent, the forkserver, exits) and watches the driver's pid (:func:`worker_init`), so a
+  driver killed with ``kill -9`` leaves no worker playing on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.panel import EpisodeSpec
+from evalband.run._execute import RunTask, _record, execute_chunk_list
+
+__all__ = ["worker_init", "play_isolated", "death_text", "crash_record"]
+
+_PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL_S = 0.25
+"""How often a worker checks that its driver still lives."""
+
+
+def _set_parent_death_signal() -> None:
+    """Linux: ask the kernel to SIGKILL this process when its parent exits."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+
+def _watch_driver(driver_pid: int) -> None:
+    while True:
+        time.sleep(WATCH_INTERVAL_S)
+        try:
+            os.kill(driver_pid, 0)
+        except ProcessLookupError:
+            os.kill(os.getpid(), signal.SIGKILL)
+        except PermissionError:  # pragma: no cover - the pid was reused by another user
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def worker_init(driver_pid: int) -> None:
+    """Initialise a worker process so that it dies with the driver (see the module doc).
+
+    >>> worker_init(os.getpid())  # in the driver itself: harmless, the driver lives
+    """
+    _set_parent_death_signal()
+    if driver_pid != os.getpid():
+        threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
+                         name="evalband-driver-watch").start()
+
+
+def death_text(exitcode: int | None) -> str:
+    """How a worker process ended, in words.
+
+    >>> death_text(-11), death_text(3)
+    ('killed by signal SIGSEGV', 'exited with status 3')
+    """
+    if exitcode is None:
+        return "did not finish"
+    if exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+def crash_record(task: RunTask, spec: EpisodeSpec, how: str) -> EpisodeRecord:
+    """The ``error`` record of an episode whose worker process died playing it."""
+    return _record(
+        task, spec, outcome=Outcome.ERROR, sim_time_s=None, terminated=False, truncated=False,
+        steps=0,
+        error=f"WorkerDied: the worker process playing this episode {how}; it was retried "
+              "in a process of its own and died again",
+    )
+
+
+def _child(task: RunTask, specs: Sequence[EpisodeSpec], out_path: str, driver_pid: int) -> None:
+    worker_init(driver_pid)
+    records = execute_chunk_list(task, specs)
+    with open(out_path + ".part", "wb") as fh:
+        pickle.dump(records, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(out_path + ".part", out_path)  # present only when complete
+
+
+def _run_alone(
+    context: Any, task: RunTask, specs: Sequence[EpisodeSpec]
+) -> tuple[list[EpisodeRecord] | None, str]:
+    """Play specs in a fresh process: (records, "") or (None, how the process died).
+
+    The records come back through a file rather than a pipe: passing a pipe to a
+    forkserver child costs a round trip through the driver's resource-sharer thread.
+    """
+    with tempfile.TemporaryDirectory(prefix="evalband-isolated-") as folder:
+        out_path = os.path.join(folder, "records.pickle")
+        proc = context.Process(target=_child, args=(task, list(specs), out_path, os.getpid()),
+                               daemon=True)
+        proc.start()
+        proc.join()
+        if proc.exitcode == 0 and os.path.exists(out_path):
+            with open(out_path, "rb") as fh:
+                records: list[EpisodeRecord] = pickle.load(fh)
+            return records, ""
+    return None, death_text(proc.exitcode)
+
+
+def play_isolated(
+    context: Any, task: RunTask, chunk: Sequence[EpisodeSpec]
+) -> list[EpisodeRecord]:
+    """Retry a chunk whose worker died: alone, then episode by episode (see the module doc).
+
+    Returns:
+        One record per spec of ``chunk``, in order; an episode whose own process died is an
+        ``error`` record naming the signal (or exit status).
+    """
+    records, _ = _run_alone(context, task, chunk)
+    if records is not None:
+        return records
+    out: list[EpisodeRecord] = []
+    for spec in chunk:
+        one, how = _run_alone(context, task, [spec])
+        out.extend(one if one is not None else [crash_record(task, spec, how)])
+    return out

@@ -1,0 +1,188 @@
+"""The process backend survives what kills processes, with real processes.
+
+Reproduces the report: an env that segfaults killed the driver (exit 139, run left
+``running``); ``kill -9`` of the driver left the forkserver and workers alive; Ctrl-C exited
+130 without a resume hint and SIGTERM left the run ``running``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalband.store import open_store
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(sys.platform != "linux", reason="Linux process tree")]
+
+CRASHY = '''
+import os, signal
+from evalband.envs._coin import CoinEnv
+
+
+class CrashEnv(CoinEnv):
+    """A coin env whose every episode with condition seed divisible by 7 segfaults."""
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None and seed % 7 == 0:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return super().reset(seed=seed, options=options)
+'''
+POLICY = "evalband.policies._builtin:zero_action"  # not a built-in name: workers play
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+
+
+def _cli(tmp_path: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "evalband.cli", *args]
+
+
+def _panel(tmp_path: Path, name: str, env: str, episodes: int, kwargs: str) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"name: {name}\nenv: {env}\nenv_kwargs: {kwargs}\nepisodes: {episodes}\n"
+                    "seed: 3\nbudget: {steps: 5}\n")
+    return path
+
+
+def _count(db: Path, run_id: str) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with open_store(db, read_only=True) as st:
+            return st.count_episodes(run_id) if st.get_run(run_id) else 0
+    except Exception:  # noqa: BLE001 - the store is being created
+        return 0
+
+
+def _wait_for_episodes(db: Path, run_id: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while _count(db, run_id) < 1:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no episode stored in 120 s"
+        time.sleep(0.2)
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rpartition(")")[2].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_a_segfaulting_worker_becomes_error_episodes(tmp_path: Path) -> None:
+    (tmp_path / "crashy_env.py").write_text(CRASHY)
+    panel = _panel(tmp_path, "crashy", "crashy_env:CrashEnv", 12, "{length: 2}")
+    db = tmp_path / "s.sqlite"
+    done = subprocess.run(
+        _cli(tmp_path, "run", str(panel), "-p", POLICY, "--backend", "process", "--workers",
+             "2", "--store", str(db), "--run-id", "c", "--json"),
+        env=_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)["summary"]
+    with open_store(db, read_only=True) as st:
+        records = st.episode_records("c")
+        assert st.require_run("c").status == "finished"
+    assert len(records) == 12
+    crashed = [r for r in records if r.condition_seed % 7 == 0]
+    assert crashed, "the panel must hold an episode that segfaults"
+    for r in records:
+        if r.condition_seed % 7 == 0:
+            assert r.outcome.value == "error" and "SIGSEGV" in (r.error or "")
+        else:
+            assert r.outcome.value != "error", r.error
+    assert summary["counts"]["error"] == len(crashed)
+    assert "SIGSEGV" in summary["error_causes"][0]["message"]
+
+
+def test_killing_the_driver_takes_its_workers(tmp_path: Path) -> None:
+    panel = _panel(tmp_path, "slow", "evalband/Coin-v0", 400, "{length: 3, sleep_s: 0.05}")
+    db = tmp_path / "s.sqlite"
+    proc = subprocess.Popen(
+        _cli(tmp_path, "run", str(panel), "-p", POLICY, "--backend", "process", "--workers",
+             "2", "--store", str(db), "--run-id", "k", "--json"),
+        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_episodes(db, "k", proc)
+        helpers = _descendants(proc.pid)
+        assert len(helpers) >= 2, helpers  # the forkserver and its workers
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while (left := {p for p in helpers if _alive(p)}) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"still alive after the driver died: {sorted(left)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def test_sigterm_marks_the_run_interrupted_and_prints_the_resume_command(
+    tmp_path: Path,
+) -> None:
+    panel = _panel(tmp_path, "term", "evalband/Coin-v0", 40, "{length: 3, sleep_s: 0.05}")
+    db = tmp_path / "s.sqlite"
+    proc = subprocess.Popen(
+        _cli(tmp_path, "run", str(panel), "-p", POLICY, "--backend", "process", "--workers",
+             "2", "--store", str(db), "--json"),
+        env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    run_id = None
+    while run_id is None:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                with open_store(db, read_only=True) as st:
+                    runs = st.list_runs()
+                    if runs and st.count_episodes(runs[0].run_id):
+                        run_id = runs[0].run_id
+            except Exception:  # noqa: BLE001 - being created
+                pass
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    line = err.strip().splitlines()[-1]
+    assert f"run {run_id} is marked interrupted" in line and "Resume with: evalband run" in line
+    with open_store(db, read_only=True) as st:
+        assert st.require_run(run_id).status == "interrupted"
+    resume = shlex.split(line.split("Resume with: evalband ", 1)[1])
+    assert resume[-2:] == ["--run-id", run_id]
+    done = subprocess.run(_cli(tmp_path, *resume), env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open_store(db, read_only=True) as st:
+        assert st.require_run(run_id).status == "finished"
+        assert st.count_episodes(run_id) == 40
