@@ -76,3 +76,49 @@ def test_coverage_shows_wald_collapse(capsys) -> None:
     assert wald[0.05] < 0.75 and wilson[0.05] > 0.9
     code, out, _ = run_cli(capsys, "coverage", "--method", "wald", "--n", "20")
     assert "wald" in out and "under-covers" in out
+
+
+def _enumerated_power_paired(n: int, p10: float, p01: float, alpha: float) -> float:
+    """Power of the exact McNemar test by brute force over every (b, c, rest) outcome."""
+    from scipy.stats import binomtest, multinomial
+
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if b + c and binomtest(b, b + c, 0.5).pvalue <= alpha * (1 + 1e-12):
+                total += multinomial.pmf([b, c, n - b - c], n, [p10, p01, 1 - p10 - p01])
+    return total
+
+
+def _enumerated_power_unpaired(n: int, p_a: float, p_b: float, alpha: float) -> float:
+    """Power of the central (doubled smaller tail) Fisher test by brute force."""
+    from scipy.stats import binom, hypergeom
+
+    total = 0.0
+    for ka in range(n + 1):
+        for kb in range(n + 1):
+            t = ka + kb
+            p = 2 * min(hypergeom.cdf(ka, 2 * n, t, n), hypergeom.sf(ka - 1, 2 * n, t, n))
+            if p <= alpha * (1 + 1e-12):
+                total += binom.pmf(ka, n, p_a) * binom.pmf(kb, n, p_b)
+    return total
+
+
+def test_power_exact_figures_agree_with_enumeration_of_the_printed_test(capsys) -> None:
+    # paired, three comparisons: the exact McNemar test at alpha / 3
+    code, out, _ = run_cli(capsys, "power", "--p-a", "0.55", "--p-b", "0.85", "--paired",
+                           "--discordant", "0.4", "--comparisons", "3", "--json")
+    data = json.loads(out)
+    n, level = data["n_per_arm"], data["alpha_per_comparison"]
+    assert code == 0 and level == pytest.approx(0.05 / 3) and data["test"] == "exact McNemar"
+    # discordance 0.4, gap 0.3: p01 = 0.35 (only B), p10 = 0.05 (only A)
+    assert _enumerated_power_paired(n, 0.05, 0.35, level) >= 0.8
+    assert _enumerated_power_paired(n - 1, 0.05, 0.35, level) < 0.8
+    # unpaired: the central Fisher test
+    code, out, _ = run_cli(capsys, "power", "--p-a", "0.5", "--p-b", "0.9", "--json", "--n", "20")
+    data = json.loads(out)
+    assert data["test"] == "Fisher exact (central)"
+    n = data["n_per_arm"]
+    assert _enumerated_power_unpaired(n, 0.5, 0.9, 0.05) >= 0.8
+    assert data["power_at_n"] == pytest.approx(_enumerated_power_unpaired(20, 0.5, 0.9, 0.05),
+                                               abs=1e-9)

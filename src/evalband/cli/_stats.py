@@ -121,28 +121,56 @@ def power_cmd(
         help="Gap direction for the MDD at --n: up (A better), down, either; auto: the side "
         "of --p-b that --p-a is on.",
     ),
+    comparisons: int = typer.Option(
+        1, "--comparisons", "--slices",
+        help="Slices (comparisons) in the family: the test runs at alpha / comparisons, "
+        "Holm's strictest step, as compare does."),
+    test: str = typer.Option(
+        "exact", "--test",
+        help="exact: the test compare prints (exact McNemar when --paired, Fisher otherwise), "
+        "by exact enumeration; normal: the z-test approximation."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Episodes per arm needed to resolve p_a vs p_b (and power at a given n)."""
+    """Episodes per arm needed to resolve p_a vs p_b (and power at a given n).
+
+    By default for the test compare prints, at alpha / --comparisons.
+    """
     from evalband.stats import minimum_detectable_difference, sample_size
     from evalband.stats import power as power_fn
 
     if paired and discordant is None:
         fail("--paired needs --discordant (expected share of discordant pairs, e.g. 0.3)")
-    needed = sample_size(p_a, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant)
+    if test not in ("exact", "normal"):
+        fail(f"--test must be exact or normal; got {test!r}")
+    if comparisons < 1 or comparisons > 100_000:
+        fail(f"--comparisons must be between 1 and 100000; got {comparisons}")
+    level = alpha / comparisons
+    normal = sample_size(p_a, p_b, power=power, alpha=level, paired=paired,
+                         discordant=discordant)
+    needed: int | None = normal
+    if test == "exact":
+        needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
     data: dict[str, object] = {
         "p_a": p_a, "p_b": p_b, "power": power, "alpha": alpha, "paired": paired,
-        "discordant": discordant, "n_per_arm": needed,
+        "discordant": discordant, "n_per_arm": needed, "comparisons": comparisons,
+        "alpha_per_comparison": level, "test": _test_name(test, paired),
+        "n_per_arm_normal_approximation": normal,
     }
     if n is not None:
         data["n"] = n
-        data["power_at_n"] = power_fn(p_a, p_b, n, alpha=alpha, paired=paired,
-                                      discordant=discordant)
+        if test == "exact":
+            from evalband.stats._procedure import exact_power
+
+            data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
+                                             paired=paired, discordant=discordant or 0.0)
+        else:
+            data["power_at_n"] = power_fn(p_a, p_b, n, alpha=level, paired=paired,
+                                          discordant=discordant)
         way = _mdd_direction(direction, p_a, p_b)
         data["direction"] = way
         try:
             data["minimum_detectable_difference"] = minimum_detectable_difference(
-                n, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant,
+                n, p_b, power=power, alpha=level, paired=paired, discordant=discordant,
                 direction=way,
             )
         except InvalidParameterError as exc:
@@ -155,8 +183,11 @@ def power_cmd(
         emit_json(data)
         return
     unit = "matched pairs" if paired else "episodes per policy"
+    family = f" / {comparisons} comparisons" if comparisons > 1 else ""
+    count = f"{needed} {unit}" if needed is not None else f"more than 20,000 {unit}"
     console.print(
-        f"{pct(p_a)} vs {pct(p_b)} at {power:.0%} power, alpha {alpha:g}: {needed} {unit}"
+        f"{pct(p_a)} vs {pct(p_b)} at {power:.0%} power, alpha {alpha:g}{family}, "
+        f"{data['test']}: {count} (normal approximation: {normal})"
     )
     if n is not None:
         mdd = data["minimum_detectable_difference"]
@@ -167,6 +198,24 @@ def power_cmd(
             f"at n = {n}: power {float(data['power_at_n']):.1%}; smallest resolvable gap "  # type: ignore[arg-type]
             f"{side} {pct(p_b)}: {gap}"
         )
+
+
+def _test_name(test: str, paired: bool) -> str:
+    if test == "normal":
+        return "McNemar z test (normal approximation)" if paired else "two-proportion z test"
+    return "exact McNemar" if paired else "Fisher exact (central)"
+
+
+def _exact_needed(p_a: float, p_b: float, power: float, level: float, paired: bool,
+                  discordant: float | None) -> int | None:
+    """Episodes per arm for the exact test compare prints (None beyond 20,000)."""
+    from evalband.stats._procedure import episodes_for_drop
+
+    high, gap = max(p_a, p_b), abs(p_a - p_b)
+    if gap == 0:
+        fail("--p-a and --p-b are equal: no sample size detects a difference of 0")
+    return episodes_for_drop(high, gap, level, paired=paired, discordant=discordant or 0.0,
+                             power=power)
 
 
 def _mdd_direction(direction: str, p_a: float, p_b: float) -> str:
