@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evalband.episode import EpisodeSpec  # defined there: workers need no pydantic
 from evalband.errors import PanelError
@@ -142,7 +150,9 @@ class Panel(BaseModel):
     factors: dict[str, list[Scalar] | dict[str, dict[str, Any]]] = Field(default_factory=dict)
     repeats: int = Field(default=1, gt=0)
     slice_weights: dict[str, float] = Field(default_factory=dict)
-    required_slices: list[str] = Field(default_factory=list)
+    required_slices: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("required_slices", "primary_slices")
+    )
     latency_budget_ms: dict[str, float] = Field(default_factory=dict)
     non_inferiority_margin: float | dict[str, float] | None = None
 

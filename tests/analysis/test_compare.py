@@ -220,3 +220,24 @@ def test_bundle_is_the_baseline_of_record(store, tmp_path) -> None:
     export_bundle(store, "base10", bundle)
     c = evalband.compare(bundle, "cand10", store=store)
     assert c.baseline == "base10" and row(c, "embodiment=hard").possible_regression
+
+
+def test_primary_slices_decide_secondary_regressions_are_shown_as_such(store) -> None:
+    from evalband.report._markdown import comparison_markdown
+
+    n = 200
+    scale = n // 10
+    easy = pattern(n, 7 * scale, 0, 2 * scale)
+    same = pattern(n, 8 * scale, 0, 0)
+    hard = pattern(n, 4 * scale, 2 * scale, 0)
+    panel = slice_panel(n, primary_slices=["embodiment=easy"])
+    base = record(store, panel, "v1", "pb", {"easy": easy[0], "same": same[0], "hard": hard[0]})
+    cand = record(store, panel, "v2", "pc", {"easy": easy[1], "same": same[1], "hard": hard[1]})
+    c = evalband.compare(base, cand, store=store)
+    hard_row = row(c, "embodiment=hard")
+    assert hard_row.verdict == "regressed" and not hard_row.primary
+    assert row(c, "embodiment=easy").primary
+    assert c.verdict != "regression" and "secondary slice(s) regressed" in c.sentence
+    line = next(x for x in comparison_markdown([c]).splitlines()
+                if x.startswith("| embodiment=hard |"))
+    assert "secondary slice" in line

@@ -371,7 +371,7 @@ def _row_from_table(
         p_holm=None,
         verdict=SliceVerdict.INCONCLUSIVE,
         reasons=reasons,
-        primary=name in panel.required_slices,
+        primary=not panel.required_slices or name in panel.required_slices,
         **extras,
     )
 
@@ -771,7 +771,9 @@ def _verdict(
         sentence = (
             f"{cand.policy} improves on {baseline.policy}: aggregate "
             f"{100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] "
-            "with no slice regressed."
+            + ("with no slice regressed." if not regressed else
+               f"with no primary slice regressed (secondary slice(s) regressed: "
+               f"{', '.join(regressed)}).")
         )
     else:
         verdict = Verdict.NO_REGRESSION

@@ -58,7 +58,9 @@ def verdict_parts(row: SliceComparison) -> tuple[str, str]:
     """
     if row.reasons:
         return row.verdict, "; ".join(row.reasons)
-    if row.verdict in ("regressed", "improved") or row.effect is None:
+    if row.verdict in ("regressed", "improved"):
+        return row.verdict, "" if row.primary else "secondary slice: does not decide the verdict"
+    if row.effect is None:
         return row.verdict, ""
     unit = "pairs" if row.pairing == "paired" else "episodes per arm"
     parts = []
