@@ -107,7 +107,8 @@ def _enumerated_power_unpaired(n: int, p_a: float, p_b: float, alpha: float) -> 
 def test_power_exact_figures_agree_with_enumeration_of_the_printed_test(capsys) -> None:
     # paired, three comparisons: the exact McNemar test at alpha / 3
     code, out, _ = run_cli(capsys, "power", "--p-a", "0.55", "--p-b", "0.85", "--paired",
-                           "--discordant", "0.4", "--comparisons", "3", "--json")
+                           "--discordant", "0.4", "--comparisons", "3", "--test", "exact",
+                           "--json")
     data = json.loads(out)
     n, level = data["n_per_arm"], data["alpha_per_comparison"]
     assert code == 0 and level == pytest.approx(0.05 / 3) and data["test"] == "exact McNemar"
@@ -115,7 +116,8 @@ def test_power_exact_figures_agree_with_enumeration_of_the_printed_test(capsys) 
     assert _enumerated_power_paired(n, 0.05, 0.35, level) >= 0.8
     assert _enumerated_power_paired(n - 1, 0.05, 0.35, level) < 0.8
     # unpaired: the central Fisher test
-    code, out, _ = run_cli(capsys, "power", "--p-a", "0.5", "--p-b", "0.9", "--json", "--n", "20")
+    code, out, _ = run_cli(capsys, "power", "--p-a", "0.5", "--p-b", "0.9", "--json", "--n", "20",
+                           "--test", "exact")
     data = json.loads(out)
     assert data["test"] == "Fisher exact (central)"
     n = data["n_per_arm"]

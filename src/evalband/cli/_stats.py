@@ -126,14 +126,14 @@ def power_cmd(
         help="Slices (comparisons) in the family: the test runs at alpha / comparisons, "
         "Holm's strictest step, as compare does."),
     test: str = typer.Option(
-        "exact", "--test",
-        help="exact: the test compare prints (exact McNemar when --paired, Fisher otherwise), "
-        "by exact enumeration; normal: the z-test approximation."),
+        "normal", "--test",
+        help="normal: the z-test approximation (instant); exact: the test compare prints "
+        "(exact McNemar when --paired, central Fisher otherwise), by exact enumeration."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n).
 
-    By default for the test compare prints, at alpha / --comparisons.
+    At alpha / --comparisons; --test exact for the exact test compare prints.
     """
     from evalband.stats import minimum_detectable_difference, sample_size
     from evalband.stats import power as power_fn
@@ -145,8 +145,8 @@ def power_cmd(
     if comparisons < 1 or comparisons > 100_000:
         fail(f"--comparisons must be between 1 and 100000; got {comparisons}")
     level = alpha / comparisons
-    normal = sample_size(p_a, p_b, power=power, alpha=level, paired=paired,
-                         discordant=discordant)
+    normal: int = sample_size(p_a, p_b, power=power, alpha=level, paired=paired,
+                              discordant=discordant)
     needed: int | None = normal
     if test == "exact":
         needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
@@ -187,8 +187,11 @@ def power_cmd(
     count = f"{needed} {unit}" if needed is not None else f"more than 20,000 {unit}"
     console.print(
         f"{pct(p_a)} vs {pct(p_b)} at {power:.0%} power, alpha {alpha:g}{family}, "
-        f"{data['test']}: {count} (normal approximation: {normal})"
+        f"{data['test']}: {count}"
+        + (f" (normal approximation: {normal})" if test == "exact" else "")
     )
+    if test == "normal":
+        console.print("note: compare decides with exact tests; --test exact gives their figure")
     if n is not None:
         mdd = data["minimum_detectable_difference"]
         side = {"up": "above", "down": "below", "either": "around"}[str(data["direction"])]
