@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from numpy.typing import NDArray
-
 from evalband.errors import InvalidCountsError
 from evalband.stats._types import Difference
 from evalband.stats._validate import as_count, check_choice, check_k_n, z_value
@@ -37,13 +34,15 @@ _PAIRED_NAMES = {
 }
 
 
-def _wilson(
-    k: list[int], n: int, confidence: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Wilson bounds for the counts ``k`` out of ``n`` (delegates to ``_intervals``)."""
-    from evalband.stats._intervals import interval_bounds
+def _wilson(k: list[int], n: int, confidence: float) -> tuple[list[float], list[float]]:
+    """Wilson bounds for the counts ``k`` out of ``n``, one float at a time.
 
-    return interval_bounds(np.asarray(k, dtype=np.int64), n, "wilson", confidence)
+    ``_intervals``' formula: the same bits as on arrays, without numpy's per-call overhead.
+    """
+    from evalband.stats._intervals import _wilson as wilson
+
+    bounds = [wilson(float(x), float(n), confidence) for x in k]  # type: ignore[arg-type]
+    return [float(lo) for lo, _ in bounds], [float(hi) for _, hi in bounds]
 
 
 def _arm(k: object, n: object, arm: str) -> tuple[int, int]:

@@ -294,7 +294,7 @@ def stratified_difference(
     (0.0562, 0.3292)
     """
     from evalband.stats._difference import _newcombe_phi
-    from evalband.stats._intervals import interval_bounds
+    from evalband.stats._intervals import _wilson as wilson
 
     total_w = float(sum(weights))
     w = np.asarray(weights, dtype=np.float64) / (total_w if total_w > 0 else 1.0)
@@ -309,9 +309,9 @@ def stratified_difference(
         else:
             k_a, n_a, k_b, n_b = c["k_a"], c["n_a"], c["k_b"], c["n_b"]
             phi = 0.0
-        lows, highs = interval_bounds(np.asarray([k_a, k_b], dtype=np.int64),
-                                      np.asarray([n_a, n_b], dtype=np.float64), "wilson",
-                                      confidence)
+        (la, ha), (lb, hb) = (wilson(float(k_a), float(n_a), confidence),  # type: ignore[arg-type]
+                              wilson(float(k_b), float(n_b), confidence))  # type: ignore[arg-type]
+        lows, highs = (float(la), float(lb)), (float(ha), float(hb))
         p_a, p_b = k_a / n_a, k_b / n_b
         dl_a, du_a = p_a - float(lows[0]), float(highs[0]) - p_a
         dl_b, du_b = p_b - float(lows[1]), float(highs[1]) - p_b
