@@ -163,6 +163,24 @@ class EpisodeRecord:
         return self.outcome is Outcome.SUCCESS
 
     @property
+    def metrics(self) -> dict[str, float]:
+        """Per-episode numbers kept in ``extra["metrics"]`` (``{}`` if none).
+
+        ``return`` (summed reward), ``reward_max``, ``reward_final`` and the panel's declared
+        numeric info keys at the last step.
+
+        >>> r = EpisodeRecord(run_id="r", policy="p", panel_fingerprint="f", cell="", episode=0,
+        ...                   repeat=0, condition_seed=7, outcome="timeout", terminated=False,
+        ...                   truncated=True, steps=5, extra={"metrics": {"return": -1.5}})
+        >>> r.metrics
+        {'return': -1.5}
+        """
+        found = self.extra.get("metrics") if isinstance(self.extra, dict) else None
+        if not isinstance(found, dict):
+            return {}
+        return {str(k): float(v) for k, v in found.items() if isinstance(v, int | float)}
+
+    @property
     def unaided_success(self) -> bool:
         """Success without human assistance."""
         return self.success and not self.assisted

@@ -14,6 +14,7 @@ __all__ = [
     "InvalidParameterError",
     "PanelError",
     "PanelMismatchError",
+    "EnvError",
     "PolicyNotFoundError",
     "StoreError",
     "RunNotFoundError",
@@ -43,6 +44,10 @@ class InvalidParameterError(InvalidInputError):
 
 class PanelError(InvalidInputError):
     """A panel specification that cannot be loaded (unknown or ill-typed field, bad YAML)."""
+
+
+class EnvError(PanelError):
+    """A panel's environment that cannot be imported, found, built or checked."""
 
 
 class PanelMismatchError(EvalbandError):

@@ -22,6 +22,7 @@ app = typer.Typer(
 def _register() -> None:
     from evalband.cli import (
         _compare,
+        _envs,
         _harness,
         _report,
         _runs,
@@ -34,6 +35,7 @@ def _register() -> None:
     _stats.register(app)
     _runs.register(app)
     _compare.register(app)
+    _envs.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)

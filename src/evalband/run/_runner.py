@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError, StoreError
 from evalband.panel import Panel
 from evalband.run._backends import get_backend
-from evalband.run._execute import RunTask, resolve_task_policy
+from evalband.run._execute import RunTask, _env_and_policy, close_task_envs, resolve_task_policy
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
 
-__all__ = ["run_panel", "default_run_id", "ProgressCallback"]
+__all__ = ["run_panel", "default_run_id", "panel_task", "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -34,17 +34,49 @@ def default_run_id(panel: Panel, policy: str) -> str:
 
 
 def _env_dt(panel: Panel) -> float | None:
-    from evalband.envs._resolve import env_class
+    """The panel's control period: its ``control_dt``, else read from an env instance.
 
-    cls = env_class(panel.env)
-    dt = panel.env_kwargs.get("dt", getattr(cls, "dt", None) if cls else None)
-    if dt is None and cls is not None:
-        import inspect
+    The env is built with the panel's own arguments (no budget), asked
+    (:func:`~evalband.envs._contract.control_dt`) and closed.
+    """
+    if panel.control_dt is not None:
+        return panel.control_dt
+    from evalband.envs._contract import control_dt
+    from evalband.envs._resolve import close_env, make_env, prepare_imports
 
-        param = inspect.signature(cls).parameters.get("dt")
-        if param is not None and isinstance(param.default, int | float):
-            dt = float(param.default)
-    return float(dt) if dt is not None else None
+    prepare_imports(imports=panel.imports)
+    env = make_env(panel.env, dict(panel.env_kwargs))
+    try:
+        return control_dt(env).dt
+    finally:
+        close_env(env)
+
+
+def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask:
+    """The :class:`RunTask` that plays ``panel`` (budget in steps, success rule, imports).
+
+    >>> from evalband.panel import load_panel
+    >>> panel_task(load_panel("reach1d"), "r", "reach1d:damped").budget_steps
+    30
+    """
+    import os
+
+    dt = panel.control_dt if panel.budget.seconds is None else _env_dt(panel)
+    return RunTask(
+        run_id=run_id,
+        policy=policy,
+        panel_fingerprint=panel.fingerprint,
+        env=panel.env,
+        env_kwargs=dict(panel.env_kwargs),
+        budget_steps=panel.budget.resolve_steps(dt),
+        cwd=os.getcwd(),
+        imports=tuple(panel.imports),
+        success=panel.success,
+        metrics=tuple(panel.metrics),
+        control_dt=panel.control_dt,
+        time_limit=panel.time_limit,
+        **fields,
+    )
 
 
 def _policy_hash(policy_fn: object) -> str | None:
@@ -114,7 +146,15 @@ def run_panel(
 
     Returns:
         The run id and the run's summary.
+
+    Raises:
+        EnvError: the env cannot be imported or built, or a factor does not take effect
+            (one line naming it; before the store is touched).
     """
+    from evalband.envs._check import refuse_ignored_factors
+    from evalband.envs._resolve import prepare_imports
+
+    prepare_imports(imports=panel.imports)  # the driver resolves names as the workers will
     resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing known policies
     from evalband.run._lockstep import check_batch_size
 
@@ -126,6 +166,13 @@ def run_panel(
     backend_impl = get_backend(backend, workers, address=address)
     specs = panel.episode_specs()
     run_id = run_id or default_run_id(panel, policy)
+    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep)
+    try:
+        refuse_ignored_factors(panel, task)
+        _env_and_policy(task)  # build the env here first: a broken env fails in one line
+    except BaseException:
+        close_task_envs()
+        raise
     existing = store.get_run(run_id)
     if existing is not None:
         if existing.panel_fingerprint != panel.fingerprint:
@@ -177,16 +224,6 @@ def run_panel(
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
         on_start(len(specs), store.episode_records(run_id) if done else [])
-    task = RunTask(
-        run_id=run_id,
-        policy=policy,
-        panel_fingerprint=panel.fingerprint,
-        env=panel.env,
-        env_kwargs=dict(panel.env_kwargs),
-        budget_steps=panel.budget.resolve_steps(_env_dt(panel)),
-        batch=batch,
-        batch_size=lockstep,
-    )
     status = "interrupted"
     try:
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
@@ -196,6 +233,7 @@ def run_panel(
                     on_episode(record)
         status = "finished"
     finally:
+        close_task_envs()  # every env this run built here, also after an error
         store.update_run(
             run_id,
             status=status,
