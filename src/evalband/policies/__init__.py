@@ -5,8 +5,8 @@ A policy is any callable ``obs -> action``. :func:`resolve_policy` turns a built
 ``evalband[bc]``) or any ``module:attr`` import path into that callable. torch is imported only
 when a checkpoint or a torch module is resolved.
 
->>> sorted(BUILTIN_POLICIES)
-['pusht:expert', 'reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
+>>> sorted(BUILTIN_POLICIES)[:4]
+['gym_pusht:push', 'inverted_pendulum:pd', 'point_maze:p', 'pusht:expert']
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:damped": "evalband.policies.reach1d:damped",
     "reach1d:expert": "evalband.policies.reach1d:expert",
     "pusht:expert": "evalband.policies.pusht:expert",
+    "reacher:ik_pd": "evalband.policies.classical:reacher_ik_pd",
+    "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
+    "point_maze:p": "evalband.policies.classical:point_maze_p",
+    "gym_pusht:push": "evalband.policies.classical:pusht_push",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 
