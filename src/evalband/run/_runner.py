@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,7 +18,7 @@ from evalband.run._execute import RunTask, _env_and_policy, close_task_envs, res
 if TYPE_CHECKING:
     from evalband.store import RunStore
 
-__all__ = ["run_panel", "default_run_id", "panel_task", "ProgressCallback"]
+__all__ = ["run_panel", "default_run_id", "panel_task", "GroupCommit", "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -50,6 +52,65 @@ def _env_dt(panel: Panel) -> float | None:
         return control_dt(env).dt
     finally:
         close_env(env)
+
+
+class GroupCommit:
+    """Commit episodes that finish within a few milliseconds of each other together.
+
+    One commit per episode dominated short simulated episodes (a WAL commit costs ~0.3-1 ms
+    here, an episode of a fast env ~10-20 ms). An episode that arrives more than
+    :attr:`WINDOW_S` after the previous one is committed at once, as before; one that arrives
+    sooner joins a group, committed in one transaction (:meth:`RunStore.add_episodes`) when
+    the group is :attr:`MAX_GROUP` long or :attr:`MAX_WAIT_S` old, when a later episode is
+    slow, and when the run ends or is interrupted (the block exits, also on an exception).
+    Resume stays exactly-once: an episode is done when it is committed, and a grouped episode
+    lost to a kill was never stored, so the resume plays it again (condition-seeded: the same
+    record). ``on_episode`` is called for each record after its commit.
+    """
+
+    WINDOW_S = 0.005
+    MAX_GROUP = 256
+    MAX_WAIT_S = 0.25
+
+    def __init__(self, store: RunStore, on_episode: ProgressCallback | None = None) -> None:
+        self.store = store
+        self.on_episode = on_episode
+        self.pending: list[EpisodeRecord] = []
+        self._first = 0.0
+        self._last = -math.inf
+
+    def add(self, record: EpisodeRecord) -> None:
+        """Take one finished episode; commit now or with the next few."""
+        now = time.perf_counter()
+        quick, self._last = now - self._last < self.WINDOW_S, now
+        if not self.pending:
+            self._first = now
+        if not quick and self.pending:
+            self.flush()  # the group's last member was followed by a slow episode
+            self._first = now
+        self.pending.append(record)
+        if not quick or len(self.pending) >= self.MAX_GROUP or now - self._first >= \
+                self.MAX_WAIT_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the pending episodes (one transaction), then report each."""
+        if not self.pending:
+            return
+        group, self.pending = self.pending, []
+        if len(group) == 1:
+            self.store.add_episode(group[0])
+        else:
+            self.store.add_episodes(group)
+        if self.on_episode is not None:
+            for record in group:
+                self.on_episode(record)
+
+    def __enter__(self) -> GroupCommit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
 
 
 def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask:
@@ -227,10 +288,9 @@ def run_panel(
     status = "interrupted"
     try:
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
-            for record in backend_impl.run(task, todo):
-                store.add_episode(record)
-                if on_episode is not None:
-                    on_episode(record)
+            with GroupCommit(store, on_episode) as group:
+                for record in backend_impl.run(task, todo):
+                    group.add(record)
         status = "finished"
     finally:
         close_task_envs()  # every env this run built here, also after an error

@@ -1,0 +1,134 @@
+"""Benchmark: the runner vs a bare Gymnasium loop on short episodes of third-party envs.
+
+Two shipped panels with short episodes (~10-20 ms each): gymnasium-robotics'
+``PointMaze_Open-v3`` with ``point_maze:p`` (success ``any_step`` on ``info["success"]``,
+~40 steps) and gymnasium's MuJoCo ``Reacher-v5`` with ``reacher:ik_pd`` (50 steps, judged at
+the last step). (FetchReach and dm_control via shimmy, the issue's suggestion, do not run on
+MuJoCo 4.x: see docs/extending.md.) Both paths play the SAME episodes in the same order.
+
+* runner: one whole ``run_panel`` call on the serial backend into a temporary SQLite store,
+  as ``evalband run`` does it: the manifest, the episode plan, the factor check, building the
+  env (``gymnasium.make``) and the policy, every episode judged by the panel's success rule,
+  timed and stored (group commit: episodes that finish within a few ms share a commit), the
+  env closed, the summary read back;
+* bare: ``gymnasium.make`` and the policy, then a plain ``reset / policy / step`` loop that
+  stops by the same rule; nothing timed, nothing recorded.
+
+``overhead`` (the pass figure, target <= 5 %): the median over repeats of the PAIRED
+wall-time ratio ``runner / bare - 1``, the two paths interleaved (ABBA) so that a pair shares
+the machine's state. Outcomes and step counts must be identical.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalband.panel import EpisodeSpec, Panel, load_panel
+from evalband.policies import resolve_policy
+from evalband.run import _execute, run_panel
+from evalband.run._judge import Judge
+from evalband.store import RunStore, open_store
+
+TARGET_OVERHEAD = 0.05
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PANELS = {"point-maze": "point_maze:p", "reacher": "reacher:ik_pd"}
+
+Played = list[tuple[tuple[str, int, int], str, int]]
+
+
+def bench_panel(name: str, episodes: int) -> Panel:
+    data = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    data["episodes"] = episodes
+    return load_panel(data)
+
+
+def bare_loop(panel: Panel, policy_name: str, specs: list[EpisodeSpec]) -> Played:
+    """The same episodes with nothing but ``gymnasium.make``, the policy and the rule."""
+    import gymnasium
+
+    env = gymnasium.make(panel.env, max_episode_steps=panel.budget.steps)
+    policy = resolve_policy(policy_name)
+    out = []
+    for spec in specs:
+        obs, _ = env.reset(seed=spec.condition_seed)
+        judge = Judge(panel.success, panel.budget.steps or 0)
+        while True:
+            obs, reward, terminated, truncated, info = env.step(policy(obs))
+            end = judge.step(reward, terminated, truncated, info)
+            if end is not None:
+                out.append((spec.key, end[0].value, judge.steps))
+                break
+    env.close()
+    return out
+
+
+def _fresh_run(store: RunStore, panel: Panel, policy: str, run_id: str) -> None:
+    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
+    run_panel(panel, policy, store, run_id=run_id)
+
+
+def _timed(fn: Any, *args: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - t0, result
+
+
+def _played(store: RunStore, run_id: str) -> Played:
+    return sorted((r.key, r.outcome.value, r.steps) for r in store.episode_records(run_id))
+
+
+def _one(name: str, policy: str, episodes: int, repeats: int) -> dict[str, Any]:
+    panel = bench_panel(name, episodes)
+    specs = panel.episode_specs()
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "b.sqlite") as store:
+        _fresh_run(store, bench_panel(name, 2), policy, "warm-up")
+        bare_loop(panel, policy, specs[:2])
+        wall: dict[str, list[float]] = {"runner": [], "bare": []}
+        bare: Played = []
+        for r in range(repeats):
+            for path in ("runner", "bare") if r % 2 == 0 else ("bare", "runner"):
+                if path == "runner":
+                    w, _ = _timed(_fresh_run, store, panel, policy, f"run-{r}")
+                else:
+                    w, bare = _timed(bare_loop, panel, policy, specs)
+                wall[path].append(w)
+        identical = all(_played(store, f"run-{r}") == sorted(bare) for r in range(repeats))
+    ratios = [a / b for a, b in zip(wall["runner"], wall["bare"], strict=True)]
+    bare_med = statistics.median(wall["bare"])
+    return {
+        "episodes": len(specs),
+        "ms_per_episode_bare": 1000.0 * bare_med / len(specs),
+        "runner_s": statistics.median(wall["runner"]),
+        "bare_s": bare_med,
+        "overhead": statistics.median(ratios) - 1.0,
+        "identical": identical,
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Time both panels; ``passed`` when every overhead is <= 5 % and records agree."""
+    episodes = 20 if quick else 100
+    repeats = 3 if quick else 7
+    results = {name: _one(name, policy, episodes, repeats) for name, policy in PANELS.items()}
+    worst = max(r["overhead"] for r in results.values())
+    return {
+        "name": "envs_runner_overhead",
+        "panels": results,
+        "ratio": worst,
+        "target": TARGET_OVERHEAD,
+        "passed": worst <= TARGET_OVERHEAD and all(r["identical"] for r in results.values()),
+        "claim": "runner overhead vs a bare gymnasium loop on short third-party episodes "
+                 "(PointMaze, Reacher): <= 5 %",
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))
