@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "bench_scaling",
-              "bench_batched", "bench_report")
+              "bench_batched", "bench_report", "bench_envs")
 
 
 def machine() -> dict[str, Any]:

@@ -218,12 +218,13 @@ def accepts_kwarg(cls: Any, name: str) -> bool:
     )
 
 
-def make_env(env: str, kwargs: dict[str, Any], *, max_episode_steps: int | None = None) -> Any:
+def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) -> Any:
     """Build an environment from an id, ``module:id`` or ``module:attr`` with keyword arguments.
 
     Registered ids are built with :func:`gymnasium.make` (env checker off: the runner checks
-    outcomes itself); ``max_episode_steps`` replaces the registered ``TimeLimit`` (``None``
-    keeps it). A failure to build is an :class:`EnvError` of one line.
+    outcomes itself). ``keep_time_limit=False`` drops the registered ``TimeLimit``: the
+    runner's budget is then the one limit (it stops every episode at its budget itself).
+    A failure to build is an :class:`EnvError` of one line.
 
     >>> env = make_env("evalband/Coin-v0", {"p": 1.0})
     >>> env.reset(seed=1)[0].shape
@@ -236,8 +237,7 @@ def make_env(env: str, kwargs: dict[str, Any], *, max_episode_steps: int | None 
             return entry(**kwargs)
         import gymnasium
 
-        extra = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
-        made = gymnasium.make(spec.id, disable_env_checker=True, **extra, **kwargs)
+        made = gymnasium.make(spec.id, disable_env_checker=True, **kwargs)
     except EnvError:
         raise
     except Exception as exc:  # noqa: BLE001 - a constructor crash, said in one line
@@ -245,11 +245,15 @@ def make_env(env: str, kwargs: dict[str, Any], *, max_episode_steps: int | None 
         raise EnvError(
             f"env {env!r} could not be built with {kwargs!r}: {type(exc).__name__}: {first}"
         ) from exc
-    # The runner enforces reset-before-step itself: peel off the bookkeeping wrappers that
-    # only cost time per step, keep any wrapper that changes behaviour.
-    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+    # The runner enforces reset-before-step (and, unless kept, the time limit) itself: peel
+    # off the outer bookkeeping wrappers that only cost time per step, keep any wrapper that
+    # changes behaviour (and everything under it).
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
 
-    while isinstance(made, OrderEnforcing | PassiveEnvChecker):
+    peel: tuple[type, ...] = (OrderEnforcing, PassiveEnvChecker)
+    if not keep_time_limit:
+        peel += (TimeLimit,)
+    while isinstance(made, peel):
         made = made.env
     return made
 

@@ -115,6 +115,7 @@ def close_task_envs() -> list[str]:
         _CACHE[key] = (None, policy)
     _CELL_ENVS.clear()
     _lockstep._ENVS.clear()
+    _DT.clear()
     for env in envs:
         message = close_env(env)
         if message is not None:
@@ -132,8 +133,7 @@ def make_task_env(task: RunTask, cell_kwargs: dict[str, Any] | None = None) -> A
     cls = env_class(task.env)
     if cls is not None and accepts_kwarg(cls, "max_steps"):
         kwargs.setdefault("max_steps", task.budget_steps)
-    limit = task.budget_steps if task.time_limit == "budget" else None
-    return make_env(task.env, kwargs, max_episode_steps=limit)
+    return make_env(task.env, kwargs, keep_time_limit=task.time_limit == "env")
 
 
 def task_env(task: RunTask, env: Any, spec: EpisodeSpec) -> Any:
@@ -193,6 +193,17 @@ def judge(task: RunTask) -> Judge:
     return Judge(task.success, task.budget_steps, task.metrics)
 
 
+_DT: dict[int, tuple[Any, float | None]] = {}
+
+
+def env_dt(env: Any, task: RunTask) -> float | None:
+    """The control period of a built env (asked once per env, :func:`control_dt`)."""
+    known = _DT.get(id(env))
+    if known is None or known[0] is not env:
+        known = _DT[id(env)] = (env, control_dt(env, task.control_dt).dt)
+    return known[1]
+
+
 def _sim_time(steps: int, dt: float | None) -> float | None:
     return steps * dt if dt else None
 
@@ -209,7 +220,7 @@ def play_episode(
     outcome = Outcome.TIMEOUT
     error: str | None = None
     tally = judge(task)
-    dt = control_dt(env, task.control_dt).dt
+    dt = env_dt(env, task)
     try:
         t0 = time.perf_counter()
         obs, info = env.reset(seed=spec.condition_seed, options=dict(spec.options) or None)

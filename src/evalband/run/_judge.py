@@ -94,10 +94,14 @@ class Judge:
     ) -> End | None:
         """Count one step; ``(outcome, terminated, truncated)`` if the episode ends here."""
         self.steps += 1
-        r = _number(reward)
-        if r is not None:
+        try:
+            r = float(reward)
+        except (TypeError, ValueError):
+            r = math.nan
+        if math.isfinite(r):
             self._return += r
-            self._max = max(self._max, r)
+            if r > self._max:
+                self._max = r
             self._last = r
         self._info = info
         rule = self.rule.rule

@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 
-from evalband.envs._contract import control_dt
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import EpisodeSpec
@@ -57,6 +56,7 @@ from evalband.run._execute import (
     _now,
     _record,
     _sim_time,
+    env_dt,
     judge,
     make_task_env,
     metrics_extra,
@@ -247,7 +247,7 @@ def _play_lockstep(
         if not specs:
             return
     envs = _envs(task, env, size, cell_kwargs)
-    dt = control_dt(env, task.control_dt).dt
+    dt = env_dt(env, task)
     pending = deque(specs)
     slots: list[_Episode | None] = [None] * size
     while True:
