@@ -237,7 +237,7 @@ def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) 
             return entry(**kwargs)
         import gymnasium
 
-        made = gymnasium.make(spec.id, disable_env_checker=True, **kwargs)
+        made: Any = gymnasium.make(spec.id, disable_env_checker=True, **kwargs)
     except EnvError:
         raise
     except Exception as exc:  # noqa: BLE001 - a constructor crash, said in one line
