@@ -254,7 +254,8 @@ def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) 
     if not keep_time_limit:
         peel += (TimeLimit,)
     while isinstance(made, peel):
-        made = made.env
+        wrapper: Any = made
+        made = wrapper.env
     return made
 
 
