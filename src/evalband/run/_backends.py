@@ -89,7 +89,7 @@ def worker_modules(task: RunTask) -> list[str]:
     from evalband.envs._resolve import env_class
     from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
 
-    modules = ["evalband.run._execute"]
+    modules = ["evalband.run._execute", *task.imports]
     cls = env_class(task.env)
     if cls is not None:
         modules.append(cls.__module__)

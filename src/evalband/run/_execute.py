@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from evalband.envs._contract import control_dt
+from evalband.envs._contract import EvalEnv, control_dt
 from evalband.envs._resolve import accepts_kwarg, close_env, env_class, make_env, prepare_imports
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import EpisodeSpec, SuccessRule
@@ -136,7 +136,7 @@ def make_task_env(task: RunTask, cell_kwargs: dict[str, Any] | None = None) -> A
     return make_env(task.env, kwargs, keep_time_limit=task.time_limit == "env")
 
 
-def task_env(task: RunTask, env: Any, spec: EpisodeSpec) -> Any:
+def task_env(task: RunTask, env: EvalEnv, spec: EpisodeSpec) -> EvalEnv:
     """The env for ``spec``: the task's ``env``, or one built for the cell's constructor args."""
     if not spec.env_kwargs:
         return env
@@ -148,7 +148,7 @@ def task_env(task: RunTask, env: Any, spec: EpisodeSpec) -> Any:
         while len(_CELL_ENVS) >= _CELL_ENVS_KEPT:  # cells come in order: drop the oldest
             close_env(_CELL_ENVS.pop(next(iter(_CELL_ENVS))))
         made = _CELL_ENVS[key] = make_task_env(task, dict(spec.env_kwargs))
-    return made
+    return made  # type: ignore[no-any-return]
 
 
 def _now() -> str:
@@ -209,7 +209,7 @@ def _sim_time(steps: int, dt: float | None) -> float | None:
 
 
 def play_episode(
-    env: Any, policy: Callable[[Any], Any], spec: EpisodeSpec, task: RunTask
+    env: EvalEnv, policy: Callable[[Any], Any], spec: EpisodeSpec, task: RunTask
 ) -> EpisodeRecord:
     """Play one episode to its end (the panel's success rule) and return its record."""
     started_at = _now()
