@@ -40,9 +40,9 @@ def reacher_ik_pd(obs: Any, kp: float = 2.0, kd: float = 0.1) -> Array:
     The observation is ``[cos q, sin q, target xy, joint velocities, fingertip - target]``
     (10 numbers); of the two elbow solutions, the one nearer the current joints is used.
 
-    >>> obs = np.array([1.0, 1.0, 0.0, 0.0, 0.21, 0.0, 0.0, 0.0, 0.0, 0.0])
-    >>> reacher_ik_pd(obs).round(6).tolist()  # arm straight at the target: no torque
-    [0.0, 0.0]
+    >>> obs = np.array([1.0, 1.0, 0.0, 0.0, 0.0, 0.21, 0.0, 0.0, 0.21, -0.21])
+    >>> reacher_ik_pd(obs).round(6).tolist()  # arm along x, target along y: turn the shoulder
+    [1.0, 0.0]
     """
     o = np.asarray(obs, dtype=np.float64)
     l1, l2 = REACHER_LINKS
