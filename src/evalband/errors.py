@@ -16,6 +16,7 @@ __all__ = [
     "PanelMismatchError",
     "EnvError",
     "PolicyNotFoundError",
+    "PolicyImportError",
     "StoreError",
     "RunNotFoundError",
     "SessionNotFoundError",
@@ -56,6 +57,14 @@ class PanelMismatchError(EvalbandError):
 
 class PolicyNotFoundError(EvalbandError):
     """A policy name or import path that does not resolve to a callable."""
+
+
+class PolicyImportError(PolicyNotFoundError, ModuleNotFoundError):
+    """A policy module that exists but cannot be imported (one of its imports is missing).
+
+    Also a :class:`ModuleNotFoundError` (``name`` is the missing module), so code that
+    catches the real error still does; the CLI says it in one line naming both modules.
+    """
 
 
 class StoreError(EvalbandError):

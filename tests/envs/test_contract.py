@@ -81,6 +81,12 @@ def test_import_failure_is_one_line_naming_the_module(pkg: Path, capsys) -> None
     assert main(["run", "p.yaml", "-p", "reach1d:damped", "--store", "s.sqlite"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'no_such_pkg_xyz'" in err
+    # A policy module whose own import fails: one line naming it and what it misses.
+    (pkg / "ok.yaml").write_text("env: fake/Reach-v0\nimports: [fake_envs]\nepisodes: 1\n")
+    (pkg / "broken_policy.py").write_text("import not_installed_dep\n")
+    assert main(["run", "ok.yaml", "-p", "broken_policy:act", "--store", "s.sqlite"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'broken_policy'" in err and "not_installed_dep" in err
 
 
 def test_time_limit_is_the_budget_unless_kept(pkg: Path, store) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalband._imports import is_import_path
-from evalband.errors import PolicyNotFoundError
+from evalband.errors import PolicyImportError, PolicyNotFoundError
 
 __all__ = ["BUILTIN_POLICIES", "PolicyNotFoundError", "resolve_policy"]
 
@@ -122,8 +122,12 @@ def resolve_policy(name_or_path: str) -> Callable[..., Any]:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and module_name != missing and not module_name.startswith(missing + "."):
-            # The module exists but one of ITS imports is missing: a real error, not ours.
-            raise
+            # The module exists but one of ITS imports is missing: a real error, not ours,
+            # said in one line that names both (still a ModuleNotFoundError).
+            raise PolicyImportError(
+                f"policy {name!r}: module {module_name!r} cannot be imported: No module named "
+                f"{missing!r}; install it", name=missing,
+            ) from exc
         raise _not_found(name, f"no module named {module_name!r}") from None
     for part in attr_path.split("."):
         try:
