@@ -162,3 +162,32 @@ def test_control_period_sources() -> None:
     assert control_dt(DmControl()) == ControlPeriod(0.025, "control_timestep()")
     assert control_dt(object()).dt is None
     assert np.isclose(control_dt(object(), declared=0.5).dt, 0.5)
+
+
+def test_older_panels_keep_their_fingerprint_and_new_fields_round_trip() -> None:
+    import hashlib
+    import json
+
+    from evalband.panel import panel_from_yaml
+
+    old = load_panel("reach1d-dynamics")  # the fingerprint formula before the new fields
+    content = {"env": old.env, "env_kwargs": old.env_kwargs, "episodes": old.episodes,
+               "seed": old.seed, "budget": {"seconds": 6.0},
+               "factors": {"dynamics": ["nominal", "changed"]}, "repeats": 1}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    assert old.fingerprint == hashlib.sha256(canonical.encode()).hexdigest()
+    panel = load_panel({
+        "name": "x", "env": "evalband/Coin-v0", "episodes": 2, "budget": {"steps": 3},
+        "success": {"rule": "any_step"}, "metrics": ["a"], "control_dt": 0.5,
+        "factors": {"p": {"values": [0.1, 0.9], "dynamics_only": True},
+                    "length": {"target": "env_kwargs", "values": [1, 2]},
+                    "hint": {"target": "task", "levels": {"l": {"x": 1}, "r": {"x": 2}}}},
+    })
+    again = panel_from_yaml(panel.to_yaml())
+    assert again == panel and again.fingerprint == panel.fingerprint
+    flagged = load_panel({**panel.model_dump(), "factors": {
+        "p": {"values": [0.1, 0.9]}, "length": {"target": "env_kwargs", "values": [1, 2]},
+        "hint": {"target": "task", "levels": {"l": {"x": 1}, "r": {"x": 2}}}}})
+    assert flagged.fingerprint == panel.fingerprint  # dynamics_only reads, not plays
+    cell = panel.cells()[0]
+    assert (cell.options, cell.env_kwargs, cell.task) == ({"p": 0.1}, {"length": 1}, {"x": 1})
