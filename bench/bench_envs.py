@@ -138,6 +138,40 @@ def _paired(times: dict[str, list[float]]) -> float:
     return statistics.median(a / b for a, b in pairs) - 1.0
 
 
+def per_episode_cost(episodes: int, repeats: int) -> float:
+    """The runner's own CPU milliseconds per episode, beyond the env and the policy.
+
+    One-step episodes of the coin stand-in (``evalband/Coin-v0``, ~50 us each), the whole
+    runner (``run_panel`` into a store, one run of ``episodes``) against a bare loop over the
+    same env and policy, on this process's CPU time: what each episode costs the runner
+    (timing, the record, judging, the group commit), nearly free of the env's own time.
+    """
+    from evalband.envs._resolve import make_env
+    from evalband.policies._builtin import zero_action
+
+    panel = load_panel({"name": "coin", "env": "evalband/Coin-v0", "episodes": episodes,
+                        "env_kwargs": {"length": 1, "p": 0.0}, "budget": {"steps": 1}})
+    specs = panel.episode_specs()
+
+    def bare() -> None:
+        env = make_env(panel.env, dict(panel.env_kwargs))
+        for spec in specs:
+            obs, _ = env.reset(seed=spec.condition_seed)
+            judge = Judge(panel.success, 1)
+            while judge.step(*env.step(zero_action(obs))[1:]) is None:
+                pass
+
+    runner_s, bare_s = [], []
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "c.sqlite") as store:
+        policy = "evalband.policies._builtin:zero_action"
+        run_panel(panel, policy, store, run_id="warm")
+        for r in range(repeats):
+            runner_s.append(_timed(lambda rid: run_panel(panel, policy, store, run_id=rid),
+                                   f"c-{r}")[1])
+            bare_s.append(_timed(bare)[1])
+    return 1000.0 * (statistics.median(runner_s) - statistics.median(bare_s)) / episodes
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Time both panels; ``passed`` when every overhead is <= 5 % and records agree."""
     episodes = 20 if quick else 300  # enough that a run's fixed setup (~50 ms) is ~1 %
@@ -145,9 +179,13 @@ def run(quick: bool = False) -> dict[str, Any]:
     results = {name: _one(name, policy, episodes, repeats) for name, policy in PANELS.items()}
     worst = max(r["overhead_cpu"] for r in results.values())
     identical = all(r["identical"] for r in results.values())
+    cost_ms = per_episode_cost(500 if quick else 2000, repeats)
+    for r in results.values():
+        r["runner_share_per_episode"] = cost_ms / r["ms_per_episode_bare"]
     return {
         "name": "envs_runner_overhead",
         "panels": results,
+        "runner_cpu_ms_per_episode": cost_ms,
         "runner_overhead_cpu": worst,
         "runner_overhead": max(r["overhead"] for r in results.values()),
         # bench/run.py prints ratio vs target_ratio: the runner's speed relative to bare.
