@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from conftest import comparable
+from evalband.envs._check import same_play
 from evalband.panel import load_panel
 from evalband.run import run_panel
 
@@ -40,14 +41,18 @@ def maze_random(obs: dict[str, Any]) -> np.ndarray:
 def test_shipped_panel_same_records_on_every_path(name: str, store) -> None:
     policy, needs = SHIPPED[name]
     pytest.importorskip(needs)
-    extra = {"budget": {"steps": 60}} if name == "gym-pusht" else {}
+    extra = {"budget": {"steps": 100}} if name == "gym-pusht" else {}
     panel = _shipped(name, episodes=4, **extra)
     _, summary = run_panel(panel, policy, store, run_id="serial")
     run_panel(panel, policy, store, run_id="proc", backend="process", workers=2)
     run_panel(panel, policy, store, run_id="lock", batch_size=4)
-    serial = sorted(map(comparable, store.episode_records("serial")), key=str)
-    assert serial == sorted(map(comparable, store.episode_records("proc")), key=str)
-    assert serial == sorted(map(comparable, store.episode_records("lock")), key=str)
+    serial = {r.key: r for r in store.episode_records("serial")}
+    for other in ("proc", "lock"):  # metrics to 1e-9: gym-pusht's coverage reward may differ
+        records = store.episode_records(other)  # in its last bit between env instances
+        assert sorted(serial) == sorted(r.key for r in records)
+        assert all(same_play(serial[r.key], r) for r in records)
+        assert {k: comparable(r) | {"extra": None} for k, r in serial.items()} == {
+            r.key: comparable(r) | {"extra": None} for r in records}
     assert all(r.metrics and r.sim_time_s for r in store.episode_records("serial"))
     if name != "gym-pusht":  # the classical controller is a positive control
         assert summary.successes == 4

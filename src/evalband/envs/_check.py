@@ -29,11 +29,12 @@ from evalband.panel import Panel, as_factor_spec, condition_seed_function
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
 
-__all__ = ["Finding", "check_env", "factor_findings", "refuse_ignored_factors", "same_obs"]
+__all__ = ["Finding", "check_env", "factor_findings", "refuse_ignored_factors", "same_obs",
+           "same_play"]
 
-# Fields that differ between equal rollouts only by when and how fast they ran.
+# Fields that differ between equal rollouts only by when, how fast and in which run.
 _TIMING = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
-           "started_at", "extra")
+           "started_at", "extra", "run_id")
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
         lock = {r.key: r for r in execute_chunk(batched, specs)}
         for record in records:
             other = lock.get(record.key)
-            if other is None or _played(record) != _played(other):
+            if other is None or not same_play(record, other):
                 findings.append(Finding("problem", "batch", (
                     f"episode {record.key} differs between lockstep and one-at-a-time play "
                     "(the env or the policy keeps state across episodes or slots)")))
@@ -254,10 +255,27 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
     return findings
 
 
-def _played(record: Any) -> dict[str, Any]:
-    out = {k: v for k, v in record.as_dict().items() if k not in _TIMING}
-    out["metrics"] = record.extra.get("metrics")
-    return out
+def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
+    """Whether two records played the same episode.
+
+    Equal fields but the run and the timing ones, and metrics equal to ``rel_tol`` (an env's
+    reward may differ in its last bit between two instances, e.g. gym-pusht's polygon-overlap
+    coverage, while every state is identical).
+
+    >>> from evalband.episode import EpisodeRecord
+    >>> r = EpisodeRecord(run_id="r", policy="p", panel_fingerprint="f", cell="", episode=0,
+    ...                   repeat=0, condition_seed=1, outcome="timeout", terminated=False,
+    ...                   truncated=True, steps=3, extra={"metrics": {"return": 0.1 + 0.2}})
+    >>> from dataclasses import replace
+    >>> same_play(r, replace(r, extra={"metrics": {"return": 0.3}}), rel_tol=1e-12)
+    True
+    """
+    fields_a = {k: v for k, v in a.as_dict().items() if k not in _TIMING}
+    fields_b = {k: v for k, v in b.as_dict().items() if k not in _TIMING}
+    ma, mb = a.metrics, b.metrics
+    return fields_a == fields_b and ma.keys() == mb.keys() and all(
+        math.isclose(ma[k], mb[k], rel_tol=rel_tol, abs_tol=1e-12) for k in ma
+    )
 
 
 def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
