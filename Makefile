@@ -21,7 +21,7 @@ $(CORE_STAMP): pyproject.toml | $(BIN)/python
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e '.[dev,bc,sim,envs-mujoco,envs-robotics,envs-pusht]'
+	$(BIN)/pip install --quiet -e '.[dev,bc,sim,video,envs-mujoco,envs-robotics,envs-pusht]'
 	touch $(DEV_STAMP) $(CORE_STAMP)
 
 run: $(CORE_STAMP)

@@ -1,8 +1,9 @@
 """Run every speed claim of evalband side by side and write ``bench/results.json``.
 
-Usage: ``python bench/run.py [--quick]`` (also ``make bench``). Each benchmark module in
-this folder exposes ``run(quick) -> dict`` with its medians, the measured ratio, the target
-ratio and whether it passed. Machines are shared and noisy: the ratio of two paths measured
+Usage: ``python bench/run.py [--quick] [--only NAME ...]`` (also ``make bench``). Each
+benchmark module in this folder exposes ``run(quick) -> dict`` with its medians, the measured
+ratio, the target ratio and whether it passed (an ``"kind": "audit"`` result reports error
+rates instead of a ratio). Machines are shared and noisy: the ratio of two paths measured
 in the same run is the figure to quote, not either time alone.
 """
 
@@ -23,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "bench_scaling",
-              "bench_batched", "bench_report", "bench_envs")
+              "bench_batched", "bench_report", "bench_clustered", "bench_video",
+              "bench_startup", "bench_verdicts", "bench_envs")
 
 
 def machine() -> dict[str, Any]:
@@ -66,17 +68,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=None,
+                        help="run only these benchmarks and replace their entries in --out")
     args = parser.parse_args(argv)
     results = []
-    for name in BENCHMARKS:
+    for name in args.only or BENCHMARKS:
         t0 = time.perf_counter()
         result = run_isolated(name, args.quick)
         result["bench_seconds"] = time.perf_counter() - t0
         results.append(result)
         status = "PASS" if result["passed"] else "MISS"
+        if result.get("kind") == "audit":  # an error-rate audit, not a speed ratio
+            print(f"{result['name']:<28} error rates and coverage  {status}")
+            continue
         ratio = "n/a" if result["ratio"] is None else f"{result['ratio']:.1f}x"
         print(f"{result['name']:<28} ratio {ratio:>9}  target "
               f">= {result['target_ratio']:g}x  {status}")
+    if args.only and args.out.exists():  # keep the other benchmarks' last results
+        fresh = {r["name"] for r in results}
+        previous = json.loads(args.out.read_text()).get("results", [])
+        results = [r for r in previous if r["name"] not in fresh] + results
     payload = {
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "quick": args.quick,

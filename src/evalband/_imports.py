@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import sys
@@ -50,6 +49,8 @@ def source_hash(obj: Any) -> str | None:
         text = inspect.getsource(obj)
     except (OSError, TypeError):
         return None
+    import hashlib
+
     return hashlib.sha256(text.encode()).hexdigest()
 
 

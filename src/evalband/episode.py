@@ -24,11 +24,41 @@ from evalband.errors import InvalidInputError
 __all__ = [
     "Outcome",
     "EpisodeRecord",
+    "EpisodeSpec",
     "EPISODE_FIELDS",
     "episode_key",
     "parse_outcome",
     "record_key",
 ]
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode: where it sits in the panel and the seed fixing its condition.
+
+    A panel's plan (:meth:`evalband.panel.Panel.episode_specs`, also importable as
+    ``evalband.panel.EpisodeSpec``). ``options`` are the cell's reset options, ``env_kwargs``
+    its constructor arguments (added to the panel's), ``task`` what ``task`` factors tell the
+    policy. It lives here, beside the record it becomes, so worker
+    processes that receive specs import neither pydantic nor YAML.
+
+    >>> EpisodeSpec(cell="start=train", episode=3, repeat=0, condition_seed=11).key
+    ('start=train', 3, 0)
+    """
+
+    cell: str
+    episode: int
+    repeat: int
+    condition_seed: int
+    slices: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """The pairing key ``(cell, episode, repeat)``."""
+        return (self.cell, self.episode, self.repeat)
 
 
 class Outcome(StrEnum):
@@ -184,6 +214,18 @@ class EpisodeRecord:
     def unaided_success(self) -> bool:
         """Success without human assistance."""
         return self.success and not self.assisted
+
+    @property
+    def media(self) -> list[dict[str, Any]]:
+        """References to the episode's stored media (``extra["media"]``; see ``evalband.store``).
+
+        Each is a dict with ``kind`` (``"video"``), ``content_type`` and ``sha256`` (the file
+        ``<store dir>/media/<sha256>.<ext>``), and ``path`` for an imported file.
+        """
+        value = self.extra.get("media")
+        if not isinstance(value, list):
+            return []
+        return [dict(ref) for ref in value if isinstance(ref, dict)]
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (outcome as its string value)."""

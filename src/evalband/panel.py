@@ -23,6 +23,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evalband.episode import EpisodeSpec  # defined there: workers need no pydantic
 from evalband.errors import PanelError
 
 __all__ = [
@@ -204,29 +205,6 @@ class Cell:
     options: dict[str, Any]
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One planned episode: where it sits in the panel and the seed fixing its condition.
-
-    ``env_kwargs`` are the cell's constructor arguments (added to the panel's); ``task`` is
-    what ``task`` factors tell the policy.
-    """
-
-    cell: str
-    episode: int
-    repeat: int
-    condition_seed: int
-    slices: dict[str, str] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    task: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        """The pairing key ``(cell, episode, repeat)``."""
-        return (self.cell, self.episode, self.repeat)
 
 
 def default_condition_seed(seed: int, cell: str, episode: int) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import t as student_t
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband.analysis import NoiseFloor, noise_floor
@@ -34,6 +35,22 @@ def wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def cluster_wilson(k: list[int], n: list[int], confidence: float) -> tuple[float, float]:
+    """The documented flip band in plain Python: each condition a cluster; Wilson at the
+    Korn-Graubard effective size n / deff (deff >= 1) with Student's t on G - 1 df."""
+    g, total = len(n), sum(n)
+    p = sum(k) / total
+    if g >= 2 and 0 < p < 1:
+        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n, strict=True)) / total**2
+        deff = max(var / (p * (1 - p) / total), 1.0)
+    else:
+        deff = max(total / g, 1.0)
+    m, q = total / deff, float(student_t.isf((1 - confidence) / 2, max(g - 1, 1)))
+    centre = (p + q * q / (2 * m)) / (1 + q * q / m)
+    half = q / (1 + q * q / m) * math.sqrt(p * (1 - p) / m + q * q / (4 * m * m))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 # ----------------------------------------------------------------- brute force (plain Python)
 def brute_force(records: list[EpisodeRecord], m: int, errors_as_failures: bool,
                 confidence: float) -> dict:
@@ -53,14 +70,16 @@ def brute_force(records: list[EpisodeRecord], m: int, errors_as_failures: bool,
         if counted(r):
             groups.setdefault((r.cell, r.episode), []).append(r.outcome.value == "success")
     running = []
+    per_condition = []
     pairs = flips = n_groups = 0
     for outcomes in groups.values():
         if len(outcomes) < 2:
             continue
         n_groups += 1
-        for x, y in itertools.combinations(outcomes, 2):
-            pairs += 1
-            flips += x != y
+        here = [x != y for x, y in itertools.combinations(outcomes, 2)]
+        pairs += len(here)
+        flips += sum(here)
+        per_condition.append((sum(here), len(here)))
         running.append((n_groups, pairs, flips))
     return {
         "n": n, "k": k, "p": p, "band": (low, high),
@@ -70,7 +89,7 @@ def brute_force(records: list[EpisodeRecord], m: int, errors_as_failures: bool,
         # statsmodels gives 1 - 1e-16 where the exact bound is 1: compare with a tolerance
         "outside": sum(1 for x in rates if x < low - 1e-9 or x > high + 1e-9),
         "binomial_std": math.sqrt(p * (1 - p) / m),
-        "pairs": pairs, "flips": flips, "running": running,
+        "pairs": pairs, "flips": flips, "running": running, "per_condition": per_condition,
         "errors_first": len(first) - len(used),
     }
 
@@ -138,7 +157,8 @@ def test_matches_brute_force(records, m, errors_as_failures, confidence) -> None
     else:
         assert got.flip is not None
         assert (got.flip.pairs, got.flip.flips) == (want["pairs"], want["flips"])
-        low, high = wilson(want["flips"], want["pairs"], confidence)
+        low, high = cluster_wilson([f for f, _ in want["per_condition"]],
+                                   [n for _, n in want["per_condition"]], confidence)
         assert (got.flip.rate.low, got.flip.rate.high) == pytest.approx((low, high), abs=1e-9)
         assert [(p.groups, p.pairs, p.flips) for p in got.flip.running] == want["running"]
         assert all(p.rate == pytest.approx(p.flips / p.pairs) for p in got.flip.running)
@@ -169,7 +189,7 @@ def test_identical_repeats_never_flip() -> None:
         records += [rec("", episode, r, "success" if win else "failure") for r in range(3)]
     flip = noise_floor(records, 10).flip
     assert flip is not None and flip.flips == 0 and flip.pairs == 150
-    assert flip.rate.low == 0.0 and flip.rate.high > 0.0  # Wilson never collapses
+    assert flip.rate.low == 0.0 and flip.rate.high > 0.0  # the band never collapses
 
 
 def test_suites_use_first_attempts_only_and_errors_are_counted() -> None:

@@ -63,3 +63,33 @@ def test_two_lerobot_imports_compare_by_episode_index(capsys, tmp_path: Path) ->
     assert task0["pairs"] == {"both": 6, "baseline_only": 0, "candidate_only": 3, "neither": 1,
                               "unmatched": 0}
     assert code in (0, 3, 4, 5)
+
+
+def test_plain_csv_column_becomes_a_slice_with_a_one_line_note(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    path = tmp_path / "robots.csv"
+    path.write_text("episode,embodiment,success\n0,so101,1\n1,so101,0\n0,koch,1\n1,koch,1\n")
+    assert main(["import", str(path), "--store", db]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if "embodiment" in line]
+    assert notes == ["note: column embodiment read as a slice factor (categorical) (say so with "
+                     "--factors/--metrics)"]
+    _, episodes = tables(db)
+    assert len(episodes) == 4
+    assert main(["show", "robots", "--store", db, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert "embodiment=koch" in json.dumps(shown)
+
+
+def test_paired_csv_imports_one_run_per_arm(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    path = tmp_path / "results.csv"
+    path.write_text("run,seed,episode,episode_id,baseline_success,cgvd_success,"
+                    "baseline_failure_mode,cgvd_failure_mode\n"
+                    "0,0,0,0,1,0,success,never_reached\n0,0,1,1,0,1,dropped,success\n")
+    assert main(["import", str(path), "--store", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in out["runs"]] == ["results-baseline", "results-cgvd"]
+    code = main(["compare", "results-baseline", "results-cgvd", "--store", db, "--json"])
+    assert code != 2  # compared (exit codes 0, 1, 3 are verdicts)
+    assert json.loads(capsys.readouterr().out)["verdict"] == "no regression"

@@ -23,7 +23,7 @@ def test_hidden_regression_lab_200_and_10(capsys, tmp_path: Path) -> None:
     code, at10 = run_json(capsys, "lab", "hidden-regression", "--episodes", "10", "--store", db)
     hard = next(s for s in at10["slices"] if s["name"] == "embodiment=franka_panda")
     assert hard["verdict"] == "no detectable change" and hard["possible_regression"]
-    assert hard["delta"]["estimate"] < 0 and hard["episodes_to_resolve"] > 10
+    assert hard["delta"]["estimate"] < 0 and hard["episodes_for_effect"] > 10
     assert at10["hidden_regressions"] == []
     code, floor = run_json(capsys, "noise", at200["baseline"], "--suite-size", "20", "--store", db)
     assert code == 0 and floor["swing"]["n_suites"] == 30 and floor["flip"] is None

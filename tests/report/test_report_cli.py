@@ -147,4 +147,4 @@ def test_report_confidence_option_reaches_the_bands(labs, capsys, tmp_path: Path
     row = next(line for line in md.read_text().splitlines()
                if line.startswith("| embodiment=franka_panda |"))
     assert cell in row.split("|")[3]
-    assert "(90%)" in md.read_text()
+    assert "(90%, Holm-adjusted)" in md.read_text()

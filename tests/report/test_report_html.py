@@ -166,7 +166,7 @@ def test_bundle_sources_need_no_store(labs, tmp_path: Path) -> None:
 
 def test_markdown_comparison_has_the_slice_table(labs) -> None:
     md = render_markdown(list(labs.hidden), labs.store)
-    assert "| slice | n | baseline | candidate | Δ points (95%) |" in md
+    assert "| slice | n | baseline | candidate | Δ points (95%, Holm-adjusted) |" in md
     assert "| embodiment=franka_panda |" in md and "**regression**" in md
     assert "Hidden regression" in md
 

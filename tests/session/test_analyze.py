@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -12,8 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from scipy.stats import fisher_exact
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import t as student_t
 from sessionkit import pending_after, store_session
+from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
@@ -55,6 +59,34 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def cluster_wilson(k: list[int], n: list[int]) -> tuple[float, float]:
+    """The documented cluster band in plain Python: Wilson at n / deff with t_{G-1}."""
+    g, total = len(n), sum(n)
+    p = sum(k) / total
+    if 0 < p < 1:
+        var = g / (g - 1) * sum((a - p * b) ** 2 for a, b in zip(k, n, strict=True)) / total**2
+        deff = max(var / (p * (1 - p) / total), 1.0)
+    else:
+        deff = total / g
+    m, q = total / deff, float(student_t.isf(0.025, g - 1))
+    centre = (p + q * q / (2 * m)) / (1 + q * q / m)
+    half = q / (1 + q * q / m) * math.sqrt(p * (1 - p) / m + q * q / (4 * m * m))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sign_flip_p(x: list[int]) -> float:
+    """Two-sided sign-flip p-value by convolution of integer sums (a dict, plain Python)."""
+    dist = {0: 1.0}
+    for v in x:
+        new: dict[int, float] = {}
+        for total, mass in dist.items():
+            for signed in (v, -v):
+                new[total + signed] = new.get(total + signed, 0.0) + mass / 2
+        dist = new
+    observed = abs(sum(x))
+    return min(1.0, sum(m for t, m in dist.items() if abs(t) >= observed))
+
+
 # ----------------------------------------------------------------- the flip floor
 def test_flip_rate_interval_covers_the_true_flip_probability() -> None:
     """40 seeded sessions, 95% Wilson band: it must contain the truth in >= 90% of them."""
@@ -86,8 +118,19 @@ def test_flip_counts_and_running_match_brute_force() -> None:
     assert [(p.scene, p.pairs, p.flips) for p in flip.by_scene] == running[
         -len(flip.by_scene):]
     assert (flip.pooled.pairs, flip.pooled.flips) == (pairs, flips)
-    low, high = wilson(flips, pairs)
+    # the band: the scene is the cluster (its policies' pairs summed)
+    per_scene = {}
+    for scene in range(1, 13):
+        for policy in RATES:
+            outcomes = used[(used["scene"] == scene) & (used["policy"] == policy)]["success"]
+            pairs_here = list(itertools.combinations([bool(v) for v in outcomes], 2))
+            if pairs_here:
+                k, n = per_scene.get(scene, (0, 0))
+                per_scene[scene] = (k + sum(x != y for x, y in pairs_here), n + len(pairs_here))
+    low, high = cluster_wilson([v[0] for v in per_scene.values()],
+                               [v[1] for v in per_scene.values()])
     assert (flip.pooled.rate.low, flip.pooled.rate.high) == pytest.approx((low, high))
+    assert flip.pooled.rate.method == "cluster-wilson"
     assert sum(pf.flip.pairs for pf in flip.by_policy) == pairs
     # independent reference: pairs-weighted 2p(1-p) of each policy's paired attempts
     ref = 0.0
@@ -113,7 +156,9 @@ def test_skipped_never_failures_assisted_excluded_scores_counted() -> None:
         assert row.unaided + row.assisted + row.skipped == row.planned == 20
         assert row.scores == {lvl: int((free["score"] == lvl).sum()) for lvl in (0, 1, 2)}
         assert row.rate is not None
-        assert (row.rate.low, row.rate.high) == pytest.approx(wilson(row.successes, row.unaided))
+        by_scene = free.groupby("scene")["success"]
+        band = cluster_wilson([int(v) for v in by_scene.sum()], [int(v) for v in by_scene.count()])
+        assert (row.rate.low, row.rate.high) == pytest.approx(band)
     assert any("never as failures" in n for n in result.notes)
     assert any("left out of unaided success" in n for n in result.notes)
     # a skipped trial turned into a failure would lower the rate: check it does not
@@ -142,15 +187,23 @@ def test_paired_comparisons_against_statsmodels_and_holm() -> None:
             index=[True, False], columns=[True, False], fill_value=0)
         counts = {"both": int(table.loc[True, True]), "a_only": int(table.loc[True, False]),
                   "b_only": int(table.loc[False, True]), "neither": int(table.loc[False, False])}
+        net = (joint["a"].astype(int) - joint["b"].astype(int)).groupby(level="scene").sum()
+        counts["scenes"] = int(net.size)
         assert c.counts == counts
-        assert c.test.p_value == pytest.approx(sm_mcnemar(table.to_numpy(), exact=True).pvalue)
+        # the scene is the unit: sign-flip over scenes' net discordance, guarded by McNemar's
+        # asymptotic test (statsmodels), the larger p-value
+        guard = sm_mcnemar(table.to_numpy(), exact=False, correction=False).pvalue
+        if counts["a_only"] + counts["b_only"] == 0:
+            guard = 1.0
+        assert c.test.p_value == pytest.approx(max(sign_flip_p(net.tolist()), guard))
         assert c.difference.estimate == pytest.approx(joint["a"].mean() - joint["b"].mean())
-        assert c.difference == stats.diff_paired(*counts.values())
         raw.append(c.test.p_value)
     expected = multipletests(raw, method="holm")[1]
     assert [c.p_holm for c in result.comparisons] == pytest.approx(list(expected))
     assert all(c.family_size == 3 for c in result.comparisons)
     assert [c.significant for c in result.comparisons] == [p <= 0.05 for p in expected]
+    for c in result.comparisons:  # the interval agrees with the verdict in every row
+        assert c.difference.excludes_zero == c.significant
 
 
 def test_pooled_grouping_against_scipy_and_exploratory_when_post_hoc() -> None:
@@ -159,14 +212,19 @@ def test_pooled_grouping_against_scipy_and_exploratory_when_post_hoc() -> None:
     result = analyze_session(plan, trials, groupings=[g])
     comp = next(c for c in result.comparisons if c.kind == "grouping")
     used = unaided(trials)
-    ka = int(used[used["policy"].isin(["A", "B"])]["success"].sum())
-    na = int(used["policy"].isin(["A", "B"]).sum())
-    kb = int(used[used["policy"] == "C"]["success"].sum())
-    nb = int((used["policy"] == "C").sum())
-    assert comp.counts == {"k_a": ka, "n_a": na, "k_b": kb, "n_b": nb}
-    assert comp.test.p_value == pytest.approx(
-        fisher_exact([[ka, kb], [na - ka, nb - kb]])[1])
+    side_a = used[used["policy"].isin(["A", "B"])].groupby("scene")["success"]
+    side_b = used[used["policy"] == "C"].groupby("scene")["success"]
+    ka, na = side_a.sum().astype(int), side_a.count()
+    kb, nb = side_b.sum().astype(int), side_b.count()
+    assert comp.counts == {"k_a": int(ka.sum()), "n_a": int(na.sum()), "k_b": int(kb.sum()),
+                           "n_b": int(nb.sum()), "scenes": 15}
+    x = [int(v) for v in (nb * ka - na * kb)]  # n_a n_b (phat_a - phat_b) per scene
+    score = sm_proportion.test_proportions_2indep(
+        int(ka.sum()), int(na.sum()), int(kb.sum()), int(nb.sum()), method="score",
+        correction=True).pvalue
+    assert comp.test.p_value == pytest.approx(max(sign_flip_p(x), score), rel=1e-3)
     assert comp.label == EXPLORATORY and comp.family_size == 4
+    assert comp.difference.excludes_zero == comp.significant
 
 
 def test_planned_comparison_is_confirmatory_others_exploratory() -> None:
@@ -238,10 +296,13 @@ def test_price_list_matches_the_power_functions() -> None:
         gap = abs(row.p_a - row.p_b)
         upper = min(row.p_a + row.p_b, 2 - row.p_a - row.p_b)
         psi = min(max(disc / tot, gap), upper)
-        assert e.paired == stats.sample_size(row.p_a, row.p_b, paired=True, discordant=psi)
+        # the session's own test, exact power, Bonferroni over its 3 comparisons
+        assert e.paired == stats.clustered_paired_sample_size(row.p_a, row.p_b, psi,
+                                                              comparisons=3)
         psi0 = min(max(flip, gap), upper)
-        assert e.at_flip_floor == stats.sample_size(row.p_a, row.p_b, paired=True,
-                                                    discordant=psi0)
+        assert e.at_flip_floor == stats.clustered_paired_sample_size(row.p_a, row.p_b, psi0,
+                                                                     comparisons=3)
+    assert prices.comparisons == 3 and "sign-flip" in prices.test
     n_min = int(used.groupby("policy").size().min())
     assert prices.episodes_per_policy == n_min
     assert prices.resolvable_gap == pytest.approx(
@@ -420,3 +481,22 @@ def test_cli_blinded_unfinished_session_needs_unblind(capsys, tmp_path: Path) ->
     code, _, err = run_cli(capsys, "session", "analyze", "bl", "--store", str(db), "--unblind",
                            "--group", "A")
     assert code == 2 and "--group" in err
+
+
+# ----------------------------------------------------------------- every row agrees
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 14), st.integers(1, 3),
+       st.lists(st.sampled_from([0.2, 0.35, 0.5, 0.65, 0.8]), min_size=3, max_size=4))
+def test_every_row_p_holm_p_and_interval_agree(seed, scenes, attempts, rates) -> None:
+    names = [f"P{i}" for i in range(len(rates))]
+    plan = plan_session(names, scenes=scenes, attempts=attempts, seed=seed, session_id="prop")
+    trials = simulate_session(plan, success_prob=dict(zip(names, rates, strict=True)),
+                              scene_correlation=0.3, skip_prob=0.05, seed=seed)
+    g = Grouping("g", ("first", "rest"), ((names[0],), tuple(names[1:])))
+    result = analyze_session(plan, trials, groupings=[g])
+    for c in result.comparisons:
+        assert c.significant == (c.p_holm <= 0.05)
+        assert c.difference.excludes_zero == c.significant, c.sentence
+        assert c.p_holm >= c.test.p_value
+        assert c.difference.high > c.difference.low
+        assert f"Holm p = {c.p_holm:.3g}" in c.sentence

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import boschloo_exact, fisher_exact
+from scipy.stats import t as student_t
 from sessionkit import store_session
+from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
@@ -36,31 +37,77 @@ def test_detects_a_rig_change_and_not_a_null_one() -> None:
     assert null <= 3  # nominal 5%
 
 
+def scene_counts(trials, policy):
+    used = trials[(trials["policy"] == policy) & (trials["status"] == "scored")
+                  & ~trials["assisted"]]
+    grouped = used.groupby("scene")["success"]
+    return [int(v) for v in grouped.sum()], [int(v) for v in grouped.count()]
+
+
+def effective(k, n):
+    """Rao-Scott effective counts, computed here in plain Python (design effect >= 1)."""
+    g, total = len(n), sum(n)
+    p = sum(k) / total
+    var = g / (g - 1) * sum((ki - p * ni) ** 2 for ki, ni in zip(k, n, strict=True)) / total**2
+    deff = max(var / (p * (1 - p) / total), 1.0) if 0 < p < 1 else total / g
+    return p * total / deff, total / deff, g
+
+
+def oracle_p(k2, n2, k1, n1, value, df):
+    z = sm_proportion.test_proportions_2indep(k2, n2, k1, n1, value=value, method="score",
+                                correction=True).statistic
+    return 2 * student_t.sf(abs(z), df)
+
+
 def test_numbers_against_statsmodels_and_scipy() -> None:
     one, t1, two, t2 = pair(0.7, 0.5, seed=3)
     report = session_drift(one, t1, two, t2)
     (anchor,) = report.anchors
     assert anchor.policy == "ctl" and anchor.role == "positive control"
-
-    def counts(trials):
-        used = trials[(trials["policy"] == "ctl") & (trials["status"] == "scored")]
-        return int(used["success"].sum()), len(used)
-
-    k1, n1 = counts(t1)
-    k2, n2 = counts(t2)
+    (ks1, ns1), (ks2, ns2) = scene_counts(t1, "ctl"), scene_counts(t2, "ctl")
+    k1, n1, k2, n2 = sum(ks1), sum(ns1), sum(ks2), sum(ns2)
     assert (anchor.before.k, anchor.before.n, anchor.after.k, anchor.after.n) == (k1, n1, k2, n2)
-    low, high = confint_proportions_2indep(k2, n2, k1, n1, method="newcomb", alpha=0.05)
-    assert (anchor.change.low, anchor.change.high) == pytest.approx((low, high))
     assert anchor.change.estimate == pytest.approx(k2 / n2 - k1 / n1)
-    assert anchor.test.p_value == pytest.approx(
-        fisher_exact([[k2, k1], [n2 - k2, n1 - k1]])[1])
+    e1, e2 = effective(ks1, ns1), effective(ks2, ns2)
+    df = min(e1[2], e2[2]) - 1
+    score = oracle_p(e2[0], e2[1], e1[0], e1[1], 0.0, df)
+    fisher = fisher_exact([[k2, k1], [n2 - k2, n1 - k1]])[1]
+    assert anchor.test.p_value == pytest.approx(max(score, fisher), rel=1e-3)
+    assert anchor.test.details["exact_p"] == pytest.approx(fisher)
+    # one shared policy: Holm changes nothing, the interval is at 95%, and its ends are
+    # where statsmodels' score test (on the same effective counts, t-referred) gives 0.05
+    assert anchor.change.confidence == pytest.approx(0.95)
+    for end in (anchor.change.low, anchor.change.high):
+        assert oracle_p(e2[0], e2[1], e1[0], e1[1], end, df) == pytest.approx(0.05, abs=2e-3)
+    assert anchor.change.excludes_zero == anchor.drifted == (anchor.p_holm <= 0.05)
     slow = session_drift(*pair(0.7, 0.5, seed=3, scenes=12), test="boschloo")
     a = slow.anchors[0]
     k1, n1, k2, n2 = a.before.k, a.before.n, a.after.k, a.after.n
-    assert a.test.p_value == pytest.approx(
+    assert a.test.details["exact_p"] == pytest.approx(
         boschloo_exact([[k2, k1], [n2 - k2, n1 - k1]], n=32).pvalue)
+    assert a.test.p_value >= a.test.details["exact_p"]
     (cross,) = report.cross
     assert (cross.a, cross.b, cross.label) == ("A", "B", EXPLORATORY)
+
+
+def test_interval_and_holm_p_agree_in_every_row() -> None:
+    # the symptom: an interval excluding 0 beside Holm p = 0.07. Each interval now inverts
+    # the printed test at the level of the Holm step that decided it.
+    rates1 = {"ctl": 0.7, "bridge": 0.5, "x": 0.6, "A": 0.4, "C": 0.7}
+    rates2 = {"ctl": 0.45, "bridge": 0.62, "x": 0.6, "B": 0.4, "D": 0.55}
+    for seed in range(6):
+        one = plan_session(list(rates1), scenes=20, attempts=2, seed=seed, session_id="s1",
+                           positive_control="ctl")
+        two = plan_session(list(rates2), scenes=20, attempts=2, seed=seed + 9, session_id="s2")
+        report = session_drift(one, simulate_session(one, success_prob=rates1, flip_prob=0.2,
+                                                     seed=seed),
+                               two, simulate_session(two, success_prob=rates2, flip_prob=0.2,
+                                                     seed=seed + 50))
+        for row in (*report.anchors, *report.cross):
+            significant = row.p_holm <= 0.05
+            d = row.change if hasattr(row, "change") else row.difference
+            assert d.excludes_zero == significant, row.sentence
+            assert d.confidence >= 0.95 - 1e-12
 
 
 def test_several_shared_policies_are_holm_corrected() -> None:

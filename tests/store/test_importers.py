@@ -29,6 +29,7 @@ from evalband.errors import (
 )
 from evalband.panel import Panel, default_condition_seed, panel_from_yaml
 from evalband.store import IMPORT_COLUMNS, IMPORT_FORMATS, RunStore, import_results
+from evalband.store._import_lerobot import LEROBOT_SEED_PAIRING
 from evalband.store._importers import LEROBOT_PAIRING, infer_import_format
 
 # -- ground truth ------------------------------------------------------------------------------
@@ -379,7 +380,10 @@ def test_lerobot_single_task_keeps_seeds(store: RunStore, tmp_path: Path) -> Non
     assert [(r.key, r.success, r.extra["seed"], r.extra["sum_reward"]) for r in records] == [
         (("", e["episode_ix"], 0), e["success"], e["seed"], e["sum_reward"]) for e in per_episode
     ]
-    assert store.require_run(run_id).extra["pairing"] == LEROBOT_PAIRING
+    # the per-episode seed is the condition seed, and the manifest says episodes pair by it
+    assert [r.condition_seed for r in records] == [e["seed"] for e in per_episode]
+    assert not any(r.extra.get("condition_seed_inferred") for r in records)
+    assert store.require_run(run_id).extra["pairing"] == LEROBOT_SEED_PAIRING
 
 
 def test_lerobot_with_panel(store: RunStore, tmp_path: Path) -> None:
@@ -442,7 +446,7 @@ MALFORMED: list[tuple[str, Writer, str, str | None]] = [
      "success"),
     ("csv-text-count", text_file("bad.csv", "success,steps\n1,5\n0,ten\n"), "line 3", "steps"),
     ("csv-negative-count", text_file("bad.csv", "success,steps\n1,-5\n"), "line 2", "steps"),
-    ("csv-unknown-column", text_file("bad.csv", "success,stpes\n1,5\n"), "line 1 (header)",
+    ("csv-misspelt-column", text_file("bad.csv", "success,stpes\n1,5\n"), "line 1 (header)",
      "stpes"),
     ("csv-duplicate-key",
      text_file("bad.csv", "slice.task,episode,success\npick,0,1\npick,1,0\nplace,0,1\npick,0,1\n"),
@@ -475,8 +479,8 @@ MALFORMED: list[tuple[str, Writer, str, str | None]] = [
      "success"),
     ("jsonl-text-count", text_file("bad.jsonl", '{"success": 1, "steps": "ten"}\n'), "line 1",
      "steps"),
-    ("jsonl-unknown-column", text_file("bad.jsonl", '{"success": 1}\n{"success": 0, "x": 1}\n'),
-     "line 2", "x"),
+    ("jsonl-misspelt-column",
+     text_file("bad.jsonl", '{"success": 1}\n{"success": 0, "outcom": 1}\n'), "line 2", "outcom"),
     ("jsonl-missing-success", text_file("bad.jsonl", '{"success": 1}\n{"steps": 3}\n'),
      "line 2", "success"),
     ("jsonl-not-an-object", text_file("bad.jsonl", '{"success": 1}\n[1, 2]\n'), "line 2", None),

@@ -1,13 +1,20 @@
 """Compare runs on one panel: per-slice paired deltas first, the weighted aggregate last.
 
-The algorithm is seed ``003_0a6cd29592fb46cc``'s slice-aware evaluation, with an interval on
-every number: for each factor value and each cell, both runs' rates with Wilson bands, the
-paired difference (Newcombe 1998b method 10) with exact McNemar where episodes pair by
-``(cell, episode, repeat)`` (Newcombe's unpaired hybrid score and Fisher's exact test where
-they cannot), Holm-adjusted p-values across slices, and a verdict per slice. Interventions,
-latency budgets and error episodes make a slice inconclusive; the aggregate
-``Delta J = sum_s w_s Delta_s`` comes last, and a slice that regressed while the aggregate
-does not show it is a hidden regression, flagged by name.
+The algorithm is the slice-aware panel's evaluation, with an interval on every number and one
+decision procedure behind every verdict (:mod:`evalband.stats._procedure`): for each factor
+value and each cell, both runs' rates with Wilson bands; an exact test per slice (McNemar's
+where episodes pair by ``(cell, episode, repeat)``, Fisher's where they cannot, both
+two-sided as twice the smaller tail); Holm across every slice of every candidate at
+``alpha = 1 - confidence``; and for each slice the score interval at the level Holm used for it,
+made compatible with the exact test, so that a slice is "regressed" exactly when its adjusted p
+is at most alpha and exactly when its interval lies below 0. Under identical policies the chance
+of any false "regressed" slice (and so of a false "regression" or "hidden regression" verdict)
+is at most alpha / 2, whatever the number of slices. Interventions, latency budgets and error
+episodes make a slice inconclusive; the aggregate ``Delta J = sum_s w_s Delta_s`` comes last
+with a stratified MOVER interval, and a slice that regressed while the aggregate does not show
+it is a hidden regression, flagged by name. Power statements are prospective: the drop in a
+slice that the printed test would catch with 80% power at the adjusted level, and the episodes
+needed to catch a declared effect.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,25 +34,29 @@ from evalband.analysis._summary import counted
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Panel
-from evalband.stats import (
-    Difference,
-    diff_paired,
-    diff_unpaired,
-    fisher_exact_test,
-    holm,
-    interval,
-    mcnemar,
-    minimum_detectable_difference,
-    paired_stratified_bootstrap_interval,
-    sample_size,
-    z_value,
+from evalband.stats import interval
+from evalband.stats._procedure import (
+    compatible_difference,
+    detectable_drop,
+    episodes_for_drop,
+    holm_decisions,
+    paired_exact_p,
+    stratified_difference,
+    unpaired_exact_p,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "Verdict",
+    "SliceVerdict",
+    "DEFAULT_EFFECT",
     "RunData",
+    "PairTable",
+    "pair_table",
+    "aggregate_from_tables",
+    "decide_family",
     "SliceComparison",
     "Aggregate",
     "Comparison",
@@ -53,9 +66,33 @@ __all__ = [
     "worst_verdict",
 ]
 
+
+
+class Verdict(StrEnum):
+    """The overall verdict of a comparison (compares equal to its text)."""
+
+    IMPROVES = "improves"
+    NO_REGRESSION = "no regression"
+    INCONCLUSIVE = "inconclusive"
+    REGRESSION = "regression"
+
+
+class SliceVerdict(StrEnum):
+    """The verdict of one slice (compares equal to its text)."""
+
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    NON_INFERIOR = "non-inferior"
+    NO_CHANGE = "no detectable change"
+    INCONCLUSIVE = "inconclusive"
+
+
 VERDICT_EXIT_CODES = {"improves": 0, "no regression": 3, "regression": 4, "inconclusive": 5}
 """Exit status of ``evalband compare`` per overall verdict (2 is reserved for bad input)."""
 _SEVERITY = ("improves", "no regression", "inconclusive", "regression")
+DEFAULT_EFFECT = 0.10
+"""The drop in success rate (10 points) that power statements are computed for by default."""
+POWER_TARGET = 0.8
 
 
 @dataclass(frozen=True)
@@ -73,7 +110,16 @@ class RunData:
 
 @dataclass(frozen=True)
 class SliceComparison:
-    """One slice (a factor value or a cell) compared between baseline and candidate."""
+    """One slice (a factor value or a cell) compared between baseline and candidate.
+
+    ``p_value`` is the exact test's raw two-sided p, ``p_holm`` its Holm-adjusted p over the
+    whole family, ``delta`` the interval at confidence ``level`` (the level Holm used for this
+    slice, compatible with the decision: it excludes 0 exactly when ``p_holm <= alpha``) and
+    ``delta_unadjusted`` the same construction at the nominal level (labelled as such).
+    ``detectable_drop`` is the smallest drop this slice's design catches with 80% power at the
+    strictest adjusted level; ``episodes_for_effect`` the episodes (pairs) it would need for the
+    declared ``effect``.
+    """
 
     kind: str  # "factor", "cell" or "all"
     name: str  # e.g. "embodiment=franka_panda"
@@ -89,11 +135,15 @@ class SliceComparison:
     test: dict[str, Any] | None
     p_value: float | None
     p_holm: float | None
-    verdict: str
+    verdict: SliceVerdict
     reasons: list[str] = field(default_factory=list)
-    minimum_detectable_difference: float | None = None
+    primary: bool = False
+    level: float | None = None
+    delta_unadjusted: dict[str, Any] | None = None
+    detectable_drop: float | None = None
+    episodes_for_effect: int | None = None
+    effect: float | None = None
     possible_regression: bool = False
-    episodes_to_resolve: int | None = None
     unaided_rate_baseline: float | None = None
     unaided_rate_candidate: float | None = None
     intervention_rate_baseline: float | None = None
@@ -145,10 +195,12 @@ class Comparison:
     aggregate: Aggregate
     hidden_regressions: list[str]
     possible_regressions: list[str]
-    verdict: str
+    verdict: Verdict
     sentence: str
     notes: list[str]
     confidence: float
+    effect: float = DEFAULT_EFFECT
+    family_size: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -171,13 +223,14 @@ class Comparison:
                 rate = data.pop(f"rate_{arm}") or {}
                 data[f"rate_{arm}"] = rate.get("estimate")
             data.pop("test")
+            data.pop("delta_unadjusted")
             rows.append(data)
         return pd.DataFrame(rows)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the ``--json`` output; see docs/schemas/)."""
         return {
-            "schema": "evalband-comparison/1",
+            "schema": "evalband-comparison/2",
             "baseline": self.baseline,
             "candidate": self.candidate,
             "baseline_policy": self.baseline_policy,
@@ -186,6 +239,15 @@ class Comparison:
             "panel_fingerprint": self.panel_fingerprint,
             "panel_mismatch": self.panel_mismatch,
             "confidence": self.confidence,
+            "procedure": {
+                "slice_test": "exact (McNemar when paired, Fisher otherwise), two-sided",
+                "multiplicity": "holm",
+                "family_size": self.family_size,
+                "alpha": 1.0 - self.confidence,
+                "interval": "score interval at the Holm level of each slice, compatible",
+                "aggregate": self.aggregate.method,
+                "effect": self.effect,
+            },
             "slices": [row.as_dict() for row in self.slice_rows],
             "aggregate": self.aggregate.as_dict(),
             "hidden_regressions": self.hidden_regressions,
@@ -236,19 +298,6 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _smallest_detectable(n: int, p: float, alpha: float) -> float | None:
-    """The smallest gap up or down from ``p`` that ``n`` per arm detects at 80% power."""
-    from evalband.errors import InvalidParameterError
-
-    gaps = []
-    for direction in ("up", "down"):
-        try:
-            gaps.append(minimum_detectable_difference(n, p, alpha=alpha, direction=direction))
-        except InvalidParameterError:  # no gap in that direction reaches the power
-            continue
-    return min(gaps) if gaps else None
-
-
 def _intervened(record: EpisodeRecord) -> bool:
     return record.assisted or record.interventions > 0
 
@@ -281,7 +330,118 @@ class _Arms:
     cand: list[EpisodeRecord]
 
 
-def _compare_slice(
+@dataclass(frozen=True)
+class PairTable:
+    """The counts a slice's (or a cell's) decision needs, and nothing else.
+
+    ``k_*``/``n_*``: each arm's successes and episodes (errors excluded unless counted as
+    failures); ``both`` .. ``neither``: matched pair types; ``unmatched``: episodes in one
+    run only. A table with no matched pair is compared unpaired.
+    """
+
+    k_baseline: int = 0
+    n_baseline: int = 0
+    k_candidate: int = 0
+    n_candidate: int = 0
+    both: int = 0
+    baseline_only: int = 0
+    candidate_only: int = 0
+    neither: int = 0
+    unmatched: int = 0
+
+    @property
+    def paired(self) -> bool:
+        """Whether any episodes pair."""
+        return self.both + self.baseline_only + self.candidate_only + self.neither > 0
+
+    def __add__(self, other: PairTable) -> PairTable:
+        return PairTable(*(getattr(self, f) + getattr(other, f) for f in _TABLE_FIELDS))
+
+    def difference_counts(self) -> dict[str, int]:
+        """Counts in the form :func:`evalband.stats.diff_paired` / the MOVER take."""
+        if self.paired:
+            return {"both": self.both, "a_only": self.candidate_only,
+                    "b_only": self.baseline_only, "neither": self.neither}
+        return {"k_a": self.k_candidate, "n_a": self.n_candidate, "k_b": self.k_baseline,
+                "n_b": self.n_baseline}
+
+
+_TABLE_FIELDS = tuple(f.name for f in fields(PairTable))
+
+
+def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:
+    """Count two runs' (already filtered) episodes into a :class:`PairTable`."""
+    base_by_key = {r.key: r.success for r in base}
+    cand_by_key = {r.key: r.success for r in cand}
+    matched = base_by_key.keys() & cand_by_key.keys()
+    tally = Counter((cand_by_key[k], base_by_key[k]) for k in matched)
+    return PairTable(
+        k_baseline=sum(r.success for r in base), n_baseline=len(base),
+        k_candidate=sum(r.success for r in cand), n_candidate=len(cand),
+        both=tally[True, True], baseline_only=tally[False, True],
+        candidate_only=tally[True, False], neither=tally[False, False],
+        unmatched=len(base_by_key.keys() ^ cand_by_key.keys()) if matched else 0,
+    )
+
+
+def _row_from_table(
+    kind: str,
+    name: str,
+    table: PairTable,
+    panel: Panel,
+    *,
+    confidence: float,
+    reasons: list[str] | None = None,
+    **extras: Any,
+) -> SliceComparison:
+    """A slice row's counts, rates and the exact test's raw p (verdict comes from Holm)."""
+    t = table
+    reasons = list(reasons or [])
+    pairs: dict[str, int] = {}
+    p_value: float | None = None
+    test: dict[str, Any] | None = None
+    if t.paired:
+        pairs = {"both": t.both, "baseline_only": t.baseline_only,
+                 "candidate_only": t.candidate_only, "neither": t.neither,
+                 "unmatched": t.unmatched}
+        p_value = paired_exact_p(t.candidate_only, t.baseline_only)
+        test = {"method": "mcnemar-exact", "p_value": p_value,
+                "sidedness": "two-sided (twice the smaller tail)",
+                "details": {"candidate_only": t.candidate_only,
+                            "baseline_only": t.baseline_only}}
+    elif t.n_baseline and t.n_candidate:
+        p_value = unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline, t.n_baseline)
+        test = {"method": "fisher-exact", "p_value": p_value,
+                "sidedness": "two-sided (twice the smaller tail)",
+                "details": {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
+                            "k_baseline": t.k_baseline, "n_baseline": t.n_baseline}}
+    if p_value is None:
+        reasons.append("no episodes to compare")
+    return SliceComparison(
+        kind=kind,
+        name=name,
+        n_baseline=t.n_baseline,
+        successes_baseline=t.k_baseline,
+        rate_baseline=(interval(t.k_baseline, t.n_baseline, confidence=confidence).as_dict()
+                       if t.n_baseline else None),
+        n_candidate=t.n_candidate,
+        successes_candidate=t.k_candidate,
+        rate_candidate=(interval(t.k_candidate, t.n_candidate, confidence=confidence).as_dict()
+                        if t.n_candidate else None),
+        pairing="paired" if t.paired else "unpaired",
+        pairs=pairs,
+        delta=None,
+        test=test,
+        p_value=p_value,
+        p_holm=None,
+        verdict=SliceVerdict.INCONCLUSIVE,
+        reasons=reasons,
+        primary=name in panel.required_slices,
+        **extras,
+    )
+
+
+def _slice_counts(
     kind: str,
     name: str,
     slices: Mapping[str, str],
@@ -289,39 +449,16 @@ def _compare_slice(
     panel: Panel,
     *,
     errors_as_failures: bool,
-    confidence: float,
-) -> tuple[SliceComparison, Difference | None]:
+    confidence: float = 0.95,
+) -> SliceComparison:
+    """A slice row from two runs' episodes: counts, plus what only records carry."""
     base = counted(arms.base, errors_as_failures)
     cand = counted(arms.cand, errors_as_failures)
     reasons: list[str] = []
     errors = (len(arms.base) - len(base)) + (len(arms.cand) - len(cand))
     if errors:
-        reasons.append(f"{errors} error episode(s) present (fix them, or --errors-as-failures)")
-    k_b, n_b = sum(r.success for r in base), len(base)
-    k_c, n_c = sum(r.success for r in cand), len(cand)
-    base_by_key = {r.key: r for r in base}
-    cand_by_key = {r.key: r for r in cand}
-    matched = sorted(base_by_key.keys() & cand_by_key.keys())
-    delta: Difference | None = None
-    test = None
-    pairs: dict[str, int] = {}
-    pairing = "paired" if matched else "unpaired"
-    if matched:
-        both = cand_only = base_only = neither = 0
-        for key in matched:
-            sc, sb = cand_by_key[key].success, base_by_key[key].success
-            both += sc and sb
-            cand_only += sc and not sb
-            base_only += sb and not sc
-            neither += not sc and not sb
-        unmatched = len(base_by_key.keys() ^ cand_by_key.keys())
-        pairs = {"both": both, "baseline_only": base_only, "candidate_only": cand_only,
-                 "neither": neither, "unmatched": unmatched}
-        delta = diff_paired(both, cand_only, base_only, neither, confidence=confidence)
-        test = mcnemar(cand_only, base_only, method="exact")
-    elif n_b and n_c:
-        delta = diff_unpaired(k_c, n_c, k_b, n_b, confidence=confidence)
-        test = fisher_exact_test(k_c, n_c, k_b, n_b)
+        reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
+                       "failures)")
     unaided_b, int_b = _rates(base)
     unaided_c, int_c = _rates(cand)
     if int_b is not None and int_c is not None and int_c > int_b:
@@ -334,51 +471,10 @@ def _compare_slice(
             f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
             "excluded from the positive-delta count"
         )
-    margin = _margin_for(name, slices, panel.non_inferiority_margin)
-    mdd = possible = None
-    to_resolve = None
-    if delta is None:
-        verdict = "inconclusive"
-        reasons.append("no episodes to compare")
-    elif reasons:
-        verdict = "inconclusive"
-    elif delta.low > 0:
-        verdict = "improved"
-    elif delta.high < 0:
-        verdict = "regressed"
-    elif margin is not None and delta.low > -margin:
-        verdict = "non-inferior"
-    else:
-        verdict = "no detectable change"
-    n_arm = min(n_b, n_c)
-    if delta is not None and verdict in ("no detectable change", "non-inferior", "inconclusive"):
-        p0 = min(max(k_b / n_b if n_b else 0.5, 0.5 / max(n_arm, 1)), 1 - 0.5 / max(n_arm, 1))
-        mdd = _smallest_detectable(max(n_arm, 2), p0, 1 - confidence)
-    if delta is not None and delta.estimate < 0 and verdict != "regressed":
-        possible = True
-        p_b, p_c = k_b / n_b, k_c / n_c
-        if p_b != p_c:
-            to_resolve = sample_size(p_b, p_c, alpha=1 - confidence)
-    row = SliceComparison(
-        kind=kind,
-        name=name,
-        n_baseline=n_b,
-        successes_baseline=k_b,
-        rate_baseline=interval(k_b, n_b, confidence=confidence).as_dict() if n_b else None,
-        n_candidate=n_c,
-        successes_candidate=k_c,
-        rate_candidate=interval(k_c, n_c, confidence=confidence).as_dict() if n_c else None,
-        pairing=pairing,
-        pairs=pairs,
-        delta=delta.as_dict() if delta else None,
-        test=test.as_dict() if test else None,
-        p_value=test.p_value if test else None,
-        p_holm=None,
-        verdict=verdict,
-        reasons=reasons,
-        minimum_detectable_difference=mdd,
-        possible_regression=bool(possible),
-        episodes_to_resolve=to_resolve,
+    k_b, n_b = sum(r.success for r in base), len(base)
+    k_c, n_c = sum(r.success for r in cand), len(cand)
+    return _row_from_table(
+        kind, name, pair_table(base, cand), panel, confidence=confidence, reasons=reasons,
         unaided_rate_baseline=unaided_b,
         unaided_rate_candidate=unaided_c,
         intervention_rate_baseline=int_b,
@@ -388,11 +484,10 @@ def _compare_slice(
         latency_p95_candidate_ms=p95,
         latency_budget_ms=budget,
         excluded=excluded,
-        margin=margin,
+        margin=_margin_for(name, slices, panel.non_inferiority_margin),
         mean_time_to_success_baseline_s=_mean_time(base),
         mean_time_to_success_candidate_s=_mean_time(cand),
     )
-    return row, delta
 
 
 # ---------------------------------------------------------------------------- comparison
@@ -424,57 +519,47 @@ def _aggregate(
     arms: Mapping[str, _Arms],
     errors_as_failures: bool,
     confidence: float,
-    seed: int,
 ) -> Aggregate:
+    tables = {key: pair_table(counted(arms[key].base, errors_as_failures),
+                              counted(arms[key].cand, errors_as_failures))
+              for key, _ in cells}
+    return aggregate_from_tables(panel, tables, confidence)
+
+
+def aggregate_from_tables(
+    panel: Panel, tables: Mapping[str, PairTable], confidence: float = 0.95
+) -> Aggregate:
+    """The weighted aggregate with a stratified MOVER interval (paired where cells pair)."""
+    cells = [(c.key, dict(c.slices)) for c in panel.cells()]
     weights = _cell_weights(panel, cells)
-    rate_b = rate_c = 0.0
-    pairs: dict[str, tuple[int, int, int, int]] = {}  # (both, cand_only, base_only, neither)
-    paired = True
-    var = 0.0
     used: dict[str, float] = {}
+    counts: list[dict[str, int]] = []
+    rate_b = rate_c = 0.0
     for key, _ in cells:
-        base = counted(arms[key].base, errors_as_failures)
-        cand = counted(arms[key].cand, errors_as_failures)
-        if not base or not cand:
+        t = tables.get(key)
+        if t is None or not t.n_baseline or not t.n_candidate:
             continue
         used[key] = weights[key]
-        p_b = sum(r.success for r in base) / len(base)
-        p_c = sum(r.success for r in cand) / len(cand)
-        rate_b += weights[key] * p_b
-        rate_c += weights[key] * p_c
-        var += weights[key] ** 2 * (p_b * (1 - p_b) / len(base) + p_c * (1 - p_c) / len(cand))
-        base_by_key = {r.key: r.success for r in base}
-        cand_by_key = {r.key: r.success for r in cand}
-        matched = base_by_key.keys() & cand_by_key.keys()
-        if not matched:
-            paired = False
-        tally = Counter((bool(cand_by_key[k]), bool(base_by_key[k])) for k in matched)
-        pairs[key] = (tally[True, True], tally[True, False], tally[False, True],
-                      tally[False, False])
+        rate_b += weights[key] * t.k_baseline / t.n_baseline
+        rate_c += weights[key] * t.k_candidate / t.n_candidate
+        counts.append(t.difference_counts())
     total = sum(used.values())
     norm = {k: w / total for k, w in used.items()} if total > 0 else used
-    delta = (rate_c - rate_b) / total if total > 0 else float("nan")
-    if paired and pairs and all(sum(c) for c in pairs.values()):
-        # Binary outcomes paired by episode: the exact multinomial pair-type bootstrap
-        # (same distribution as resampling episodes within each cell, O(reps x cells)).
-        band = paired_stratified_bootstrap_interval(
-            pairs, weights=norm, reps=10_000, confidence=confidence, seed=seed
-        )
-        low, high = band.low, band.high
-        method = "stratified paired bootstrap (percentile, 10,000 reps)"
-        delta = band.estimate
-    else:
-        half = z_value(confidence) * math.sqrt(var) / (total if total > 0 else 1.0)
-        low, high = delta - half, delta + half
-        method = "stratified normal approximation (unpaired cells)"
+    if not counts:
+        nan = float("nan")
+        return Aggregate(weights=norm, rate_baseline=nan, rate_candidate=nan, delta=nan,
+                         low=nan, high=nan, method="no cell has episodes in both runs",
+                         confidence=confidence)
+    paired = all("both" in c for c in counts)
+    band = stratified_difference(counts, list(norm.values()), confidence=confidence)
     return Aggregate(
         weights=norm,
-        rate_baseline=rate_b / total if total > 0 else float("nan"),
-        rate_candidate=rate_c / total if total > 0 else float("nan"),
-        delta=delta,
-        low=low,
-        high=high,
-        method=method,
+        rate_baseline=rate_b / total,
+        rate_candidate=rate_c / total,
+        delta=band.estimate if paired else (rate_c - rate_b) / total,
+        low=band.low,
+        high=band.high,
+        method=band.method,
         confidence=confidence,
     )
 
@@ -504,11 +589,13 @@ def compare_runs(
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
     seed: int = 0,
+    effect: float = DEFAULT_EFFECT,
+    power_statements: bool = True,
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` (see :func:`compare_many`)."""
     return compare_many(
         baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
-        confidence=confidence, seed=seed,
+        confidence=confidence, seed=seed, effect=effect, power_statements=power_statements,
     )[0]
 
 
@@ -519,20 +606,30 @@ def compare_many(
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
     seed: int = 0,
+    effect: float = DEFAULT_EFFECT,
+    power_statements: bool = True,
 ) -> list[Comparison]:
-    """Compare each candidate against the baseline; Holm adjusts across every slice test.
+    """Compare each candidate against the baseline under one decision procedure.
+
+    Every slice of every candidate is one hypothesis in one Holm family at
+    ``alpha = 1 - confidence``; each slice's verdict, adjusted p and interval agree (see the
+    module docstring and docs/statistics.md).
 
     Args:
         baseline: the baseline of record (a stored run or an artifact bundle).
         candidates: one or more candidate runs.
         allow_panel_mismatch: compare runs of different panels anyway (said first).
-        confidence: two-sided confidence level of every interval.
-        seed: seed of the aggregate's bootstrap.
+        confidence: one minus the family-wise error rate (two-sided; each direction gets half).
+        seed: kept for compatibility (the procedure draws no random numbers).
+        effect: the drop in success rate the power statements are computed for.
+        power_statements: compute the prospective power statements (skip them in
+            simulations that only need the verdicts).
 
     Raises:
         PanelMismatchError: a candidate's panel fingerprint differs from the baseline's and
             ``allow_panel_mismatch`` is not set.
     """
+    del seed
     panel = baseline.panel
     prepared = []
     for cand in candidates:
@@ -541,47 +638,159 @@ def compare_many(
             raise PanelMismatchError(
                 f"runs {baseline.run_id} and {cand.run_id} were made on different panels "
                 f"({baseline.panel_fingerprint[:12]} vs {cand.panel_fingerprint[:12]}); "
-                "their episodes do not pair. Re-run on one panel, or pass "
-                "--allow-panel-mismatch to compare them anyway"
+                "their episodes do not pair. Re-run on one panel, or allow a panel mismatch "
+                "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        rows: list[SliceComparison] = []
-        deltas: list[Difference | None] = []
-        for kind, name, slices in _slice_definitions(panel):
-            def match(r: EpisodeRecord, s: dict[str, str] = slices) -> bool:
-                return all(r.slices.get(f) == v for f, v in s.items())
-
-            arms = _Arms(_split(baseline.records, match), _split(cand.records, match))
-            row, delta = _compare_slice(kind, name, slices, arms, panel,
-                                        errors_as_failures=eaf, confidence=confidence)
-            rows.append(row)
-            deltas.append(delta)
+        base_by = _by_slice(baseline.records, panel)
+        cand_by = _by_slice(cand.records, panel)
+        rows = [
+            _slice_counts(kind, name, slices, _Arms(base_by.get(name, []), cand_by.get(name, [])),
+                          panel, errors_as_failures=eaf, confidence=confidence)
+            for kind, name, slices in _slice_definitions(panel)
+        ]
         cells = [(c.key, dict(c.slices)) for c in panel.cells()]
-        cell_arms = {
-            key: _Arms(_split(baseline.records, lambda r, k=key: r.cell == k),
-                       _split(cand.records, lambda r, k=key: r.cell == k))
-            for key, _ in cells
-        }
-        agg = _aggregate(panel, cells, cell_arms, eaf, confidence, seed)
+        base_cells = _by_cell(baseline.records)
+        cand_cells = _by_cell(cand.records)
+        cell_arms = {key: _Arms(base_cells.get(key, []), cand_cells.get(key, []))
+                     for key, _ in cells}
+        agg = _aggregate(panel, cells, cell_arms, eaf, confidence)
         prepared.append((cand, mismatch, rows, agg))
-    # Holm across every slice test of every candidate.
-    flat = [(i, j, row.p_value) for i, (_, _, rows, _) in enumerate(prepared)
+    return decide_family(baseline, prepared, confidence=confidence, effect=effect,
+                         power_statements=power_statements)
+
+
+def decide_family(
+    baseline: RunData,
+    prepared: Sequence[tuple[RunData, bool, list[SliceComparison], Aggregate]],
+    *,
+    confidence: float = 0.95,
+    effect: float = DEFAULT_EFFECT,
+    power_statements: bool = True,
+) -> list[Comparison]:
+    """Holm over every slice of every candidate, each slice's verdict, the overall verdicts.
+
+    ``prepared``: per candidate, (run, panel mismatch, slice rows with raw p, aggregate). The
+    one place verdicts are made, for stored runs and for simulated designs alike.
+    """
+    panel = baseline.panel
+    alpha = 1.0 - confidence
+    flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
-    adjusted: list[float] = [float(x) for x in holm([p for _, _, p in flat])] if flat else []
+    decision = holm_decisions([float(prepared[i][2][j].p_value or 1.0) for i, j in flat], alpha)
+    family = len(flat)
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
         new_rows = list(rows)
-        for (ci, j, _), p_adj in zip(flat, adjusted, strict=True):
+        for (ci, j), p_adj, level in zip(flat, decision.p_adjusted, decision.levels, strict=True):
             if ci == i:
-                new_rows[j] = _replace(new_rows[j], p_holm=float(p_adj))
-        out.append(_verdict(baseline, cand, panel, mismatch, new_rows, agg, confidence))
+                new_rows[j] = _decide(new_rows[j], float(p_adj), float(level), alpha)
+        if power_statements:
+            new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
+        out.append(_verdict(baseline, cand, panel, mismatch, new_rows, agg, confidence,
+                            family, effect))
     return out
 
 
-def _replace(row: SliceComparison, **changes: Any) -> SliceComparison:
+def _by_slice(records: Sequence[EpisodeRecord], panel: Panel) -> dict[str, list[EpisodeRecord]]:
+    """Records grouped by every slice name they belong to (factor values and cells)."""
+    definitions = _slice_definitions(panel)
+    out: dict[str, list[EpisodeRecord]] = {name: [] for _, name, _ in definitions}
+    for r in records:
+        for _, name, slices in definitions:
+            if all(r.slices.get(f) == v for f, v in slices.items()):
+                out[name].append(r)
+    return out
+
+
+def _by_cell(records: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]]:
+    out: dict[str, list[EpisodeRecord]] = {}
+    for r in records:
+        out.setdefault(r.cell, []).append(r)
+    return out
+
+
+def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> SliceComparison:
+    """The slice's verdict, adjusted p and compatible interval from Holm's decision."""
     from dataclasses import replace
 
-    return replace(row, **changes)
+    counts = _difference_counts(row)
+    delta = compatible_difference(counts, paired=row.pairing == "paired",
+                                  confidence=1.0 - level, p_value=float(row.p_value or 1.0))
+    unadjusted = compatible_difference(counts, paired=row.pairing == "paired",
+                                       confidence=1.0 - alpha, p_value=float(row.p_value or 1.0))
+    rejected = p_adj <= alpha
+    if row.reasons:
+        verdict = SliceVerdict.INCONCLUSIVE
+    elif rejected and delta.estimate < 0:
+        verdict = SliceVerdict.REGRESSED
+    elif rejected and delta.estimate > 0:
+        verdict = SliceVerdict.IMPROVED
+    elif row.margin is not None and delta.low > -row.margin:
+        verdict = SliceVerdict.NON_INFERIOR
+    else:
+        verdict = SliceVerdict.NO_CHANGE
+    return replace(
+        row,
+        p_holm=p_adj,
+        level=1.0 - level,
+        delta=delta.as_dict(),
+        delta_unadjusted=unadjusted.as_dict(),
+        verdict=verdict,
+        possible_regression=bool(delta.estimate < 0 and verdict != SliceVerdict.REGRESSED),
+    )
+
+
+def _difference_counts(row: SliceComparison) -> dict[str, int]:
+    if row.pairing == "paired":
+        return {"both": row.pairs["both"], "a_only": row.pairs["candidate_only"],
+                "b_only": row.pairs["baseline_only"], "neither": row.pairs["neither"]}
+    return {"k_a": row.successes_candidate, "n_a": row.n_candidate,
+            "k_b": row.successes_baseline, "n_b": row.n_baseline}
+
+
+@lru_cache(maxsize=4096)
+def _power_figures(n: int, p_base: float, discordant: float, alpha: float, paired: bool,
+                   effect: float) -> tuple[float | None, int | None]:
+    drop = detectable_drop(n, p_base, alpha, paired=paired, discordant=discordant,
+                           power=POWER_TARGET)
+    needed = None
+    if (drop is None or drop > effect) and 0 < effect <= p_base:
+        needed = episodes_for_drop(p_base, effect, alpha, paired=paired, discordant=discordant,
+                                   power=POWER_TARGET)
+    return drop, needed
+
+
+def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
+    """Prospective power statements for the design of this slice (never the observed gap).
+
+    The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
+    strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
+    taken at the least favourable end of their Wilson bands, and the declared ``effect``.
+    """
+    from dataclasses import replace
+
+    from evalband.stats import interval_bounds
+
+    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if row.pairing == "paired"
+         else min(row.n_baseline, row.n_candidate))
+    if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+        return replace(row, effect=effect)
+    k_b = (row.pairs["both"] + row.pairs["baseline_only"] if row.pairing == "paired"
+           else row.successes_baseline)
+    n_b = n if row.pairing == "paired" else row.n_baseline
+    lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
+    # The baseline rate in its band that makes a drop hardest to see: variance is largest
+    # when the two rates straddle one half.
+    p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
+    discordant = 0.0
+    if row.pairing == "paired":
+        d = row.pairs["baseline_only"] + row.pairs["candidate_only"]
+        _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
+        discordant = float(hi[0])
+    drop, needed = _power_figures(int(n), round(p_base, 3), round(discordant, 3), alpha,
+                                  row.pairing == "paired", effect)
+    return replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
 
 
 def _verdict(
@@ -592,30 +801,41 @@ def _verdict(
     rows: list[SliceComparison],
     agg: Aggregate,
     confidence: float,
+    family: int,
+    effect: float,
 ) -> Comparison:
     required = set(panel.required_slices)
-    regressed = [r.name for r in rows if r.verdict == "regressed"]
+    regressed = [r.name for r in rows if r.verdict == SliceVerdict.REGRESSED]
     blocking = [
-        r for r in rows if r.verdict == "regressed" and (not required or r.name in required)
+        r for r in rows
+        if r.verdict == SliceVerdict.REGRESSED and (not required or r.name in required)
     ]
-    unsure = [r.name for r in rows if r.verdict == "inconclusive" or r.excluded]
+    unsure = [r.name for r in rows if r.verdict == SliceVerdict.INCONCLUSIVE or r.excluded]
     aggregate_hides = agg.delta >= 0 or (agg.low <= 0 <= agg.high)
     hidden = [name for name in regressed if aggregate_hides]
     possible = [r.name for r in rows if r.possible_regression]
-    notes = []
+    alpha = 1.0 - confidence
+    notes: list[str] = []
     if mismatch:
         notes.append(
             f"PANEL MISMATCH: {baseline.run_id} and {cand.run_id} were run on different panels "
-            "(--allow-panel-mismatch); episodes pair only where keys coincide"
+            "(compared anyway, as asked); episodes pair only where keys coincide"
         )
     for r in rows:
         unmatched = r.pairs.get("unmatched", 0)
         if unmatched:
             notes.append(f"{r.name}: {unmatched} unmatched episode(s) left out of the pairing")
         if r.pairing == "unpaired" and r.delta is not None:
-            notes.append(f"{r.name}: no episodes pair; Newcombe's unpaired interval was used")
+            notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
+                         "Miettinen-Nurminen interval were used")
+    notes.append(
+        f"procedure: exact {'McNemar' if any(r.pairing == 'paired' for r in rows) else 'Fisher'} "
+        f"test per slice, Holm across {family} slice test(s) at family-wise "
+        f"{100 * alpha:g}% ({100 * alpha / 2:g}% per direction); each slice's interval is "
+        "at the level Holm used for it, so it excludes 0 exactly when the slice is decided"
+    )
     if blocking:
-        verdict = "regression"
+        verdict = Verdict.REGRESSION
         sentence = (
             f"{cand.policy} regresses against {baseline.policy}: "
             f"{', '.join(r.name for r in blocking)} regressed"
@@ -624,30 +844,35 @@ def _verdict(
             + "."
         )
     elif unsure:
-        verdict = "inconclusive"
+        verdict = Verdict.INCONCLUSIVE
         sentence = (
             f"inconclusive: {', '.join(unsure)} cannot be judged "
             f"({'; '.join(r for row in rows if row.name in unsure for r in row.reasons[:1])})."
         )
     elif agg.low > 0:
-        verdict = "improves"
+        verdict = Verdict.IMPROVES
         sentence = (
             f"{cand.policy} improves on {baseline.policy}: aggregate "
             f"{100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] "
             "with no slice regressed."
         )
     else:
-        verdict = "no regression"
+        verdict = Verdict.NO_REGRESSION
         sentence = (
             f"no regression established, and no improvement: aggregate "
             f"{100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] "
             "contains 0."
         )
-        if regressed:  # regressions outside the required set
-            sentence += f" (non-required slice(s) regressed: {', '.join(regressed)})"
-    if possible:
+        if regressed:  # regressions outside the primary (required) set
+            sentence += f" (secondary slice(s) regressed: {', '.join(regressed)})"
+    weak = [r for r in rows if r.episodes_for_effect is not None
+            and r.verdict not in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED)]
+    if weak:
+        most = max(r.episodes_for_effect or 0 for r in weak)
         sentence += (
-            f" Possible regression, not established at this n: {', '.join(possible)}."
+            f" {len(weak)} slice(s) could miss a {100 * effect:.0f}-point drop at this n: "
+            f"up to {most} {'pairs' if weak[0].pairing == 'paired' else 'episodes per arm'} "
+            f"per slice would catch it with {100 * POWER_TARGET:.0f}% power."
         )
     return Comparison(
         baseline=baseline.run_id,
@@ -665,7 +890,10 @@ def _verdict(
         sentence=sentence,
         notes=notes,
         confidence=confidence,
+        effect=effect,
+        family_size=family,
     )
+
 
 
 def worst_verdict(comparisons: Sequence[Comparison]) -> str:

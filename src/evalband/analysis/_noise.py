@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "NoiseFloor",
     "noise_floor",
     "flip_rate_of_groups",
+    "flip_band",
 ]
 
 
@@ -107,7 +108,8 @@ class FlipRate:
         groups: conditions with at least two counted repeats.
         pairs: same-condition pairs (``r(r-1)/2`` per condition with ``r`` counted repeats).
         flips: pairs with one success and one non-success.
-        rate: ``flips / pairs`` with its Wilson band.
+        rate: ``flips / pairs`` with its band (:func:`flip_band`: a cluster of conditions,
+            by default each condition, is the unit of dependence).
         running: the flip rate after each successive condition, in plan order.
         independent_reference: ``2p(1-p)`` with ``p`` the success rate over the paired
             episodes: the flip rate if every attempt were an independent coin of one rate.
@@ -241,11 +243,37 @@ def _swing(suites: Sequence[Suite], pooled: Interval, suite_size: int) -> Swing 
     )
 
 
+def flip_band(
+    flips: Sequence[int], pairs: Sequence[int], clusters: Sequence[Hashable], confidence: float
+) -> Interval:
+    """The flip rate's band with ``clusters`` (one label per condition) as the unit.
+
+    Flips and pairs are summed per cluster and passed to
+    :func:`evalband.stats.cluster_proportion_interval` (Wilson on the Korn-Graubard effective
+    sample size, t-corrected): pairs that share an attempt, or conditions that share a
+    scene, are not counted as independent.
+
+    >>> band = flip_band([1, 0, 1, 1], [1, 1, 1, 1], ["s1", "s1", "s2", "s2"], 0.95)
+    >>> band.estimate, band.method
+    (0.75, 'cluster-wilson')
+    """
+    from evalband.stats import cluster_proportion_interval
+
+    index: dict[Hashable, int] = {}
+    for label in clusters:
+        index.setdefault(label, len(index))
+    codes = np.fromiter((index[c] for c in clusters), dtype=np.int64, count=len(clusters))
+    k = np.bincount(codes, weights=np.asarray(flips, dtype=np.float64), minlength=len(index))
+    n = np.bincount(codes, weights=np.asarray(pairs, dtype=np.float64), minlength=len(index))
+    return cluster_proportion_interval(k.round(), n.round(), confidence=confidence)
+
+
 def flip_rate_of_groups(
     groups: Iterable[Sequence[bool]],
     *,
     confidence: float = 0.95,
     excluded_errors: int = 0,
+    clusters: Sequence[Hashable] | None = None,
 ) -> FlipRate | None:
     r"""The flip rate of same-condition pairs, from the outcomes of each condition in order.
 
@@ -255,7 +283,10 @@ def flip_rate_of_groups(
     :math:`r \ge 2` outcomes of which :math:`s` are successes gives :math:`r(r-1)/2` pairs,
     :math:`s(r-s)` of them flipped (one success, one non-success); conditions with fewer
     than two outcomes give no pair and are left out of ``groups`` and ``running``. The
-    rate is flips / pairs with a Wilson (1927) band (:func:`evalband.stats.interval`);
+    rate is flips / pairs; its band treats a cluster as the unit of dependence
+    (:func:`flip_band`): by default each condition is its own cluster (its :math:`r(r-1)/2`
+    pairs share attempts), and ``clusters`` can group conditions that share more (a
+    session's policies on one scene);
     ``running`` recomputes it after each successive condition; ``independent_reference``
     is :math:`2p(1-p)` with :math:`p` the success rate over the paired outcomes.
 
@@ -264,9 +295,14 @@ def flip_rate_of_groups(
             should follow.
         confidence: two-sided level of the band, in (0, 1).
         excluded_errors: how many outcomes the caller left out (reported as is).
+        clusters: one cluster label per condition of ``groups`` (default: each condition
+            its own cluster).
 
     Returns:
         A :class:`FlipRate`, or ``None`` when no condition has two outcomes.
+
+    Raises:
+        InvalidInputError: ``clusters`` of another length than ``groups``.
 
     >>> flip = flip_rate_of_groups([[True, False], [True, True], [False]])
     >>> flip.groups, flip.pairs, flip.flips, flip.rate.estimate
@@ -274,7 +310,15 @@ def flip_rate_of_groups(
     >>> [point.rate for point in flip.running]
     [1.0, 0.5]
     """
-    kept = [list(g) for g in groups if len(g) >= 2]
+    listed = [list(g) for g in groups]
+    if clusters is not None and len(clusters) != len(listed):
+        raise InvalidInputError(
+            f"clusters must label every condition: {len(clusters)} labels for {len(listed)} "
+            "conditions"
+        )
+    labels = list(range(len(listed))) if clusters is None else list(clusters)
+    kept_labels = [c for g, c in zip(listed, labels, strict=True) if len(g) >= 2]
+    kept = [g for g in listed if len(g) >= 2]
     if not kept:
         return None
     sizes = np.array([len(g) for g in kept], dtype=np.int64)
@@ -292,7 +336,7 @@ def flip_rate_of_groups(
         groups=int(sizes.size),
         pairs=int(cum_pairs[-1]),
         flips=int(cum_flips[-1]),
-        rate=interval(int(cum_flips[-1]), int(cum_pairs[-1]), confidence=confidence),
+        rate=flip_band(flips.tolist(), pairs.tolist(), kept_labels, confidence),
         running=running,
         independent_reference=2.0 * p * (1.0 - p),
         excluded_errors=int(excluded_errors),
@@ -345,8 +389,11 @@ def noise_floor(
     **Flip rate.** For every ``(cell, episode)`` with :math:`r \ge 2` counted repeats, every
     pair of repeats :math:`i < j` is a same-condition pair, flipped when one succeeds and the
     other does not: with :math:`s` successes that is :math:`s(r-s)` of :math:`r(r-1)/2`
-    pairs. The flip rate is flips / pairs with a Wilson band (exact in its assumptions with
-    two repeats per condition; with more, pairs share episodes and the band is optimistic),
+    pairs. The flip rate is flips / pairs; its band takes the condition as the unit of
+    dependence (pairs of one condition share attempts): Wilson's interval on the
+    Korn-Graubard effective number of pairs with a t correction
+    (:func:`evalband.stats.cluster_proportion_interval`, via :func:`flip_band`), which keeps
+    nominal coverage with 2-5 repeats where a Wilson band on the pairs does not. It is
     also recomputed after each successive condition (``running``: seed 004's "~30% after 6
     scenes, 28% after 12, 27% after 26"). ``independent_reference`` is :math:`2p(1-p)`, the
     flip rate of independent attempts with one success rate :math:`p` (the paired episodes'

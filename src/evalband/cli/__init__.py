@@ -1,4 +1,12 @@
-"""The ``evalband`` command line (typer): thin commands that parse, call the API, render."""
+"""The ``evalband`` command line (typer): thin commands that parse, call the API, render.
+
+Start-up is part of the interface: ``evalband --help``, ``ci`` and ``power`` answer in about
+a tenth of a second. Command modules import only typer and the standard library at the
+top; numpy, scipy, pandas, rich tables and the rest load inside the command that uses
+them (``tests/cli/test_cli_startup.py`` guards the import set of ``--help``). Help is
+plain text (rich's help formatter imports a markdown parser, ~0.15 s), and plain values
+skip typer's pydantic coercion (:mod:`evalband.cli._coerce`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import sys
 
 import typer
 
+from evalband.cli._coerce import install as _install_plain_coercion
 from evalband.errors import EvalbandError
 
 __all__ = ["app", "main"]
@@ -16,11 +25,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help; sub-apps inherit it
 )
+_install_plain_coercion()
 
 
 def _register() -> None:
     from evalband.cli import (
+        _calibrate,
         _compare,
         _envs,
         _harness,
@@ -36,6 +48,7 @@ def _register() -> None:
     _runs.register(app)
     _compare.register(app)
     _envs.register(app)
+    _calibrate.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)
@@ -46,11 +59,38 @@ def _register() -> None:
 _register()
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """``app``, or for a top-level command an app that holds only that command.
+
+    typer builds the parser of every registered command (signatures, type hints) before
+    it dispatches; ``evalband ci 8 20`` needs one. The one-command app keeps the group
+    form (a no-op callback), so usage lines, help and errors read as with ``app``.
+    """
+    if not args or args[0].startswith("-"):
+        return app
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (callback.__name__.lower().replace("_", "-") if callback else "")
+        if name == args[0]:
+            one = typer.Typer(
+                name=app.info.name, help=app.info.help, add_completion=False,
+                pretty_exceptions_enable=False, rich_markup_mode=app.rich_markup_mode,
+            )
+            one.callback()(_group)
+            one.registered_commands.append(info)
+            return one
+    return app
+
+
+def _group() -> None:
+    """The one-command app's group callback (does nothing)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with one line on stderr, never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=args, standalone_mode=False, prog_name="evalband")
+        result = _app_for(args)(args=args, standalone_mode=False, prog_name="evalband")
     except EvalbandError as exc:
         sys.stderr.write(f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}\n")
         return 2

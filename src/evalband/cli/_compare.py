@@ -37,6 +37,9 @@ def compare(
         None, "--report", help="Also write the HTML report (plots, no network) here."
     ),
     confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    effect: float = typer.Option(
+        0.10, "--effect", help="The drop in success rate (0.10 = 10 points) that the power "
+        "statements are computed for; never the observed difference."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -46,16 +49,18 @@ def compare(
     """
     from evalband._api import load_run
     from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
-    from evalband.errors import PanelMismatchError
+    from evalband.errors import InvalidInputError, PanelMismatchError
     from evalband.report import comparison_markdown
     from evalband.store import open_store
 
+    if not 0 < effect < 1:
+        raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
     with open_store(store_path(store)) as st:
         base = load_run(baseline, st)
         cands = [load_run(c, st) for c in candidates]
     try:
         results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence)
+                               confidence=confidence, effect=effect)
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None

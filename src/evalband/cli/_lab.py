@@ -5,10 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
 from evalband.cli._common import console, emit_json, pct
-from evalband.cli._progress import RunProgress
 
 __all__ = ["reach1d_lab", "hidden_regression_lab", "LAB_POLICIES"]
 
@@ -17,7 +14,10 @@ LAB_POLICIES = ("reach1d:baseline", "reach1d:damped")
 
 def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[str, Any]:
     """Run both reaching controllers on the panel and print the paired comparison."""
+    from rich.table import Table
+
     from evalband.analysis import paired_counts, summarize
+    from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.run import run_panel
     from evalband.stats import diff_paired, mcnemar

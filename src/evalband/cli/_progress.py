@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.stats import interval
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 __all__ = ["RunProgress"]
 
@@ -34,8 +28,16 @@ class RunProgress:
         self._task: TaskID | None = None
 
     def __enter__(self) -> RunProgress:
-        if self.enabled:
+        if self.enabled:  # rich loads only for a live bar (~0.1 s)
             from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, console, emit_json, pct
 
@@ -70,6 +69,8 @@ def split(
 @reach_bc_app.command("train")
 def train(out: Path = OUT_OPTION, as_json: bool = JSON_OPTION) -> None:
     """Fit affine candidates on train episodes; keep the lowest validation action MSE."""
+    from rich.table import Table
+
     from evalband.labs.reach_bc import MODEL_FILE, train_policy
 
     model = train_policy(out)
@@ -107,6 +108,8 @@ def evaluate(
 
 def render_summary(summary: dict[str, Any], out: Path) -> None:
     """The seed's table: success / boundary / timeout per trial, then the paired counts."""
+    from rich.table import Table
+
     n = len(summary["starts"])
     console.print(
         f"learned policy {summary['model']['formula']} ({summary['model']['chosen']}); "

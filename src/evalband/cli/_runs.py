@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
-from evalband.cli._progress import RunProgress
 
 __all__ = ["register"]
 
@@ -65,9 +63,19 @@ def run(
     report: Path | None = typer.Option(
         None, "--report", help="Also write the run's HTML report (plots, no network) here."
     ),
+    record: str | None = typer.Option(
+        None, "--record",
+        help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
+        "'video' extra and an env with render_mode='rgb_array').",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
+    if backend == "process":  # the workers start while this process loads what it needs
+        from evalband.run._pool import prestart
+
+        prestart(workers or 1)
+    from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
     from evalband.run import run_panel
@@ -88,6 +96,7 @@ def run(
             address=address,
             errors_as_failures=errors_as_failures,
             batch_size=batch,
+            record_video=record,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,
@@ -105,6 +114,8 @@ def run(
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the runs in the store, newest first."""
+    from rich.table import Table
+
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
@@ -173,53 +184,73 @@ def export(
 
 
 def import_cmd(
-    source: Path = typer.Argument(..., help="Artifact bundle directory, or a results file."),
+    source: Path = typer.Argument(..., help="Artifact bundle directory, or results to import."),
     fmt: str | None = typer.Option(
         None, "--format", "-f",
-        help="bundle, csv, jsonl, parquet or lerobot (default: from the path).",
+        help="bundle, csv, jsonl, parquet, lerobot, libero, simpler, paired-csv or maniskill "
+        "(default: told from the content).",
     ),
     panel: str | None = typer.Option(
         None, "--panel", help="Panel the results were made on (else inferred and marked so)."
     ),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: from the file)."),
     policy: str | None = typer.Option(None, "--policy", help="Policy name for the run."),
+    factors: str | None = typer.Option(
+        None, "--factors", help="Columns to read as slice factors (comma-separated)."
+    ),
+    metrics: str | None = typer.Option(
+        None, "--metrics", help="Columns to read as per-episode metrics (comma-separated)."
+    ),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Load a bundle (hashes verified) or a CSV/JSONL/Parquet/lerobot file into the store."""
+    """Load a bundle (hashes verified) or results made elsewhere into the store."""
     from evalband.errors import InvalidParameterError
     from evalband.panel import load_panel
-    from evalband.store import IMPORT_FORMATS, import_bundle, import_results, open_store
+    from evalband.store import IMPORT_FORMATS, import_bundle, import_runs, open_store
 
-    is_bundle = fmt == "bundle" or (fmt is None and source.is_dir())
+    is_bundle = fmt == "bundle" or (
+        fmt is None and source.is_dir() and (source / "manifest.json").is_file()
+    )
     if fmt is not None and fmt != "bundle" and fmt not in IMPORT_FORMATS:
         raise InvalidParameterError(
             f"--format must be one of bundle, {', '.join(IMPORT_FORMATS)}; got {fmt!r}"
         )
-    if is_bundle and (panel or run_id or policy):
+    if is_bundle and (panel or run_id or policy or factors or metrics):
         raise InvalidParameterError(
             "a bundle carries its own panel, run id and policy; drop --panel/--run-id/--policy"
         )
     panel_obj = load_panel(panel, check_env=False) if panel else None
+
+    def names(text: str | None) -> list[str]:
+        return [n.strip() for n in (text or "").split(",") if n.strip()]
+
     with open_store(store_path(store)) as st:
         if is_bundle:
-            rid = import_bundle(st, source)
+            rids = [import_bundle(st, source)]
         else:
-            rid = import_results(st, source, format=fmt, run_id=run_id, policy=policy,
-                                 panel=panel_obj)
-        manifest = st.require_run(rid)
-        count = st.count_episodes(rid)
+            rids = import_runs(st, source, format=fmt, run_id=run_id, policy=policy,
+                               panel=panel_obj, factors=names(factors), metrics=names(metrics))
+        manifests = [st.require_run(rid) for rid in rids]
+        counts = [st.count_episodes(rid) for rid in rids]
     if as_json:
-        emit_json({"run_id": rid, "source": str(source), "episodes": count,
-                   "panel_fingerprint": manifest.panel_fingerprint,
-                   "panel_inferred": bool(manifest.extra.get("panel_inferred", False))})
+        runs = [{"run_id": m.run_id, "source": str(source), "episodes": n,
+                 "panel_fingerprint": m.panel_fingerprint,
+                 "panel_inferred": bool(m.extra.get("panel_inferred", False)),
+                 "notes": list(m.extra.get("import_notes", []))}
+                for m, n in zip(manifests, counts, strict=True)]
+        emit_json(runs[0] if len(runs) == 1 else {"runs": runs})
         return
-    how = "hashes verified" if is_bundle else f"{count} episodes"
-    console.print(f"imported {rid} from {source} ({how})")
-    if manifest.extra.get("panel_inferred"):
+    for manifest, count in zip(manifests, counts, strict=True):
+        how = "hashes verified" if is_bundle else f"{count} episodes"
+        console.print(f"imported {manifest.run_id} from {source} ({how})")
+    first = manifests[0]
+    for note in first.extra.get("import_notes", []):
+        console.print(f"note: {note} (say so with --factors/--metrics)")
+    if first.extra.get("panel_inferred"):
         console.print("note: no --panel given; the panel was inferred from the file and marked so")
-    if manifest.extra.get("pairing"):
-        console.print(f"note: episodes pair by {manifest.extra['pairing']}")
+    if first.extra.get("pairing"):
+        console.print(f"note: episodes pair by {first.extra['pairing']}")
 
 
 lab_app = typer.Typer(
@@ -260,6 +291,8 @@ def noise(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """The noise floor of a run: the swing of suites of M episodes, and the flip rate."""
+    from rich.table import Table
+
     from evalband.analysis import noise_floor
     from evalband.store import open_store
 
@@ -298,8 +331,9 @@ def noise(
         flip = floor.flip
         console.print(
             f"flip rate of same-condition pairs: {flip.flips}/{flip.pairs} = "
-            f"{pct(flip.rate.estimate)}, Wilson 95% [{pct(flip.rate.low)}, "
-            f"{pct(flip.rate.high)}] over {flip.groups} conditions"
+            f"{pct(flip.rate.estimate)}, 95% [{pct(flip.rate.low)}, "
+            f"{pct(flip.rate.high)}] over {flip.groups} conditions (each condition a cluster: "
+            "its pairs share attempts)"
         )
 
 

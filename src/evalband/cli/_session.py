@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
 
@@ -87,6 +86,8 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """A session's schedule and progress (blinded sessions: codes, no per-policy rates)."""
+    from rich.table import Table
+
     from evalband.session import SessionStore
 
     with SessionStore(store_path(store), read_only=True) as ss:
@@ -160,6 +161,8 @@ def run(
 @session_app.command("list")
 def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the sessions in the store, newest first, with their progress."""
+    from rich.table import Table
+
     from evalband.session import SessionStore
 
     with SessionStore(store_path(store), read_only=True) as ss:

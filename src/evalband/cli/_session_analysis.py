@@ -14,10 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    escape,
+    store_path,
+)
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -95,6 +100,8 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 
 def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
+    from rich.table import Table
+
     from evalband.session import CONFIRMATORY
 
     prog = result.progress
@@ -148,7 +155,7 @@ def render_analysis(result: SessionAnalysis) -> None:
         "policy",
         "unaided",
         "successes",
-        "rate (Wilson)",
+        "rate (scene = cluster)",
         "skipped",
         "assisted",
         "pending",
@@ -182,7 +189,7 @@ def render_analysis(result: SessionAnalysis) -> None:
             "pairing",
             "A",
             "B",
-            "A - B points",
+            "A - B points (Holm-step interval)",
             "p",
             "Holm p",
             "reading",
@@ -224,7 +231,10 @@ def render_analysis(result: SessionAnalysis) -> None:
     else:
         console.print("no trial recorded yet")
 
-    console.print("\n[bold]6. power price list[/] (episodes per policy, 80% power, alpha 0.05)")
+    console.print(
+        "\n[bold]6. power price list[/] (80% power, alpha 0.05; unpaired: episodes per policy; "
+        "matched: scenes with one attempt per policy, this session's test, exact power)"
+    )
     prices = result.prices
     if prices is None:
         console.print("no unaided trial yet")
@@ -234,8 +244,8 @@ def render_analysis(result: SessionAnalysis) -> None:
         "gap",
         "rates",
         "unpaired (z test)",
-        "matched, this session's discordance",
-        "matched, at the flip floor",
+        f"matched, this session's discordance (alpha 0.05/{prices.comparisons})",
+        f"matched, at the flip floor (alpha 0.05/{prices.comparisons})",
     ):
         table.add_column(col)
     for e in prices.entries:
@@ -254,6 +264,8 @@ def render_analysis(result: SessionAnalysis) -> None:
 
 def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
+    from rich.table import Table
+
     style = "bold red" if report.drifted else "green"
     console.print(f"[{style}]{escape(report.verdict)}[/]")
     table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")
@@ -262,7 +274,7 @@ def render_drift(report: DriftReport) -> None:
         "role",
         report.first,
         report.second,
-        "change points",
+        "change points (Holm-step interval)",
         "p",
         "Holm p",
         "drift",
@@ -375,7 +387,7 @@ def _flip_svg(result: SessionAnalysis) -> str:
             color=PALETTE[0],
             alpha=0.15,
             lw=0,
-            label="Wilson band",
+            label="band (scene = cluster)",
         )
         ax.axhline(
             100 * flip.independent_reference,
@@ -418,7 +430,7 @@ def analysis_html(result: SessionAnalysis) -> str:
         parts.append(
             f"<figure>{_flip_svg(result)}<figcaption>The pooled flip rate of "
             "same-policy, same-scene attempt pairs as scenes accumulated, with its "
-            "Wilson band; dashed: what independent attempts would give."
+            "band with the scene as the unit; dashed: what independent attempts would give."
             "</figcaption></figure>"
         )
         parts.append(
@@ -450,7 +462,7 @@ def analysis_html(result: SessionAnalysis) -> str:
                 "policy",
                 "unaided",
                 "successes",
-                "rate (Wilson)",
+                "rate (scene = cluster)",
                 "skipped",
                 "assisted",
                 "pending",
@@ -497,7 +509,17 @@ def analysis_html(result: SessionAnalysis) -> str:
         )
     parts.append(
         _table(
-            ["comparison", "label", "pairing", "A", "B", "A - B points", "p", "Holm p", "reading"],
+            [
+                "comparison",
+                "label",
+                "pairing",
+                "A",
+                "B",
+                "A - B points (Holm-step interval)",
+                "p",
+                "Holm p",
+                "reading",
+            ],
             rows,
         )
         if rows
@@ -506,7 +528,8 @@ def analysis_html(result: SessionAnalysis) -> str:
     parts.append("<h2>5. Cumulative success per policy</h2>")
     parts.append(
         f"<figure>{_cumulative_svg(result)}<figcaption>Unaided success over the "
-        "scenes so far, with Wilson bands: where seed 004's three wrong stories were "
+        "scenes so far, with bands that take the scene as the unit: where seed 004's three "
+        "wrong stories were "
         "told.</figcaption></figure>"
     )
     parts.append("<h2>6. Power price list</h2>")
@@ -518,8 +541,8 @@ def analysis_html(result: SessionAnalysis) -> str:
                     "gap",
                     "rates",
                     "unpaired (z test)",
-                    "matched, session discordance",
-                    "matched, at the flip floor",
+                    f"scenes, session discordance (alpha 0.05/{pr.comparisons})",
+                    f"scenes, at the flip floor (alpha 0.05/{pr.comparisons})",
                 ],
                 [
                     [

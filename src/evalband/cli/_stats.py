@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import typer
-from rich.table import Table
 
 from evalband.cli._common import JSON_OPTION, console, emit_json, fail, pct
 from evalband.errors import InvalidCountsError
@@ -158,6 +157,8 @@ def coverage_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Exact coverage of an interval method at n over a grid of true rates."""
+    from rich.table import Table
+
     from evalband.stats import coverage, coverage_grid
 
     grid = coverage_grid(method, n, confidence=confidence)

@@ -91,6 +91,9 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         pos_tol: success radius around the target position (m).
         yaw_tol: success tolerance on the yaw (rad).
         record_trace: attach the trajectory to the final step's ``info``.
+        render_mode: ``"rgb_array"`` to draw frames with :meth:`render` (a top-down picture,
+            see :func:`evalband.envs._pusht_render.render_pusht`); ``None`` draws nothing.
+        render_size: the frame's width and height in pixels.
 
     >>> env = PushTEnv(max_steps=3, record_trace=True)
     >>> obs, info = env.reset(seed=0, options={"start": "held_out"})
@@ -102,7 +105,7 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
     (True, 'timeout', 4)
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     reset_options = OPTION_KEYS  # the env contract: reset options it reads
 
     def __init__(
@@ -112,8 +115,16 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         pos_tol: float = 0.02,
         yaw_tol: float = 0.2,
         record_trace: bool = False,
+        render_mode: str | None = None,
+        render_size: int = 96,
     ) -> None:
         super().__init__()
+        if render_mode not in (None, "rgb_array"):
+            raise InvalidParameterError(
+                f"render_mode must be None or 'rgb_array', got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.render_size = int(render_size)
         if isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1:
             raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
         self.max_steps = int(max_steps)
@@ -258,6 +269,20 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
             if self.record_trace:
                 info["trace"] = {key: list(values) for key, values in self._trace.items()}
         return self._observation(), 1.0 if success else 0.0, terminated, truncated, info
+
+    def render(self) -> NDArray[np.uint8] | None:
+        """The current frame, ``(render_size, render_size, 3)`` uint8 RGB (``rgb_array`` mode).
+
+        >>> env = PushTEnv(render_mode="rgb_array", render_size=64)
+        >>> _ = env.reset(seed=0)
+        >>> env.render().shape
+        (64, 64, 3)
+        """
+        if self.render_mode != "rgb_array":
+            return None
+        from evalband.envs._pusht_render import render_pusht
+
+        return render_pusht(self.tee_pose(), self.pusher_position(), self.render_size)
 
     # ------------------------------------------------------------------ internals
     def _observation(self) -> Obs:

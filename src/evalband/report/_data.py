@@ -7,16 +7,17 @@ module only loads runs and groups episodes by slice.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
     from evalband.episode import EpisodeRecord
+    from evalband.report._clips import Clip
     from evalband.store import RunManifest, RunStore
 
 __all__ = [
@@ -83,6 +84,8 @@ class ReportData:
     command: str | None
     sources: tuple[str, ...]
     confidence: float = 0.95
+    clips: tuple[Clip, ...] = ()
+    clips_left_out: int = 0
 
     @property
     def is_comparison(self) -> bool:
@@ -234,6 +237,7 @@ def collect(
         store = None  # never create a store file just to read bundles
     with open_for(store) as st:
         views = tuple(_view(name, st, confidence) for name in names)
+        store_file = None if st is None else st.path
     comparisons: tuple[Comparison, ...] = ()
     if len(views) > 1:
         comparisons = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
@@ -243,5 +247,27 @@ def collect(
         ids = [v.run_id for v in views]
         title = (f"evalband report: {ids[0]}" if len(ids) == 1
                  else f"evalband report: {', '.join(ids[1:])} vs {ids[0]}")
+    from evalband.report._clips import choose_clips
+
+    clips, left_out = choose_clips(views, comparisons, _locators(views, names, store_file))
     return ReportData(runs=views, comparisons=comparisons, title=title, command=command,
-                      sources=tuple(names), confidence=confidence)
+                      sources=tuple(names), confidence=confidence, clips=clips,
+                      clips_left_out=left_out)
+
+
+def _locators(
+    views: Sequence[RunView], names: Sequence[str], store_file: Path | None
+) -> dict[str, Callable[[Mapping[str, Any]], Path | None]]:
+    """Where each run's media files are: beside its store, or in its bundle's ``media/``."""
+    from evalband.store._media import media_file
+
+    def finder(root: Path) -> Callable[[Mapping[str, Any]], Path | None]:
+        return lambda ref: media_file(root, ref)
+
+    out: dict[str, Callable[[Mapping[str, Any]], Path | None]] = {}
+    for view, name in zip(views, names, strict=True):
+        if is_bundle(name):
+            out[view.run_id] = finder(Path(name) / "bundle")  # media_file looks in <dir>/media
+        elif store_file is not None:
+            out[view.run_id] = finder(Path(store_file))
+    return out

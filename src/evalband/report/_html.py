@@ -201,10 +201,10 @@ def _comparison_table(c: Comparison) -> str:
     level = _level(c.confidence)
     return (f"<h3>{_E(c.candidate)} ({_E(c.candidate_policy)}) vs {_E(c.baseline)} "
             f"({_E(c.baseline_policy)})</h3>"
-            + _table(["slice", ("Δ points", f"{level} interval"), "verdict",
+            + _table(["slice", ("Δ points", f"Holm-adjusted, family {level}"), "verdict",
                       ("n", "base/cand"), ("baseline", f"{level} Wilson"),
                       ("candidate", f"{level} Wilson"), ("pairs", "cand-only / base-only"),
-                      ("p", "McNemar"), ("Holm p", "all slices")], rows, "sortable slices",
+                      ("p", "exact"), ("Holm p", "all slices")], rows, "sortable slices",
                      text_columns=(0, 2)))
 
 
@@ -232,8 +232,9 @@ def _slices_section(data: ReportData) -> str:
         body = "\n".join(_comparison_table(c) for c in data.comparisons)
         body += ("<p class='note'>Slices first, aggregate last. Δ is candidate - baseline in "
                  "points, paired by (cell, episode, repeat) where episodes match; p is exact "
-                 "McNemar (Fisher where unpaired), Holm-adjusted across every slice. Click a "
-                 "header to sort.</p>")
+                 "McNemar (Fisher where unpaired), two-sided, Holm-adjusted across every slice; "
+                 "each interval is at the level Holm used for its slice, so it excludes 0 "
+                 "exactly when the slice is decided. Click a header to sort.</p>")
     else:
         body = slice_table_html(data.runs[0])
     return _section("slices", "Slices", body)
@@ -272,6 +273,30 @@ def _outcome_table(data: ReportData) -> str:
                                                               "error")) + "</tr>")
     return _table(["run", "slice", "attempted", "success", "failure", "timeout", "error"], rows,
                   text_columns=(0, 1))
+
+
+def _reason_table(data: ReportData) -> str:
+    """Why episodes did not succeed, per run and cell, where the records say.
+
+    The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
+    """
+    counts: dict[tuple[str, str, str], int] = {}
+    for v in data.runs:
+        for r in v.data.records:
+            if r.success:
+                continue
+            reason = r.extra.get("reason") or (r.error.split(":", 1)[0] if r.error else None)
+            if reason:
+                key = (v.run_id, r.cell or "(one cell)", f"{r.outcome.value}: {reason}")
+                counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return ""
+    rows = ["<tr>" + _td(run) + _td(cell) + _td(reason) + _num(n) + "</tr>"
+            for (run, cell, reason), n in sorted(counts.items())]
+    return ("<p><b>Why episodes did not succeed</b>, as the records say (a failure-mode "
+            "column of imported results, or an error's type): episodes per reason.</p>"
+            + _table(["run", "cell", "outcome: reason", "episodes"], rows,
+                     text_columns=(0, 1, 2)))
 
 
 # ---------------------------------------------------------------------------- plots
@@ -359,6 +384,7 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
         "budget ran out; it stays in the denominator) and error (the harness or policy "
         "crashed; never a failure, and a verdict is withheld while errors stand).")
     outcome += _outcome_table(data) if data.is_comparison else ""
+    outcome += _reason_table(data)
     return (_section("plots", "Plots", "\n".join(figures)),
             _section("outcomes", "Outcome breakdown", outcome))
 
@@ -476,11 +502,17 @@ def report_html(data: ReportData) -> str:
     plots, outcomes = _plots_section(data)
     sections = [_verdict_section(data), _slices_section(data), _aggregate_section(data), plots,
                 outcomes]
+    if data.clips:
+        from evalband.report._clips import clips_html
+
+        sections.insert(2, _section("clips", "Clips", clips_html(data.clips,
+                                                                data.clips_left_out)))
     if data.is_comparison:
         sections.append(_runs_section(data))
     sections.append(_repro_section(data))
-    toc = [("verdict", "Verdict"), ("slices", "Slices"), ("aggregate", "Aggregate"),
-           ("plots", "Plots"), ("outcomes", "Outcomes")]
+    toc = [("verdict", "Verdict"), ("slices", "Slices")]
+    toc += [("clips", "Clips")] if data.clips else []
+    toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
     toc += [("runs", "Runs")] if data.is_comparison else []
     toc += [("reproducibility", "Reproducibility")]
     nav = ('<nav class="toc">' + "".join(f'<a href="#{k}">{_E(t)}</a>' for k, t in toc)

@@ -58,12 +58,17 @@ def verdict_parts(row: SliceComparison) -> tuple[str, str]:
     """
     if row.reasons:
         return row.verdict, "; ".join(row.reasons)
-    if row.possible_regression and row.episodes_to_resolve:
-        return row.verdict, (f"possible regression, not established; ~{row.episodes_to_resolve} "
-                             "episodes per arm would resolve it")
-    if row.minimum_detectable_difference is not None and row.verdict != "improved":
-        return row.verdict, f"could detect >= {100 * row.minimum_detectable_difference:.0f} points"
-    return row.verdict, ""
+    if row.verdict in ("regressed", "improved") or row.effect is None:
+        return row.verdict, ""
+    unit = "pairs" if row.pairing == "paired" else "episodes per arm"
+    parts = []
+    if row.detectable_drop is not None:
+        parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.0f} points")
+    else:
+        parts.append("too few episodes to catch any drop")
+    if row.episodes_for_effect is not None:
+        parts.append(f"~{row.episodes_for_effect} {unit} to catch {100 * row.effect:.0f}")
+    return row.verdict, "; ".join(parts)
 
 
 def verdict_text(row: SliceComparison) -> str:
@@ -129,8 +134,8 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
         lines.append(f"Panel `{c.panel_name}` (`{c.panel_fingerprint[:12]}`); runs "
                      f"`{c.baseline}` (baseline) and `{c.candidate}` (candidate).\n")
         level = _level(c.confidence)
-        lines.append(f"| slice | n | baseline | candidate | Δ points ({level}) | p | Holm p "
-                     "| verdict |")
+        lines.append(f"| slice | n | baseline | candidate | Δ points ({level}, Holm-adjusted) "
+                     "| p | Holm p | verdict |")
         lines.append("|---|---|---|---|---|---|---|---|")
         for row in c.slice_rows:
             verdict = verdict_text(row)

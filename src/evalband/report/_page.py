@@ -8,9 +8,10 @@ __all__ = ["html_page", "DEFAULT_CSP", "PAGE_CSS", "SORT_SCRIPT"]
 
 DEFAULT_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-    "img-src data:; base-uri 'none'; form-action 'none'"
+    "img-src data:; media-src data:; base-uri 'none'; form-action 'none'"
 )
-"""The page's Content-Security-Policy: the browser itself refuses any network request."""
+"""The page's Content-Security-Policy: the browser itself refuses any network request
+(embedded clips are ``data:`` URIs)."""
 
 PAGE_CSS = """
 :root { --fg: #1d1d1f; --muted: #5f6368; --line: #d9d9de; --bg-alt: #f6f7f9;
@@ -68,6 +69,9 @@ tr.kind-all td { font-weight: 600; }
 figure { margin: 1.2rem 0 1.8rem; }
 figure svg { width: 100%; max-width: 900px; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: .9em; max-width: 90ch; margin-top: .3rem; }
+.clips { display: flex; flex-wrap: wrap; gap: 1rem; }
+figure.clip { margin: 0; width: 240px; }
+figure.clip video { width: 240px; height: 240px; image-rendering: pixelated; background: #000; }
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
 dl.kv dt { color: var(--muted); }
 dl.kv dd { margin: 0; overflow-wrap: anywhere; }

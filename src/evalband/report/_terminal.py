@@ -71,8 +71,10 @@ def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[Render
     table = new_table(
         f"{c.candidate} ({c.candidate_policy}) vs {c.baseline} ({c.baseline_policy}) - "
         "slices first",
-        ["slice", "n", "baseline", "candidate", "delta points", "p", "Holm p", "verdict"],
-        plain=plain, right=["n", "baseline", "candidate", "delta points", "p", "Holm p"],
+        ["slice", "n", "baseline", "candidate", "delta points (Holm-adjusted)", "p", "Holm p",
+         "verdict"],
+        plain=plain, right=["n", "baseline", "candidate", "delta points (Holm-adjusted)", "p",
+                            "Holm p"],
         keep=max((len(r.name) for r in c.slice_rows), default=0))
     for row in c.slice_rows:
         style = VERDICT_STYLES.get(row.verdict, "")

@@ -12,9 +12,8 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from evalband.episode import EpisodeRecord
+from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError
-from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, execute_chunk, execute_chunk_list
 
 __all__ = [
@@ -86,19 +85,44 @@ def worker_modules(task: RunTask) -> list[str]:
     ...                        env="evalband/Reach1D-v0"))[:2]
     ['evalband.run._execute', 'evalband.envs.reach1d']
     """
-    from evalband.envs._resolve import env_class
     from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
 
     modules = ["evalband.run._execute", *task.imports]
-    cls = env_class(task.env)
-    if cls is not None:
-        modules.append(cls.__module__)
+    env_module = _env_module(task.env)
+    if env_module is not None:
+        modules.append(env_module)
     policy = BUILTIN_POLICIES.get(task.policy, task.policy)
     if policy.endswith(CHECKPOINT_SUFFIX):
         modules.append("evalband.policies.bc")
     elif ":" in policy:
         modules.append(policy.partition(":")[0])
     return modules
+
+
+def _env_module(env: str) -> str | None:
+    """The module defining an env id's class, read from its registration, not imported.
+
+    The driver of a process run need not import the env (MuJoCo, ...): only its workers do.
+
+    >>> _env_module("evalband/Reach1D-v0"), _env_module("pkg.mod:Env")
+    ('evalband.envs.reach1d', 'pkg.mod')
+    """
+    from evalband._imports import is_import_path
+
+    if is_import_path(env):  # module:Class, or Gymnasium's module:id (the module registers it)
+        return env.partition(":")[0]
+    import gymnasium
+
+    import evalband.envs  # noqa: F401  (registers the built-in env ids)
+    import evalband.envs._coin  # noqa: F401
+
+    try:
+        entry = gymnasium.spec(env).entry_point
+    except gymnasium.error.Error:
+        return None
+    if isinstance(entry, str):
+        return entry.partition(":")[0]
+    return getattr(entry, "__module__", None)
 
 
 class SerialBackend:
@@ -120,7 +144,9 @@ class ProcessBackend:
     """Plays chunks of episodes in a pool of worker processes (forkserver context).
 
     The driver helps while the workers start: until the first worker is up it plays chunks
-    from the back of the queue in its own process (same code, same records).
+    from the back of the queue in its own process (same code, same records). The pool is
+    the session's warm one (:func:`~evalband.run._pool.warm_pool`): a second run in the
+    same Python process starts no workers.
     """
 
     name = "process"
@@ -137,10 +163,11 @@ class ProcessBackend:
         Chunks shrink as the work runs out (:func:`guided_chunks`); while the workers start,
         the driver plays the last (smallest) chunks itself.
         """
-        import multiprocessing
         import threading
         from collections import deque
-        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+
+        from evalband.run._pool import forkserver_context, warm_pool
 
         if not specs:
             return
@@ -148,12 +175,13 @@ class ProcessBackend:
             chunks = chunked(specs, max(self.chunk_size, task.batch_size))
         else:
             chunks = guided_chunks(specs, self.workers, at_least=task.batch_size or 1)
-        context = multiprocessing.get_context("forkserver")
         # The forkserver imports what workers need once; each worker forks with it loaded
         # (instead of every worker importing numpy, gymnasium, mujoco... itself). Only takes
         # effect when this process starts its forkserver; a missing module is skipped.
-        context.set_forkserver_preload(["__main__", *worker_modules(task)])
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+        context = forkserver_context(worker_modules(task))
+        # The session's warm pool when it has one (an earlier run, or the command line's
+        # prestart): no start-up at all; it stays warm for the next run.
+        with warm_pool(self.workers, context) as pool:
             queue = deque(chunks)
             # The first submit starts a worker and blocks until it is forked: a fresh
             # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in

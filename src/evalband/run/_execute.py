@@ -15,9 +15,8 @@ from typing import Any
 
 from evalband.envs._contract import EvalEnv, control_dt
 from evalband.envs._resolve import accepts_kwarg, close_env, env_class, make_env, prepare_imports
-from evalband.episode import EpisodeRecord, Outcome
-from evalband.panel import EpisodeSpec, SuccessRule
-from evalband.run._judge import DEFAULT_RULE, Judge
+from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
+from evalband.run._judge import DEFAULT_RULE, Judge, Rule
 
 __all__ = ["RunTask", "close_task_envs", "execute_chunk", "resolve_task_policy", "task_env"]
 
@@ -42,6 +41,8 @@ class RunTask:
         metrics: numeric info keys stored with each episode.
         control_dt: the panel's control period (``None``: read from the env).
         time_limit: ``budget`` (the env's ``TimeLimit`` is the budget) or ``env`` (kept).
+        record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
+            a time then); ``None`` films nothing.
     """
 
     run_id: str
@@ -54,10 +55,11 @@ class RunTask:
     batch_size: int = 0
     cwd: str | None = None
     imports: tuple[str, ...] = ()
-    success: SuccessRule = DEFAULT_RULE
+    success: Rule = DEFAULT_RULE
     metrics: tuple[str, ...] = ()
     control_dt: float | None = None
     time_limit: str = "budget"
+    record: Any = None
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, Callable[[Any], Any]]] = {}
@@ -327,6 +329,11 @@ def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[Episo
     With ``task.batch_size`` set, episodes are played in lockstep and yielded as they finish.
     """
     env, policy = _env_and_policy(task)
+    if task.record is not None:  # filming: one episode at a time, frames from env.render()
+        from evalband.run._video import play_recorded
+
+        yield from play_recorded(task, specs, env, policy, play_episode)
+        return
     if task.batch_size:
         from evalband.run._lockstep import play_lockstep
 

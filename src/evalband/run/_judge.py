@@ -1,7 +1,8 @@
 """Judge an episode as it is played: the panel's success rule and the per-episode metrics.
 
-One :class:`Judge` per episode; :meth:`Judge.step` is called after every ``env.step`` and
-says when the episode ends and how (see :class:`~evalband.panel.SuccessRule`). Every path
+The rules are :class:`evalband.panel.SuccessRule`'s (documented there). One :class:`Judge`
+per episode; :meth:`Judge.step` is called after every ``env.step`` and
+says when the episode ends and how. Every path
 that plays episodes one step at a time (one at a time, lockstep) uses it, so their records
 agree. :meth:`Judge.metrics` gives what is stored in the record's ``extra["metrics"]``: the
 return (sum of rewards), the largest and the last reward, and the panel's declared numeric
@@ -12,17 +13,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalband.episode import Outcome
-from evalband.panel import SuccessRule
 
-__all__ = ["Judge", "End", "DEFAULT_RULE"]
+__all__ = ["Judge", "End", "DEFAULT_RULE", "Rule"]
 
 End = tuple[Outcome, bool, bool]
 """``(outcome, terminated, truncated)`` of an ended episode."""
 
-DEFAULT_RULE = SuccessRule()
+
+@dataclass(frozen=True)
+class Rule:
+    """A panel's success rule as workers get it (:class:`evalband.panel.SuccessRule`'s fields).
+
+    Plain data, so a worker process that plays episodes imports no pydantic.
+
+    >>> Rule().rule, Rule(rule="any_step", key="success").key
+    ('terminal', 'success')
+    """
+
+    rule: str = "terminal"
+    key: str = "is_success"
+    threshold: float | None = None
+
+
+DEFAULT_RULE = Rule()
 
 
 def _number(value: Any) -> float | None:
@@ -37,11 +54,11 @@ class Judge:
     """Tally one episode and decide its end by a success rule.
 
     Args:
-        rule: the panel's success rule.
+        rule: the panel's success rule (a :class:`Rule` or a ``SuccessRule``).
         budget_steps: actions allowed.
         metric_keys: numeric info keys to keep (their value at the last step).
 
-    >>> judge = Judge(SuccessRule(rule="any_step", key="success"), budget_steps=3)
+    >>> judge = Judge(Rule(rule="any_step", key="success"), budget_steps=3)
     >>> judge.step(0.0, False, False, {"success": False}) is None
     True
     >>> judge.step(1.0, False, False, {"success": True})
@@ -54,7 +71,7 @@ class Judge:
                  "_info")
 
     def __init__(
-        self, rule: SuccessRule = DEFAULT_RULE, budget_steps: int = 1,
+        self, rule: Rule = DEFAULT_RULE, budget_steps: int = 1,
         metric_keys: Sequence[str] = (),
     ) -> None:
         self.rule = rule
@@ -69,7 +86,7 @@ class Judge:
     def holds(self, info: dict[str, Any]) -> bool:
         """Whether ``info`` says success by the rule's key (and threshold).
 
-        >>> Judge(SuccessRule(key="d", threshold=-0.1)).holds({"d": -0.05})
+        >>> Judge(Rule(key="d", threshold=-0.1)).holds({"d": -0.05})
         True
         """
         value = info.get(self.rule.key)

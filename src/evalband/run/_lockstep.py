@@ -46,9 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.errors import InvalidParameterError
-from evalband.panel import EpisodeSpec
 from evalband.run._execute import (
     RunTask,
     _batch_records,

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord
-from evalband.errors import PanelMismatchError, StoreError
+from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
 from evalband.run._backends import get_backend
 from evalband.run._execute import RunTask, _env_and_policy, close_task_envs, resolve_task_policy
+from evalband.run._judge import Rule
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -122,17 +123,18 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
     """
     import os
 
+    # dt only for a budget in seconds (finding it builds the env: MuJoCo for PushT)
     dt = panel.control_dt if panel.budget.seconds is None else _env_dt(panel)
     return RunTask(
         run_id=run_id,
         policy=policy,
         panel_fingerprint=panel.fingerprint,
         env=panel.env,
-        env_kwargs=dict(panel.env_kwargs),
+        env_kwargs=fields.pop("env_kwargs", dict(panel.env_kwargs)),
         budget_steps=panel.budget.resolve_steps(dt),
         cwd=os.getcwd(),
         imports=tuple(panel.imports),
-        success=panel.success,
+        success=Rule(**panel.success.model_dump()),
         metrics=tuple(panel.metrics),
         control_dt=panel.control_dt,
         time_limit=panel.time_limit,
@@ -174,6 +176,7 @@ def run_panel(
     on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
     batch: bool = True,
     batch_size: int | None = None,
+    record_video: str | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -204,6 +207,9 @@ def run_panel(
             ``None`` plays one episode at a time. Recorded in the manifest's ``extra``, with
             a torch policy's ``batch_mode`` (:meth:`~evalband.policies._torch.TorchPolicy.
             probe_batch_mode`).
+        record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
+            is made with ``render_mode="rgb_array"``), store each clip beside the store and
+            reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
 
     Returns:
         The run id and the run's summary.
@@ -226,11 +232,28 @@ def run_panel(
         batch_extra["batch_mode"] = mode  # as probed in the driver
     backend_impl = get_backend(backend, workers, address=address)
     specs = panel.episode_specs()
+    plan, env_kwargs = None, dict(panel.env_kwargs)
+    if record_video is not None:
+        from evalband.run._video import parse_record
+
+        dt = _env_dt(panel)
+        plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
+        from evalband.envs._resolve import accepts_kwarg, env_class
+
+        cls = env_class(panel.env)
+        if cls is not None and not accepts_kwarg(cls, "render_mode"):
+            raise InvalidParameterError(
+                f"--record needs frames, but env {panel.env} takes no render_mode; record "
+                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop --record"
+            )
+        env_kwargs.setdefault("render_mode", "rgb_array")
     run_id = run_id or default_run_id(panel, policy)
-    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep)
+    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
+                      env_kwargs=env_kwargs, record=plan)
     try:
         refuse_ignored_factors(panel, task)
-        _env_and_policy(task)  # build the env here first: a broken env fails in one line
+        if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
+            _env_and_policy(task)  # (a process run's driver need not import the env)
     except BaseException:
         close_task_envs()
         raise
@@ -285,11 +308,18 @@ def run_panel(
     todo = [spec for spec in specs if spec.key not in done]
     if on_start is not None:
         on_start(len(specs), store.episode_records(run_id) if done else [])
+    if plan is not None:
+        extra = store.require_run(run_id).extra
+        store.update_run(run_id, extra={**extra, "record": record_video})
     status = "interrupted"
     try:
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             with GroupCommit(store, on_episode) as group:
                 for record in backend_impl.run(task, todo):
+                    if plan is not None:
+                        from evalband.run._video import store_pending_media
+
+                        record = store_pending_media(store.path, record)
                     group.add(record)
         status = "finished"
     finally:

@@ -5,16 +5,17 @@ rate (27% of same-model, same-scene pairs), the positive control, and the power 
 that says what a comparison costs. :func:`analyze_session` computes, from a session's plan and
 its trials table, in that order of reading:
 
-1. the **flip floor**: how often two attempts of one policy in one scene disagree, with its
-   Wilson band, per policy, and as the scenes accumulated (the one statistic that "behaved
-   like a measurement");
+1. the **flip floor**: how often two attempts of one policy in one scene disagree, with a
+   band that takes the scene as the unit, per policy, and as the scenes accumulated (the one
+   statistic that "behaved like a measurement");
 2. the **positive-control check**: the control must reach its stated floor and must not be
    beaten by another policy; if it misbehaves, suspect the instrument and the rig before
    inventing science;
-3. **per-policy success** at the rubric's threshold with Wilson bands and the ordinal score
+3. **per-policy success** at the rubric's threshold with scene-clustered bands and the ordinal score
    distribution; skipped trials are counted apart (never as failures), assisted trials are
    reported and left out of unaided success;
-4. **comparisons** paired by scene, Holm-corrected within their family; with a
+4. **comparisons** with the scene as the unit (exact sign-flip test over scenes, intervals
+   that invert it at each Holm step's level), Holm-corrected within their family; with a
    pre-registration locked before the first scored trial, the planned ones are
    *confirmatory* and everything else is *exploratory — a hypothesis, not a finding*;
 5. the **cumulative success** per policy as scenes accumulated (where the seed's three wrong
@@ -27,7 +28,7 @@ Pure: no I/O. The terminal, JSON and HTML renderings live in the CLI.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -197,10 +198,24 @@ def _rows(plan: SessionPlan, trials: pd.DataFrame) -> list[_Row]:
     return sorted(rows, key=lambda r: r.index)
 
 
-def _interval(k: int, n: int, confidence: float) -> Interval | None:
-    from evalband.stats import interval
+def _cluster_rate(k: Sequence[int], n: Sequence[int], confidence: float) -> Interval:
+    """A success rate over scenes (clusters): :func:`evalband.stats.cluster_proportion_interval`."""
+    from evalband.stats import cluster_proportion_interval
 
-    return interval(k, n, confidence=confidence) if n > 0 else None
+    return cluster_proportion_interval(list(k), list(n), confidence=confidence)
+
+
+def _rate_by_scene(rows: Sequence[_Row], confidence: float) -> Interval | None:
+    """The unaided success rate of ``rows`` with the scene as the cluster (None without any)."""
+    k: dict[int, int] = {}
+    n: dict[int, int] = {}
+    for r in rows:
+        if r.unaided:
+            n[r.scene] = n.get(r.scene, 0) + 1
+            k[r.scene] = k.get(r.scene, 0) + bool(r.success)
+    if not n:
+        return None
+    return _cluster_rate([k[s] for s in sorted(n)], [n[s] for s in sorted(n)], confidence)
 
 
 def _points(x: float) -> str:
@@ -255,7 +270,7 @@ def _policy_results(
                 assisted=sum(r.assisted for r in mine),
                 unaided=len(unaided),
                 successes=wins,
-                rate=_interval(wins, len(unaided), confidence),
+                rate=_rate_by_scene(unaided, confidence),
                 scores=scores,
                 mean_score=(sum(with_score) / len(with_score)) if with_score else None,
             )
@@ -264,7 +279,7 @@ def _policy_results(
 
 
 def _flip_floor(plan: SessionPlan, rows: Sequence[_Row], confidence: float) -> FlipFloor | None:
-    from evalband.stats import interval
+    from evalband.analysis._noise import flip_band
 
     order = {p: i for i, p in enumerate(plan.policies)}
     groups: dict[tuple[int, int], list[bool]] = {}
@@ -272,21 +287,22 @@ def _flip_floor(plan: SessionPlan, rows: Sequence[_Row], confidence: float) -> F
         if r.unaided:
             groups.setdefault((r.scene, order[r.policy]), []).append(bool(r.success))
     kept = [(key, outcomes) for key, outcomes in groups.items() if len(outcomes) >= 2]
-    pooled = flip_rate_of_groups([o for _, o in kept], confidence=confidence)
+    # the scene is the unit: every policy's pairs on one scene share that scene
+    scenes = [scene for (scene, _), _ in kept]
+    pooled = flip_rate_of_groups([o for _, o in kept], confidence=confidence, clusters=scenes)
     if pooled is None:
         return None
+    sizes = [len(o) for _, o in kept]
+    pair_counts = [r * (r - 1) // 2 for r in sizes]
+    flip_counts = [sum(o) * (len(o) - sum(o)) for _, o in kept]
     by_scene: list[ScenePoint] = []
     for i, ((scene, _), _) in enumerate(kept):
         if i + 1 == len(kept) or kept[i + 1][0][0] != scene:
             point = pooled.running[i]
-            by_scene.append(
-                ScenePoint(
-                    scene,
-                    point.pairs,
-                    point.flips,
-                    interval(point.flips, point.pairs, confidence=confidence),
-                )
+            band = flip_band(
+                flip_counts[: i + 1], pair_counts[: i + 1], scenes[: i + 1], confidence
             )
+            by_scene.append(ScenePoint(scene, point.pairs, point.flips, band))
     by_policy = []
     weighted = 0.0
     for policy in plan.policies:
@@ -312,20 +328,19 @@ def _cumulative(
     last = max((r.scene for r in rows if r.status != "pending"), default=0)
     out = []
     for policy in plan.policies:
-        k = n = 0
+        mine = [r for r in rows if r.policy == policy and r.unaided]
         points = []
         for scene in range(1, last + 1):
-            here = [r for r in rows if r.policy == policy and r.scene == scene and r.unaided]
-            n += len(here)
-            k += sum(bool(r.success) for r in here)
-            points.append(CumulativePoint(scene, k, n, _interval(k, n, confidence)))
+            upto = [r for r in mine if r.scene <= scene]
+            k = sum(bool(r.success) for r in upto)
+            points.append(CumulativePoint(scene, k, len(upto), _rate_by_scene(upto, confidence)))
         out.append(CumulativeSeries(policy, tuple(points)))
     return tuple(out)
 
 
 @dataclass(frozen=True)
 class _Raw:
-    """A comparison before multiplicity correction."""
+    """A comparison before multiplicity correction: its test, and its interval at any level."""
 
     name: str
     kind: str
@@ -340,60 +355,85 @@ class _Raw:
     rate_a: Interval
     rate_b: Interval
     counts: dict[str, int]
-    difference: Difference
     test: TestResult
+    interval_at: Callable[[float], Difference]
 
 
-def _paired(
-    a: str, b: str, rows: Sequence[_Row], confidence: float
-) -> tuple[dict[str, int], Difference, TestResult, Interval, Interval] | None:
-    """Attempt k of A against attempt k of B in the same scene (both unaided)."""
-    from evalband.stats import diff_paired, interval, mcnemar
+def _scene_counts(
+    rows: Sequence[_Row], members: Sequence[str], scenes: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """Unaided successes and trials of ``members`` in each of ``scenes``."""
+    k = dict.fromkeys(scenes, 0)
+    n = dict.fromkeys(scenes, 0)
+    for r in rows:
+        if r.unaided and r.policy in members and r.scene in n:
+            n[r.scene] += 1
+            k[r.scene] += bool(r.success)
+    return [k[s] for s in scenes], [n[s] for s in scenes]
+
+
+_Compared = tuple[dict[str, int], TestResult, Callable[[float], Difference], Interval, Interval]
+
+
+def _paired(a: str, b: str, rows: Sequence[_Row], confidence: float) -> _Compared | None:
+    """Attempt k of A against attempt k of B in the same scene (both unaided), by scene."""
+    from evalband.stats import clustered_paired_interval, clustered_paired_test
 
     outcome = {(r.policy, r.scene, r.attempt): bool(r.success) for r in rows if r.unaided}
-    both = a_only = b_only = neither = 0
+    per_scene: dict[int, list[int]] = {}
     for (policy, scene, attempt), sa in outcome.items():
         if policy != a or (b, scene, attempt) not in outcome:
             continue
         sb = outcome[(b, scene, attempt)]
-        both += sa and sb
-        a_only += sa and not sb
-        b_only += sb and not sa
-        neither += not sa and not sb
-    n = both + a_only + b_only + neither
-    if n == 0:
+        cell = per_scene.setdefault(scene, [0, 0, 0, 0])  # both, a_only, b_only, neither
+        cell[0 if sa and sb else 1 if sa else 2 if sb else 3] += 1
+    if not per_scene:
         return None
-    counts = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither}
-    diff = diff_paired(both, a_only, b_only, neither, confidence=confidence)
-    test = mcnemar(a_only, b_only, method="exact")
+    cells = [per_scene[s] for s in sorted(per_scene)]
+    both, a_only, b_only, neither = (sum(c[i] for c in cells) for i in range(4))
+    counts = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither,
+              "scenes": len(cells)}
+    b_s = [c[1] for c in cells]
+    c_s = [c[2] for c in cells]
+    n_s = [sum(c) for c in cells]
+    test = clustered_paired_test(b_s, c_s, n_s)
+
+    def interval_at(level: float) -> Difference:
+        return clustered_paired_interval(b_s, c_s, n_s, confidence=level)
+
     return (
         counts,
-        diff,
         test,
-        interval(both + a_only, n, confidence=confidence),
-        interval(both + b_only, n, confidence=confidence),
+        interval_at,
+        _cluster_rate([c[0] + c[1] for c in cells], n_s, confidence),
+        _cluster_rate([c[0] + c[2] for c in cells], n_s, confidence),
     )
 
 
-def _pooled(
-    grouping: Grouping, rows: Sequence[_Row], confidence: float
-) -> tuple[dict[str, int], Difference, TestResult, Interval, Interval] | None:
-    from evalband.stats import diff_unpaired, fisher_exact_test, interval
+def _pooled(grouping: Grouping, rows: Sequence[_Row], confidence: float) -> _Compared | None:
+    """Two groups of policies per scene: the scene is the unit (sign-flip over scenes)."""
+    from evalband.stats import clustered_grouped_interval, clustered_grouped_test
 
-    sides = []
-    for members in grouping.members:
-        used = [r for r in rows if r.unaided and r.policy in members]
-        sides.append((sum(bool(r.success) for r in used), len(used)))
-    (ka, na), (kb, nb) = sides
-    if na == 0 or nb == 0:
+    scenes = sorted({r.scene for r in rows if r.unaided})
+    ka, na = _scene_counts(rows, grouping.members[0], scenes)
+    kb, nb = _scene_counts(rows, grouping.members[1], scenes)
+    both = [i for i, (x, y) in enumerate(zip(na, nb, strict=True)) if x and y]
+    if not both:
         return None
-    counts = {"k_a": ka, "n_a": na, "k_b": kb, "n_b": nb}
+    ka, na, kb, nb = ([v[i] for i in both] for v in (ka, na, kb, nb))
+    counts = {"k_a": sum(ka), "n_a": sum(na), "k_b": sum(kb), "n_b": sum(nb),
+              "scenes": len(both)}
+    test = clustered_grouped_test(ka, na, kb, nb)
+
+    def interval_at(level: float) -> Difference:
+        return clustered_grouped_interval(ka, na, kb, nb, confidence=level)
+
     return (
         counts,
-        diff_unpaired(ka, na, kb, nb, confidence=confidence),
-        fisher_exact_test(ka, na, kb, nb),
-        interval(ka, na, confidence=confidence),
-        interval(kb, nb, confidence=confidence),
+        test,
+        interval_at,
+        _cluster_rate(ka, na, confidence),
+        _cluster_rate(kb, nb, confidence),
     )
 
 
@@ -459,7 +499,7 @@ def _comparisons(
     extra: Sequence[Grouping],
     confidence: float,
 ) -> tuple[SessionComparison, ...]:
-    from evalband.stats import holm
+    from evalband.stats import holm_levels
 
     planned_pairs = list(prereg.comparisons) if prereg else []
     planned_keys = {frozenset(p) for p in planned_pairs}
@@ -475,7 +515,7 @@ def _comparisons(
         got = _paired(a, b, rows, confidence)
         if got is None:
             continue
-        cnt, diff, test, ra, rb = got
+        cnt, test, interval_at, ra, rb = got
         raws.append(
             _Raw(
                 f"{a} vs {b}",
@@ -487,19 +527,19 @@ def _comparisons(
                 (b,),
                 is_planned,
                 CONFIRMATORY if is_planned and counts else EXPLORATORY,
-                "paired by scene and attempt",
+                "paired by scene and attempt; the scene is the unit (sign-flip over scenes)",
                 ra,
                 rb,
                 cnt,
-                diff,
                 test,
+                interval_at,
             )
         )
     for g, is_planned in groups:
         got_g = _pooled(g, rows, confidence)
         if got_g is None:
             continue
-        cnt, diff, test, ra, rb = got_g
+        cnt, test, interval_at, ra, rb = got_g
         raws.append(
             _Raw(
                 g.title,
@@ -511,33 +551,44 @@ def _comparisons(
                 g.members[1],
                 is_planned,
                 CONFIRMATORY if is_planned and counts else EXPLORATORY,
-                "pooled within each group (unpaired)",
+                "pooled within each group, scene by scene (sign-flip over scenes)",
                 ra,
                 rb,
                 cnt,
-                diff,
                 test,
+                interval_at,
             )
         )
     alpha = 1.0 - confidence
     adjusted: dict[int, float] = {}
+    levels: dict[int, float] = {}
+    rejected: dict[int, bool] = {}
     sizes: dict[str, int] = {}
     for family in (CONFIRMATORY, EXPLORATORY):
         idx = [i for i, r in enumerate(raws) if r.family == family]
         sizes[family] = len(idx)
         if idx:
-            for i, p in zip(idx, holm([raws[i].test.p_value for i in idx]), strict=True):
-                adjusted[i] = float(p)
+            adj, rej, lev = holm_levels([raws[i].test.p_value for i in idx], alpha)
+            for k, i in enumerate(idx):
+                adjusted[i], rejected[i], levels[i] = float(adj[k]), bool(rej[k]), float(lev[k])
     out = []
     for i, r in enumerate(raws):
         p = adjusted[i]
-        significant = p <= alpha
-        d = r.difference
-        band = f"{_points(d.estimate)} points [{_points(d.low)}, {_points(d.high)}]"
+        significant = rejected[i]
+        # the interval inverts the printed test at the level of the Holm step that decided it:
+        # it excludes 0 exactly when the comparison is significant
+        d = r.interval_at(1.0 - levels[i])
+        band = (
+            f"{_points(d.estimate)} points [{_points(d.low)}, {_points(d.high)}] "
+            f"({100 * d.confidence:.4g}% Holm-step interval)"
+        )
         if significant and d.estimate > 0:
             words = f"{r.a} above {r.b} by {band}, Holm p = {p:.3g}"
         elif significant:
-            flipped = f"{_points(-d.estimate)} points [{_points(-d.high)}, {_points(-d.low)}]"
+            flipped = (
+                f"{_points(-d.estimate)} points [{_points(-d.high)}, {_points(-d.low)}] "
+                f"({100 * d.confidence:.4g}% Holm-step interval)"
+            )
             words = f"{r.b} above {r.a} by {flipped}, Holm p = {p:.3g}"
         else:
             words = f"{r.name}: {band}, Holm p = {p:.3g}: not established at this n"
@@ -663,8 +714,13 @@ def _prices(
     results: Sequence[PolicyResult],
     comparisons: Sequence[SessionComparison],
     flip: FlipFloor | None,
+    family: int,
 ) -> PriceList | None:
-    from evalband.stats import minimum_detectable_difference, price_list, sample_size
+    from evalband.stats import (
+        clustered_paired_sample_size,
+        minimum_detectable_difference,
+        price_list,
+    )
 
     k = sum(r.successes for r in results)
     n = sum(r.unaided for r in results)
@@ -674,7 +730,10 @@ def _prices(
     signed = [g if base + g <= 1.0 else -g for g in PRICE_GAPS]
     rows = price_list(gaps=signed, baseline=base, power=_PRICE_POWER, alpha=_PRICE_ALPHA)
     paired = [c for c in comparisons if c.kind == "policies"]
-    pairs_n = sum(sum(c.counts.values()) for c in paired)
+    pairs_n = sum(
+        c.counts["both"] + c.counts["a_only"] + c.counts["b_only"] + c.counts["neither"]
+        for c in paired
+    )
     psi = (
         sum(c.counts["a_only"] + c.counts["b_only"] for c in paired) / pairs_n if pairs_n else None
     )
@@ -685,13 +744,13 @@ def _prices(
         psi_row = floor_row = None
         if psi is not None:
             psi_row = _clip_discordant(psi, row.p_a, row.p_b)
-            paired_n = sample_size(
-                row.p_a, row.p_b, _PRICE_POWER, _PRICE_ALPHA, paired=True, discordant=psi_row
+            paired_n = clustered_paired_sample_size(
+                row.p_a, row.p_b, psi_row, _PRICE_POWER, _PRICE_ALPHA, comparisons=family
             )
         if floor is not None:
             floor_row = _clip_discordant(floor, row.p_a, row.p_b)
-            at_floor = sample_size(
-                row.p_a, row.p_b, _PRICE_POWER, _PRICE_ALPHA, paired=True, discordant=floor_row
+            at_floor = clustered_paired_sample_size(
+                row.p_a, row.p_b, floor_row, _PRICE_POWER, _PRICE_ALPHA, comparisons=family
             )
         entries.append(
             PriceEntry(gap, row.p_a, row.p_b, row.n_a, paired_n, psi_row, at_floor, floor_row)
@@ -718,6 +777,10 @@ def _prices(
             if resolvable is not None
             else f"this session's {per_policy} per policy resolve no gap at 80% power"
         )
+        + (
+            f"; matched columns: scenes with one attempt per policy, the session's scene-level "
+            f"test, exact power, alpha {_PRICE_ALPHA:g}/{family} for {family} comparison(s)"
+        )
     )
     return PriceList(
         base,
@@ -729,7 +792,17 @@ def _prices(
         per_policy,
         resolvable,
         sentence,
+        comparisons=family,
+        test="clustered-sign-flip (one matched pair per scene: exact McNemar, score-guarded)",
     )
+
+
+def _price_family(plan: SessionPlan, comparisons: Sequence[SessionComparison]) -> int:
+    """Comparisons a future session's price is corrected for: the planned ones, else every pair."""
+    planned = sum(c.label == CONFIRMATORY for c in comparisons)
+    if planned:
+        return planned
+    return max(1, len(plan.policies) * (len(plan.policies) - 1) // 2)
 
 
 def _notes(
@@ -795,11 +868,14 @@ def analyze_session(
 
     **Success.** A scored trial succeeds when its score is at least the rubric's
     ``success_at``. Skipped trials are counted apart and never as failures; assisted trials
-    are counted and left out of *unaided* success, the rate every statistic uses. Rates get
-    Wilson (1927) bands (:func:`evalband.stats.interval`).
+    are counted and left out of *unaided* success, the rate every statistic uses. Attempts
+    on one scene share it, so rates get bands with the scene as the cluster
+    (:func:`evalband.stats.cluster_proportion_interval`: Wilson at the Korn-Graubard
+    effective sample size, Student's t on scenes - 1 degrees of freedom).
 
     **Flip floor.** Every pair of unaided attempts of one policy in one scene is a
-    same-state pair; the share that disagree is the flip rate with a Wilson band, computed by
+    same-state pair; the share that disagree is the flip rate, its band with the scene as the
+    cluster (every policy's pairs on a scene share it), computed by
     :func:`evalband.analysis._noise.flip_rate_of_groups` (the same code as
     :func:`~evalband.analysis.noise_floor`), also after each scene (``by_scene``) and per
     policy. ``independent_reference`` is what independent attempts would give,
@@ -807,20 +883,20 @@ def analyze_session(
     means attempts in a scene share a fate (the scene matters), one near it means each attempt
     is a fresh coin.
 
-    **Pairing.** Two policies are compared on matched pairs: attempt :math:`k` of A with
-    attempt :math:`k` of B in the same scene, both unaided. Within a block every policy's
-    attempts run on the same captured scene in shuffled order, so the attempt labels are
-    exchangeable and this pairing matches like with like; it keeps the binary pairs that
-    Newcombe's paired interval (:func:`evalband.stats.diff_paired`, Newcombe 1998b method 10)
-    and the exact McNemar test (:func:`evalband.stats.mcnemar`) need, and shared hard scenes
-    cancel. Per-scene success *rates* would need a test on proportions with 2-3 trials each
-    (no exact binary machinery, and ties everywhere). The price of the choice: the
-    :math:`K` pairs of one scene share that scene, so when attempts in a scene are correlated
-    (flip rate below ``independent_reference``) the pairs are not independent and the paired
-    interval is somewhat optimistic; the flip floor shows how much. Groupings (pooled
-    policies, e.g. "all BatchNorm variants vs all GroupNorm variants") are compared unpaired
-    (Newcombe hybrid score, :func:`evalband.stats.diff_unpaired`; Fisher's exact test), which
-    ignores the matching and is conservative when scenes are shared.
+    **Comparisons: the scene is the unit.** Two policies are matched attempt :math:`k`
+    against attempt :math:`k` in the same scene (both unaided); the :math:`K` pairs of a
+    scene share it, so the test counts scenes: the net discordance per scene
+    :math:`x_s = b_s - c_s` goes to the exact sign-flip test over scenes
+    (:func:`evalband.stats.clustered_paired_test`: the labels of equal policies are
+    exchangeable inside a shuffled block, so every :math:`x_s` is symmetric about 0 whatever
+    the attempts share; Durkalski et al. 2003's clustered McNemar test in exact form), whose
+    p-value is guarded by McNemar's asymptotic test (the larger is printed). Groupings
+    (pooled policies) compare the per-scene difference of the two groups' rates the same way
+    (:func:`evalband.stats.clustered_grouped_test`). Each interval inverts the printed test
+    (:func:`evalband.stats.clustered_paired_interval`,
+    :func:`evalband.stats.clustered_grouped_interval`) at the level of the Holm step that
+    decided the comparison (:func:`evalband.stats.holm_levels`), so it excludes 0 exactly
+    when the Holm-adjusted p-value is at most ``1 - confidence``.
 
     **Confirmatory vs exploratory.** With a pre-registration locked *before* the session's
     first scored trial, its comparisons and groupings are :data:`CONFIRMATORY`; every other
@@ -832,7 +908,7 @@ def analyze_session(
 
     **Positive control.** When the plan names one, it must not be significantly below any
     other policy (Holm, from the comparisons above) and, when a floor is stated
-    (``control_floor``, else the pre-registration's ``positive_control_floor``), its Wilson
+    (``control_floor``, else the pre-registration's ``positive_control_floor``), its
     band must not lie wholly below the floor; otherwise it *misbehaves* and the reading is:
     suspect the instrument and the rig first. Its status is ``"ok"`` when its band lies at or
     above the floor (or, without a floor, when it has the session's highest rate), and
@@ -841,11 +917,13 @@ def analyze_session(
 
     **Price list.** :func:`evalband.stats.price_list` at the session's pooled unaided rate for
     20-, 15-, 10- and 5-point gaps (80% power, two-sided 0.05; the seed's two-proportion
-    table), plus the matched-design price (:func:`evalband.stats.sample_size`, ``paired=True``)
-    at this session's observed discordant share between policies and at the flip floor (two
-    equal policies disagree that often on matched scenes: the cheapest a matched design on
-    this rig can be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest
-    unaided trials per policy.
+    table), plus the price of this session's own test in scenes with one attempt per policy
+    (:func:`evalband.stats.clustered_paired_sample_size`: exact power by enumeration, at
+    ``alpha / m`` for the ``m`` planned comparisons, else every pair) at this session's
+    observed discordant share between policies and at the flip floor (two equal policies
+    disagree that often on matched scenes: the cheapest a matched design on this rig can
+    be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest unaided
+    trials per policy.
 
     Args:
         plan: the session's plan.
@@ -922,7 +1000,7 @@ def analyze_session(
         policies=results,
         comparisons=comparisons,
         cumulative=_cumulative(plan, rows, level),
-        prices=_prices(results, comparisons, flip),
+        prices=_prices(results, comparisons, flip, _price_family(plan, comparisons)),
         prereg=use,
         notes=_notes(plan, progress, results, use),
     )

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError
-from evalband.session._analyze import _policy_results, _rows
+from evalband.session._analyze import _policy_results, _Row, _rows, _scene_counts
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.stats import Difference, Interval, TestResult
 from evalband.stats._validate import check_choice, check_confidence
@@ -42,8 +42,11 @@ class AnchorDrift:
         role: ``"positive control"`` (of either session) or ``"bridge"``.
         before: its unaided rate in the first session.
         after: its unaided rate in the second session.
-        change: ``after - before`` (Newcombe hybrid score, independent sessions).
-        test: Fisher's exact or Boschloo's test of equal rates.
+        change: ``after - before`` with the interval that inverts ``test`` at the level of
+            the Holm step that decided it (excludes 0 exactly when ``drifted``).
+        test: the clustered score test (scenes as clusters, Rao-Scott design effects)
+            joined at 0 with Fisher's exact or Boschloo's test on the raw counts: the larger
+            p-value.
         p_holm: Holm-adjusted across the shared policies.
         drifted: ``p_holm <= 1 - confidence``.
         sentence: the check in words.
@@ -69,7 +72,7 @@ class CrossComparison:
         b: a policy only the second session ran.
         rate_a: its rate in the first session.
         rate_b: its rate in the second session.
-        difference: ``a - b`` (Newcombe hybrid score).
+        difference: ``a - b``, the interval of ``test`` at its Holm step's level.
         test: the same test as the drift check.
         p_holm: Holm-adjusted across the cross-session comparisons.
         label: :data:`~evalband.session.EXPLORATORY` (never pre-registered across sessions).
@@ -144,7 +147,10 @@ def _pct(rate: Interval) -> str:
 
 
 def _band(d: Difference) -> str:
-    return f"{100 * d.estimate:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+    return (
+        f"{100 * d.estimate:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}] "
+        f"({100 * d.confidence:.4g}% Holm-step interval)"
+    )
 
 
 def _test(name: str, k_a: int, n_a: int, k_b: int, n_b: int) -> TestResult:
@@ -172,15 +178,19 @@ def session_drift(
     """Compare two sessions on their shared policies; flag rig drift; then compare models.
 
     For every policy both sessions ran (or those in ``on``), its unaided success rate in
-    session B minus session A gets Newcombe's hybrid score interval
-    (:func:`evalband.stats.diff_unpaired`; Newcombe 1998, *Statistics in Medicine*
-    17:873-890, method 10) and a test of equal rates, Fisher's exact test (default,
-    :func:`evalband.stats.fisher_exact_test`) or Boschloo's unconditional exact test
+    session B minus session A is tested with the scene as the unit of dependence: each
+    session's counts are divided by its design effect over scenes (Rao & Scott 1992,
+    *Biometrics* 48:577-585) and the Miettinen-Nurminen (1985) score test is referred to
+    Student's t (:func:`evalband.stats.clustered_diff_unpaired`). Its p-value at 0 is joined
+    with that of an exact test on the raw counts, Fisher's (default,
+    :func:`evalband.stats.fisher_exact_test`) or Boschloo's unconditional test
     (``test="boschloo"``, :func:`evalband.stats.boschloo_test`; more powerful, slow beyond
-    ~100 trials a side). The sessions' scenes are different, so the comparison is unpaired.
-    Holm (:func:`evalband.stats.holm`) adjusts across the shared policies; a shared policy
+    ~100 trials a side): the larger of the two is reported. Holm
+    (:func:`evalband.stats.holm_levels`) adjusts across the shared policies; a shared policy
     whose adjusted p-value is ``<= 1 - confidence`` flags **rig drift**: the same weights
-    behaved differently, so the rig (or the protocol) changed between the sessions.
+    behaved differently, so the rig (or the protocol) changed between the sessions. Each
+    change's interval inverts the same test at the level of the Holm step that decided it,
+    so it excludes 0 exactly when the policy is flagged.
 
     Only then come the cross-session comparisons of the policies each session ran alone
     (session A's model minus session B's, unpaired, Holm across them), always labelled
@@ -217,7 +227,7 @@ def session_drift(
     >>> report.drifted, report.anchors[0].role, report.cross[0].label
     (True, 'positive control', 'exploratory — a hypothesis, not a finding')
     """
-    from evalband.stats import diff_unpaired, holm
+    from evalband.stats import holm_levels
 
     level = check_confidence(confidence)
     how = check_choice(test, "test", DRIFT_TESTS)
@@ -242,8 +252,9 @@ def session_drift(
                 f"{', '.join(missing) or 'none'}"
             )
         shared = [p for p in shared if p in chosen]
-    res_a = _by_name(_policy_results(plan_a, _rows(plan_a, trials_a), level))
-    res_b = _by_name(_policy_results(plan_b, _rows(plan_b, trials_b), level))
+    rows_a, rows_b = _rows(plan_a, trials_a), _rows(plan_b, trials_b)
+    res_a = _by_name(_policy_results(plan_a, rows_a, level))
+    res_b = _by_name(_policy_results(plan_b, rows_b, level))
     controls = {plan_a.positive_control, plan_b.positive_control} - {None}
     notes: list[str] = []
     if plan_a.rubric != plan_b.rubric:
@@ -260,20 +271,22 @@ def session_drift(
                 f"{plan_a.session_id if ra.rate is None else plan_b.session_id}"
             )
             continue
-        change = diff_unpaired(rb.successes, rb.unaided, ra.successes, ra.unaided, confidence=level)
-        result = _test(how, rb.successes, rb.unaided, ra.successes, ra.unaided)
+        exact = _test(how, rb.successes, rb.unaided, ra.successes, ra.unaided)
+        family = _Family(_by_scene(rows_b, policy), _by_scene(rows_a, policy), exact)
         role = "positive control" if policy in controls else "bridge"
-        raw.append((policy, role, ra.rate, rb.rate, change, result))
+        raw.append((policy, role, ra.rate, rb.rate, family, family.at(level)[1]))
     if not raw:
         raise InvalidInputError(
             f"no shared policy ({', '.join(shared)}) has unaided trials in both sessions; "
             "score the bridge arm in both before reading drift"
         )
     alpha = 1.0 - level
-    adjusted = holm([r[5].p_value for r in raw])
+    adjusted, rejected, levels = holm_levels([r[5].p_value for r in raw], alpha)
     anchors = []
-    for (policy, role, before, after, change, result), p in zip(raw, adjusted, strict=True):
-        drifted = float(p) <= alpha
+    for (policy, role, before, after, family, _), p, drifted, step in zip(
+        raw, adjusted.tolist(), rejected.tolist(), levels.tolist(), strict=True
+    ):
+        change, result = family.at(1.0 - step)
         head = (
             f"{role} {policy}: {_pct(before)} in {plan_a.session_id} -> {_pct(after)} in "
             f"{plan_b.session_id}, change {_band(change)}, {result.method} Holm p = "
@@ -303,7 +316,7 @@ def session_drift(
             f"{', '.join(a.policy for a in anchors)}; a drift inside the bands above could "
             "still hide at these n"
         )
-    cross = _cross(plan_a, plan_b, res_a, res_b, level, how, drifted_on)
+    cross = _cross(plan_a, plan_b, (rows_a, rows_b), res_a, res_b, level, how, drifted_on)
     return DriftReport(
         plan_a.session_id,
         plan_b.session_id,
@@ -320,13 +333,14 @@ def session_drift(
 def _cross(
     plan_a: SessionPlan,
     plan_b: SessionPlan,
+    rows: tuple[Sequence[_Row], Sequence[_Row]],
     res_a: dict[str, PolicyResult],
     res_b: dict[str, PolicyResult],
     level: float,
     how: str,
     drifted_on: Sequence[str],
 ) -> tuple[CrossComparison, ...]:
-    from evalband.stats import diff_unpaired, holm
+    from evalband.stats import holm_levels
 
     only_a = [
         (p, res_a[p], rate)
@@ -341,21 +355,22 @@ def _cross(
     raw = []
     for a, ra, rate_a in only_a:
         for b, rb, rate_b in only_b:
-            diff = diff_unpaired(
-                ra.successes, ra.unaided, rb.successes, rb.unaided, confidence=level
-            )
-            result = _test(how, ra.successes, ra.unaided, rb.successes, rb.unaided)
-            raw.append((a, b, rate_a, rate_b, diff, result))
+            exact = _test(how, ra.successes, ra.unaided, rb.successes, rb.unaided)
+            family = _Family(_by_scene(rows[0], a), _by_scene(rows[1], b), exact)
+            raw.append((a, b, rate_a, rate_b, family, family.at(level)[1]))
     if not raw:
         return ()
-    adjusted = holm([r[5].p_value for r in raw])
+    adjusted, _, levels = holm_levels([r[5].p_value for r in raw], 1.0 - level)
     caveat = (
         f"carries the rig drift measured on {', '.join(drifted_on)}"
         if drifted_on
         else "different sessions and scenes: unpaired, and drift below detection may remain"
     )
     out = []
-    for (a, b, rate_a, rate_b, diff, result), p in zip(raw, adjusted, strict=True):
+    for (a, b, rate_a, rate_b, family, _), p, step in zip(
+        raw, adjusted.tolist(), levels.tolist(), strict=True
+    ):
+        diff, result = family.at(1.0 - step)
         sentence = (
             f"{a} ({plan_a.session_id}) vs {b} ({plan_b.session_id}): {_band(diff)}, "
             f"Holm p = {float(p):.3g}; {caveat}"
@@ -366,3 +381,31 @@ def _cross(
             )
         )
     return tuple(out)
+
+
+def _by_scene(rows: Sequence[_Row], policy: str) -> tuple[list[int], list[int]]:
+    """A policy's unaided successes and trials per scene (scenes with trials only)."""
+    scenes = sorted({r.scene for r in rows if r.unaided and r.policy == policy})
+    return _scene_counts(rows, (policy,), scenes)
+
+
+@dataclass(frozen=True)
+class _Family:
+    """One rate change: the clustered score test, with an exact test joined at 0."""
+
+    first: tuple[list[int], list[int]]
+    second: tuple[list[int], list[int]]
+    exact: TestResult
+
+    def at(self, level: float) -> tuple[Difference, TestResult]:
+        from evalband.stats import clustered_diff_unpaired
+
+        (k1, n1), (k2, n2) = self.first, self.second
+        diff, test = clustered_diff_unpaired(
+            k1, n1, k2, n2, confidence=level, equality_p=self.exact.p_value
+        )
+        details = dict(test.details)
+        details["exact_test"] = self.exact.method
+        details["exact_p"] = self.exact.p_value
+        name = f"clustered-score+{self.exact.method}"
+        return diff, TestResult(test.statistic, test.p_value, name, details)

@@ -58,7 +58,9 @@ class PolicyResult:
         assisted: scored trials the operator helped with (left out of unaided success).
         unaided: scored, unassisted trials: the denominator of ``rate``.
         successes: unaided trials scored at or above the rubric's ``success_at``.
-        rate: ``successes / unaided`` with its Wilson band; ``None`` without unaided trials.
+        rate: ``successes / unaided`` with its band over scenes
+            (:func:`evalband.stats.cluster_proportion_interval`, the scene as the cluster);
+            ``None`` without unaided trials.
         scores: how many unaided trials got each rubric level (every level listed).
         mean_score: mean ordinal score of the unaided trials.
     """
@@ -247,11 +249,13 @@ class PriceEntry:
         p_a: the better rate of the scenario (or the worse one when above 1).
         p_b: the session's pooled rate (the baseline).
         unpaired: two-proportion z test (:func:`evalband.stats.sample_size`): the seed's
-            price list.
-        paired: McNemar on matched scenes at this session's observed discordant share
-            between policies (``None`` when the session has no matched pairs).
+            price list, episodes per policy.
+        paired: scenes (one attempt per policy each) for the session's own scene-level test
+            (:func:`evalband.stats.clustered_paired_sample_size`, exact power, level
+            ``alpha / comparisons``) at this session's observed discordant share between
+            policies (``None`` when the session has no matched pairs).
         paired_discordant: the discordant share used (clipped to what the gap allows).
-        at_flip_floor: McNemar at a discordant share equal to the flip floor: the cheapest a
+        at_flip_floor: the same at a discordant share equal to the flip floor: the cheapest a
             matched design on this rig could be (two equal policies disagree that often).
         floor_discordant: the discordant share used for ``at_flip_floor``.
     """
@@ -280,6 +284,9 @@ class PriceList:
         episodes_per_policy: the fewest unaided trials any policy has.
         resolvable_gap: the smallest gap that many episodes resolve (unpaired, 80% power).
         sentence: the price list in words.
+        comparisons: comparisons the matched columns are corrected for (the planned ones,
+            else every pair of policies): their level is ``alpha / comparisons``.
+        test: the test the matched columns price.
     """
 
     baseline: float
@@ -291,6 +298,8 @@ class PriceList:
     episodes_per_policy: int
     resolvable_gap: float | None
     sentence: str
+    comparisons: int = 1
+    test: str = ""
 
 
 @dataclass(frozen=True)

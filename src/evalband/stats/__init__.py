@@ -21,6 +21,21 @@ if TYPE_CHECKING:
         paired_stratified_bootstrap_interval,
         stratified_bootstrap_interval,
     )
+    from evalband.stats._cluster_rates import (
+        cluster_proportion_interval,
+        clustered_diff_unpaired,
+    )
+    from evalband.stats._clustered import (
+        clustered_grouped_interval,
+        clustered_grouped_test,
+        clustered_paired_interval,
+        clustered_paired_test,
+        sign_flip_test,
+    )
+    from evalband.stats._clustered_power import (
+        clustered_paired_power,
+        clustered_paired_sample_size,
+    )
     from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
     from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
     from evalband.stats._intervals import (
@@ -29,7 +44,7 @@ if TYPE_CHECKING:
         interval_bounds,
         intervals,
     )
-    from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm
+    from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm, holm_levels
     from evalband.stats._power import (
         PriceRow,
         discordant_from_correlation,
@@ -66,6 +81,16 @@ __all__ = [
     "TestResult",
     "z_value",
     "holm",
+    "holm_levels",
+    "sign_flip_test",
+    "clustered_paired_test",
+    "clustered_paired_interval",
+    "clustered_grouped_test",
+    "clustered_grouped_interval",
+    "cluster_proportion_interval",
+    "clustered_diff_unpaired",
+    "clustered_paired_power",
+    "clustered_paired_sample_size",
     "bonferroni",
     "benjamini_hochberg",
     "sample_size",
@@ -108,6 +133,16 @@ _LAZY = {
     "discordant_from_correlation": "evalband.stats._power",
     "fisher_exact_test": "evalband.stats._tests",
     "holm": "evalband.stats._multiplicity",
+    "holm_levels": "evalband.stats._multiplicity",
+    "sign_flip_test": "evalband.stats._clustered",
+    "clustered_paired_test": "evalband.stats._clustered",
+    "clustered_paired_interval": "evalband.stats._clustered",
+    "clustered_grouped_test": "evalband.stats._clustered",
+    "clustered_grouped_interval": "evalband.stats._clustered",
+    "cluster_proportion_interval": "evalband.stats._cluster_rates",
+    "clustered_diff_unpaired": "evalband.stats._cluster_rates",
+    "clustered_paired_power": "evalband.stats._clustered_power",
+    "clustered_paired_sample_size": "evalband.stats._clustered_power",
     "interval": "evalband.stats._intervals",
     "interval_bounds": "evalband.stats._intervals",
     "intervals": "evalband.stats._intervals",

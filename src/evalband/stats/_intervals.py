@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from scipy import special
+from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidCountsError
 from evalband.stats._types import Interval
@@ -52,9 +49,36 @@ INTERVAL_METHODS: tuple[str, ...] = (
 )
 """Names accepted by :func:`interval` and :func:`interval_bounds` (``_`` may stand for ``-``)."""
 
-FloatArray = NDArray[np.float64]
-_Bounds = tuple[FloatArray, FloatArray]
-_Trials = int | FloatArray  # one n for every k, or one n per k (never 0: see interval_bounds)
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+    FloatArray = NDArray[np.float64]
+    _Bounds = tuple[FloatArray, FloatArray]
+    _Trials = int | FloatArray  # one n per k or for every k (never 0: see interval_bounds)
+
+# The closed forms (Wilson, Agresti-Coull, Wald) run on arrays (interval_bounds) and on one
+# float (interval: no numpy import for a single band); these two helpers are the only
+# operations that differ, and give the same bits on both.
+
+
+def _sqrt(x: Any) -> Any:
+    if isinstance(x, float):
+        return math.sqrt(x)
+    import numpy as np
+
+    return np.sqrt(x)
+
+
+def _where(condition: Any, yes: float, no: Any) -> Any:
+    if isinstance(condition, bool):
+        return yes if condition else no
+    import numpy as np
+
+    return np.where(condition, yes, no)
+
+
+_CLOSED_FORMS = ("wilson", "agresti-coull", "wald")
 
 
 def _wilson(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
@@ -63,12 +87,12 @@ def _wilson(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     z = z_value(confidence)
     z2 = z * z
     center = k + z2 / 2.0
-    half = z * np.sqrt(k * (n - k) / n + z2 / 4.0)
+    half = z * _sqrt(k * (n - k) / n + z2 / 4.0)
     low = (center - half) / (n + z2)
     high = (center + half) / (n + z2)
     # Exact in real arithmetic: the lower bound is 0 at k = 0 and the upper is 1 at k = n.
-    low = np.where(k == 0, 0.0, low)
-    high = np.where(k == n, 1.0, high)
+    low = _where(k == 0, 0.0, low)
+    high = _where(k == n, 1.0, high)
     return low, high
 
 
@@ -82,6 +106,9 @@ def _beta_bounds(
     # [B(alpha/2; *low_shape), B(1 - alpha/2; *high_shape)], with the lower bound 0 at
     # k = 0 and the upper bound 1 at k = n. Beta shapes must be > 0: the edge cells whose
     # shape would be 0 are evaluated at a dummy shape 1 and then overwritten.
+    import numpy as np
+    from scipy import special
+
     tail = (1.0 - confidence) / 2.0
     a_low = np.where(k == 0, 1.0, low_shape[0])
     b_high = np.where(k == n, 1.0, high_shape[1])
@@ -108,7 +135,7 @@ def _agresti_coull(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     z = z_value(confidence)
     n_tilde = n + z * z
     p_tilde = (k + z * z / 2.0) / n_tilde
-    half = z * np.sqrt(p_tilde * (1.0 - p_tilde) / n_tilde)
+    half = z * _sqrt(p_tilde * (1.0 - p_tilde) / n_tilde)
     return p_tilde - half, p_tilde + half
 
 
@@ -116,7 +143,7 @@ def _wald(k: FloatArray, n: _Trials, confidence: float) -> _Bounds:
     # p^ -+ z sqrt(p^ (1 - p^) / n)
     z = z_value(confidence)
     p_hat = k / n
-    half = z * np.sqrt(p_hat * (1.0 - p_hat) / n)
+    half = z * _sqrt(p_hat * (1.0 - p_hat) / n)
     return p_hat - half, p_hat + half
 
 
@@ -134,6 +161,8 @@ def _check_method(method: str) -> str:
 
 
 def _check_k_array(k: ArrayLike, n: int | FloatArray) -> FloatArray:
+    import numpy as np
+
     try:
         k_arr = np.asarray(k, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -165,6 +194,8 @@ def _check_k_array(k: ArrayLike, n: int | FloatArray) -> FloatArray:
 
 def _check_n_array(n: ArrayLike) -> FloatArray:
     """Trials per count as floats: whole numbers >= 0 (the scalar rules of ``as_count``)."""
+    import numpy as np
+
     raw = np.asarray(n)
     if raw.dtype == np.bool_ or raw.dtype.kind not in "iuf":
         raise InvalidCountsError(
@@ -221,6 +252,8 @@ def interval_bounds(
     >>> [round(float(x), 6) for x in high]
     [0.246163, 0.905469]
     """
+    import numpy as np
+
     name = _check_method(method)
     level = check_confidence(confidence)
     if np.ndim(n) == 0 and not isinstance(n, np.ndarray):
@@ -312,7 +345,12 @@ def interval(
     name = _check_method(method)
     level = check_confidence(confidence)
     k_int, n_int = check_k_n(k, n, allow_empty=allow_empty)
-    low, high = interval_bounds(k_int, n_int, name, level, allow_empty=allow_empty)
+    if n_int > 0 and name in _CLOSED_FORMS:  # interval_bounds' formula on one float
+        closed_form: Any = _FORMULAS[name]
+        low, high = closed_form(float(k_int), n_int, level)
+        low, high = min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+    else:
+        low, high = interval_bounds(k_int, n_int, name, level, allow_empty=allow_empty)
     estimate = k_int / n_int if n_int > 0 else math.nan
     return Interval(
         estimate=estimate,
@@ -355,6 +393,8 @@ def intervals(
     >>> intervals([9], 64)[0] == interval(9, 64)
     True
     """
+    import numpy as np
+
     name = _check_method(method)
     level = check_confidence(confidence)
     low, high = interval_bounds(k, n, name, level)

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from evalband.errors import InvalidParameterError
 
-__all__ = ["bonferroni", "holm", "benjamini_hochberg"]
+__all__ = ["bonferroni", "holm", "holm_levels", "benjamini_hochberg"]
 
 
 def _as_p_values(p_values: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -114,6 +114,59 @@ def holm(p_values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     adjusted = np.empty(m, dtype=np.float64)
     adjusted[order] = np.minimum(1.0, stepped)
     return adjusted
+
+
+def holm_levels(
+    p_values: npt.ArrayLike, alpha: float = 0.05
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """Holm's decisions with, for each hypothesis, the level of the step that decided it.
+
+    Holm (1979) tests the sorted p-values ``p_(1) <= ... <= p_(m)`` against
+    ``alpha / (m - j + 1)`` and stops at the first ``j*`` that fails. A hypothesis rejected
+    at step ``j`` gets level ``alpha / (m - j + 1)``; every hypothesis not rejected gets the
+    level of the step where the procedure stopped, ``alpha / (m - j* + 1)``. An interval
+    that inverts the hypothesis's own test at that level therefore excludes the null value
+    exactly when Holm rejects it (its p-value is at most that level exactly then): the
+    printed interval, the adjusted p-value and the verdict agree. (Rejected hypotheses are
+    also inside Bonferroni's ``alpha / m`` family only when they are decided at step 1;
+    compatible simultaneous bounds for Holm are Strassburger & Bretz 2008, *Statistics in
+    Medicine* 27:4914-4927; these are the per-step levels of the decisions, not
+    simultaneous bounds.)
+
+    Args:
+        p_values: one-dimensional sequence of raw p-values in [0, 1].
+        alpha: family-wise level in (0, 1).
+
+    Returns:
+        ``(adjusted, rejected, levels)`` in the input order: :func:`holm`'s adjusted
+        p-values, ``adjusted <= alpha``, and each hypothesis's decision level (a raw p-value
+        is ``<= level`` exactly when the hypothesis is rejected).
+
+    Raises:
+        InvalidParameterError: bad p-values or ``alpha`` outside (0, 1).
+
+    >>> adjusted, rejected, levels = holm_levels([0.01, 0.04, 0.03, 0.005])
+    >>> rejected.tolist(), levels.tolist()
+    ([True, False, False, True], [0.016666666666666666, 0.025, 0.025, 0.0125])
+    """
+    a = float(alpha)
+    if not 0.0 < a < 1.0:
+        raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
+    p = _as_p_values(p_values)
+    adjusted = holm(p)
+    rejected = adjusted <= a
+    m = p.size
+    levels = np.empty(m, dtype=np.float64)
+    order = np.argsort(p, kind="mergesort")
+    stop: float | None = None
+    for rank, i in enumerate(order.tolist()):
+        step = a / (m - rank)
+        if rejected[i] and stop is None:
+            levels[i] = max(step, float(p[i]))  # p <= level even at the last ulp
+        else:
+            stop = step if stop is None else stop
+            levels[i] = min(stop, float(np.nextafter(p[i], -np.inf)))
+    return adjusted, rejected, levels
 
 
 def benjamini_hochberg(p_values: npt.ArrayLike) -> npt.NDArray[np.float64]:

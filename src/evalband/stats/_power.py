@@ -25,13 +25,18 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
-from typing import NamedTuple
-
-import numpy as np
-from scipy import optimize, special, stats
+from typing import TYPE_CHECKING, NamedTuple
 
 from evalband.errors import InvalidParameterError
+from evalband.stats._normal import ndtr, ndtri
 from evalband.stats._validate import as_count, check_choice, check_probability
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and scipy load inside the exact and search paths only: sample_size and the normal
+# power need a few quantiles (evalband.stats._normal: scipy's values, without scipy at
+# the common levels). norm.isf(q) is -ndtri(q), norm.ppf is ndtri, norm.cdf is ndtr.
 
 __all__ = [
     "sample_size",
@@ -138,14 +143,14 @@ def _normal_power(n: float, design: _Design, alpha: float, continuity: bool) -> 
     s0, s1, gap, cc = design
     if s0 == 0.0:  # no variation under H0 is possible: the test never rejects
         return 0.0
-    z = float(stats.norm.isf(alpha / 2.0))
+    z = -ndtri(alpha / 2.0)
     shift = cc / n if continuity else 0.0
     root = math.sqrt(n)
     if s1 == 0.0:  # the observed difference is deterministic
         return 1.0 if (gap - shift) * root > z * s0 else 0.0
     upper = ((gap - shift) * root - z * s0) / s1
     lower = (-(gap + shift) * root - z * s0) / s1
-    return float(stats.norm.cdf(upper) + stats.norm.cdf(lower))
+    return ndtr(upper) + ndtr(lower)
 
 
 # --------------------------------------------------------------------------- exact power
@@ -153,6 +158,9 @@ def _normal_power(n: float, design: _Design, alpha: float, continuity: bool) -> 
 
 def _mcnemar_exact_power(n: int, p10: float, p01: float, alpha: float) -> float:
     """Exact power of the two-sided exact (conditional binomial) McNemar test."""
+    import numpy as np
+    from scipy import stats
+
     psi = p10 + p01
     if psi <= 0.0:
         return 0.0
@@ -170,6 +178,9 @@ def _mcnemar_exact_power(n: int, p10: float, p01: float, alpha: float) -> float:
 
 def _fisher_exact_power(n_a: int, n_b: int, p_a: float, p_b: float, alpha: float) -> float:
     """Exact power of the two-sided Fisher exact test by enumeration of both binomials."""
+    import numpy as np
+    from scipy import special, stats
+
     fa = stats.binom.pmf(np.arange(n_a + 1), n_a, p_a)
     fb = stats.binom.pmf(np.arange(n_b + 1), n_b, p_b)
     lo_a, hi_a = _support(fa)
@@ -207,6 +218,8 @@ def _fisher_exact_power(n_a: int, n_b: int, p_a: float, p_b: float, alpha: float
 
 def _support(pmf: np.ndarray) -> tuple[int, int]:
     """Smallest index range holding every probability above the negligible level."""
+    import numpy as np
+
     idx = np.flatnonzero(pmf > _NEGLIGIBLE)
     if idx.size == 0:  # pragma: no cover - a pmf always has mass somewhere
         top = int(np.argmax(pmf))
@@ -358,8 +371,8 @@ def sample_size(
             "difference; give the smallest gap worth detecting, e.g. p_a=p_b+0.1"
         )
     design = _design(pa, pb, psi, r, paired)
-    z_a = float(stats.norm.isf(a / 2.0))
-    z_b = float(stats.norm.ppf(target))
+    z_a = -ndtri(a / 2.0)
+    z_b = ndtri(target)
     root_n = (z_a * design.sd_null + z_b * design.sd_alt) / design.gap
     n = root_n * root_n if root_n > 0.0 else 0.0
     if continuity and n > 0.0:
@@ -551,6 +564,8 @@ def minimum_detectable_difference(
                 f"power {target!r} at n={n_a}; choose direction="
                 f"{'down' if sign > 0 else 'up'!r}, more episodes, or a lower target"
             )
+        from scipy import optimize
+
         gap = float(optimize.brentq(shortfall, 0.0, room, xtol=1e-12))
         if paired:
             try:

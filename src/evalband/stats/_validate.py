@@ -138,6 +138,6 @@ def z_value(confidence: float) -> float:
 
 @functools.lru_cache(maxsize=64)
 def _z_cached(level: float) -> float:
-    from scipy.special import ndtri
+    from evalband.stats._normal import ndtri  # scipy's value; scipy only for rare levels
 
-    return float(ndtri(0.5 + level / 2.0))
+    return ndtri(0.5 + level / 2.0)

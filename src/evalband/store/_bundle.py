@@ -189,7 +189,7 @@ def export_bundle(
         (tmp / _PANEL).write_bytes(manifest.panel_yaml.encode("utf-8"))
         pq.write_table(_episodes_table(records), tmp / _EPISODES)
         files: dict[str, dict[str, Any]] = {}
-        for name in (_PANEL, _EPISODES):
+        for name in (_PANEL, _EPISODES, *_copy_media(store, records, tmp)):
             _fsync(tmp / name)
             files[name] = {"sha256": _sha256(tmp / name), "bytes": (tmp / name).stat().st_size}
         doc: dict[str, Any] = {"format": BUNDLE_FORMAT}
@@ -220,12 +220,37 @@ def export_bundle(
     return out
 
 
+_MEDIA = "media"
+
+
+def _copy_media(store: RunStore, records: Sequence[EpisodeRecord], tmp: Path) -> list[str]:
+    """Copy the run's stored clips into ``<bundle>/media/``; their names in the bundle."""
+    from evalband.store._media import media_file
+
+    names: list[str] = []
+    for record in records:
+        for ref in record.media:
+            source = media_file(store.path, ref)
+            if source is None:
+                continue
+            name = f"{_MEDIA}/{source.name}"
+            if name not in names:
+                (tmp / _MEDIA).mkdir(exist_ok=True)
+                shutil.copyfile(source, tmp / name)
+                names.append(name)
+    return names
+
+
 def _safe_name(name: Any, manifest_path: Path) -> str:
+    # a top-level file, or a clip in media/ (no other folders, no way out of the bundle)
+    base = name[len(_MEDIA) + 1 :] if isinstance(name, str) and name.startswith(
+        f"{_MEDIA}/") else name
     if (
         not isinstance(name, str)
-        or not name
-        or name != Path(name).name
-        or name in (".", "..", _MANIFEST)
+        or not isinstance(base, str)
+        or not base
+        or base != Path(base).name
+        or base in (".", "..", _MANIFEST)
     ):
         raise BundleError(f"{manifest_path} lists an invalid file name {name!r}")
     return name
@@ -430,5 +455,10 @@ def import_bundle(store: RunStore, path: str | Path) -> str:
         },
     )
     imported = manifest.replace(status="imported", source="import", extra=extra)
+    if (root / _MEDIA).is_dir():  # verified by load_bundle; stored by content beside the store
+        from evalband.store._media import store_media_file
+
+        for clip in sorted((root / _MEDIA).iterdir()):
+            store_media_file(store.path, clip)
     store._create_run_with_episodes(imported, records)
     return manifest.run_id

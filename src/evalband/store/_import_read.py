@@ -8,6 +8,7 @@ rows with their file positions; each value check raises a one-line
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import math
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # the panel module (pydantic, yaml) is imported when an impor
 __all__ = [
     "IMPORT_COLUMNS",
     "IMPORT_FORMATS",
-    "LEROBOT_PAIRING",
     "SLICE_PREFIX",
     "_Bad",
     "_CONVERTERS",
@@ -43,14 +43,20 @@ __all__ = [
     "_missing",
 ]
 
-IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet", "lerobot")
+IMPORT_FORMATS: tuple[str, ...] = (
+    "csv",
+    "jsonl",
+    "parquet",
+    "lerobot",
+    "libero",
+    "simpler",
+    "paired-csv",
+    "maniskill",
+)
 """The formats :func:`import_results` reads."""
 
 SLICE_PREFIX = "slice."
 """Prefix of the columns that carry one slice factor each (``slice.embodiment``)."""
-
-LEROBOT_PAIRING = "episode index within task (lerobot records no per-episode seeds)"
-"""What an imported lerobot run's episodes pair by (kept in the manifest's ``extra``)."""
 
 _SUFFIXES: dict[str, str] = {
     ".csv": "csv",
@@ -103,16 +109,6 @@ _RECORD_FIELDS = (
     "started_at",
     "error",
 )
-
-# lerobot per-task metric lists kept per episode in ``extra`` (list name -> extra key).
-_LEROBOT_LISTS: dict[str, str] = {
-    "sum_rewards": "sum_reward",
-    "max_rewards": "max_reward",
-    "safety_costs": "safety_cost",
-    "violation_steps": "violation_steps",
-    "constraint_violations": "constraint_violations",
-}
-
 
 # --------------------------------------------------------------------------- errors
 
@@ -297,6 +293,7 @@ class _Raw:
     values: dict[str, Any]
     extra: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # column -> name in messages
+    media: list[str] = field(default_factory=list)  # video files of the episode, as written
 
 
 @dataclass
@@ -307,6 +304,10 @@ class _Table:
     columns: list[str]
     factor_order: list[str] | None = None  # a fixed factor order (lerobot); else sorted
     manifest_extra: dict[str, Any] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)  # columns that are no record field
+    notes: list[str] = field(default_factory=list)  # one-line notes for the user
+    external_seeds: bool = False  # condition_seed values are the source's own seeds
+    arm: str | None = None  # the policy of a file holding several (paired CSV)
 
 
 def _read_text(path: Path) -> str:
@@ -318,31 +319,49 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def _check_column_name(path: Path, name: str, where: str) -> None:
+def _check_column_name(path: Path, name: str, where: str) -> bool:
+    """Whether ``name`` is a record field or a slice column; ``False`` for another column.
+
+    Another column is classified later (a slice factor, a metric or an outcome reason), unless
+    it looks like a misspelt record field, which is refused (a typo such as ``sucess`` would
+    otherwise import quietly as something else).
+    """
     if name in _KINDS:
-        return
+        return True
     if name.startswith(SLICE_PREFIX):
         factor = name[len(SLICE_PREFIX) :]
         if factor and "," not in factor and "=" not in factor and factor == factor.strip():
-            return
+            return True
         raise _fail(path, where, name, "slice.<factor> with a factor name without ',' or '='", name)
     if not name.strip():  # pandas' to_csv() writes its index under an empty header
         raise _fail(path, where, name, "a named column (write the file without an index)", name)
-    known = ", ".join(IMPORT_COLUMNS)
-    raise _fail(path, where, name, f"a known column ({known}, or slice.<factor>)", name)
+    close = difflib.get_close_matches(name, IMPORT_COLUMNS, n=1, cutoff=0.8)
+    if close:
+        raise _fail(
+            path,
+            where,
+            name,
+            f"a known column (did you mean {close[0]!r}? to keep this column as it is, name "
+            f"it with --factors or --metrics)",
+            name,
+        )
+    return False
 
 
-def _check_header(path: Path, columns: Sequence[str], where: str) -> None:
-    """Unknown, repeated and missing columns of a file with a header (CSV, Parquet)."""
+def _check_header(path: Path, columns: Sequence[str], where: str) -> list[str]:
+    """Repeated and missing columns of a file with a header (CSV, Parquet); the unknown ones."""
     seen: set[str] = set()
+    unknown: list[str] = []
     for name in columns:
         if name in seen:
             raise _fail(path, where, name, "each column once", _Text(f"{name!r} twice"))
         seen.add(name)
-        _check_column_name(path, name, where)
+        if not _check_column_name(path, name, where):
+            unknown.append(name)
     if "success" not in seen and "outcome" not in seen:
         shown = ", ".join(repr(c) for c in columns) or "no columns"
         raise _fail(path, where, "success", "a 'success' (0/1) or 'outcome' column", _Text(shown))
+    return unknown
 
 
 def _read_csv(path: Path) -> _Table:
@@ -356,7 +375,7 @@ def _read_csv(path: Path) -> _Table:
         ) from None
     except csv.Error as exc:
         raise _fail(path, header_where, None, "valid CSV", _Text(str(exc))) from None
-    _check_header(path, header, header_where)
+    unknown = _check_header(path, header, header_where)
     rows: list[_Raw] = []
     start = reader.line_num + 1
     while True:
@@ -379,12 +398,13 @@ def _read_csv(path: Path) -> _Table:
                 _Text(f"{len(record)} field{'' if len(record) == 1 else 's'}"),
             )
         rows.append(_Raw(where, dict(zip(header, record, strict=True))))
-    return _Table(rows, header)
+    return _Table(rows, header, unknown=unknown)
 
 
 def _read_jsonl(path: Path) -> _Table:
     rows: list[_Raw] = []
     columns: list[str] = []
+    unknown: list[str] = []
     for number, line in enumerate(_read_text(path).split("\n"), 1):
         if not line.strip():
             continue
@@ -403,10 +423,11 @@ def _read_jsonl(path: Path) -> _Table:
             raise _fail(path, where, None, "a JSON object", _Text(type(data).__name__))
         for name in data:
             if name not in columns:
-                _check_column_name(path, name, where)
+                if not _check_column_name(path, name, where):
+                    unknown.append(name)
                 columns.append(name)
         rows.append(_Raw(where, data))
-    return _Table(rows, columns)
+    return _Table(rows, columns, unknown=unknown)
 
 
 def _read_parquet(path: Path) -> _Table:
@@ -422,170 +443,18 @@ def _read_parquet(path: Path) -> _Table:
     index = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
     table = table.drop_columns([c for c in index if c in table.column_names])  # pandas' index
     columns = [str(name) for name in table.column_names]
-    _check_header(path, columns, "schema")
+    unknown = _check_header(path, columns, "schema")
     data = {name: table.column(name).to_pylist() for name in columns}
     rows = [
         _Raw(f"row {i + 1}", {name: data[name][i] for name in columns})
         for i in range(table.num_rows)
     ]
-    return _Table(rows, columns)
-
-
-def _read_lerobot(path: Path) -> _Table:
-    try:
-        doc = json.loads(_read_text(path))
-    except json.JSONDecodeError as exc:
-        raise _fail(
-            path,
-            f"line {exc.lineno}, character {exc.colno}",
-            None,
-            "a complete lerobot eval_info.json (JSON)",
-            _Text(f"invalid JSON ({exc.msg})"),
-        ) from None
-    if not isinstance(doc, dict):
-        raise _fail(path, "top level", None, "a JSON object", _Text(type(doc).__name__))
-    if isinstance(doc.get("per_task"), list):
-        table = _lerobot_per_task(path, doc["per_task"])
-        summary, summary_name = doc.get("overall"), "overall"
-    elif isinstance(doc.get("per_episode"), list):
-        table = _lerobot_per_episode(path, doc["per_episode"])
-        summary, summary_name = doc.get("aggregated"), "aggregated"
-    else:
-        raise _fail(
-            path,
-            "top level",
-            "per_task",
-            "a 'per_task' list (multi-task lerobot-eval) or a 'per_episode' list",
-            _Text("keys " + (", ".join(repr(k) for k in doc) or "none")),
-        )
-    _check_pc_success(path, table, summary, summary_name)
-    table.manifest_extra["pairing"] = LEROBOT_PAIRING
-    return table
-
-
-def _lerobot_success(path: Path, value: Any, where: str, column: str) -> bool:
-    try:
-        return _as_bool(value)
-    except _Bad as bad:
-        raise _fail(path, where, column, bad.expected, bad.got) from None
-
-
-def _lerobot_per_task(path: Path, tasks: list[Any]) -> _Table:
-    rows: list[_Raw] = []
-    seen: dict[tuple[str | None, str], str] = {}
-    with_group: bool | None = None
-    for index, entry in enumerate(tasks):
-        where = f"per_task[{index}]"
-        if not isinstance(entry, dict):
-            raise _fail(path, where, None, "an object with task_id and metrics", entry)
-        if "task_id" not in entry or _missing(entry["task_id"]):
-            raise _fail(path, where, "task_id", "a task id", _NOTHING)
-        has_group = "task_group" in entry and not _missing(entry["task_group"])
-        if with_group is None:
-            with_group = has_group
-        elif has_group != with_group:
-            raise _fail(
-                path, where, "task_group", "a task_group on every task or on none", _NOTHING
-            )
-        try:
-            task = _as_label(entry["task_id"])
-            group = _as_label(entry["task_group"]) if has_group else None
-        except _Bad as bad:
-            raise _fail(path, where, "task_id", bad.expected, bad.got) from None
-        label = task if group is None else f"{group}/{task}"
-        if (group, task) in seen:
-            raise _fail(
-                path,
-                where,
-                "task_id",
-                f"each task once (task {label} is also {seen[group, task]})",
-                label,
-            )
-        seen[group, task] = where
-        metrics = entry.get("metrics")
-        if not isinstance(metrics, dict):
-            raise _fail(path, f"task {label}", "metrics", "an object of per-episode lists", metrics)
-        successes = metrics.get("successes")
-        if not isinstance(successes, list) or not successes:
-            raise _fail(
-                path,
-                f"task {label}",
-                "metrics.successes",
-                "a non-empty list of 0/1 or true/false",
-                _NOTHING if successes is None else successes,
-            )
-        lists: dict[str, list[Any]] = {}
-        for name in _LEROBOT_LISTS:
-            values = metrics.get(name)
-            if values is None:
-                continue
-            if not isinstance(values, list) or len(values) != len(successes):
-                got = _Text(f"{len(values)} values") if isinstance(values, list) else values
-                raise _fail(
-                    path,
-                    f"task {label}",
-                    f"metrics.{name}",
-                    f"a list of {len(successes)} values (one per episode, as successes)",
-                    got,
-                )
-            lists[name] = values
-        for episode, value in enumerate(successes):
-            at = f"task {label}, episode {episode}"
-            success = _lerobot_success(path, value, at, "metrics.successes")
-            values_: dict[str, Any] = {"success": success, "episode": episode, "slice.task": task}
-            if group is not None:
-                values_["slice.task_group"] = group
-            extra = {_LEROBOT_LISTS[name]: lst[episode] for name, lst in lists.items()}
-            rows.append(_Raw(at, values_, extra))
-    if not rows:
-        raise _fail(path, "per_task", None, "at least one task", _Text("an empty list"))
-    columns = ["success", "episode", "slice.task"] + (["slice.task_group"] if with_group else [])
-    order = (["task_group"] if with_group else []) + ["task"]
-    return _Table(rows, columns, factor_order=order)
-
-
-def _lerobot_per_episode(path: Path, episodes: list[Any]) -> _Table:
-    rows: list[_Raw] = []
-    for index, entry in enumerate(episodes):
-        where = f"per_episode[{index}]"
-        if not isinstance(entry, dict):
-            raise _fail(path, where, None, "an object with episode_ix and success", entry)
-        raw_ix = entry.get("episode_ix", index)
-        try:
-            episode = index if raw_ix is None else _as_count(raw_ix)
-        except _Bad as bad:
-            raise _fail(path, where, "episode_ix", bad.expected, bad.got) from None
-        at = f"episode {episode}"
-        if "success" not in entry or entry["success"] is None:
-            raise _fail(path, at, "success", "0/1 or true/false", _NOTHING)
-        success = _lerobot_success(path, entry["success"], at, "success")
-        extra = {k: v for k, v in entry.items() if k not in ("episode_ix", "success")}
-        labels = {"episode": "episode_ix"}
-        rows.append(_Raw(at, {"success": success, "episode": episode}, extra, labels))
-    if not rows:
-        raise _fail(path, "per_episode", None, "at least one episode", _Text("an empty list"))
-    return _Table(rows, ["success", "episode"], factor_order=[])
-
-
-def _check_pc_success(path: Path, table: _Table, summary: Any, name: str) -> None:
-    """Cross-check lerobot's own aggregate success rate against the per-episode list."""
-    if not isinstance(summary, dict) or not isinstance(summary.get("pc_success"), int | float):
-        return
-    stated = float(summary["pc_success"])
-    if math.isnan(stated):
-        return
-    rate = 100.0 * sum(bool(r.values["success"]) for r in table.rows) / len(table.rows)
-    if abs(rate - stated) > 1e-6 * max(1.0, abs(stated)):
-        raise _fail(
-            path, name, "pc_success", f"{rate!r} (the per-episode successes' rate, in %)", stated
-        )
+    return _Table(rows, columns, unknown=unknown)
 
 
 _READERS: dict[str, Callable[[Path], _Table]] = {
     "csv": _read_csv,
     "jsonl": _read_jsonl,
     "parquet": _read_parquet,
-    "lerobot": _read_lerobot,
 }
-
-
+"""Readers of the tabular formats (lerobot's is added by :mod:`._import_lerobot`)."""

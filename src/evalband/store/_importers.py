@@ -1,308 +1,57 @@
-"""Import results produced elsewhere (CSV, JSONL, Parquet, lerobot ``eval_info.json``) as a run.
+"""Import results produced elsewhere as runs: the field's own outputs, told apart by content.
 
-A tabular file holds one row per attempted episode, with the columns of the
-:class:`~evalband.episode.EpisodeRecord` (see ``docs/imports.md``): ``success`` (0/1) or
-``outcome`` is enough; slices come as ``slice.<factor>`` columns or a ``cell`` key. lerobot-eval's
-``eval_info.json`` holds per-task ``successes`` lists (or a single-task ``per_episode`` list) and
-no per-episode condition seeds, so its episodes pair by episode index within task.
+Readers: tabular files (CSV, JSONL, Parquet; :mod:`._import_read`, extra columns classified by
+:mod:`._import_columns`), lerobot-eval's ``eval_info.json`` (:mod:`._import_lerobot`), and
+openpi's LIBERO logs, SimplerEnv result trees, paired CSVs and ManiSkill ``RecordEpisode``
+trajectories (:mod:`._import_sources`). Rows are checked in file order (:mod:`._import_check`).
 
 Everything is validated before anything is written; the run manifest and all episodes are then
-stored in one transaction. A bad file is rejected whole with an
-:class:`~evalband.errors.ImportFormatError` naming the file, the row and the column of the first
-problem, and the store is left as it was.
+stored in one transaction (the videos a source names are first copied beside the store by
+content). A bad file is rejected whole with an :class:`~evalband.errors.ImportFormatError`
+naming the file, the row and the column of the first problem, and the store is left as it was.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalband.episode import EpisodeRecord, Outcome
+from evalband.episode import EpisodeRecord
 from evalband.errors import ImportFormatError, InvalidInputError, InvalidParameterError, StoreError
+from evalband.store._import_columns import classify_columns
+from evalband.store._import_lerobot import LEROBOT_PAIRING
+from evalband.store._import_sources import SOURCE_READERS, detect_format
 from evalband.store._manifest import RunManifest
 from evalband.store._sqlite import RunStore
 
 if TYPE_CHECKING:  # the panel module (pydantic, yaml) is imported when an import runs
     from evalband.panel import Panel
 
+from evalband.store._import_check import _Checker, _label_key, _Row
 from evalband.store._import_read import (
-    _CONVERTERS,
-    _KINDS,
-    _NOTHING,
     _READERS,
     _RECORD_FIELDS,
     _SUFFIXES,
     IMPORT_COLUMNS,
     IMPORT_FORMATS,
-    LEROBOT_PAIRING,
     SLICE_PREFIX,
-    _as_label,
-    _Bad,
     _fail,
-    _missing,
-    _Raw,
     _Table,
     _Text,
 )
 
 __all__ = [
     "import_results",
+    "import_runs",
     "infer_import_format",
     "IMPORT_FORMATS",
     "IMPORT_COLUMNS",
     "SLICE_PREFIX",
     "LEROBOT_PAIRING",
 ]
-
-
-# --------------------------------------------------------------------------- validating
-
-
-@dataclass
-class _Row:
-    """One validated row, before the panel is known."""
-
-    where: str
-    outcome: Outcome
-    slices: dict[str, str]
-    episode: int | None
-    repeat: int
-    values: dict[str, Any]
-    extra: dict[str, Any]
-    labels: dict[str, str] = field(default_factory=dict)
-    cell: str = ""
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        """The pairing key; valid once the cell and episode are assigned."""
-        assert self.episode is not None  # set by _Checker.add before any key is read
-        return (self.cell, self.episode, self.repeat)
-
-
-def _convert(path: Path, raw: _Raw, table: _Table) -> _Row:
-    values: dict[str, Any] = {}
-    slices: dict[str, str] = {}
-    for name, value in raw.values.items():
-        if _missing(value):
-            continue
-        label = raw.labels.get(name, name)
-        try:
-            if name.startswith(SLICE_PREFIX):
-                slices[name[len(SLICE_PREFIX) :]] = _as_label(value)
-            else:
-                values[name] = _CONVERTERS[_KINDS[name]](value)
-        except _Bad as bad:
-            raise _fail(path, raw.where, label, bad.expected, bad.got) from None
-    success, outcome = values.get("success"), values.get("outcome")
-    if success is None and outcome is None:
-        column = (
-            "outcome"
-            if "outcome" in table.columns and "success" not in table.columns
-            else "success"
-        )
-        raise _fail(path, raw.where, column, "0/1 or true/false (or an outcome)", _NOTHING)
-    if success is not None and outcome is not None and success != (outcome is Outcome.SUCCESS):
-        raise _fail(
-            path,
-            raw.where,
-            "success",
-            f"{int(outcome is Outcome.SUCCESS)} (to agree with outcome {outcome.value!r})",
-            raw.values["success"],
-        )
-    if outcome is None:
-        outcome = Outcome.SUCCESS if success else Outcome.FAILURE
-    if "cell" in values:
-        parsed: dict[str, str] = values.pop("cell")
-        for factor, label in parsed.items():
-            if factor in slices and slices[factor] != label:
-                raise _fail(
-                    path,
-                    raw.where,
-                    "cell",
-                    f"{factor}={slices[factor]} (as in column {SLICE_PREFIX}{factor})",
-                    raw.values["cell"],
-                )
-        slices = {**parsed, **slices}
-    if "episode" in table.columns and "episode" not in values:
-        raise _fail(path, raw.where, "episode", "a whole number >= 0", _NOTHING)
-    if values.get("time_to_success_s") is not None and outcome is not Outcome.SUCCESS:
-        raise _fail(
-            path,
-            raw.where,
-            "time_to_success_s",
-            f"no value for a {outcome.value} (time to success is for successes only)",
-            raw.values["time_to_success_s"],
-        )
-    terminated = values.setdefault("terminated", outcome in (Outcome.SUCCESS, Outcome.FAILURE))
-    truncated = values.setdefault("truncated", outcome is Outcome.TIMEOUT)
-    if outcome is Outcome.SUCCESS and truncated and not terminated:
-        raise _fail(
-            path,
-            raw.where,
-            "truncated",
-            "0 for a success that is not terminated",
-            raw.values.get("truncated"),
-        )
-    if outcome is Outcome.SUCCESS and values.get("time_to_success_s") is None:
-        values["time_to_success_s"] = values.get("sim_time_s")
-    return _Row(
-        where=raw.where,
-        outcome=outcome,
-        slices=slices,
-        episode=values.pop("episode", None),
-        repeat=values.pop("repeat", 0),
-        values=values,
-        extra=dict(raw.extra),
-        labels=raw.labels,
-    )
-
-
-def _label_key(label: str) -> tuple[int, float, str]:
-    """Sort slice labels numerically when they are numbers, else as text."""
-    try:
-        number = float(label)
-    except ValueError:
-        return (1, 0.0, label)
-    return (0, number, label) if math.isfinite(number) else (1, 0.0, label)
-
-
-class _Checker:
-    """The checks that span rows, applied row by row so the first problem is reported first.
-
-    Every row names the same factors (the panel's, when one is given; else the first row's),
-    each ``(cell, episode, repeat)`` appears once, a constant ``policy`` column, and, with a
-    panel, every row inside it. Also assigns cells (factors in ``order``) and default episodes
-    (row order within ``(cell, repeat)``).
-    """
-
-    def __init__(self, path: Path, table: _Table, panel: Panel | None) -> None:
-        self.path = path
-        self.table = table
-        self.panel = panel
-        self.order: list[str] | None = (
-            list(panel.factors) if panel is not None else table.factor_order
-        )
-        self.levels = (
-            {}
-            if panel is None
-            else {factor: [str(v) for v in values] for factor, values in panel.factors.items()}
-        )
-        self.seeds = (
-            {}
-            if panel is None
-            else {spec.key: spec.condition_seed for spec in panel.episode_specs()}
-        )
-        self.counters: dict[tuple[str, int], int] = {}
-        self.first: dict[tuple[str, int, int], str] = {}
-        self.policy: tuple[str, str] | None = None
-        self.rows: list[_Row] = []
-
-    def add(self, raw: _Raw) -> None:
-        row = _convert(self.path, raw, self.table)
-        if self.order is None:
-            self.order = sorted(row.slices)
-        self._factors(row)
-        row.slices = {factor: row.slices[factor] for factor in self.order}
-        row.cell = ",".join(f"{factor}={label}" for factor, label in row.slices.items())
-        if row.episode is None:
-            count = (row.cell, row.repeat)
-            row.episode = self.counters.get(count, 0)
-            self.counters[count] = row.episode + 1
-        if self.panel is not None:
-            self._inside_panel(row, self.panel)
-        if row.key in self.first:
-            raise _fail(
-                self.path,
-                row.where,
-                row.labels.get("episode", "episode"),
-                f"each (cell, episode, repeat) once; {self.first[row.key]} has the same",
-                _Text(f"cell={row.cell!r}, episode={row.episode}, repeat={row.repeat}"),
-            )
-        self.first[row.key] = row.where
-        self._policy(row)
-        self.rows.append(row)
-
-    def _factors(self, row: _Row) -> None:
-        assert self.order is not None  # set from the panel, the reader, or the first row
-        expected = set(self.order)
-        if set(row.slices) == expected:
-            return
-        source = "the panel's" if self.panel is not None else "the first row's"
-        names = ", ".join(self.order) or "none"
-        missing = [factor for factor in self.order if factor not in row.slices]
-        if missing:
-            raise _fail(
-                self.path,
-                row.where,
-                SLICE_PREFIX + missing[0],
-                f"a value for every one of {source} factors ({names})",
-                _NOTHING,
-            )
-        stray = sorted(set(row.slices) - expected)[0]
-        raise _fail(
-            self.path,
-            row.where,
-            SLICE_PREFIX + stray,
-            f"only {source} factors ({names})",
-            row.slices[stray],
-        )
-
-    def _inside_panel(self, row: _Row, panel: Panel) -> None:
-        for factor, label in row.slices.items():
-            if label not in self.levels[factor]:
-                raise _fail(
-                    self.path,
-                    row.where,
-                    SLICE_PREFIX + factor,
-                    f"one of the panel's levels {', '.join(self.levels[factor])}",
-                    label,
-                )
-        if row.key[1] >= panel.episodes:
-            raise _fail(
-                self.path,
-                row.where,
-                "episode",
-                f"an index below the panel's {panel.episodes} episodes per cell",
-                row.episode,
-            )
-        if row.repeat >= panel.repeats:
-            raise _fail(
-                self.path,
-                row.where,
-                "repeat",
-                f"an index below the panel's {panel.repeats} repeats",
-                row.repeat,
-            )
-        seed, planned = row.values.get("condition_seed"), self.seeds[row.key]
-        if seed is not None and seed != planned:
-            raise _fail(
-                self.path,
-                row.where,
-                "condition_seed",
-                f"{planned} (the panel's seed for this episode)",
-                seed,
-            )
-
-    def _policy(self, row: _Row) -> None:
-        name = row.values.get("policy")
-        if name is None:
-            return
-        if self.policy is None:
-            self.policy = (name, row.where)
-        elif name != self.policy[0]:
-            raise _fail(
-                self.path,
-                row.where,
-                "policy",
-                f"the same policy on every row ({self.policy[0]!r} at {self.policy[1]}); import "
-                "each policy's results as its own run",
-                name,
-            )
 
 
 INFERRED_BUDGET_STEPS = 1
@@ -376,6 +125,111 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def _resolve_format(path: Path, format: str | None) -> str:
+    if format is not None:
+        if format not in IMPORT_FORMATS:
+            raise InvalidParameterError(
+                f"import format must be one of {', '.join(IMPORT_FORMATS)}; got {format!r}"
+            )
+        return format
+    if not path.exists():
+        raise ImportFormatError(
+            f"cannot import {path}: expected a results file or directory; got no such file",
+            path=str(path),
+            where="file",
+        )
+    detected = detect_format(path)
+    if detected is None and path.is_dir():
+        raise ImportFormatError(
+            f"cannot import {path}: expected an artifact bundle (manifest.json), a SimplerEnv "
+            "result tree ({success,failure}_obj_...mp4) or paired CSVs (<arm>_success columns); "
+            "got a directory with none of them",
+            path=str(path),
+            where="directory",
+        )
+    return detected if detected is not None else infer_import_format(path)
+
+
+def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) -> list[_Table]:
+    if fmt in SOURCE_READERS:
+        tables = SOURCE_READERS[fmt](path)
+    else:
+        if not path.is_file():
+            raise ImportFormatError(
+                f"cannot import {path}: expected a {fmt} file; got "
+                f"{'a directory' if path.is_dir() else 'no such file'}",
+                path=str(path),
+                where="file",
+            )
+        tables = [_READERS[fmt](path)]
+    for table in tables:
+        if fmt in _TABULAR:
+            classify_columns(path, table, factors, metrics)
+        elif factors or metrics:
+            raise InvalidParameterError(
+                f"--factors/--metrics apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
+                "import names its slices and metrics itself"
+            )
+    return tables
+
+
+_TABULAR = ("csv", "jsonl", "parquet", "paired-csv")
+
+
+def import_runs(
+    store: RunStore,
+    path: str | Path,
+    *,
+    format: str | None = None,
+    run_id: str | None = None,
+    policy: str | None = None,
+    panel: Panel | None = None,
+    factors: Sequence[str] = (),
+    metrics: Sequence[str] = (),
+) -> list[str]:
+    r"""Import every run a results file holds (one, or one per arm of a paired CSV).
+
+    The same as :func:`import_results`, for files that hold several policies side by side
+    (``paired-csv``): each arm becomes the run ``<run id>-<arm>`` with policy ``<arm>``, and
+    its episodes pair row by row with the other arms'. Every run is validated before any is
+    written.
+
+    Returns:
+        The run ids, in the file's arm order.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from evalband.store import open_store
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "paired.csv"
+    ...     _ = p.write_text("episode,a_success,b_success\n0,1,0\n1,1,1\n")
+    ...     with open_store(Path(d) / "s.sqlite") as store:
+    ...         print(import_runs(store, p))
+    ['paired-a', 'paired-b']
+    """
+    path = Path(path)
+    fmt = _resolve_format(path, format)
+    stem = _stem(path, fmt)
+    base_id = stem if run_id is None else run_id
+    tables = _read(path, fmt, factors, metrics)
+    plans: list[tuple[RunManifest, list[EpisodeRecord], list[_Row]]] = []
+    for table in tables:
+        rid = base_id if table.arm is None else f"{base_id}-{table.arm}"
+        if store.get_run(rid) is not None:
+            raise StoreError(
+                f"run {rid!r} already exists in {store.path}; give another run id to import "
+                f"{path} as a new run"
+            )
+        arm_policy = policy if table.arm is None else (policy or table.arm)
+        plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
+    ids: list[str] = []
+    for manifest, records, rows in plans:
+        _attach_media(store, path, records, rows)
+        store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
+        ids.append(manifest.run_id)
+    return ids
+
+
 def import_results(
     store: RunStore,
     path: str | Path,
@@ -384,15 +238,22 @@ def import_results(
     run_id: str | None = None,
     policy: str | None = None,
     panel: Panel | None = None,
+    factors: Sequence[str] = (),
+    metrics: Sequence[str] = (),
 ) -> str:
     r"""Import episodes produced elsewhere into ``store`` as a new run.
 
-    Reads a CSV, JSONL or Parquet file of one row per episode (columns in ``docs/imports.md``;
-    ``success`` 0/1 alone is enough) or lerobot-eval's ``eval_info.json``. The whole file is
-    validated first; then the run manifest (``status="imported"``, ``source="import"``,
-    ``backend="import"``) and every episode are written in one transaction. A bad file raises
-    :class:`~evalband.errors.ImportFormatError` naming the row and column of the first problem,
-    and the store is left unchanged.
+    Reads, by content (``format`` forces one, see ``docs/imports.md``): a CSV, JSONL or
+    Parquet file of one row per episode (``success`` 0/1 alone is enough; other columns become
+    slice factors when categorical, metrics when numeric, the outcome reason when a failure
+    mode, and ``factors``/``metrics`` say so explicitly), lerobot-eval's ``eval_info.json``,
+    openpi's LIBERO log, a SimplerEnv result tree, a ManiSkill ``RecordEpisode`` ``.json``.
+    The whole file is validated first; then the run manifest (``status="imported"``,
+    ``source="import"``, ``backend="import"``) and every episode are written in one
+    transaction. A bad file raises :class:`~evalband.errors.ImportFormatError` naming the row
+    and column of the first problem, and the store is left unchanged. Video files the source
+    names are copied beside the store by content and referenced from each record's
+    ``extra["media"]``.
 
     Without ``panel`` a panel is inferred (env ``"imported"``, seed 0, the observed slice values
     as factors, the largest episode index + 1 as episodes, a placeholder budget of 1 step) and
@@ -402,24 +263,24 @@ def import_results(
     fall inside it, the run records its fingerprint, and condition seeds are the panel's, so the
     run compares and pairs with evalband runs of that panel.
 
-    lerobot records no per-episode seeds: its episodes pair by episode index within task, and
-    the manifest says so in ``extra["pairing"]``.
-
     Args:
         store: an open run store.
-        path: the file.
-        format: ``csv``, ``jsonl``, ``parquet`` or ``lerobot``; from the suffix when ``None``.
+        path: the file (or, for a SimplerEnv tree or paired CSVs, the directory).
+        format: one of ``IMPORT_FORMATS``; detected from the content when ``None``.
         run_id: the new run's id; the file stem when ``None`` (for ``eval_info.json``, its
             directory's name). It must not exist yet.
         policy: the policy name; when ``None``, the ``policy`` column (which must then be the
             same on every row), else the file stem as above.
         panel: the panel the episodes were played on; inferred when ``None``.
+        factors: columns of a tabular file to read as slice factors.
+        metrics: columns of a tabular file to read as per-episode metrics.
 
     Returns:
         The run id.
 
     Raises:
-        ImportFormatError: the file is missing or malformed (nothing is imported).
+        ImportFormatError: the file is missing or malformed (nothing is imported), or holds
+            several policies (use :func:`import_runs`).
         StoreError: a run with that id already exists.
         InvalidParameterError: an unknown ``format``.
 
@@ -438,29 +299,31 @@ def import_results(
     [('task=pick', 0, 0), ('task=pick', 1, 0), ('task=place', 0, 0)]
     """
     path = Path(path)
-    if format is None:
-        fmt = infer_import_format(path)
-    elif format in IMPORT_FORMATS:
-        fmt = format
-    else:
-        raise InvalidParameterError(
-            f"import format must be one of {', '.join(IMPORT_FORMATS)}; got {format!r}"
-        )
-    stem = _stem(path, fmt)
-    run_id = stem if run_id is None else run_id
-    if store.get_run(run_id) is not None:
-        raise StoreError(
-            f"run {run_id!r} already exists in {store.path}; give another run id to import "
-            f"{path} as a new run"
-        )
-    if not path.is_file():
+    fmt = _resolve_format(path, format)
+    if fmt == "paired-csv":
         raise ImportFormatError(
-            f"cannot import {path}: expected a {fmt} file; got no such file",
+            f"cannot import {path}: expected one policy's results; got a paired file (several "
+            "policies side by side): import it with import_runs (the CLI does)",
             path=str(path),
             where="file",
         )
+    ids = import_runs(store, path, format=fmt, run_id=run_id, policy=policy, panel=panel,
+                      factors=factors, metrics=metrics)
+    return ids[0]
 
-    table = _READERS[fmt](path)
+
+def _plan(
+    store: RunStore,
+    path: Path,
+    fmt: str,
+    table: _Table,
+    run_id: str,
+    policy: str | None,
+    panel: Panel | None,
+    stem: str,
+) -> tuple[RunManifest, list[EpisodeRecord], list[_Row]]:
+    """Validate one table and build its manifest and records (nothing written)."""
+    del store
     if not table.rows:
         raise _fail(path, "file", None, "at least one episode row", _Text("no rows"))
     checker = _Checker(path, table, panel)
@@ -478,6 +341,8 @@ def import_results(
         extra = dict(row.extra)
         seed = row.values.get("condition_seed")
         if panel is not None:
+            if seed is not None and seed != checker.seeds[row.key]:
+                extra["source_seed"] = seed
             seed = checker.seeds[row.key]
         elif seed is None:
             from evalband.panel import default_condition_seed
@@ -507,7 +372,9 @@ def import_results(
             )
         except InvalidInputError as exc:  # pragma: no cover - the checks above come first
             raise _fail(path, row.where, None, "a valid episode", _Text(str(exc))) from None
-    records.sort(key=lambda r: r.key)
+    order_ = sorted(range(len(records)), key=lambda i: records[i].key)
+    records = [records[i] for i in order_]
+    rows = [rows[i] for i in order_]
 
     manifest = _manifest(
         the_panel,
@@ -520,8 +387,35 @@ def import_results(
         table=table,
         column_policy=column_policy,
     )
-    store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
-    return run_id
+    return manifest, records, rows
+
+
+def _find_media(path: Path, given: str) -> Path | None:
+    """A media file named by a source: as given, or relative to the source's directory."""
+    candidate = Path(given)
+    base = path if path.is_dir() else path.parent
+    for option in (candidate, base / candidate, base.parent / candidate):
+        if option.is_file():
+            return option
+    return None
+
+
+def _attach_media(
+    store: RunStore, path: Path, records: list[EpisodeRecord], rows: list[_Row]
+) -> None:
+    """Copy the videos the rows name beside the store and reference them from the records."""
+    from evalband.store._media import store_media_file
+
+    for record, row in zip(records, rows, strict=True):
+        refs: list[dict[str, Any]] = []
+        for given in row.media:
+            found = _find_media(path, given)
+            if found is None:
+                refs.append({"path": given, "kind": "video", "missing": True})
+            else:
+                refs.append({**store_media_file(store.path, found), "path": given})
+        if refs:
+            record.extra["media"] = refs
 
 
 def _manifest(
@@ -552,11 +446,13 @@ def _manifest(
         "imported_from": {
             "path": str(path.resolve()),
             "format": fmt,
-            "sha256": _sha256(path),
+            "sha256": _sha256(path) if path.is_file() else None,
             "episodes": n_rows,
         },
         **table.manifest_extra,
     }
+    if table.notes:
+        extra["import_notes"] = list(table.notes)
     if inferred:
         extra["panel_inferred"] = True
     if column_policy is not None and column_policy != policy:

@@ -33,8 +33,9 @@ __all__ = [
     "decorate_report",
 ]
 
-VIEW_CSP = DEFAULT_CSP + "; connect-src 'self'"
-"""The viewer's Content-Security-Policy: a report's, plus polling its own server."""
+VIEW_CSP = DEFAULT_CSP.replace("media-src data:", "media-src 'self' data:") + "; connect-src 'self'"
+"""The viewer's Content-Security-Policy: a report's, plus polling its own server and playing
+the clips it serves."""
 
 _E = html.escape
 
@@ -371,6 +372,8 @@ def decorate_report(
     (True, True)
     """
     extra = f'<span class="evalband-note">{_E(note)}</span>' if note else ""
+    extra += "".join(f'<a href="/run/{_E(urllib.parse.quote(r, safe=""))}/episodes">episodes of '
+                     f"{_E(r)}</a>" for r in run_ids)
     if running:
         extra += _live("live: a run is still running; this page reloads as episodes arrive",
                       _state_url(run_ids), state, poll_ms)
@@ -378,7 +381,9 @@ def decorate_report(
     match = _BODY_OPEN.search(page)
     page = page[: match.end()] + nav + page[match.end():] if match else nav + page
     return _CSP_META.sub(
-        lambda m: m.group(1) + m.group(2) + _E("; connect-src 'self'") + m.group(3)
+        lambda m: m.group(1)
+        + m.group(2).replace("media-src data:", _E("media-src 'self' data:"))
+        + _E("; connect-src 'self'") + m.group(3)
         if "connect-src" not in m.group(2) else m.group(0),
         page,
         count=1,

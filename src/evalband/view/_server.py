@@ -28,6 +28,7 @@ import html
 import inspect
 import ipaddress
 import json
+import re
 import socket
 import socketserver
 import sys
@@ -211,6 +212,9 @@ class ViewServer(ThreadingHTTPServer):
         return page, ignored
 
 
+_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
 class _NotFound(Exception):
     """A path or id the viewer does not know: a 404 page."""
 
@@ -294,6 +298,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.FORBIDDEN, "the viewer answers requests for this machine "
                          "only (Host must be 127.0.0.1 or localhost)", api=api, head=head)
             return
+        if len(parts) == 2 and parts[0] == "media":
+            self._media(parts[1], head=head)
+            return
         if parts == ["favicon.ico"]:
             self.send_response(HTTPStatus.NO_CONTENT)
             self.send_header("Content-Length", "0")
@@ -318,12 +325,70 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR,
                          f"internal error ({type(exc).__name__}: {exc})", api=api, head=head)
 
+    def _media(self, name: str, *, head: bool) -> None:
+        """A stored clip, with its content type and HTTP range requests (RFC 9110 §14)."""
+        from evalband.store._media import content_type_of, media_dir
+        from evalband.view._episodes import MEDIA_NAME
+
+        path = media_dir(self.server.store_path) / name
+        if not MEDIA_NAME.match(name) or not path.is_file():
+            self._refuse(HTTPStatus.NOT_FOUND, f"no stored media {name!r}", api=True, head=head)
+            return
+        size = path.stat().st_size
+        start, end = 0, size - 1
+        status = HTTPStatus.OK
+        wanted = self.headers.get("Range")
+        if wanted:
+            match = _RANGE.match(wanted.strip())
+            first = match.group(1) if match else None
+            last = match.group(2) if match else None
+            if match and first:
+                start = int(first)
+                end = min(int(last), size - 1) if last else size - 1
+            elif match and last:  # the last N bytes
+                start, end = max(0, size - int(last)), size - 1
+            if not match or start > end or start >= size:
+                self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            status = HTTPStatus.PARTIAL_CONTENT
+        self.send_response(status)
+        self.send_header("Content-Type", content_type_of(name))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end - start + 1))
+        if status is HTTPStatus.PARTIAL_CONTENT:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Cache-Control", "private, max-age=31536000, immutable")  # by content
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        if head:
+            return
+        with path.open("rb") as fh, contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            fh.seek(start)
+            left = end - start + 1
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                self.wfile.write(chunk)
+                left -= len(chunk)
+
     def _page(self, parts: list[str], store: RunStore) -> str:
         if not parts:
             return self._index(store)
         if len(parts) == 2 and parts[0] == "run":
             store.require_run(parts[1])
             return self._report([parts[1]], store)
+        if len(parts) == 3 and parts[0] == "run" and parts[2] == "episodes":
+            from evalband.view._episodes import episodes_page
+
+            store.require_run(parts[1])
+            return decorate_report(
+                episodes_page(parts[1], store.episode_records(parts[1]), csp=VIEW_CSP),
+                self.server.store_label, run_ids=[], state="", running=False,
+                poll_ms=self.server.poll_ms)
         if len(parts) == 2 and parts[0] == "compare":
             comparison = store.get_comparison(parts[1])
             if comparison is None:

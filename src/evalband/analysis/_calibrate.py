@@ -1,0 +1,242 @@
+"""Calibrate a panel: its real error rates and power, by simulating comparisons on its design.
+
+:func:`calibrate` draws baseline and candidate outcomes for every cell of a panel (its cells,
+episodes per cell and pairing; each cell's baseline rate given or taken from a stored run),
+counts them into the same per-cell pair tables a stored comparison uses, and hands them to the
+same :func:`~evalband.analysis._compare.decide_family` that decides ``evalband compare`` --
+so the rates it prints are the rates of the verdicts the tool actually prints:
+
+* under the null (candidate = baseline): how often the verdict is "regression", "improves",
+  a "hidden regression", and how often any slice is flagged either way;
+* under an alternative per slice (the candidate's rate ``effect`` lower in that slice's cells
+  only): how often that slice comes out "regressed" -- its power.
+
+Matched pairs are drawn with the declared correlation ``phi`` between the two policies'
+outcomes in a pair (the joint cell probability ``p11 = p_b p_c + phi sqrt(p_b q_b p_c q_c)``,
+clipped to what the margins allow). Every rate comes with a Clopper-Pearson Monte Carlo band.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalband.analysis._compare import (
+    DEFAULT_EFFECT,
+    PairTable,
+    RunData,
+    SliceVerdict,
+    Verdict,
+    _row_from_table,
+    _slice_definitions,
+    aggregate_from_tables,
+    decide_family,
+)
+from evalband.errors import InvalidParameterError
+from evalband.panel import Panel
+
+__all__ = ["Rate", "CalibrationResult", "calibrate", "simulate_tables", "verdict_of_tables"]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A simulated rate with its 95% Clopper-Pearson Monte Carlo band."""
+
+    count: int
+    reps: int
+    rate: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, count: int, reps: int) -> Rate:
+        """The rate ``count / reps`` with its exact band.
+
+        >>> Rate.of(0, 100).high < 0.04
+        True
+        """
+        from scipy.stats import beta
+
+        low = float(beta.ppf(0.025, count, reps - count + 1)) if count else 0.0
+        high = float(beta.ppf(0.975, count + 1, reps - count)) if count < reps else 1.0
+        return cls(count, reps, count / reps, low, high)
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """What the panel's comparisons actually do, simulated."""
+
+    panel_name: str
+    episodes_per_cell: dict[str, int]
+    base_rates: dict[str, float]
+    paired: bool
+    correlation: float
+    confidence: float
+    effect: float
+    reps: int
+    false_regression: Rate
+    false_improves: Rate
+    false_hidden_regression: Rate
+    any_slice_flagged: Rate
+    power: dict[str, Rate] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        out = asdict(self)
+        out["schema"] = "evalband-calibration/1"
+        return out
+
+
+def _joint(p_b: float, p_c: float, phi: float) -> tuple[float, float, float, float]:
+    """(both, baseline only, candidate only, neither) probabilities of a matched pair."""
+    p11 = p_b * p_c + phi * math.sqrt(max(p_b * (1 - p_b) * p_c * (1 - p_c), 0.0))
+    p11 = min(max(p11, max(0.0, p_b + p_c - 1.0)), min(p_b, p_c))
+    p10 = p_b - p11
+    p01 = p_c - p11
+    return p11, max(p10, 0.0), max(p01, 0.0), max(1.0 - p11 - p10 - p01, 0.0)
+
+
+def simulate_tables(
+    panel: Panel,
+    base_rates: Mapping[str, float],
+    drops: Mapping[str, float],
+    *,
+    episodes: Mapping[str, int],
+    paired: bool,
+    correlation: float,
+    reps: int,
+    rng: np.random.Generator,
+) -> list[dict[str, PairTable]]:
+    """``reps`` simulated comparisons: per cell, a :class:`PairTable` of both policies."""
+    cells = [c.key for c in panel.cells()]
+    out: list[dict[str, PairTable]] = [{} for _ in range(reps)]
+    for key in cells:
+        n = int(episodes[key])
+        p_b = float(base_rates[key])
+        p_c = min(max(p_b - float(drops.get(key, 0.0)), 0.0), 1.0)
+        if paired:
+            probs = np.asarray(_joint(p_b, p_c, correlation))
+            draws = rng.multinomial(n, probs / probs.sum(), size=reps)
+            for r in range(reps):
+                both, b_only, c_only, neither = (int(x) for x in draws[r])
+                out[r][key] = PairTable(both + b_only, n, both + c_only, n,
+                                        both, b_only, c_only, neither)
+        else:
+            kb = rng.binomial(n, p_b, size=reps)
+            kc = rng.binomial(n, p_c, size=reps)
+            for r in range(reps):
+                out[r][key] = PairTable(int(kb[r]), n, int(kc[r]), n)
+    return out
+
+
+def _membership(panel: Panel) -> list[tuple[str, str, list[str]]]:
+    """(kind, name, cell keys) of every slice of the panel."""
+    cells = panel.cells()
+    return [(kind, name, [c.key for c in cells
+                          if all(c.slices.get(f) == v for f, v in slices.items())])
+            for kind, name, slices in _slice_definitions(panel)]
+
+
+def verdict_of_tables(
+    panel: Panel, tables: Mapping[str, PairTable], *, confidence: float = 0.95,
+    membership: list[tuple[str, str, list[str]]] | None = None,
+) -> tuple[str, list[str], dict[str, str]]:
+    """The verdict ``evalband compare`` gives for these cell tables (overall, hidden, slices)."""
+    rows = []
+    for kind, name, keys in membership or _membership(panel):
+        table = PairTable()
+        for key in keys:
+            table = table + tables[key]
+        rows.append(_row_from_table(kind, name, table, panel, confidence=confidence))
+    agg = aggregate_from_tables(panel, tables, confidence)
+    base = RunData("baseline", "baseline", "sim", panel, [])
+    cand = RunData("candidate", "candidate", "sim", panel, [])
+    (result,) = decide_family(base, [(cand, False, rows, agg)], confidence=confidence,
+                              power_statements=False)
+    return (str(result.verdict), list(result.hidden_regressions),
+            {r.name: str(r.verdict) for r in result.slice_rows})
+
+
+def calibrate(
+    panel: Panel,
+    *,
+    base_rates: Mapping[str, float] | float = 0.5,
+    paired: bool = True,
+    correlation: float = 0.5,
+    confidence: float = 0.95,
+    effect: float = DEFAULT_EFFECT,
+    reps: int = 400,
+    power_reps: int | None = None,
+    seed: int = 0,
+) -> CalibrationResult:
+    """Simulate the panel's comparisons: false-verdict rates under the null, power per slice.
+
+    Args:
+        panel: the panel (its cells, episodes, repeats and factors).
+        base_rates: the baseline success rate of every cell (one number for all, or by cell
+            key; e.g. a stored run's observed rates).
+        paired: matched episodes (the panel's normal use) or independent ones.
+        correlation: phi between the two policies' outcomes on a matched episode.
+        confidence: the comparison's confidence (its family-wise error is one minus this).
+        effect: the drop in success rate each slice's power is computed for.
+        reps: simulated null comparisons.
+        power_reps: simulated comparisons per slice alternative (default ``reps // 2``).
+        seed: seed of the simulation.
+
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 20, "seed": 0,
+    ...                 "budget": {"steps": 1}, "factors": {"arm": ["a", "b"]}})
+    >>> r = calibrate(p, reps=50, power_reps=10, seed=1)
+    >>> r.false_regression.reps, sorted(r.power)
+    (50, ['arm=a', 'arm=b'])
+    """
+    if int(reps) < 1:
+        raise InvalidParameterError(f"reps must be at least 1; got {reps!r}")
+    if not -1.0 <= float(correlation) <= 1.0:
+        raise InvalidParameterError(f"correlation must be in [-1, 1]; got {correlation!r}")
+    cells = panel.cells()
+    rates = ({c.key: float(base_rates) for c in cells} if isinstance(base_rates, int | float)
+             else {c.key: float(base_rates.get(c.key, 0.5)) for c in cells})
+    episodes = {c.key: panel.episodes * panel.repeats for c in cells}
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 13]))
+    null = simulate_tables(panel, rates, {}, episodes=episodes, paired=paired,
+                           correlation=correlation, reps=int(reps), rng=rng)
+    regress = improves = hidden = flagged = 0
+    member = _membership(panel)
+    for tables in null:
+        verdict, hid, slices = verdict_of_tables(panel, tables, confidence=confidence,
+                                                 membership=member)
+        regress += verdict == Verdict.REGRESSION
+        improves += verdict == Verdict.IMPROVES
+        hidden += bool(hid)
+        flagged += any(v in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED)
+                       for v in slices.values())
+    power: dict[str, Rate] = {}
+    n_power = int(power_reps) if power_reps is not None else max(1, int(reps) // 2)
+    for _, name, slices_of in _slice_definitions(panel):
+        drops = {c.key: effect for c in cells
+                 if all(c.slices.get(f) == v for f, v in slices_of.items())}
+        alt = simulate_tables(panel, rates, drops, episodes=episodes, paired=paired,
+                              correlation=correlation, reps=n_power, rng=rng)
+        hits = sum(verdict_of_tables(panel, t, confidence=confidence, membership=member)[2][name]
+                   == SliceVerdict.REGRESSED for t in alt)
+        power[name] = Rate.of(hits, n_power)
+    return CalibrationResult(
+        panel_name=panel.name,
+        episodes_per_cell=episodes,
+        base_rates=rates,
+        paired=paired,
+        correlation=float(correlation),
+        confidence=float(confidence),
+        effect=float(effect),
+        reps=int(reps),
+        false_regression=Rate.of(regress, int(reps)),
+        false_improves=Rate.of(improves, int(reps)),
+        false_hidden_regression=Rate.of(hidden, int(reps)),
+        any_slice_flagged=Rate.of(flagged, int(reps)),
+        power=power,
+    )

@@ -1,0 +1,94 @@
+"""``evalband calibrate``: a panel's real false-verdict rates and per-slice power, simulated."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+
+if TYPE_CHECKING:
+    from evalband.analysis._calibrate import Rate
+
+__all__ = ["register"]
+
+
+def _pct(r: Rate) -> str:
+    return f"{100 * r.rate:5.1f}%  [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+
+
+def calibrate(
+    source: str = typer.Argument(..., help="A panel YAML file or a stored run id."),
+    store: Path | None = STORE_OPTION,
+    slices_from: str | None = typer.Option(
+        None, "--slices-from", help="Take each cell's baseline rate from this stored run."),
+    base_rate: float = typer.Option(0.5, "--base-rate", help="Baseline rate of every cell "
+                                    "(when no run gives them)."),
+    correlation: float = typer.Option(0.5, "--correlation", help="Correlation (phi) of the two "
+                                      "policies' outcomes on a matched episode."),
+    unpaired: bool = typer.Option(False, "--unpaired", help="Simulate independent episodes."),
+    effect: float = typer.Option(0.10, "--effect", help="Drop in success rate the per-slice "
+                                 "power is computed for (0.10 = 10 points)."),
+    reps: int = typer.Option(400, "--reps", help="Simulated null comparisons."),
+    confidence: float = typer.Option(0.95, "--confidence", "-c"),
+    seed: int = typer.Option(0, "--seed"),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Simulate comparisons on this panel's design through the real compare procedure.
+
+    Prints how often two identical policies get "regression", "improves", a hidden regression
+    or any flagged slice, and each slice's power to catch a drop of --effect, with Monte Carlo
+    bands. Run it before spending robot time.
+    """
+    from evalband._api import load_run
+    from evalband.analysis._calibrate import calibrate as simulate
+    from evalband.errors import InvalidInputError
+    from evalband.panel import load_panel
+    from evalband.store import open_store
+
+    rates: dict[str, float] | float = base_rate
+    rate_run = slices_from
+    if os.path.isfile(source):
+        panel = load_panel(source, check_env=False)
+    else:
+        with open_store(store_path(store)) as st:
+            run = load_run(source, st)
+        panel = run.panel
+        rate_run = rate_run or source
+    if rate_run is not None:
+        with open_store(store_path(store)) as st:
+            data = load_run(rate_run, st)
+        by_cell: dict[str, list[bool]] = {}
+        for r in data.records:
+            by_cell.setdefault(r.cell, []).append(r.success)
+        rates = {k: sum(v) / len(v) for k, v in by_cell.items() if v}
+    if not 0 < effect < 1:
+        raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
+    if reps < 1 or reps > 100_000:
+        raise InvalidInputError(f"--reps must be between 1 and 100000; got {reps}")
+    result = simulate(panel, base_rates=rates, paired=not unpaired, correlation=correlation,
+                      confidence=confidence, effect=effect, reps=reps, seed=seed)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    alpha = 1 - confidence
+    design = "unpaired" if unpaired else f"paired, phi = {correlation:g}"
+    console.print(f"panel {panel.name}: {reps} simulated comparisons of identical policies "
+                  f"({design})")
+    console.print(f"  false 'regression'        {_pct(result.false_regression)}   "
+                  f"(stated: <= {100 * alpha / 2:g}%)")
+    console.print(f"  false 'hidden regression' {_pct(result.false_hidden_regression)}")
+    console.print(f"  false 'improves'          {_pct(result.false_improves)}   "
+                  f"(stated: <= {100 * alpha / 2:g}%)")
+    console.print(f"  any slice flagged         {_pct(result.any_slice_flagged)}")
+    console.print(f"power to catch a {100 * effect:.0f}-point drop in one slice:")
+    for name, rate in result.power.items():
+        console.print(f"  {name:<32} {_pct(rate)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the calibrate command to ``app``."""
+    app.command("calibrate")(calibrate)

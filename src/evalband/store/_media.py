@@ -1,0 +1,123 @@
+"""Media beside the run store: videos of episodes, stored once by content.
+
+A store at ``runs/evalband.sqlite`` keeps its media in ``runs/media/<sha256><suffix>``; an
+episode record refers to its media in ``extra["media"]``, a list of references::
+
+    {"sha256": "<hex>", "kind": "video", "content_type": "video/mp4", "path": "<as given>"}
+
+``path`` is where the file came from (an imported video path, as the source wrote it). A
+reference whose file could not be found when it was imported has no ``sha256`` and
+``"missing": true``. Identical clips are stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CONTENT_TYPES",
+    "content_type_of",
+    "media_dir",
+    "media_file",
+    "store_media_bytes",
+    "store_media_file",
+]
+
+CONTENT_TYPES: dict[str, str] = {
+    ".mp4": "video/mp4",
+    ".webm": "video/webm",
+    ".gif": "image/gif",
+    ".png": "image/png",
+    ".rrd": "application/octet-stream",
+}
+"""Content type of a media file by suffix."""
+
+
+def content_type_of(name: str | Path) -> str:
+    """The content type of a media file from its suffix.
+
+    >>> content_type_of("clip.MP4"), content_type_of("x.bin")
+    ('video/mp4', 'application/octet-stream')
+    """
+    return CONTENT_TYPES.get(Path(name).suffix.lower(), "application/octet-stream")
+
+
+def media_dir(store_path: str | Path) -> Path:
+    """The media directory of the store at ``store_path`` (``<store dir>/media``).
+
+    >>> media_dir("/runs/evalband.sqlite").as_posix()
+    '/runs/media'
+    """
+    return Path(store_path).parent / "media"
+
+
+def _suffix(content_type: str, fallback: str = ".bin") -> str:
+    for suffix, kind in CONTENT_TYPES.items():
+        if kind == content_type:
+            return suffix
+    return fallback
+
+
+def store_media_bytes(
+    store_path: str | Path, data: bytes, *, content_type: str, kind: str = "video"
+) -> dict[str, Any]:
+    """Store ``data`` beside the store, named by its sha256; return the reference.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> ref = store_media_bytes(f"{d}/s.sqlite", b"frames", content_type="video/mp4")
+    >>> ref["kind"], ref["content_type"], media_file(f"{d}/s.sqlite", ref).read_bytes()
+    ('video', 'video/mp4', b'frames')
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    target = media_dir(store_path) / f"{digest}{_suffix(content_type)}"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    return {"sha256": digest, "kind": kind, "content_type": content_type, "bytes": len(data)}
+
+
+def store_media_file(
+    store_path: str | Path, source: str | Path, *, kind: str = "video"
+) -> dict[str, Any]:
+    """Copy the file ``source`` beside the store, named by its sha256; return the reference."""
+    source = Path(source)
+    with source.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    content_type = content_type_of(source)
+    target = media_dir(store_path) / f"{digest}{_suffix(content_type, source.suffix.lower())}"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+        os.close(fd)
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    return {
+        "sha256": digest,
+        "kind": kind,
+        "content_type": content_type,
+        "bytes": target.stat().st_size,
+    }
+
+
+def media_file(store_path: str | Path, ref: Mapping[str, Any]) -> Path | None:
+    """The stored file a reference names, or ``None`` when it is not (or no longer) there."""
+    digest = ref.get("sha256")
+    if not isinstance(digest, str) or not digest.isalnum():
+        return None
+    content_type = str(ref.get("content_type", ""))
+    directory = media_dir(store_path)
+    target = directory / f"{digest}{_suffix(content_type)}"
+    if target.is_file():
+        return target
+    matches = sorted(directory.glob(f"{digest}.*")) if directory.is_dir() else []
+    return matches[0] if matches else None

@@ -1,0 +1,92 @@
+"""``run --record``: clips of chosen episodes, encoded with PyAV, stored beside the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from evalband.errors import InvalidParameterError
+from evalband.panel import load_panel
+from evalband.run import run_panel
+from evalband.run._video import encode_video, parse_record
+from evalband.store import RunStore, media_dir, media_file
+
+
+def pusht_panel(episodes: int = 4, steps: int = 6) -> object:
+    return load_panel({"name": "pt-video", "env": "evalband/PushT-v0", "episodes": episodes,
+                       "seed": 5, "budget": {"steps": steps},
+                       "factors": {"start": ["train", "held_out"]}})
+
+
+def decoded_frames(path: Path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+def test_failures_are_filmed_and_decode_to_one_frame_per_step(
+    store: RunStore, tmp_path: Path
+) -> None:
+    panel = pusht_panel()
+    run_id, _ = run_panel(panel, "pusht:expert", store, run_id="filmed",
+                          record_video="failures")
+    records = store.episode_records(run_id)
+    failures = [r for r in records if not r.success]
+    assert failures, "the budget of 6 steps is too short for the expert to succeed"
+    assert all(not r.media for r in records if r.success)
+    for r in failures:
+        (ref,) = r.media
+        assert ref["content_type"] == "video/mp4" and ref["frames"] == r.steps + 1
+        path = media_file(store.path, ref)
+        assert path is not None and path.parent == media_dir(store.path)
+        frames = decoded_frames(path)
+        assert len(frames) == r.steps + 1 and frames[0].shape == (96, 96, 3)
+        # the pusher (red) moves between the first and the last frame
+        red = [np.argwhere((f[..., 0] > 150) & (f[..., 1] < 140)).mean(axis=0) for f in frames]
+        assert np.abs(red[0] - red[-1]).max() > 1.0
+    assert store.require_run(run_id).extra["record"] == "failures"
+
+
+def test_sample_picks_the_same_episodes_for_every_policy(store: RunStore) -> None:
+    panel = pusht_panel(episodes=5, steps=3)
+    plan = parse_record("sample:3", panel.episode_specs(), seed=panel.seed)
+    a, _ = run_panel(panel, "pusht:expert", store, run_id="a", record_video="sample:3")
+    b, _ = run_panel(panel, "evalband.policies.pusht:expert", store, run_id="b",
+                     backend="process", workers=2, record_video="sample:3")
+    filmed_a = {r.key for r in store.episode_records(a) if r.media}
+    filmed_b = {r.key for r in store.episode_records(b) if r.media}
+    assert filmed_a == filmed_b == set(plan.keys) and len(plan.keys) == 3
+    # same condition, same policy: the same clip, stored once
+    digests = {r.key: r.media[0]["sha256"] for r in store.episode_records(a) if r.media}
+    assert digests == {r.key: r.media[0]["sha256"] for r in store.episode_records(b) if r.media}
+    assert len(list(media_dir(store.path).glob("*.mp4"))) == 3
+
+
+def test_record_refuses_an_env_without_frames_and_bad_modes(store: RunStore) -> None:
+    panel = load_panel("reach1d")
+    with pytest.raises(InvalidParameterError, match="render_mode"):
+        run_panel(panel, "reach1d:baseline", store, record_video="all")
+    assert store.list_runs() == []
+    with pytest.raises(InvalidParameterError, match="failures, all or sample:K"):
+        parse_record("sample:many", [], seed=0)
+
+
+def test_webm_clips_decode() -> None:
+    frames = [np.full((31, 33, 3), 10 * i, np.uint8) for i in range(6)]
+    clip = encode_video(frames, fps=5, codec="vp9")
+    assert clip[:4] == b"\x1a\x45\xdf\xa3"  # EBML: a WebM file
+
+
+def test_a_clip_too_large_to_hold_stops_and_says_so(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalband.run._video as video
+
+    monkeypatch.setattr(video, "MAX_RAW_BYTES", 5 * 96 * 96 * 3)  # five frames
+    run_id, _ = run_panel(pusht_panel(episodes=1, steps=8), "pusht:expert", store,
+                          run_id="capped", record_video="all")
+    for r in store.episode_records(run_id):
+        assert r.media[0]["frames"] == 5
+        assert "stops after 5 frames" in r.extra["media_note"]
