@@ -9,7 +9,7 @@ MuJoCo 4.x: see docs/extending.md.) Both paths play the SAME episodes in the sam
 * runner: one whole ``run_panel`` call on the serial backend into a temporary SQLite store,
   as ``evalband run`` does it: the manifest, the episode plan, the factor check, building the
   env (``gymnasium.make``) and the policy, every episode judged by the panel's success rule,
-  timed and stored (group commit: episodes that finish within a few ms share a commit), the
+  timed and stored (group commit: episodes that finish within 50 ms share a commit), the
   env closed, the summary read back;
 * bare: ``gymnasium.make`` and the policy, then a plain ``reset / policy / step`` loop that
   stops by the same rule; nothing timed, nothing recorded.

@@ -56,9 +56,9 @@ def _env_dt(panel: Panel) -> float | None:
 
 
 class GroupCommit:
-    """Commit episodes that finish within a few milliseconds of each other together.
+    """Commit episodes that finish within a few tens of milliseconds of each other together.
 
-    One commit per episode dominated short simulated episodes (a WAL commit costs ~0.3-1 ms
+    One commit per episode weighed on short simulated episodes (a WAL commit costs ~0.3-1 ms
     here, an episode of a fast env ~10-20 ms). An episode that arrives more than
     :attr:`WINDOW_S` after the previous one is committed at once, as before; one that arrives
     sooner joins a group, committed in one transaction (:meth:`RunStore.add_episodes`) when
@@ -69,7 +69,7 @@ class GroupCommit:
     record). ``on_episode`` is called for each record after its commit.
     """
 
-    WINDOW_S = 0.005
+    WINDOW_S = 0.05
     MAX_GROUP = 256
     MAX_WAIT_S = 0.25
 
