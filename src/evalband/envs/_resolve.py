@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evalband._imports import resolve_import_path
-from evalband.errors import EnvError
+from evalband.errors import EnvError, EvalbandError
 
 __all__ = [
     "accepts_kwarg",
@@ -238,8 +238,8 @@ def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) 
         import gymnasium
 
         made: Any = gymnasium.make(spec.id, disable_env_checker=True, **kwargs)
-    except EnvError:
-        raise
+    except EvalbandError:
+        raise  # already one line in the library's words (an env may raise ours)
     except Exception as exc:  # noqa: BLE001 - a constructor crash, said in one line
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise EnvError(
