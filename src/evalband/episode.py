@@ -37,7 +37,9 @@ class EpisodeSpec:
     """One planned episode: where it sits in the panel and the seed fixing its condition.
 
     A panel's plan (:meth:`evalband.panel.Panel.episode_specs`, also importable as
-    ``evalband.panel.EpisodeSpec``). It lives here, beside the record it becomes, so worker
+    ``evalband.panel.EpisodeSpec``). ``options`` are the cell's reset options, ``env_kwargs``
+    its constructor arguments (added to the panel's), ``task`` what ``task`` factors tell the
+    policy. It lives here, beside the record it becomes, so worker
     processes that receive specs import neither pydantic nor YAML.
 
     >>> EpisodeSpec(cell="start=train", episode=3, repeat=0, condition_seed=11).key
@@ -50,6 +52,8 @@ class EpisodeSpec:
     condition_seed: int
     slices: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -191,15 +195,27 @@ class EpisodeRecord:
         return self.outcome is Outcome.SUCCESS
 
     @property
+    def metrics(self) -> dict[str, float]:
+        """Per-episode numbers kept in ``extra["metrics"]`` (``{}`` if none).
+
+        ``return`` (summed reward), ``reward_max``, ``reward_final`` and the panel's declared
+        numeric info keys at the last step.
+
+        >>> r = EpisodeRecord(run_id="r", policy="p", panel_fingerprint="f", cell="", episode=0,
+        ...                   repeat=0, condition_seed=7, outcome="timeout", terminated=False,
+        ...                   truncated=True, steps=5, extra={"metrics": {"return": -1.5}})
+        >>> r.metrics
+        {'return': -1.5}
+        """
+        found = self.extra.get("metrics") if isinstance(self.extra, dict) else None
+        if not isinstance(found, dict):
+            return {}
+        return {str(k): float(v) for k, v in found.items() if isinstance(v, int | float)}
+
+    @property
     def unaided_success(self) -> bool:
         """Success without human assistance."""
         return self.success and not self.assisted
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        """Per-episode numeric metrics (``extra["metrics"]``; empty when none were recorded)."""
-        value = self.extra.get("metrics")
-        return dict(value) if isinstance(value, dict) else {}
 
     @property
     def media(self) -> list[dict[str, Any]]:

@@ -14,7 +14,9 @@ __all__ = [
     "InvalidParameterError",
     "PanelError",
     "PanelMismatchError",
+    "EnvError",
     "PolicyNotFoundError",
+    "PolicyImportError",
     "StoreError",
     "RunNotFoundError",
     "SessionNotFoundError",
@@ -45,12 +47,24 @@ class PanelError(InvalidInputError):
     """A panel specification that cannot be loaded (unknown or ill-typed field, bad YAML)."""
 
 
+class EnvError(PanelError):
+    """A panel's environment that cannot be imported, found, built or checked."""
+
+
 class PanelMismatchError(EvalbandError):
     """Runs or a resume whose panel fingerprints differ."""
 
 
 class PolicyNotFoundError(EvalbandError):
     """A policy name or import path that does not resolve to a callable."""
+
+
+class PolicyImportError(PolicyNotFoundError, ModuleNotFoundError):
+    """A policy module that exists but cannot be imported (one of its imports is missing).
+
+    Also a :class:`ModuleNotFoundError` (``name`` is the missing module), so code that
+    catches the real error still does; the CLI says it in one line naming both modules.
+    """
 
 
 class StoreError(EvalbandError):

@@ -17,9 +17,9 @@ import itertools
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -40,6 +40,8 @@ __all__ = [
     "Panel",
     "EpisodeSpec",
     "Cell",
+    "FactorSpec",
+    "SuccessRule",
     "load_panel",
     "builtin_panels",
     "default_condition_seed",
@@ -88,6 +90,113 @@ class Budget(BaseModel):
         return int(steps)
 
 
+SuccessKind = Literal["terminal", "any_step", "final_step", "return"]
+
+
+class SuccessRule(BaseModel):
+    """How a panel decides that an episode succeeded (the panel's ``success:``).
+
+    * ``terminal`` (default): the env terminates and its info says success (``key``, or an
+      ``outcome`` of ``success``/``failure``); a termination without it is a failure.
+    * ``any_step``: success at the first step whose ``info[key]`` holds; the episode ends there.
+    * ``final_step``: the episode plays to its end (budget, env truncation or termination)
+      and ``info[key]`` of the last step decides.
+    * ``return``: the episode plays to its end; success when the summed reward is
+      ``>= threshold``.
+
+    With ``threshold`` set, ``info[key]`` "holds" when it is ``>= threshold`` (e.g. Reacher's
+    ``reward_dist >= -0.02``), else when it is truthy. An episode that ends without success
+    is a ``failure`` if the env terminated, else a ``timeout``.
+
+    >>> SuccessRule(rule="any_step", key="success").rule
+    'any_step'
+    >>> SuccessRule.model_validate("final_step").key
+    'is_success'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule: SuccessKind = "terminal"
+    key: str = "is_success"
+    threshold: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"rule": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _return_needs_threshold(self) -> SuccessRule:
+        if self.rule == "return" and self.threshold is None:
+            raise ValueError("success rule 'return' needs a threshold (return >= threshold)")
+        return self
+
+
+FactorTarget = Literal["options", "env_kwargs", "task"]
+
+
+class FactorSpec(BaseModel):
+    """A factor with a target: what its values set.
+
+    ``target``: ``options`` (reset options, the default), ``env_kwargs`` (constructor
+    arguments: each cell builds its own env) or ``task`` (given to the policy, not the env).
+    ``values`` (each sets ``{factor: value}``) or ``levels`` (label -> mapping it sets).
+    ``dynamics_only: true`` declares that the factor acts on dynamics and leaves the initial
+    observation unchanged (otherwise such a factor is refused as ignored by the env).
+
+    >>> FactorSpec(target="env_kwargs", values=[0.1, 1.0]).labels()
+    ['0.1', '1.0']
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    target: FactorTarget = "options"
+    values: list[Scalar] | None = None
+    levels: dict[str, dict[str, Any]] | None = None
+    dynamics_only: bool = False
+
+    @model_validator(mode="after")
+    def _one_of(self) -> FactorSpec:
+        if (self.values is None) == (self.levels is None):
+            raise ValueError("a factor needs exactly one of 'values' or 'levels'")
+        return self
+
+    def labels(self) -> list[str]:
+        """The value labels, in declared order."""
+        if self.levels is not None:
+            return list(self.levels)
+        return [str(v) for v in self.values or []]
+
+    def settings(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(label, mapping this level sets)`` per level."""
+        if self.levels is not None:
+            return [(label, dict(opts)) for label, opts in self.levels.items()]
+        return [(str(v), {name: v}) for v in self.values or []]
+
+    def canonical(self) -> Any:
+        """The fingerprinted content (a plain reset-option factor keeps its old form)."""
+        body: Any = self.values if self.values is not None else self.levels
+        if self.target == "options":
+            return body
+        return {"target": self.target, "values" if self.values is not None else "levels": body}
+
+
+FactorValue = list[Scalar] | FactorSpec | dict[str, dict[str, Any]]
+
+
+def as_factor_spec(levels: FactorValue) -> FactorSpec:
+    """Any factor form as a :class:`FactorSpec` (a list or label mapping: reset options).
+
+    >>> as_factor_spec([1, 2]).target
+    'options'
+    """
+    if isinstance(levels, FactorSpec):
+        return levels
+    if isinstance(levels, dict):
+        return FactorSpec(levels=levels)
+    return FactorSpec(values=levels)
+
+
 @dataclass(frozen=True)
 class Cell:
     """One cell of the panel: a combination of factor values.
@@ -96,11 +205,15 @@ class Cell:
         key: canonical key such as ``"dynamics=nominal,start=train"`` (``""`` without factors).
         slices: factor -> value label.
         options: the env reset options this cell passes (factor -> option value).
+        env_kwargs: constructor arguments this cell adds to the panel's ``env_kwargs``.
+        task: what this cell tells the policy (factor -> value) for ``task`` factors.
     """
 
     key: str
     slices: dict[str, str]
     options: dict[str, Any]
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
 
 
 def default_condition_seed(seed: int, cell: str, episode: int) -> int:
@@ -144,10 +257,15 @@ class Panel(BaseModel):
     description: str = ""
     env: str
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    imports: list[str] = Field(default_factory=list)
     episodes: int = Field(gt=0)
-    seed: int = Field(ge=0)
+    seed: int = Field(default=0, ge=0)
     budget: Budget
-    factors: dict[str, list[Scalar] | dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    time_limit: Literal["budget", "env"] = "budget"
+    control_dt: float | None = Field(default=None, gt=0)
+    success: SuccessRule = Field(default_factory=SuccessRule)
+    metrics: list[str] = Field(default_factory=list)
+    factors: dict[str, FactorValue] = Field(default_factory=dict)
     repeats: int = Field(default=1, gt=0)
     slice_weights: dict[str, float] = Field(default_factory=dict)
     required_slices: list[str] = Field(
@@ -158,13 +276,11 @@ class Panel(BaseModel):
 
     @field_validator("factors")
     @classmethod
-    def _factors_nonempty(
-        cls, value: dict[str, list[Scalar] | dict[str, dict[str, Any]]]
-    ) -> dict[str, list[Scalar] | dict[str, dict[str, Any]]]:
+    def _factors_nonempty(cls, value: dict[str, FactorValue]) -> dict[str, FactorValue]:
         for name, levels in value.items():
-            if len(levels) == 0:
+            labels = as_factor_spec(levels).labels()
+            if len(labels) == 0:
                 raise ValueError(f"factor {name!r} has no values")
-            labels = [str(v) for v in levels]
             if len(set(labels)) != len(labels):
                 raise ValueError(f"factor {name!r} has repeated values {labels}")
         return value
@@ -173,7 +289,8 @@ class Panel(BaseModel):
     def _planned_size(self) -> Panel:
         from evalband._limits import MAX_PLANNED_EPISODES, check_size
 
-        cells = math.prod(len(levels) for levels in self.factors.values())
+        cells = math.prod(len(as_factor_spec(levels).labels())
+                          for levels in self.factors.values())
         check_size(cells * self.episodes * self.repeats, MAX_PLANNED_EPISODES,
                    f"panel {self.name} plans cells x episodes x repeats episodes",
                    "split it into several panels, or lower episodes")
@@ -189,16 +306,27 @@ class Panel(BaseModel):
 
     # ------------------------------------------------------------------ identity
     def result_content(self) -> dict[str, Any]:
-        """The canonical content that decides which episodes are played."""
-        return {
+        """The canonical content that decides which episodes are played and how they count.
+
+        Fields added later (time limit, control period, success rule) enter only when they
+        differ from their defaults, so older panels keep their fingerprints.
+        """
+        content: dict[str, Any] = {
             "env": self.env,
             "env_kwargs": self.env_kwargs,
             "episodes": self.episodes,
             "seed": self.seed,
             "budget": self.budget.model_dump(exclude_none=True),
-            "factors": self.factors,
+            "factors": {k: as_factor_spec(v).canonical() for k, v in self.factors.items()},
             "repeats": self.repeats,
         }
+        if self.time_limit != "budget":
+            content["time_limit"] = self.time_limit
+        if self.control_dt is not None:
+            content["control_dt"] = self.control_dt
+        if self.success != SuccessRule():
+            content["success"] = self.success.model_dump(exclude_none=True)
+        return content
 
     @property
     def fingerprint(self) -> str:
@@ -217,32 +345,32 @@ class Panel(BaseModel):
         """The cells, as the product of the factors in declared order."""
         if not self.factors:
             return [Cell(key="", slices={}, options={})]
-        axes: list[list[tuple[str, str, dict[str, Any]]]] = []
+        axes: list[list[tuple[str, str, str, dict[str, Any]]]] = []
         for name, levels in self.factors.items():
-            if isinstance(levels, dict):
-                axes.append([(name, str(label), dict(opts)) for label, opts in levels.items()])
-            else:
-                axes.append([(name, str(value), {name: value}) for value in levels])
+            spec = as_factor_spec(levels)
+            axes.append([(name, label, spec.target, sets) for label, sets in spec.settings(name)])
         cells = []
         for combo in itertools.product(*axes):
-            slices = {name: label for name, label, _ in combo}
-            options: dict[str, Any] = {}
-            for _, _, opts in combo:
-                options.update(opts)
-            key = ",".join(f"{name}={label}" for name, label, _ in combo)
-            cells.append(Cell(key=key, slices=slices, options=options))
+            slices = {name: label for name, label, _, _ in combo}
+            targets: dict[str, dict[str, Any]] = {"options": {}, "env_kwargs": {}, "task": {}}
+            for _, _, target, sets in combo:
+                targets[target].update(sets)
+            key = ",".join(f"{name}={label}" for name, label, _, _ in combo)
+            cells.append(Cell(key=key, slices=slices, options=targets["options"],
+                              env_kwargs=targets["env_kwargs"], task=targets["task"]))
         return cells
 
     def episode_specs(self) -> list[EpisodeSpec]:
         """Every planned episode, in a fixed order decided up front (cell, episode, repeat)."""
-        seed_fn = condition_seed_function(self.env)
+        seed_fn = condition_seed_function(self.env, self.imports)
         specs = []
         for cell in self.cells():
             for episode in range(self.episodes):
                 seed = seed_fn(self.seed, cell.key, episode)
                 for repeat in range(self.repeats):
                     specs.append(
-                        EpisodeSpec(cell.key, episode, repeat, seed, cell.slices, cell.options)
+                        EpisodeSpec(cell.key, episode, repeat, seed, cell.slices, cell.options,
+                                    cell.env_kwargs, cell.task)
                     )
         return specs
 
@@ -252,15 +380,19 @@ class Panel(BaseModel):
             yield from cell.slices.items()
 
 
-def condition_seed_function(env: str) -> Any:
+def condition_seed_function(env: str, imports: list[str] | None = None) -> Any:
     """The condition-seed function for an env: its class's ``condition_seed`` or the default.
 
     An environment whose conditions come from its own stream (the reaching lab's LCG) defines
     a static ``condition_seed(seed, cell, episode) -> int``; every other env gets
     :func:`default_condition_seed`.
     """
-    from evalband.envs._resolve import env_class
+    from evalband.envs._resolve import env_class, prepare_imports
 
+    try:
+        prepare_imports(imports=imports or [])
+    except PanelError:
+        return default_condition_seed
     cls = env_class(env)
     fn = getattr(cls, "condition_seed", None) if cls is not None else None
     return fn if callable(fn) else default_condition_seed
@@ -325,6 +457,10 @@ def load_panel(source: str | Path | Mapping[str, Any], *, check_env: bool = True
             raise PanelError(f"panel {label} is not valid YAML: {first}") from None
     if not isinstance(data, dict):
         raise PanelError(f"panel {label}: expected a mapping of fields, got {type(data).__name__}")
+    if "name" not in data and not isinstance(source, Mapping):
+        data["name"] = Path(source).stem
+    if "budget" not in data and check_env and isinstance(data.get("env"), str):
+        data["budget"] = _registered_budget(data, label)
     try:
         panel = Panel.model_validate(data)
     except ValidationError as exc:
@@ -348,11 +484,26 @@ def panel_from_yaml(text: str) -> Panel:
         raise PanelError(_format_validation_error(exc, "(stored manifest)")) from None
 
 
-def _check_env(panel: Panel, label: str) -> None:
-    from evalband.envs._resolve import env_class
+def _registered_budget(data: dict[str, Any], label: str) -> dict[str, int]:
+    """A panel without ``budget``: the env's registered ``TimeLimit`` as ``budget.steps``."""
+    from evalband.envs._resolve import prepare_imports, registered_time_limit
 
-    if env_class(panel.env) is None:
+    imports = data.get("imports") or []
+    prepare_imports(imports=[str(m) for m in imports] if isinstance(imports, list) else [])
+    steps = registered_time_limit(str(data["env"]))
+    if steps is None:
         raise PanelError(
-            f"panel {label}: field 'env' = {panel.env!r} is neither a registered Gymnasium id "
-            "nor an importable 'module:Class'"
+            f"panel {label}: missing field 'budget' and env {data['env']!r} registers no "
+            "time limit; give budget: {steps: N} or {seconds: S}"
         )
+    return {"steps": int(steps)}
+
+
+def _check_env(panel: Panel, label: str) -> None:
+    from evalband.envs._resolve import env_entry, prepare_imports
+
+    try:
+        prepare_imports(imports=panel.imports)
+        env_entry(panel.env)
+    except PanelError as exc:
+        raise type(exc)(f"panel {label}: field 'env' = {panel.env!r}: {exc}") from None

@@ -27,7 +27,7 @@ def test_reach_bench_paths_identical() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["bench_pusht", "bench_scaling", "bench_batched", "bench_ray",
-                                  "bench_video"])
+                                  "bench_video", "bench_envs"])
 def test_workload_benches_run_and_their_paths_agree(name: str) -> None:
     """Each side of every runner benchmark plays the same episodes to identical records."""
     module = importlib.import_module(name)

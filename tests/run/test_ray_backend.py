@@ -137,7 +137,10 @@ def test_records_stream_back_as_chunks_finish(cluster, store, tmp_path) -> None:
     _, summary = run_panel(panel, ZERO, store, run_id="stream", backend="ray", workers=2,
                            on_episode=on_episode)
     assert summary.counts["error"] == 0
-    assert counts == list(range(1, 25))
+    # Each callback sees its record committed (records finishing together share a commit),
+    # and the first came long before the end: records stream back.
+    assert len(counts) == 24 and counts == sorted(counts) and counts[-1] == 24
+    assert all(count >= i + 1 for i, count in enumerate(counts)) and counts[0] < 24
 
 
 def test_killed_worker_chunk_is_retried_and_recorded(cluster, store, tmp_path) -> None:

@@ -34,6 +34,7 @@ def _register() -> None:
     from evalband.cli import (
         _calibrate,
         _compare,
+        _envs,
         _harness,
         _report,
         _runs,
@@ -48,6 +49,7 @@ def _register() -> None:
     _runs.register(app)
     _serve.register(app)
     _compare.register(app)
+    _envs.register(app)
     _calibrate.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)

@@ -34,6 +34,7 @@ class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
+    reset_options = _OPTION_KEYS  # the env contract: reset options it reads
 
     def __init__(
         self,

@@ -106,6 +106,7 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
+    reset_options = OPTION_KEYS  # the env contract: reset options it reads
 
     def __init__(
         self,

@@ -136,6 +136,7 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
     """
 
     metadata = {"render_modes": []}
+    reset_options = OPTION_KEYS  # the env contract: reset options it reads
 
     def __init__(
         self,

@@ -7,8 +7,8 @@ behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a polic
 (``ws://HOST:PORT``, optional extra ``evalband[remote]``) or any ``module:attr`` import path
 into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
->>> sorted(BUILTIN_POLICIES)
-['pusht:expert', 'reach1d:baseline', 'reach1d:damped', 'reach1d:expert']
+>>> sorted(BUILTIN_POLICIES)[:4]
+['gym_pusht:push', 'inverted_pendulum:pd', 'point_maze:p', 'pusht:expert']
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalband._imports import is_import_path
-from evalband.errors import PolicyNotFoundError
+from evalband.errors import PolicyImportError, PolicyNotFoundError
 from evalband.policies._contract import (
     BatchPolicy,
     EpisodeContext,
@@ -49,6 +49,10 @@ BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:damped": "evalband.policies.reach1d:damped",
     "reach1d:expert": "evalband.policies.reach1d:expert",
     "pusht:expert": "evalband.policies.pusht:expert",
+    "reacher:ik_pd": "evalband.policies.classical:reacher_ik_pd",
+    "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
+    "point_maze:p": "evalband.policies.classical:point_maze_p",
+    "gym_pusht:push": "evalband.policies.classical:pusht_push",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 
@@ -159,8 +163,12 @@ def resolve_policy(name_or_path: str) -> Any:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and module_name != missing and not module_name.startswith(missing + "."):
-            # The module exists but one of ITS imports is missing: a real error, not ours.
-            raise
+            # The module exists but one of ITS imports is missing: a real error, not ours,
+            # said in one line that names both (still a ModuleNotFoundError).
+            raise PolicyImportError(
+                f"policy {name!r}: module {module_name!r} cannot be imported: No module named "
+                f"{missing!r}; install it", name=missing,
+            ) from exc
         raise _not_found(name, f"no module named {module_name!r}") from None
     for part in attr_path.split("."):
         try:

@@ -127,11 +127,13 @@ def replay_trace(view: RunView, record: EpisodeRecord, policy: Any = None) -> Tr
     Raises:
         PolicyNotFoundError: the run's policy cannot be loaded here.
     """
+    from dataclasses import replace
+
     from evalband.envs._resolve import accepts_kwarg, env_class, make_env
     from evalband.panel import EpisodeSpec
     from evalband.policies import resolve_policy
-    from evalband.run._execute import RunTask, play_episode
-    from evalband.run._runner import _env_dt
+    from evalband.run._execute import play_episode
+    from evalband.run._runner import _env_dt, panel_task
 
     panel = view.data.panel
     cls = env_class(panel.env)
@@ -144,11 +146,17 @@ def replay_trace(view: RunView, record: EpisodeRecord, policy: Any = None) -> Tr
     options = {c.key: c.options for c in panel.cells()}.get(record.cell, {})
     spec = EpisodeSpec(record.cell, record.episode, record.repeat, record.condition_seed,
                        dict(record.slices), dict(options))
-    task = RunTask(run_id=view.run_id, policy=view.manifest.policy,
-                   panel_fingerprint=view.manifest.panel_fingerprint, env=panel.env,
-                   env_kwargs=kwargs, budget_steps=budget, batch=False)
-    capture = _Capture(make_env(panel.env, kwargs))
-    played = play_episode(capture, policy or resolve_policy(view.manifest.policy), spec, task)
+    task = replace(  # the run's task (success rule, control period), tracing on
+        panel_task(panel, view.run_id, view.manifest.policy, batch=False),
+        panel_fingerprint=view.manifest.panel_fingerprint, env_kwargs=kwargs,
+        budget_steps=budget,
+    )
+    capture = _Capture(make_env(panel.env, kwargs, keep_time_limit=panel.time_limit == "env"))
+    try:
+        played = play_episode(capture, policy or resolve_policy(view.manifest.policy), spec,
+                              task)
+    finally:
+        capture.close()
     series = capture.info.get("trace")
     if not isinstance(series, dict):
         return None
@@ -173,6 +181,10 @@ class _Capture:
         out = self.env.step(action)
         self.info = out[4]
         return out
+
+    def close(self) -> None:
+        """Close the env."""
+        self.env.close()
 
 
 def _harness_traces(view: RunView, limit: int) -> list[Trace]:

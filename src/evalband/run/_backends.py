@@ -88,7 +88,7 @@ def worker_modules(task: RunTask) -> list[str]:
     """
     from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
 
-    modules = ["evalband.run._execute"]
+    modules = ["evalband.run._execute", *task.imports]
     env_module = _env_module(task.env)
     if env_module is not None:
         modules.append(env_module)
@@ -112,7 +112,7 @@ def _env_module(env: str) -> str | None:
     """
     from evalband._imports import is_import_path
 
-    if is_import_path(env) and "/" not in env.partition(":")[2]:
+    if is_import_path(env):  # module:Class, or Gymnasium's module:id (the module registers it)
         return env.partition(":")[0]
     import gymnasium
 

@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from evalband.envs._resolve import accepts_kwarg, env_class, make_env
+from evalband.envs._contract import EvalEnv, control_dt
+from evalband.envs._resolve import accepts_kwarg, close_env, env_class, make_env, prepare_imports
 from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.policies._contract import TASK_OPTION_KEYS, EpisodeContext, episode_seed
 from evalband.policies._runtime import PolicyRuntime, as_runtime
+from evalband.run._judge import DEFAULT_RULE, Judge, Rule
 
-__all__ = ["RunTask", "close_policies", "env_options", "episode_context", "execute_chunk",
-           "resolve_task_policy", "task_policy"]
+__all__ = ["RunTask", "close_policies", "close_task_envs", "env_options", "episode_context",
+           "execute_chunk", "resolve_task_policy", "task_env", "task_policy"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,12 @@ class RunTask:
             in lockstep with one policy call per step (:mod:`evalband.run._lockstep`).
         policy_obj: the policy object when ``run_panel`` was given one (pickled to workers);
             ``None`` resolves ``policy`` by name in each process.
+        cwd: the run's directory, first on ``sys.path`` in the driver and every worker.
+        imports: modules to import before resolving the env (the panel's ``imports``).
+        success: the panel's success rule.
+        metrics: numeric info keys stored with each episode.
+        control_dt: the panel's control period (``None``: read from the env).
+        time_limit: ``budget`` (the env's ``TimeLimit`` is the budget) or ``env`` (kept).
         record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
             a time then); ``None`` films nothing.
     """
@@ -51,11 +59,20 @@ class RunTask:
     batch: bool = True
     batch_size: int = 0
     policy_obj: Any = None
+    cwd: str | None = None
+    imports: tuple[str, ...] = ()
+    success: Rule = DEFAULT_RULE
+    metrics: tuple[str, ...] = ()
+    control_dt: float | None = None
+    time_limit: str = "budget"
     record: Any = None
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
 _POLICIES: dict[tuple[str, str], PolicyRuntime] = {}
+_CELL_ENVS: dict[str, Any] = {}  # env per cell constructor arguments (env_kwargs factors)
+_CELL_ENVS_KEPT = 4
+_FINALIZER: list[object] = []
 
 
 def resolve_task_policy(name: str) -> Any:
@@ -102,16 +119,30 @@ def close_policies() -> None:
 
 
 def _env_and_policy(task: RunTask) -> tuple[Any, PolicyRuntime]:
-    """Build (once per process) the env and policy for a task."""
+    """Build (once per process) the env and policy for a task.
+
+    Names resolve from the task's ``cwd`` and ``imports`` (:func:`prepare_imports`), the same
+    in the driver and in every worker. Envs are closed by :func:`close_task_envs` (the
+    runner, when a run ends; a worker process, when it exits).
+    """
     import json
 
+    prepare_imports(task.cwd, task.imports)
+    if not _FINALIZER:  # close this process's envs when it exits (workers included)
+        from multiprocessing import util
+
+        _FINALIZER.append(util.Finalize(None, close_task_envs, exitpriority=100))
     # The budget is part of the key: it is the env's max_steps when the env takes one.
     key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.policy,
            task.budget_steps)
-    if key not in _CACHE:
+    cached = _CACHE.get(key)
+    if cached is None:
+        close_task_envs()
         _CACHE.clear()
-        _CACHE[key] = (make_task_env(task), task_policy(task))
-    return _CACHE[key][0], task_policy(task)
+        cached = _CACHE[key] = (make_task_env(task), task_policy(task))
+    elif cached[0] is None:  # closed at the end of the last run: build it again
+        cached = _CACHE[key] = (make_task_env(task), cached[1])
+    return cached[0], task_policy(task)
 
 
 def env_options(spec: EpisodeSpec) -> dict[str, Any] | None:
@@ -132,23 +163,68 @@ def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeC
     >>> c.episode, c.task, c.seed == episode_seed(11)
     (3, 'push the T', True)
     """
-    task_text = next((str(spec.options[k]) for k in TASK_OPTION_KEYS if k in spec.options),
-                     None)
+    told = {**{k: spec.options[k] for k in TASK_OPTION_KEYS if k in spec.options}, **spec.task}
+    # the instruction: a task factor's (or option's) instruction/prompt, else its one value
+    task_text = next((str(told[k]) for k in TASK_OPTION_KEYS if k in told), None)
+    if task_text is None and len(told) == 1:
+        task_text = str(next(iter(told.values())))
     return EpisodeContext(
         run_id=task.run_id, policy=task.policy, cell=spec.cell, slices=dict(spec.slices),
         episode=spec.episode, repeat=spec.repeat, condition_seed=spec.condition_seed,
         seed=episode_seed(spec.condition_seed), task=task_text, slot=slot,
-        options=dict(spec.options),
+        options={**spec.options, **spec.task},
     )
 
 
-def make_task_env(task: RunTask) -> Any:
-    """A new env for a task (the budget passed as ``max_steps`` when the env takes it)."""
-    kwargs = dict(task.env_kwargs)
+def close_task_envs() -> list[str]:
+    """Close every env this process built for tasks; the messages of closes that raised.
+
+    Cached policies stay (a re-run in this process reuses them); envs are built again.
+    """
+    from evalband.run import _lockstep
+
+    failures: list[str] = []
+    envs = [env for env, _ in _CACHE.values() if env is not None]
+    envs += list(_CELL_ENVS.values())
+    envs += [env for group in _lockstep._ENVS.values() for env in group]
+    for key, (_, policy) in list(_CACHE.items()):
+        _CACHE[key] = (None, policy)
+    _CELL_ENVS.clear()
+    _lockstep._ENVS.clear()
+    _DT.clear()
+    for env in envs:
+        message = close_env(env)
+        if message is not None:
+            failures.append(message)
+    return failures
+
+
+def make_task_env(task: RunTask, cell_kwargs: dict[str, Any] | None = None) -> Any:
+    """A new env for a task and a cell's constructor arguments.
+
+    The budget is passed as ``max_steps`` only to a constructor that names it, and replaces
+    the registered ``TimeLimit`` unless the panel keeps it (``time_limit: env``).
+    """
+    kwargs = {**task.env_kwargs, **(cell_kwargs or {})}
     cls = env_class(task.env)
     if cls is not None and accepts_kwarg(cls, "max_steps"):
         kwargs.setdefault("max_steps", task.budget_steps)
-    return make_env(task.env, kwargs)
+    return make_env(task.env, kwargs, keep_time_limit=task.time_limit == "env")
+
+
+def task_env(task: RunTask, env: EvalEnv, spec: EpisodeSpec) -> EvalEnv:
+    """The env for ``spec``: the task's ``env``, or one built for the cell's constructor args."""
+    if not spec.env_kwargs:
+        return env
+    import json
+
+    key = json.dumps(spec.env_kwargs, sort_keys=True, default=str)
+    made = _CELL_ENVS.get(key)
+    if made is None:
+        while len(_CELL_ENVS) >= _CELL_ENVS_KEPT:  # cells come in order: drop the oldest
+            close_env(_CELL_ENVS.pop(next(iter(_CELL_ENVS))))
+        made = _CELL_ENVS[key] = make_task_env(task, dict(spec.env_kwargs))
+    return made  # type: ignore[no-any-return]
 
 
 def _now() -> str:
@@ -182,30 +258,34 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _outcome_from_terminal(info: dict[str, Any]) -> Outcome:
-    declared = info.get("outcome")
-    if declared in (Outcome.SUCCESS.value, Outcome.FAILURE.value):
-        return Outcome(declared)
-    return Outcome.SUCCESS if info.get("is_success") else Outcome.FAILURE
+def judge(task: RunTask) -> Judge:
+    """A fresh :class:`~evalband.run._judge.Judge` for one episode of ``task``.
 
-
-def episode_end(
-    terminated: bool, truncated: bool, info: dict[str, Any], steps: int, budget_steps: int
-) -> tuple[Outcome, bool, bool] | None:
-    """``(outcome, terminated, truncated)`` if this step ended the episode, else ``None``.
-
-    >>> episode_end(False, False, {}, 3, 3)
+    >>> task = RunTask(run_id="r", policy="p", panel_fingerprint="f", env="e", budget_steps=3)
+    >>> j = judge(task)
+    >>> [j.step(0.0, False, False, {}) for _ in range(3)][-1]
     (<Outcome.TIMEOUT: 'timeout'>, False, True)
     """
-    if terminated:
-        return _outcome_from_terminal(info), True, False
-    if truncated or steps >= budget_steps:
-        return Outcome.TIMEOUT, False, True
-    return None
+    return Judge(task.success, task.budget_steps, task.metrics)
 
 
-def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> EpisodeRecord:
-    """Play one episode to its first outcome and return its record.
+_DT: dict[int, tuple[Any, float | None]] = {}
+
+
+def env_dt(env: Any, task: RunTask) -> float | None:
+    """The control period of a built env (asked once per env, :func:`control_dt`)."""
+    known = _DT.get(id(env))
+    if known is None or known[0] is not env:
+        known = _DT[id(env)] = (env, control_dt(env, task.control_dt).dt)
+    return known[1]
+
+
+def _sim_time(steps: int, dt: float | None) -> float | None:
+    return steps * dt if dt else None
+
+
+def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) -> EpisodeRecord:
+    """Play one episode to its end (the panel's success rule) and return its record.
 
     ``policy`` is a :class:`~evalband.policies._runtime.PolicyRuntime` or anything it wraps;
     it is reset with the episode's context before the env is.
@@ -216,11 +296,11 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
     wall0 = time.perf_counter()
     latencies: list[float] = []
     env_s = 0.0
-    steps = 0
     terminated = truncated = False
     outcome = Outcome.TIMEOUT
     error: str | None = None
-    dt = getattr(getattr(env, "unwrapped", env), "dt", None)
+    tally = judge(task)
+    dt = env_dt(env, task)
     try:
         runtime.reset(episode_context(task, spec))
         t0 = time.perf_counter()
@@ -231,10 +311,9 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
             action = runtime.act(obs)
             latencies.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            obs, _, terminated, truncated, info = env.step(action)
+            obs, reward, terminated, truncated, info = env.step(action)
             env_s += time.perf_counter() - t0
-            steps += 1
-            end = episode_end(terminated, truncated, info, steps, task.budget_steps)
+            end = tally.step(reward, terminated, truncated, info)
             if end is not None:
                 outcome, terminated, truncated = end
                 break
@@ -249,15 +328,21 @@ def play_episode(env: Any, policy: Any, spec: EpisodeSpec, task: RunTask) -> Epi
         outcome=outcome,
         terminated=terminated,
         truncated=truncated,
-        steps=steps,
-        sim_time_s=steps * float(dt) if dt else None,
+        steps=tally.steps,
+        sim_time_s=_sim_time(tally.steps, dt),
         env_ms=env_s * 1000.0,
         wall_s=time.perf_counter() - wall0,
         started_at=started_at,
         error=error,
-        **({"extra": info_extra} if info_extra else {}),
+        extra={**(metrics_extra(tally) if error is None else {}), **info_extra},
         **_latency_fields(latencies),
     )
+
+
+def metrics_extra(tally: Judge) -> dict[str, Any]:
+    """The record's ``extra`` for a played episode: ``{"metrics": ...}`` when there are any."""
+    metrics = tally.metrics()
+    return {"metrics": metrics} if metrics else {}
 
 
 def _record(
@@ -295,6 +380,8 @@ def _batch_records(
     if (not task.batch or batch_fn is None or not getattr(policy, "batched", False)
             or runtime.kind != "batched" or callable(getattr(policy, "reset", None))):
         return None
+    if task.success != DEFAULT_RULE or task.metrics or any(s.env_kwargs for s in specs):
+        return None  # the hook knows the terminal rule and the panel's constructor args only
     started_at = _now()
     wall0 = time.perf_counter()
     try:
@@ -344,7 +431,7 @@ def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[Episo
         yield from batched
         return
     for spec in specs:
-        yield play_episode(env, policy, spec, task)
+        yield play_episode(task_env(task, env, spec), policy, spec, task)
 
 
 def execute_chunk_list(task: RunTask, specs: Sequence[EpisodeSpec]) -> list[EpisodeRecord]:

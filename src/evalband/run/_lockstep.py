@@ -53,15 +53,20 @@ from evalband.run._execute import (
     _latency_fields,
     _now,
     _record,
+    _sim_time,
+    env_dt,
     env_options,
     episode_context,
-    episode_end,
+    judge,
     make_task_env,
+    metrics_extra,
+    task_env,
 )
+from evalband.run._judge import Judge
 
 __all__ = ["check_batch_size", "play_lockstep"]
 
-_ENVS: dict[tuple[str, str, int], list[Any]] = {}
+_ENVS: dict[tuple[str, str, int, str], list[Any]] = {}
 
 
 def check_batch_size(value: object) -> int:
@@ -92,20 +97,31 @@ class _Episode:
     started_at: str
     env_s: float
     wall_s: float
-    steps: int = 0
+    tally: Judge
     latencies: list[float] = field(default_factory=list)
     slot: int = 0
 
+    @property
+    def steps(self) -> int:
+        """Actions taken so far."""
+        return self.tally.steps
 
-def _envs(task: RunTask, first: Any, n: int) -> list[Any]:
+
+def _envs(task: RunTask, first: Any, n: int, cell_kwargs: dict[str, Any]) -> list[Any]:
     """``n`` envs for the task: ``first`` (the worker's cached env) and cached copies."""
-    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.budget_steps)
+    from evalband.envs._resolve import close_env
+
+    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.budget_steps,
+           json.dumps(cell_kwargs, sort_keys=True, default=str))
     if key not in _ENVS:
+        for group in _ENVS.values():
+            for env in group:
+                close_env(env)
         _ENVS.clear()
         _ENVS[key] = []
     extra = _ENVS[key]
     while len(extra) < n - 1:
-        extra.append(make_task_env(task))
+        extra.append(make_task_env(task, cell_kwargs))
     return [first, *extra[: n - 1]]
 
 
@@ -150,12 +166,12 @@ def _finish(
         terminated=terminated,
         truncated=truncated,
         steps=ep.steps,
-        sim_time_s=ep.steps * float(dt) if dt else None,
+        sim_time_s=_sim_time(ep.steps, dt),
         env_ms=ep.env_s * 1000.0,
         wall_s=ep.wall_s,
         started_at=ep.started_at,
         error=error,
-        **({"extra": info} if info else {}),
+        extra={**(metrics_extra(ep.tally) if error is None else {}), **info},
         **_latency_fields(ep.latencies),
     )
 
@@ -186,6 +202,25 @@ def play_lockstep(
     if refusal is not None:
         raise InvalidParameterError(refusal)
     runtime.setup()  # once per runtime, before any timing
+    if any(spec.env_kwargs for spec in specs):  # a cell's constructor args: its own envs
+        start = 0
+        while start < len(specs):
+            end = start + 1
+            while end < len(specs) and specs[end].env_kwargs == specs[start].env_kwargs:
+                end += 1
+            group = specs[start:end]
+            yield from _play_lockstep(task, group, task_env(task, env, group[0]), runtime,
+                                      dict(group[0].env_kwargs))
+            start = end
+        return
+    yield from _play_lockstep(task, specs, env, runtime, {})
+
+
+def _play_lockstep(
+    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, runtime: PolicyRuntime,
+    cell_kwargs: dict[str, Any],
+) -> Iterator[EpisodeRecord]:
+    """:func:`play_lockstep` for specs that share one cell's constructor arguments."""
     size = max(1, min(task.batch_size, len(specs)))
     hook = getattr(type(getattr(env, "unwrapped", env)), "batch_rollout", None)
     if task.batch and hook is not None and runtime.kind == "batched":
@@ -201,8 +236,8 @@ def play_lockstep(
         specs = todo
         if not specs:
             return
-    envs = _envs(task, env, size)
-    dt = getattr(getattr(env, "unwrapped", env), "dt", None)
+    envs = _envs(task, env, size, cell_kwargs)
+    dt = env_dt(env, task)
     pending = deque(specs)
     slots: list[_Episode | None] = [None] * size
     while True:
@@ -219,12 +254,13 @@ def play_lockstep(
                     )
                 except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
                     took = time.perf_counter() - t0
-                    failed = _Episode(spec, None, started_at, took, took)
+                    failed = _Episode(spec, None, started_at, took, took, judge(task))
                     yield _finish(task, failed, dt, outcome=Outcome.ERROR, terminated=False,
                                   truncated=False, error=_error(exc))
                     continue
                 took = time.perf_counter() - t0
-                slot = slots[i] = _Episode(spec, obs, started_at, took, took, slot=i)
+                slot = slots[i] = _Episode(spec, obs, started_at, took, took, judge(task),
+                                           slot=i)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
         if not active:
             return
@@ -239,7 +275,7 @@ def play_lockstep(
                 ep.latencies.append(latency)
                 t0 = time.perf_counter()
                 try:
-                    ep.obs, _, terminated, truncated, info = envs[i].step(action)
+                    ep.obs, reward, terminated, truncated, info = envs[i].step(action)
                 except Exception as step_exc:  # noqa: BLE001 - an error episode, others go on
                     failure = step_exc
                 own[k] = time.perf_counter() - t0
@@ -249,8 +285,7 @@ def play_lockstep(
                                       "truncated": False, "error": _error(failure)}))
                 slots[i] = None
                 continue
-            ep.steps += 1
-            end = episode_end(terminated, truncated, info, ep.steps, task.budget_steps)
+            end = ep.tally.step(reward, terminated, truncated, info)
             if end is not None:
                 outcome, terminated, truncated = end
                 finished.append((ep, {"outcome": outcome, "terminated": terminated,

@@ -61,7 +61,7 @@ INFERRED_BUDGET_STEPS = 1
 def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[str]) -> Panel:
     from evalband.panel import Budget, Panel
 
-    factors: dict[str, list[str | int | float | bool] | dict[str, dict[str, Any]]] = {}
+    factors: dict[str, Any] = {}
     for factor in order:
         levels: list[str | int | float | bool] = []
         labels = sorted({row.slices[factor] for row in rows}, key=_label_key)

@@ -1,0 +1,205 @@
+"""Benchmark: the runner vs a bare Gymnasium loop on short episodes of third-party envs.
+
+Two shipped panels with short episodes (~10-20 ms each): gymnasium-robotics'
+``PointMaze_Open-v3`` with ``point_maze:p`` (success ``any_step`` on ``info["success"]``,
+~40 steps) and gymnasium's MuJoCo ``Reacher-v5`` with ``reacher:ik_pd`` (50 steps, judged at
+the last step). (FetchReach and dm_control via shimmy, the issue's suggestion, do not run on
+MuJoCo 4.x: see docs/extending.md.) Both paths play the SAME episodes in the same order.
+
+* runner: one whole ``run_panel`` call on the serial backend into a temporary SQLite store,
+  as ``evalband run`` does it: the manifest, the episode plan, the factor check, building the
+  env (``gymnasium.make``) and the policy, every episode judged by the panel's success rule,
+  timed and stored (group commit: episodes that finish within 50 ms share a commit), the
+  env closed, the summary read back;
+* bare: ``gymnasium.make`` and the policy, then a plain ``reset / policy / step`` loop that
+  stops by the same rule; nothing timed, nothing recorded.
+
+Overheads (target <= 5 %), each ``runner / bare - 1``, the two paths interleaved (ABBA) so
+that a pair shares the machine's state:
+
+* ``overhead_cpu`` (the pass figure): the median paired ratio of this process's CPU time
+  (user + system), which other load on a shared machine barely changes;
+* ``overhead``: the same on wall time (on a loaded 2-core VM it swings by +-20 %);
+* ``overhead_min``: the fastest run of each path compared;
+* ``overhead_in_run``: inside each runner run, its wall time over the time spent in the env
+  (the records' ``env_ms``) and the policy (its per-call latencies), minus 1: immune to load
+  that changes between runs, and an upper bound (the run's setup, the env's construction and
+  the loop a bare script also has all count as the runner's).
+
+Outcomes and step counts must be identical.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench_pusht import _PolicyClock
+from evalband.panel import EpisodeSpec, Panel, load_panel
+from evalband.policies import resolve_policy
+from evalband.run import _execute, run_panel
+from evalband.run._judge import Judge
+from evalband.store import RunStore, open_store
+
+TARGET_OVERHEAD = 0.05
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PANELS = {"point-maze": "point_maze:p", "reacher": "reacher:ik_pd"}
+
+Played = list[tuple[tuple[str, int, int], str, int]]
+
+
+def bench_panel(name: str, episodes: int) -> Panel:
+    data = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    data["episodes"] = episodes
+    return load_panel(data)
+
+
+def bare_loop(panel: Panel, policy_name: str, specs: list[EpisodeSpec]) -> Played:
+    """The same episodes with nothing but ``gymnasium.make``, the policy and the rule."""
+    import gymnasium
+
+    env = gymnasium.make(panel.env, max_episode_steps=panel.budget.steps)
+    policy = resolve_policy(policy_name)
+    out = []
+    for spec in specs:
+        obs, _ = env.reset(seed=spec.condition_seed)
+        judge = Judge(panel.success, panel.budget.steps or 0)
+        while True:
+            obs, reward, terminated, truncated, info = env.step(policy(obs))
+            end = judge.step(reward, terminated, truncated, info)
+            if end is not None:
+                out.append((spec.key, end[0].value, judge.steps))
+                break
+    env.close()
+    return out
+
+
+def _fresh_run(store: RunStore, panel: Panel, policy: str, run_id: str) -> None:
+    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
+    run_panel(panel, policy, store, run_id=run_id)
+
+
+def _timed(fn: Any, *args: Any) -> tuple[float, float, Any]:
+    """(wall seconds, this process's CPU seconds, result) of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    result = fn(*args)
+    return time.perf_counter() - w0, time.process_time() - c0, result
+
+
+def _played(store: RunStore, run_id: str) -> Played:
+    return sorted((r.key, r.outcome.value, r.steps) for r in store.episode_records(run_id))
+
+
+def _one(name: str, policy: str, episodes: int, repeats: int) -> dict[str, Any]:
+    panel = bench_panel(name, episodes)
+    specs = panel.episode_specs()
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "b.sqlite") as store:
+        _fresh_run(store, bench_panel(name, 2), policy, "warm-up")
+        bare_loop(panel, policy, specs[:2])
+        wall: dict[str, list[float]] = {"runner": [], "bare": []}
+        cpu: dict[str, list[float]] = {"runner": [], "bare": []}
+        in_run: list[float] = []
+        bare: Played = []
+        for r in range(repeats):
+            for path in ("runner", "bare") if r % 2 == 0 else ("bare", "runner"):
+                if path == "runner":
+                    with _PolicyClock() as policy_clock:
+                        w, c, _ = _timed(_fresh_run, store, panel, policy, f"run-{r}")
+                    env_s = sum(x.env_ms or 0.0 for x in store.episode_records(f"run-{r}"))
+                    in_run.append(w / (env_s / 1000.0 + policy_clock.seconds) - 1.0)
+                else:
+                    w, c, bare = _timed(bare_loop, panel, policy, specs)
+                wall[path].append(w)
+                cpu[path].append(c)
+        identical = all(_played(store, f"run-{r}") == sorted(bare) for r in range(repeats))
+    bare_med = statistics.median(wall["bare"])
+    return {
+        "episodes": len(specs),
+        "ms_per_episode_bare": 1000.0 * bare_med / len(specs),
+        "runner_s": statistics.median(wall["runner"]),
+        "bare_s": bare_med,
+        "overhead": _paired(wall),
+        "overhead_cpu": _paired(cpu),
+        "overhead_min": min(wall["runner"]) / min(wall["bare"]) - 1.0,
+        "overhead_in_run": statistics.median(in_run),
+        "overhead_pairs": [round(a / b - 1.0, 4)
+                           for a, b in zip(wall["runner"], wall["bare"], strict=True)],
+        "identical": identical,
+    }
+
+
+def _paired(times: dict[str, list[float]]) -> float:
+    pairs = zip(times["runner"], times["bare"], strict=True)
+    return statistics.median(a / b for a, b in pairs) - 1.0
+
+
+def per_episode_cost(episodes: int, repeats: int) -> float:
+    """The runner's own CPU milliseconds per episode, beyond the env and the policy.
+
+    One-step episodes of the coin stand-in (``evalband/Coin-v0``, ~50 us each), the whole
+    runner (``run_panel`` into a store, one run of ``episodes``) against a bare loop over the
+    same env and policy, on this process's CPU time: what each episode costs the runner
+    (timing, the record, judging, the group commit), nearly free of the env's own time.
+    """
+    from evalband.envs._resolve import make_env
+    from evalband.policies._builtin import zero_action
+
+    panel = load_panel({"name": "coin", "env": "evalband/Coin-v0", "episodes": episodes,
+                        "env_kwargs": {"length": 1, "p": 0.0}, "budget": {"steps": 1}})
+    specs = panel.episode_specs()
+
+    def bare() -> None:
+        env = make_env(panel.env, dict(panel.env_kwargs))
+        for spec in specs:
+            obs, _ = env.reset(seed=spec.condition_seed)
+            judge = Judge(panel.success, 1)
+            while judge.step(*env.step(zero_action(obs))[1:]) is None:
+                pass
+
+    runner_s, bare_s = [], []
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "c.sqlite") as store:
+        policy = "evalband.policies._builtin:zero_action"
+        run_panel(panel, policy, store, run_id="warm")
+        for r in range(repeats):
+            runner_s.append(_timed(lambda rid: run_panel(panel, policy, store, run_id=rid),
+                                   f"c-{r}")[1])
+            bare_s.append(_timed(bare)[1])
+    return 1000.0 * (statistics.median(runner_s) - statistics.median(bare_s)) / episodes
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Time both panels; ``passed`` when every overhead is <= 5 % and records agree."""
+    episodes = 20 if quick else 300  # enough that a run's fixed setup (~50 ms) is ~1 %
+    repeats = 3 if quick else 5
+    results = {name: _one(name, policy, episodes, repeats) for name, policy in PANELS.items()}
+    worst = max(r["overhead_cpu"] for r in results.values())
+    identical = all(r["identical"] for r in results.values())
+    cost_ms = per_episode_cost(500 if quick else 2000, repeats)
+    for r in results.values():
+        r["runner_share_per_episode"] = cost_ms / r["ms_per_episode_bare"]
+    return {
+        "name": "envs_runner_overhead",
+        "panels": results,
+        "runner_cpu_ms_per_episode": cost_ms,
+        "runner_overhead_cpu": worst,
+        "runner_overhead": max(r["overhead"] for r in results.values()),
+        # bench/run.py prints ratio vs target_ratio: the runner's speed relative to bare.
+        "ratio": 1.0 / (1.0 + worst),
+        "target_ratio": 1.0 / (1.0 + TARGET_OVERHEAD),
+        "target_overhead": TARGET_OVERHEAD,
+        "identical": identical,
+        "passed": bool(worst <= TARGET_OVERHEAD and identical),
+        "claim": "runner overhead vs a bare gymnasium loop on short third-party episodes "
+                 "(PointMaze, Reacher): <= 5 %",
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(), indent=2))

@@ -1,0 +1,216 @@
+"""The environment contract: what evalband uses of an env, written down as Protocols.
+
+An env is anything with Gymnasium's ``reset``/``step``/``close`` (:class:`EvalEnv`). The rest
+is optional and found by attribute: a control period (:func:`control_dt`), a condition-seed
+hook (:class:`ConditionSeeded`), a batch simulator (:class:`BatchRollout`), declared reset
+options (:class:`DeclaresResetOptions`) and ``render``. ``docs/extending.md`` explains each.
+
+The control period is the time between two actions. It is read, in this order, from the
+panel's ``control_dt``; the env's ``control_dt``; its ``dt`` (a property or an attribute,
+gymnasium's MuJoCo envs: ``frame_skip * model.opt.timestep``); ``frame_skip *
+model.opt.timestep``; dm_control's ``control_timestep()`` (shimmy keeps the dm_control env as
+``_env``); ``1 / metadata["render_fps"]``. When ``dt`` and ``render_fps`` disagree and
+``1 / render_fps`` is a whole number of ``dt`` steps, ``dt`` is the physics step and the env
+sub-steps per action (gym-pusht: ``dt = 0.01``, 10 Hz control), so ``1 / render_fps`` is used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "EvalEnv",
+    "ConditionSeeded",
+    "BatchRollout",
+    "DeclaresResetOptions",
+    "Renders",
+    "ControlPeriod",
+    "control_dt",
+    "unwrapped",
+]
+
+
+@runtime_checkable
+class EvalEnv(Protocol):
+    """What the runner calls on every env (Gymnasium's API).
+
+    ``reset(seed=condition_seed, options=...)`` must fix the episode's initial state from the
+    seed (the same seed, the same initial observation); ``step(action)`` returns
+    ``(obs, reward, terminated, truncated, info)``; ``close()`` is called once when the run
+    is done with the env, also after an error.
+    """
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Start an episode from the condition ``seed`` with reset ``options``."""
+        ...
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Apply one action for one control period."""
+        ...
+
+    def close(self) -> None:
+        """Free the simulator (windows, renderers, processes)."""
+        ...
+
+
+@runtime_checkable
+class ConditionSeeded(Protocol):
+    """An env class whose episode conditions come from its own seed stream.
+
+    ``condition_seed(panel_seed, cell, episode) -> int`` (a static method) replaces
+    :func:`evalband.panel.default_condition_seed`.
+    """
+
+    @staticmethod
+    def condition_seed(seed: int, cell: str, episode: int) -> int:
+        """The seed passed to ``reset`` for ``episode`` of ``cell``."""
+        ...
+
+
+@runtime_checkable
+class BatchRollout(Protocol):
+    """An env class with its own batch simulator (several episodes per call).
+
+    ``batch_rollout(policy, specs, env_kwargs, budget_steps)`` returns a mapping of per-spec
+    lists ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s`` (and
+    optionally ``policy_call_ms``) equal to what one-at-a-time play would record.
+    """
+
+    @staticmethod
+    def batch_rollout(
+        policy: Any, specs: Sequence[Any], env_kwargs: Mapping[str, Any], budget_steps: int
+    ) -> Mapping[str, Any]:
+        """Play ``specs`` together; one entry per spec in each list."""
+        ...
+
+
+@runtime_checkable
+class DeclaresResetOptions(Protocol):
+    """An env that lists the reset-option keys it reads (``reset_options``).
+
+    A factor on a declared key is trusted to take effect even when it leaves the initial
+    observation unchanged (a dynamics option); any other option factor must change it.
+    """
+
+    reset_options: Sequence[str]
+
+
+@runtime_checkable
+class Renders(Protocol):
+    """An env that can draw its state (``render_mode`` chosen at construction)."""
+
+    def render(self) -> Any:
+        """An RGB frame or ``None``."""
+        ...
+
+
+@dataclass(frozen=True)
+class ControlPeriod:
+    """The control period and where it came from.
+
+    Attributes:
+        dt: seconds between two actions (``None`` when the env gives no clue).
+        source: ``panel control_dt``, ``control_dt``, ``dt``, ``frame_skip x timestep``,
+            ``control_timestep()``, ``render_fps`` or ``none``.
+        note: why a candidate was set aside (e.g. ``dt`` is a physics step), else ``""``.
+    """
+
+    dt: float | None
+    source: str
+    note: str = ""
+
+
+def unwrapped(env: Any) -> Any:
+    """The innermost env under Gymnasium wrappers (``env`` itself without them).
+
+    >>> unwrapped(3)
+    3
+    """
+    return getattr(env, "unwrapped", env)
+
+
+def _positive(value: Any) -> float | None:
+    """``value`` as a positive finite float, else ``None`` (a property object is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) and not hasattr(
+        value, "__float__"
+    ):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def _attr(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - a property that raises gives no clue
+        return None
+
+
+def _frame_skip_dt(env: Any) -> float | None:
+    skip = _attr(env, "frame_skip")
+    opt = _attr(_attr(env, "model"), "opt")
+    timestep = _positive(_attr(opt, "timestep"))
+    if isinstance(skip, int) and skip > 0 and timestep is not None:
+        return skip * timestep
+    return None
+
+
+def _dm_control_dt(env: Any) -> float | None:
+    for holder in (env, _attr(env, "_env")):
+        method = _attr(holder, "control_timestep")
+        if callable(method):
+            try:
+                return _positive(method())
+            except Exception:  # noqa: BLE001 - no clue from it
+                return None
+    return None
+
+
+def control_dt(env: Any, declared: float | None = None) -> ControlPeriod:
+    """The env's control period: seconds between two actions (see the module docstring).
+
+    Args:
+        env: an env instance (wrapped or not).
+        declared: the panel's ``control_dt``, which wins when given.
+
+    >>> class Physics:
+    ...     dt = 0.01
+    ...     metadata = {"render_fps": 10}
+    >>> control_dt(Physics())
+    ControlPeriod(dt=0.1, source='render_fps', note='dt 0.01 is a physics step: 10 per action')
+    >>> control_dt(Physics(), declared=0.05).dt
+    0.05
+    """
+    if declared is not None:
+        return ControlPeriod(float(declared), "panel control_dt")
+    base = unwrapped(env)
+    own = _positive(_attr(base, "control_dt"))
+    if own is not None:
+        return ControlPeriod(own, "control_dt")
+    fps = _positive((_attr(base, "metadata") or {}).get("render_fps"))
+    from_fps = 1.0 / fps if fps is not None else None
+    candidates = (
+        ("dt", _positive(_attr(base, "dt"))),
+        ("frame_skip x timestep", _frame_skip_dt(base)),
+        ("control_timestep()", _dm_control_dt(base)),
+    )
+    for source, dt in candidates:
+        if dt is None:
+            continue
+        if from_fps is not None and not math.isclose(dt, from_fps, rel_tol=1e-6):
+            ratio = from_fps / dt
+            if ratio > 1.5 and abs(ratio - round(ratio)) < 1e-6:
+                note = f"{source.split()[0]} {dt:g} is a physics step: {round(ratio)} per action"
+                return ControlPeriod(from_fps, "render_fps", note)
+        return ControlPeriod(dt, source)
+    if from_fps is not None:
+        return ControlPeriod(from_fps, "render_fps")
+    return ControlPeriod(None, "none")
