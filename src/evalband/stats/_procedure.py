@@ -53,6 +53,7 @@ __all__ = [
     "score_interval_unpaired",
     "compatible_difference",
     "stratified_difference",
+    "wilson_cc",
     "exact_power",
     "detectable_drop",
     "episodes_for_drop",
@@ -267,37 +268,70 @@ def compatible_difference(
 # --------------------------------------------------------------------------- aggregate
 
 
+def wilson_cc(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval with continuity correction (Newcombe 1998a, method 4).
+
+    >>> lo, hi = wilson_cc(0, 10)
+    >>> lo, round(hi, 4)
+    (0.0, 0.3445)
+    """
+    from evalband.stats._validate import z_value
+
+    z = z_value(confidence)
+    z2 = z * z
+    p = k / n
+    low = 0.0 if k == 0 else (
+        (2 * n * p + z2 - 1 - z * math.sqrt(max(z2 - 2 - 1 / n + 4 * p * (n * (1 - p) + 1), 0.0)))
+        / (2 * (n + z2)))
+    high = 1.0 if k == n else (
+        (2 * n * p + z2 + 1 + z * math.sqrt(max(z2 + 2 - 1 / n + 4 * p * (n * (1 - p) - 1), 0.0)))
+        / (2 * (n + z2)))
+    return max(low, 0.0), min(high, 1.0)
+
+
 def stratified_difference(
     cells: Sequence[Mapping[str, int]],
     weights: Sequence[float],
     *,
     confidence: float = 0.95,
+    continuity: bool = True,
 ) -> Difference:
     """Interval for a weighted sum of per-cell differences ``sum_s w_s (p_as - p_bs)`` (MOVER).
 
-    Each cell contributes Wilson limits of both rates at ``confidence``; the limits of the sum
-    follow Zou & Donner's (2008) method of variance estimates recovery for linear functions of
-    proportions (Zou, Huang & Zhang 2009), with Newcombe's (1998b) phi term for matched pairs::
+    Each cell contributes score limits of both rates at ``confidence`` -- Wilson's with
+    continuity correction by default (Newcombe 1998a, method 4), so that each side misses at
+    most about half of ``1 - confidence`` also at n = 10 per cell and rates near 0.5, where the
+    plain Wilson MOVER missed one side in 3.3-3.9% of simulated panels; ``continuity=False``
+    uses plain Wilson. The limits of the sum follow Zou & Donner's (2008) method of variance
+    estimates recovery for linear functions of proportions (Zou, Huang & Zhang 2009), with
+    Newcombe's (1998b) phi term for matched pairs::
 
         low  = D - sqrt(sum w^2 [(p_a - l_a)^2 - 2 phi (p_a - l_a)(u_b - p_b) + (u_b - p_b)^2])
         high = D + sqrt(sum w^2 [(u_a - p_a)^2 - 2 phi (u_a - p_a)(p_b - l_b) + (p_b - l_b)^2])
 
-    With one cell it is Newcombe's method 10 (paired) or hybrid score interval (unpaired). It
-    never has zero width (Wilson limits never do).
+    With one cell and ``continuity=False`` it is Newcombe's method 10 (paired, 1998b) or
+    hybrid score interval (unpaired, 1998a); with the correction, their method 11. It never has
+    zero width (score limits never do).
 
     ``cells``: per cell ``both, a_only, b_only, neither`` (matched pairs) or
     ``k_a, n_a, k_b, n_b`` (independent arms); the two kinds may be mixed.
 
     >>> d = stratified_difference([{"both": 20, "a_only": 12, "b_only": 2, "neither": 16}],
-    ...                           [1.0])
+    ...                           [1.0], continuity=False)
     >>> round(float(d.low), 4), round(float(d.high), 4)
     (0.0562, 0.3292)
     """
     from evalband.stats._difference import _newcombe_phi
     from evalband.stats._intervals import _wilson as wilson
 
+    def limits(k: int, n: int) -> tuple[float, float]:
+        if continuity:
+            return wilson_cc(k, n, confidence)
+        lo, hi = wilson(float(k), float(n), confidence)  # type: ignore[arg-type]
+        return float(lo), float(hi)
+
     total_w = float(sum(weights))
-    w = np.asarray(weights, dtype=np.float64) / (total_w if total_w > 0 else 1.0)
+    w = [x / (total_w if total_w > 0 else 1.0) for x in weights]
     est = down = up = 0.0
     paired = all("both" in c for c in cells)
     for weight, c in zip(w, cells, strict=True):
@@ -309,21 +343,20 @@ def stratified_difference(
         else:
             k_a, n_a, k_b, n_b = c["k_a"], c["n_a"], c["k_b"], c["n_b"]
             phi = 0.0
-        (la, ha), (lb, hb) = (wilson(float(k_a), float(n_a), confidence),  # type: ignore[arg-type]
-                              wilson(float(k_b), float(n_b), confidence))  # type: ignore[arg-type]
-        lows, highs = (float(la), float(lb)), (float(ha), float(hb))
+        (l_a, u_a), (l_b, u_b) = limits(k_a, n_a), limits(k_b, n_b)
         p_a, p_b = k_a / n_a, k_b / n_b
-        dl_a, du_a = p_a - float(lows[0]), float(highs[0]) - p_a
-        dl_b, du_b = p_b - float(lows[1]), float(highs[1]) - p_b
+        dl_a, du_a = p_a - l_a, u_a - p_a
+        dl_b, du_b = p_b - l_b, u_b - p_b
         est += weight * (p_a - p_b)
         down += weight**2 * max(dl_a**2 - 2.0 * phi * dl_a * du_b + du_b**2, 0.0)
         up += weight**2 * max(du_a**2 - 2.0 * phi * du_a * dl_b + dl_b**2, 0.0)
+    kind = "continuity-corrected Wilson" if continuity else "Wilson"
     return Difference(
         estimate=float(est),
         low=float(max(-1.0, est - math.sqrt(down))),
         high=float(min(1.0, est + math.sqrt(up))),
-        method=("stratified MOVER (Wilson limits, Newcombe's paired correlation)" if paired
-                else "stratified MOVER (Wilson limits)"),
+        method=(f"stratified MOVER ({kind} limits, Newcombe's paired correlation)" if paired
+                else f"stratified MOVER ({kind} limits)"),
         confidence=float(confidence),
         paired=paired,
     )
