@@ -90,7 +90,7 @@ def test_chunking_policy_same_records_any_batch_and_backend(store) -> None:
     for size in (1, 8):
         run_panel(panel, SlotChunker(), store, run_id=f"b{size}", batch_size=size)
         assert _records(store, f"b{size}") == serial, f"--batch {size}"
-    run_panel(panel, "test_contract:slot_chunker", store, run_id="proc", backend="process",
+    run_panel(panel, "test_policy_contract:slot_chunker", store, run_id="proc", backend="process",
               workers=2, batch_size=8)
     assert _records(store, "proc") == serial
     run_panel(panel, SharedChunker(), store, run_id="proc1", backend="process", workers=2)
@@ -135,7 +135,7 @@ def test_context_carries_seed_task_and_slot(store) -> None:
     assert {c.slot for c in policy.contexts} == {0, 1}
     assert all(c.seed == episode_seed(c.condition_seed) and c.run_id == "ctx"
                for c in policy.contexts)
-    assert store.get_run("ctx").policy == "test_contract:SlotChunkerCoin"
+    assert store.get_run("ctx").policy == "test_policy_contract:SlotChunkerCoin"
 
 
 class SlotChunkerCoin(SlotChunker):
@@ -228,7 +228,7 @@ class DictPolicy:
 
 
 def test_dict_observations_batch_end_to_end(store) -> None:
-    panel = coin_panel(env="test_contract:DictObsEnv", env_kwargs={}, episodes=5,
+    panel = coin_panel(env="test_policy_contract:DictObsEnv", env_kwargs={}, episodes=5,
                        budget={"steps": 8})
     run_panel(panel, DictPolicy(), store, run_id="one")
     DictPolicy.batches.clear()
@@ -241,6 +241,6 @@ def test_dict_observations_batch_end_to_end(store) -> None:
 def test_serve_cli_refuses_a_shared_state_policy_in_one_line(capsys) -> None:
     from evalband.cli import main
 
-    assert main(["serve", "test_contract:shared_chunker", "--port", "0"]) == 2
+    assert main(["serve", "test_policy_contract:shared_chunker", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "per-slot state" in err

@@ -287,7 +287,7 @@ def test_hung_server_times_out_into_error_episodes(store) -> None:
 
 def test_served_stateful_policy_keeps_each_clients_episode_apart(store) -> None:
     """A per-slot chunking policy behind the server: the extension's resets keep clients apart."""
-    from test_contract import SharedChunker, SlotChunker, _panel
+    from test_policy_contract import SharedChunker, SlotChunker, _panel
 
     from evalband.policies._server import PolicyServer
 
@@ -305,7 +305,7 @@ def test_served_stateful_policy_keeps_each_clients_episode_apart(store) -> None:
 
 
 def test_serve_refuses_a_policy_that_would_mix_clients() -> None:
-    from test_contract import SharedChunker
+    from test_policy_contract import SharedChunker
 
     from evalband.errors import InvalidParameterError
     from evalband.policies._server import PolicyServer
