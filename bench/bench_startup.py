@@ -11,7 +11,7 @@ barely changes, beside it). Three groups:
   (serial) minus the same ``run_panel`` call in a warm process (imports done, a new run
   id, env and policy built again), i.e. what the command costs beyond playing the
   episodes (target < 0.3 s), on wall and on CPU time, next to ``python -c "import typer,
-  yaml, pydantic, numpy, gymnasium"``, the imports the command cannot avoid;
+  yaml, pydantic.main, numpy, gymnasium"``, the imports the command cannot avoid;
 * **process backend from the command line**: ``evalband run --backend process
   --workers 2`` vs serial on the 200 PushT episodes (target >= 1.6x, workers started
   while the command loads, see ``evalband.run._pool.prestart``), with the machine's own
@@ -107,7 +107,7 @@ def startup(rounds: int) -> dict[str, Any]:
         "diff": [*cli, "diff", "8/20", "12/20"],
         # what `evalband run` cannot avoid importing (typer, panel, envs): its floor
         "run_import_floor": [sys.executable, "-c",
-                             "import typer, yaml, pydantic, numpy, gymnasium"],
+                             "import typer, yaml, pydantic.main, numpy, gymnasium"],
     }
     commands = {k: _same(v) for k, v in argv.items()}
     _rounds(commands, 1)  # bytecode compiled, caches warm
