@@ -125,23 +125,31 @@ def _warm_up(modules: Sequence[str]) -> int:
     return os.getpid()
 
 
-def prestart(workers: int, modules: Sequence[str] = ("evalband.run._execute",)) -> None:
+def prestart(
+    workers: int,
+    modules: Sequence[str] = ("evalband.run._execute",),
+    initializer: Callable[..., object] | None = None,
+    initargs: tuple[Any, ...] = (),
+) -> None:
     """Start the forkserver and ``workers`` workers in the background; returns at once.
 
     The pool is the session's idle pool from now on (the next :func:`warm_pool` with the
-    same number of workers and no initializer takes it, started or not); its workers
+    same workers, initializer and arguments takes it, started or not); its workers
     import ``modules`` while the caller goes on with its own imports, the panel and the
     store. Errors are left for the run itself to meet.
 
     Args:
         workers: worker processes to start.
         modules: what the forkserver preloads and each worker imports.
+        initializer: run in each worker first, as :func:`warm_pool`'s (the backend's).
+        initargs: its arguments.
 
     >>> prestart(1, ["json"]); close_pools()
     """
     context = forkserver_context(modules)
-    key = _key(workers, context, None, ())
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    key = _key(workers, context, initializer, initargs)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=initializer, initargs=initargs)
     with _LOCK:
         if key in _IDLE:
             return
