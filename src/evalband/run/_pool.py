@@ -148,12 +148,11 @@ def prestart(
     """
     context = forkserver_context(modules)
     key = _key(workers, context, initializer, initargs)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=initializer, initargs=initargs)
     with _LOCK:
-        if key in _IDLE:
+        if key in _IDLE:  # already warm (or warming)
             return
-        _IDLE[key] = pool
+        pool = _IDLE[key] = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                initializer=initializer, initargs=initargs)
 
     def start() -> None:  # each submit starts a worker; the first also the forkserver
         try:
