@@ -10,7 +10,8 @@ barely changes, beside it). Three groups:
 * **run fixed cost**: ``evalband run`` of 200 reach1d episodes and of 200 PushT episodes
   (serial) minus the same ``run_panel`` call in a warm process (imports done, a new run
   id, env and policy built again), i.e. what the command costs beyond playing the
-  episodes (target < 0.3 s);
+  episodes (target < 0.3 s), on wall and on CPU time, next to ``python -c "import typer,
+  yaml, pydantic.main, numpy, gymnasium"``, the imports the command cannot avoid;
 * **process backend from the command line**: ``evalband run --backend process
   --workers 2`` vs serial on the 200 PushT episodes (target >= 1.6x, workers started
   while the command loads, see ``evalband.run._pool.prestart``), with the machine's own
@@ -104,6 +105,9 @@ def startup(rounds: int) -> dict[str, Any]:
         "ci": [*cli, "ci", "8", "20"],
         "power": [*cli, "power", "--p-a", "0.6", "--p-b", "0.4"],
         "diff": [*cli, "diff", "8/20", "12/20"],
+        # what `evalband run` cannot avoid importing (typer, panel, envs): its floor
+        "run_import_floor": [sys.executable, "-c",
+                             "import typer, yaml, pydantic.main, numpy, gymnasium"],
     }
     commands = {k: _same(v) for k, v in argv.items()}
     _rounds(commands, 1)  # bytecode compiled, caches warm
@@ -111,20 +115,22 @@ def startup(rounds: int) -> dict[str, Any]:
 
 
 def _warm_run_panel(yaml_path: Path, store_path: Path, policy: str, repeats: int,
-                    **kwargs: Any) -> list[float]:
-    """``run_panel`` walls in this (warm) process, each a new run with a fresh env/policy."""
+                    **kwargs: Any) -> tuple[list[float], list[float]]:
+    """``run_panel`` walls and CPU times in this (warm) process, each a new run with a
+    fresh env and policy."""
     from evalband.panel import load_panel
     from evalband.run import _execute, run_panel
     from evalband.store import open_store
 
-    walls = []
+    walls, cpus = [], []
     with open_store(store_path) as store:
         for i in range(repeats + 1):
             _execute._CACHE.clear()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             run_panel(load_panel(str(yaml_path)), policy, store, run_id=f"warm-{i}", **kwargs)
             walls.append(time.perf_counter() - t0)
-    return walls[1:]  # the first run pays the imports
+            cpus.append(time.process_time() - c0)
+    return walls[1:], cpus[1:]  # the first run pays the imports
 
 
 def _session_twice(panel: Path, store: Path) -> tuple[float, float]:
@@ -160,6 +166,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {"name": "startup_and_short_runs", "previous": PREVIOUS}
     result["startup"] = start = startup(rounds)
     worst_startup = max(start[k]["wall_s"] for k in ("help", "ci", "power"))
+    result["startup_over_typer_s"] = {
+        k: start[k]["wall_s"] - start["import_typer"]["wall_s"] for k in ("help", "ci", "power")
+    }
 
     cli = [sys.executable, "-m", "evalband.cli", "run"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,16 +192,21 @@ def run(quick: bool = False) -> dict[str, Any]:
         }
         _rounds(commands, 1)
         cli_runs = _rounds(commands, run_rounds)
-        warm_reach = _warm_run_panel(reach, tmpdir / "warm-reach.sqlite", "reach1d:baseline",
-                                     run_rounds)
-        warm_pusht = _warm_run_panel(pusht, tmpdir / "warm-pusht.sqlite", "pusht:expert",
-                                     run_rounds)
+        warm_reach, warm_reach_cpu = _warm_run_panel(
+            reach, tmpdir / "warm-reach.sqlite", "reach1d:baseline", run_rounds)
+        warm_pusht, warm_pusht_cpu = _warm_run_panel(
+            pusht, tmpdir / "warm-pusht.sqlite", "pusht:expert", run_rounds)
         specs = load_panel(str(pusht)).episode_specs()
         ceiling = [machine_ratio(specs, lead_s=1.0) for _ in range(1 if quick else 3)]
         session = [_session_twice(pusht, tmpdir / f"session{i}.sqlite")
                    for i in range(1 if quick else 3)]
     fixed_reach = cli_runs["reach_serial"]["wall_s"] - statistics.median(warm_reach)
     fixed_pusht = cli_runs["pusht_serial"]["wall_s"] - statistics.median(warm_pusht)
+    # the same on CPU time, which load on a shared machine barely moves
+    fixed_cpu = {
+        "reach": cli_runs["reach_serial"]["cpu_s"] - statistics.median(warm_reach_cpu),
+        "pusht": cli_runs["pusht_serial"]["cpu_s"] - statistics.median(warm_pusht_cpu),
+    }
     process_ratio = cli_runs["pusht_serial"]["wall_s"] / cli_runs["pusht_process2"]["wall_s"]
     result.update({
         "episodes": len(specs),
@@ -200,9 +214,11 @@ def run(quick: bool = False) -> dict[str, Any]:
         "warm_run_panel_s": {"reach": statistics.median(warm_reach),
                              "pusht": statistics.median(warm_pusht)},
         "run_fixed_s": {"reach": fixed_reach, "pusht": fixed_pusht},
+        "run_fixed_cpu_s": fixed_cpu,
         "process_cli_ratio": process_ratio,
         "machine_ratio": statistics.median(ceiling),
         "machine_ratio_each": [round(x, 3) for x in ceiling],
+        "efficiency": process_ratio / statistics.median(ceiling),
         "session_first_run_s": statistics.median(a for a, _ in session),
         "session_second_run_s": statistics.median(b for _, b in session),
         "warm_pool_saves_s": statistics.median(a - b for a, b in session),

@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         result = run_isolated(name, args.quick)
         result["bench_seconds"] = time.perf_counter() - t0
+        result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         results.append(result)
         status = "PASS" if result["passed"] else "MISS"
         if result.get("kind") == "audit":  # an error-rate audit, not a speed ratio

@@ -49,6 +49,14 @@ def test_short_commands_import_no_heavy_package(args: list[str]) -> None:
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
+def test_a_short_run_loads_no_analysis_or_display_package(tmp_path: Path) -> None:
+    """``evalband run`` (serial, --json) needs the env and the store, not scipy or rich."""
+    loaded = imported_after(["run", "reach1d", "-p", "reach1d:baseline", "--json",
+                             "--store", str(tmp_path / "s.sqlite")])
+    assert {"numpy", "gymnasium", "sqlite3"} <= loaded  # it did run
+    assert not loaded & {"scipy", "pandas", "matplotlib", "rich", "torch", "mujoco"}
+
+
 def test_ci_at_a_rare_level_still_uses_scipy_and_agrees(capsys) -> None:
     from scipy.special import ndtri
 

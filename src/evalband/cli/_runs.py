@@ -95,9 +95,12 @@ def run(
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
     if backend == "process":  # the workers start while this process loads what it needs
+        import os
+
+        from evalband.run._isolation import worker_init
         from evalband.run._pool import prestart
 
-        prestart(workers or 1)
+        prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
     from evalband.run import default_run_id, run_panel

@@ -160,6 +160,18 @@ class ProcessBackend:
         self.workers = workers
         self.chunk_size = chunk_size
 
+    def warm_up(self, env: str, policy: str) -> None:
+        """Start the workers for ``policy`` on ``env`` in the background; returns at once.
+
+        ``run_panel`` calls it before it plans the episodes and writes the manifest, so the
+        workers start meanwhile; :meth:`run` then takes the warm pool.
+        """
+        from evalband.run._isolation import worker_init
+        from evalband.run._pool import prestart
+
+        task = RunTask(run_id="", policy=policy, panel_fingerprint="", env=env)
+        prestart(self.workers, worker_modules(task), worker_init, (os.getpid(),))
+
     def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
         """Yield records chunk by chunk as workers finish them.
 

@@ -12,7 +12,6 @@ and planning. The pool closes with the interpreter (or :func:`close_pools`).
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -126,32 +125,34 @@ def _warm_up(modules: Sequence[str]) -> int:
     return os.getpid()
 
 
-def prestart(workers: int, modules: Sequence[str] = ("evalband.run._execute",)) -> None:
+def prestart(
+    workers: int,
+    modules: Sequence[str] = ("evalband.run._execute",),
+    initializer: Callable[..., object] | None = None,
+    initargs: tuple[Any, ...] = (),
+) -> None:
     """Start the forkserver and ``workers`` workers in the background; returns at once.
 
     The pool is the session's idle pool from now on (the next :func:`warm_pool` with the
-    same number of workers and the process backend's ``worker_init`` takes it, started or
-    not); its workers die with the driver and
+    same workers, initializer and arguments takes it, started or not); its workers
     import ``modules`` while the caller goes on with its own imports, the panel and the
     store. Errors are left for the run itself to meet.
 
     Args:
         workers: worker processes to start.
         modules: what the forkserver preloads and each worker imports.
+        initializer: run in each worker first, as :func:`warm_pool`'s (the backend's).
+        initargs: its arguments.
 
     >>> prestart(1, ["json"]); close_pools()
     """
-    from evalband.run._isolation import worker_init
-
     context = forkserver_context(modules)
-    initargs = (os.getpid(),)
-    key = _key(workers, context, worker_init, initargs)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=worker_init, initargs=initargs)
+    key = _key(workers, context, initializer, initargs)
     with _LOCK:
-        if key in _IDLE:
+        if key in _IDLE:  # already warm (or warming)
             return
-        _IDLE[key] = pool
+        pool = _IDLE[key] = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                initializer=initializer, initargs=initargs)
 
     def start() -> None:  # each submit starts a worker; the first also the forkserver
         try:

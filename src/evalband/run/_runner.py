@@ -285,6 +285,9 @@ def run_panel(
     if lockstep and callable(probe) and (mode := probe()) is not None:
         batch_extra["batch_mode"] = mode  # as probed in the driver
     backend_impl = get_backend(backend, workers, address=address)
+    warm_up = getattr(backend_impl, "warm_up", None)  # process: workers start while we plan
+    if callable(warm_up):
+        warm_up(panel.env, policy)
     specs = panel.episode_specs()
     plan, env_kwargs = None, dict(panel.env_kwargs)
     if record_video is not None:
