@@ -142,7 +142,9 @@ def run_panel(
         The run id and the run's summary.
     """
     from evalband._ids import check_run_id
+    from evalband.run._isolation import check_not_bootstrapping
 
+    check_not_bootstrapping()  # a script without a __main__ guard, re-run by a worker
     if run_id is not None:
         check_run_id(run_id)  # before a backend starts or the store is touched
     _check_env_kwargs(panel)
