@@ -22,6 +22,9 @@ def test_bad_run_ids_are_refused(bad: str) -> None:
 
 def test_one_rule_for_runs_and_sessions() -> None:
     assert check_run_id("r" * 128) == "r" * 128
+    assert check_run_id("reach1d-reach1d:damped-serial")  # ids made from policy names
+    with pytest.raises(InvalidInputError):
+        check_run_id(":x")
     with pytest.raises(InvalidInputError, match="session id must be 1-64"):
         check_session_id("s" * 65)
     with pytest.raises(InvalidInputError, match="session id"):

@@ -21,6 +21,8 @@ RUN_ID_MAX = 128
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 """What every name matches in full (its length is checked separately)."""
 
+_COLON_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+
 
 def shown(value: object) -> str:
     """``repr(value)``, shortened past 60 characters (with the length of a long string).
@@ -35,13 +37,15 @@ def shown(value: object) -> str:
     return text
 
 
-def check_name(value: object, what: str, max_length: int = 64) -> str:
+def check_name(value: object, what: str, max_length: int = 64, *, colon: bool = False) -> str:
     """``value`` when it is a valid name of at most ``max_length`` characters.
 
     Args:
         value: the name given.
         what: what it names, for the message (``"run id"``, ``"session id"``).
         max_length: the longest name accepted.
+        colon: also accept ``:`` after the first character (run ids: policies are named
+            ``module:attr`` and ``reach1d:damped``, and ids are often made from them).
 
     Raises:
         InvalidInputError: anything else; the message shows the rule and (shortened) what
@@ -55,20 +59,18 @@ def check_name(value: object, what: str, max_length: int = 64) -> str:
     ...     print(str(exc)[:45], "...", str(exc)[-10:])
     a run id must be 1-64 letters, digits, '.', ' ... got 'a/b'
     """
-    if (
-        not isinstance(value, str)
-        or len(value) > max_length
-        or not NAME_PATTERN.fullmatch(value)
-    ):
+    pattern = _COLON_PATTERN if colon else NAME_PATTERN
+    if not isinstance(value, str) or len(value) > max_length or not pattern.fullmatch(value):
+        chars = "'.', '_', ':' or '-'" if colon else "'.', '_' or '-'"
         raise InvalidInputError(
-            f"a {what} must be 1-{max_length} letters, digits, '.', '_' or '-', starting "
+            f"a {what} must be 1-{max_length} letters, digits, {chars}, starting "
             f"with a letter or digit; got {shown(value)}"
         )
     return value
 
 
 def check_run_id(run_id: object) -> str:
-    """``run_id`` when it is a valid run id (see :func:`check_name`, at most 128 characters).
+    """``run_id`` when it is a valid run id (:func:`check_name` with ``:``, <= 128 characters).
 
     Raises:
         InvalidInputError: otherwise.
@@ -76,7 +78,7 @@ def check_run_id(run_id: object) -> str:
     >>> check_run_id("reach1d-baseline-20250101T000000000000")
     'reach1d-baseline-20250101T000000000000'
     """
-    return check_name(run_id, "run id", RUN_ID_MAX)
+    return check_name(run_id, "run id", RUN_ID_MAX, colon=True)
 
 
 def safe_name(text: str, fallback: str, max_length: int = RUN_ID_MAX) -> str:

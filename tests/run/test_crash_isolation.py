@@ -186,3 +186,26 @@ def test_sigterm_marks_the_run_interrupted_and_prints_the_resume_command(
     with open_store(db, read_only=True) as st:
         assert st.require_run(run_id).status == "finished"
         assert st.count_episodes(run_id) == 40
+
+
+NO_GUARD = '''
+import evalband
+store = evalband.open_store({db!r})
+panel = evalband.load_panel({{"name": "ng", "env": "evalband/Coin-v0", "episodes": 6,
+                             "seed": 0, "budget": {{"steps": 3}}}})
+evalband.run_panel(panel, "evalband.policies._builtin:zero_action", store,
+                   backend="process", workers=2)
+'''
+
+
+def test_a_script_without_a_main_guard_fails_clearly_and_runs_once(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    script = tmp_path / "script.py"
+    script.write_text(NO_GUARD.format(db=str(db)))
+    done = subprocess.run([sys.executable, str(script)], env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          check=False)
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr.strip().splitlines()[-1]
+    with open_store(db, read_only=True) as st:
+        assert st.list_runs() == []  # no run per worker, and no empty run left behind

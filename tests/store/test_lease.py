@@ -98,3 +98,19 @@ def test_a_holder_on_another_host_lives_while_its_heartbeat_is_fresh(db: Path) -
         st.conn.execute("UPDATE run_leases SET heartbeat = 0")  # silent for hours
         RunLease(st, "r").acquire()
         assert st.conn.execute("SELECT pid FROM run_leases").fetchone()[0] == os.getpid()
+
+
+def test_two_recorders_on_one_run(tmp_path: Path) -> None:
+    from evalband.panel import load_panel
+    from evalband.run import Recorder
+
+    panel = load_panel("reach1d")
+    with open_store(tmp_path / "s.sqlite") as st:
+        with Recorder(st, panel, "arm", run_id="arm-1") as rec:
+            rec.log(episode=0, outcome="success", steps=3)
+            with pytest.raises(RunLockedError):  # another live process (pid 1) would be refused
+                other = RunLease(st, "arm-1", pid=1)
+                other.acquire()
+        with Recorder(st, panel, "arm", run_id="arm-1") as again:  # released: resumes
+            again.log(episode=1, outcome="failure", steps=3)
+        assert st.count_episodes("arm-1") == 2

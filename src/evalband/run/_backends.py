@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from evalband.episode import EpisodeRecord, EpisodeSpec
-from evalband.errors import InvalidParameterError
+from evalband.errors import BackendError, InvalidParameterError
 from evalband.run._execute import RunTask, execute_chunk, execute_chunk_list
 
 __all__ = [
@@ -181,6 +181,7 @@ class ProcessBackend:
         import threading
         from collections import deque
         from concurrent.futures import FIRST_COMPLETED, Future, wait
+        from concurrent.futures.process import BrokenProcessPool
 
         from evalband.run._pool import forkserver_context, warm_pool
 
@@ -235,7 +236,15 @@ class ProcessBackend:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    yield from future.result()
+                    try:
+                        records = future.result()
+                    except BrokenProcessPool:
+                        from evalband.run._isolation import GUARD_HINT
+
+                        raise BackendError(
+                            f"a worker process died; {GUARD_HINT}; resume the run to retry"
+                        ) from None
+                    yield from records
                     if queue:
                         pending.add(pool.submit(execute_chunk_list, task, queue.popleft()))
 
@@ -251,7 +260,7 @@ class ProcessBackend:
         from concurrent.futures import FIRST_COMPLETED, Future, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        from evalband.run._isolation import play_isolated
+        from evalband.run._isolation import check_workers_start, play_isolated
 
         queue = deque(chunks)
         while queue:
@@ -274,6 +283,8 @@ class ProcessBackend:
                     if broken:
                         broken.extend(pending.values())  # the pool is gone: all in flight
                         break
+            if broken:
+                check_workers_start(context, task)  # a worker that cannot start at all
             for chunk in broken:  # retried alone, then episode by episode
                 yield from play_isolated(context, task, chunk)
 

@@ -30,11 +30,57 @@ from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, _record, execute_chunk_list
 
-__all__ = ["worker_init", "play_isolated", "death_text", "crash_record"]
+__all__ = [
+    "worker_init", "play_isolated", "death_text", "crash_record", "check_not_bootstrapping",
+    "GUARD_HINT", "check_workers_start",
+]
 
 _PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL_S = 0.25
 """How often a worker checks that its driver still lives."""
+
+
+GUARD_HINT = (
+    "if you run evalband from a script, put the calls under `if __name__ == \"__main__\":` "
+    "(the process backend's workers import your script, as Python's multiprocessing does)"
+)
+
+
+def check_not_bootstrapping() -> None:
+    """Refuse to start a run while a worker process is importing the user's script.
+
+    Without an ``if __name__ == "__main__":`` guard, every worker (and the forkserver)
+    re-runs a script's top level as it starts; a run started there would run the script
+    again, once per worker. Python marks that phase (``_inheriting``); the call fails here
+    instead, before it touches the store.
+
+    Raises:
+        BackendError: during that phase.
+
+    >>> check_not_bootstrapping()  # the main process, not bootstrapping: nothing happens
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        from evalband.errors import BackendError
+
+        raise BackendError(f"a run was started while a worker process imported the script; "
+                           f"{GUARD_HINT}")
+
+
+def check_workers_start(context: Any, task: RunTask) -> None:
+    """After a worker died: a process that plays nothing must live, else no worker can.
+
+    Raises:
+        BackendError: a worker process dies before playing anything (the episodes are not
+            at fault, so none is recorded as an error).
+    """
+    records, how = _run_alone(context, task, [])
+    if records is None:
+        from evalband.errors import BackendError
+
+        raise BackendError(f"worker processes die before playing any episode ({how}); "
+                           f"{GUARD_HINT}; or see the worker's message above")
 
 
 def _set_parent_death_signal() -> None:

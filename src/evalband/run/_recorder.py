@@ -73,6 +73,10 @@ class Recorder:
                 f"({existing.panel_fingerprint[:12]} != {panel.fingerprint[:12]}); "
                 "use a new run_id"
             )
+        from evalband.store._lease import RunLease
+
+        self._lease = RunLease(store, self.run_id)
+        self._lease.acquire()  # one writer per run: a second Recorder is refused in one line
 
     def __enter__(self) -> Recorder:
         return self
@@ -87,11 +91,15 @@ class Recorder:
 
     def close(self, status: str | None = None) -> None:
         """Mark the run finished (every planned episode logged) or interrupted."""
-        done = self.store.count_episodes(self.run_id)
-        final = status or ("finished" if done >= len(self._seeds) else "interrupted")
-        self.store.update_run(
-            self.run_id, status=final, finished_at=datetime.now(UTC).isoformat(timespec="seconds")
-        )
+        try:
+            done = self.store.count_episodes(self.run_id)
+            final = status or ("finished" if done >= len(self._seeds) else "interrupted")
+            self.store.update_run(
+                self.run_id, status=final,
+                finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            )
+        finally:
+            self._lease.release()
 
     def log(
         self,

@@ -264,7 +264,9 @@ def run_panel(
     from evalband._ids import check_run_id
     from evalband.envs._check import refuse_ignored_factors
     from evalband.envs._resolve import prepare_imports
+    from evalband.run._isolation import check_not_bootstrapping
 
+    check_not_bootstrapping()  # a script without a __main__ guard, re-run by a worker
     if run_id is not None:
         check_run_id(run_id)  # before a backend starts or the store is touched
     _check_env_kwargs(panel)

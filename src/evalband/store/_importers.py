@@ -116,8 +116,9 @@ def _stem(path: Path, fmt: str) -> str:
     stem = path.stem
     if fmt == "lerobot" and stem == "eval_info" and path.resolve().parent.name:
         stem = path.resolve().parent.name
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in stem)
-    return safe or "imported"
+    from evalband._ids import safe_name
+
+    return safe_name(stem, "imported")  # a valid run id whatever the file is called
 
 
 def _sha256(path: Path) -> str:
