@@ -6,11 +6,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import bench_store_scale  # noqa: E402
 
 
+@pytest.mark.slow
 def test_store_scale_bench_runs_at_a_tiny_size() -> None:
     result = bench_store_scale.run(sizes=(300,))
     steps = result["table"]["300"]

@@ -165,11 +165,11 @@ def connect(
     where = normalize_address(address)
     if workers is not None and workers < 1:
         raise InvalidParameterError(f"--workers must be >= 1, got {workers}")
+    if where not in ("local", "auto"):
+        probe_address(where)  # before importing Ray: a dead address is one line at once
     ray = _import_ray()
     if ray.is_initialized():
         return False
-    if where not in ("local", "auto"):
-        probe_address(where)
     common: dict[str, Any] = {
         "ignore_reinit_error": True,
         "log_to_driver": False,
