@@ -35,7 +35,10 @@ class Base(gym.Env):
         return np.array([self.x, self.goal]), -distance, False, False, info
 
     def close(self):
-        with open(os.path.join(os.environ["FAKE_ENVS_LOG"], f"closed-{os.getpid()}"), "a") as f:
+        # beside this module (worker processes may predate the test's environment variables)
+        log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log")
+        os.makedirs(log, exist_ok=True)
+        with open(os.path.join(log, f"closed-{os.getpid()}"), "a") as f:
             f.write("closed\\n")
 
 

@@ -228,8 +228,8 @@ class DictPolicy:
 
 
 def test_dict_observations_batch_end_to_end(store) -> None:
-    panel = coin_panel(env="test_policy_contract:DictObsEnv", env_kwargs={}, episodes=5,
-                       budget={"steps": 8})
+    panel = coin_panel(env="test_policy_contract:DictObsEnv", env_kwargs={}, episodes=10,
+                       budget={"steps": 8}, factors={})
     run_panel(panel, DictPolicy(), store, run_id="one")
     DictPolicy.batches.clear()
     run_panel(panel, DictPolicy(), store, run_id="batched", batch_size=4)

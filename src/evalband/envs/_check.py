@@ -72,11 +72,13 @@ def same_obs(a: Any, b: Any) -> bool:
 def _first_obs(task: RunTask, cell_kwargs: dict[str, Any], seed: int,
                options: dict[str, Any]) -> Any:
     from evalband.envs._resolve import close_env
+    from evalband.policies._contract import TASK_OPTION_KEYS
     from evalband.run._execute import make_task_env
 
     env = make_task_env(task, cell_kwargs)
+    kept = {k: v for k, v in options.items() if k not in TASK_OPTION_KEYS}  # the policy's
     try:
-        return env.reset(seed=seed, options=options or None)[0]
+        return env.reset(seed=seed, options=kept or None)[0]
     finally:
         close_env(env)
 
@@ -86,8 +88,8 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
 
     Every value of the factor is tried with the other factors at their first value and the
     condition seed of the first cell's first episode. A factor whose levels set the same
-    thing (a replication factor), a ``task`` factor, a ``dynamics_only`` factor, and an
-    option the env declares in ``reset_options`` are not tried.
+    thing (a replication factor), a ``task`` factor, a ``dynamics_only`` factor, an option
+    the env declares in ``reset_options`` and the policy's instruction options are not tried.
     """
     from evalband.envs._resolve import env_class
 
@@ -106,8 +108,10 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
             continue
         keys = sorted({k for s in settings for k in s})
         where = "reset option" if spec.target == "options" else "constructor argument"
-        if spec.target == "options" and set(keys) <= declared:
-            continue
+        from evalband.policies._contract import TASK_OPTION_KEYS
+
+        if spec.target == "options" and set(keys) <= declared | set(TASK_OPTION_KEYS):
+            continue  # declared by the env, or the policy's instruction (not the env's)
         observations = []
         for sets in settings:
             options, kwargs = dict(first.options), dict(first.env_kwargs)
@@ -280,11 +284,11 @@ def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
 
 def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
     """The info keys of one short episode of ``policy`` (what the success rule can read)."""
-    from evalband.run._execute import resolve_task_policy
+    from evalband.run._execute import env_options, resolve_task_policy
 
     act = resolve_task_policy(policy)
     keys: set[str] = set()
-    obs, info = env.reset(seed=spec.condition_seed, options=dict(spec.options) or None)
+    obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
     keys.update(info)
     for _ in range(min(task.budget_steps, 50)):
         obs, _, terminated, truncated, info = env.step(act(obs))
@@ -296,14 +300,14 @@ def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
 
 def _random_rollouts(task: RunTask, env: Any, specs: list[Any]) -> tuple[list[Any], set[str]]:
     """Episodes of random actions (the action space seeded by the condition seed)."""
-    from evalband.run._execute import _record, judge
+    from evalband.run._execute import _record, env_options, judge
 
     keys: set[str] = set()
     records = []
     for spec in specs:
         tally = judge(task)
         env.action_space.seed(spec.condition_seed)
-        obs, info = env.reset(seed=spec.condition_seed, options=dict(spec.options) or None)
+        obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
         keys.update(info)
         while True:
             obs, reward, terminated, truncated, info = env.step(env.action_space.sample())

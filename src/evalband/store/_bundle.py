@@ -271,7 +271,7 @@ def _verify_files(root: Path, doc: dict[str, Any], manifest_path: Path) -> None:
     inside = root.resolve()
     for name, info in zip(names, files.values(), strict=True):
         file = root / name
-        if file.is_symlink() or file.resolve().parent != inside:
+        if file.is_symlink() or not file.resolve().is_relative_to(inside):
             raise BundleError(
                 f"bundle file {file} is a symbolic link or leaves the bundle; a bundle holds "
                 "its files itself (copy them in, or export the run again)"
