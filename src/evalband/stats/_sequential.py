@@ -78,7 +78,7 @@ __all__ = [
 
 DEFAULT_THETA = 0.75
 """Share of "baseline only" among discordant pairs the test is tuned to when no design is given."""
-DEFAULT_FUTILITY = 5.0
+DEFAULT_FUTILITY = 4.0
 """Stop for futility (with a declared maximum) when both likelihood ratios are at most 1/5."""
 _THETA_MAX = 0.95
 
