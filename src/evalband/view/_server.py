@@ -196,7 +196,7 @@ class ViewServer(ThreadingHTTPServer):
 
         params = inspect.signature(render_html).parameters
         used = {k: v for k, v in (options or {}).items() if k in params and k != "sources"}
-        ignored = sorted(set(options or {}) - set(used))
+        ignored = sorted(set(options or {}) - set(used) - {"episode_counts"})  # a record only
         key = (*run_ids, "\x00", state, json.dumps(used, sort_keys=True))
         with self._cache_lock:
             page = self._cache.get(key)
