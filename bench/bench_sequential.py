@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-RATIOS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.75, 2.0)
+RATIOS = (0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.75, 2.0)
 TARGET_SAVINGS = 0.30
 
 

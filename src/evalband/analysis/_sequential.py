@@ -104,9 +104,10 @@ def compare_sequential(
     confidence: float = 0.95,
     effect: float = DEFAULT_EFFECT,
     discordant: float | None = None,
-    max_pairs: int | None = None,
+    max_pairs: int | Mapping[str, int] | None = None,
     futility: float | None = DEFAULT_FUTILITY,
     allow_panel_mismatch: bool = False,
+    margin: float | None = None,
 ) -> Comparison:
     """The anytime-valid comparison of ``candidate`` against ``baseline``.
 
@@ -116,10 +117,12 @@ def compare_sequential(
         confidence: one minus the family-wise error (each direction gets half).
         effect: the design drop the test is tuned to (``theta`` via :func:`design_theta`).
         discordant: the design probability that a pair disagrees (None: ``2 * effect``).
-        max_pairs: a declared maximum of pairs per slice (the threshold is then exact for it
-            and a futility stop applies); None keeps Ville's threshold, valid for ever.
+        max_pairs: a declared maximum of pairs per slice (one number, or per slice name; the
+            threshold is then exact for it and a futility stop applies); None keeps Ville's
+            threshold, valid for ever.
         futility: the futility factor (with ``max_pairs``).
         allow_panel_mismatch: compare runs of different panels anyway.
+        margin: a non-inferiority margin for every slice (default: the panel's).
 
     >>> import tempfile
     >>> from evalband._api import load_run
@@ -135,12 +138,13 @@ def compare_sequential(
     (fixed,) = compare_many(baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
                             confidence=confidence, effect=effect, power_statements=False)
     alpha = 1.0 - confidence
-    rows = list(fixed.slice_rows)
+    rows = [r if margin is None else replace(r, margin=float(margin)) for r in fixed.slice_rows]
     m = max(1, sum(1 for r in rows if r.n_baseline and r.n_candidate))
     theta = design_theta(effect, discordant)
     decided = [
         _decide_row(r, _pairs_of(r, baseline, candidate), alpha=alpha, m=m, theta=theta,
-                    horizon=max_pairs, futility=futility)
+                    horizon=(max_pairs.get(r.name) if isinstance(max_pairs, Mapping)
+                             else max_pairs), futility=futility)
         if r.n_baseline and r.n_candidate else r
         for r in rows
     ]
@@ -152,7 +156,7 @@ def compare_sequential(
         f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
         f"{100 * effect:g}-point drop, theta = {theta:.3f}), e-value Bonferroni across {m} "
         f"slice(s) at {100 * alpha / (2 * m):.3g}% per direction"
-        + (f", threshold exact for at most {max_pairs} pairs" if max_pairs else
+        + (", threshold exact for the declared maximum of pairs" if max_pairs else
            ", Ville's threshold (valid under any monitoring)")
         + "; intervals are confidence sequences, valid at every n"))
     return replace(out, notes=notes)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from evalband.analysis import RunSummary, summarize
-from evalband.episode import EpisodeRecord
+from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
 from evalband.run._backends import get_backend
@@ -82,6 +82,8 @@ def run_panel(
     batch: bool = True,
     batch_size: int | None = None,
     record_video: str | None = None,
+    order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
+    stop_when: Callable[[EpisodeRecord], bool] | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -115,6 +117,9 @@ def run_panel(
         record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
             is made with ``render_mode="rgb_array"``), store each clip beside the store and
             reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
+        order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
+        stop_when: called with each committed record; returning True ends the run there
+            (``run --until-decided``: the comparison is decided).
 
     Returns:
         The run id and the run's summary.
@@ -194,6 +199,8 @@ def run_panel(
             store.update_run(run_id, extra={**extra, "address": ray_address})
     done = store.done_keys(run_id)
     todo = [spec for spec in specs if spec.key not in done]
+    if order is not None:
+        todo = order(todo)
     if on_start is not None:
         on_start(len(specs), store.episode_records(run_id) if done else [])
     if plan is not None:
@@ -224,6 +231,8 @@ def run_panel(
                 store.add_episode(record)
                 if on_episode is not None:
                     on_episode(record)
+                if stop_when is not None and stop_when(record):
+                    break
         status = "finished"
     finally:
         store.update_run(

@@ -1,0 +1,88 @@
+"""run --until-decided: interleaved play, looks after each chunk, stop when decided, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalband._api import load_run
+from evalband.cli import main
+from evalband.labs.hidden_regression import (
+    FACTOR,
+    HARD_SLICE,
+    HIDDEN_REGRESSION_RATES,
+    hidden_regression_panel,
+    simulate_hidden_regression,
+)
+from evalband.run import Recorder
+from evalband.run._until import SequentialMonitor, interleave
+from evalband.store import open_store
+
+COIN = "evalband.policies._builtin:zero_action"
+
+
+def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Path) -> None:
+    """The lab's own candidate (0.7->0.9, 0.6->0.4, 0.8->0.8), logged in interleaved order and
+    looked at after every round of cells, stops before its maximum, naming only the hard slice."""
+    panel = hidden_regression_panel(200)
+    with open_store(tmp_path / "s.sqlite") as st:
+        base_id, _ = simulate_hidden_regression(st, episodes=200)
+        base = load_run(base_id, st)
+        plan = interleave(panel.episode_specs())
+        with Recorder(st, panel, "candidate", run_id="seq-cand") as rec:
+            monitor = SequentialMonitor(st, "seq-cand", base, panel, len(plan), 3)
+            monitor.start([])
+            for spec in plan:
+                p = HIDDEN_REGRESSION_RATES[spec.slices[FACTOR]][1]
+                u = float(np.random.default_rng(spec.condition_seed).random())
+                rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
+                        outcome="success" if u < p else "failure", steps=1, sim_time_s=0.1)
+                if monitor(st.episode_records("seq-cand")[-1]):
+                    break
+        state = st.require_run("seq-cand").extra["sequential"]
+    assert state["decision"] == "regression"
+    assert monitor.count < len(plan)
+    assert f"{FACTOR}={HARD_SLICE}" in state["sentence"]
+    assert "widowx" not in state["sentence"] and "mobile" not in state["sentence"]
+    last = state["looks"][-1]["slices"][f"{FACTOR}={HARD_SLICE}"]
+    assert last["statistic"] >= last["boundary"] and last["verdict"] == "regressed"
+    counts = [look["episodes"] for look in state["looks"]]
+    assert counts == sorted(counts) and all(c % 3 == 0 for c in counts)
+
+
+@pytest.mark.slow
+def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the lab panel the coin stand-in plays every policy at p = 0.5 with the lab's shared
+    draws, so a candidate run regresses against the lab's baseline; the CLI stops early, records
+    its looks, and a second call with the same --run-id keeps them and plays nothing more."""
+    panel = hidden_regression_panel(200)
+    yaml = tmp_path / "panel.yaml"
+    yaml.write_text(panel.to_yaml())
+    db = str(tmp_path / "s.sqlite")
+    with open_store(db) as st:
+        base_id, _ = simulate_hidden_regression(st, episodes=200)
+    args = ["run", str(yaml), "--policy", COIN, "--against", base_id, "--until-decided",
+            "--max-episodes", "450", "--run-id", "cand", "--store", db, "--json"]
+    code = main(args)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 4 and out["sequential"]["decision"] == "regression"
+    looks = out["sequential"]["looks"]
+    # every slice is worse at p = 0.5 (0.7, 0.6, 0.8 for the baseline): the largest gap first
+    assert looks[-1]["episodes"] < 450
+    assert f"regression on {FACTOR}=mobile_manipulator" in out["sequential"]["sentence"]
+    with open_store(db) as st:
+        n = st.count_episodes("cand")
+    assert n == looks[-1]["episodes"]
+    code = main(args)  # resume: already decided, looks intact
+    again = json.loads(capsys.readouterr().out)
+    assert code == 4 and again["sequential"]["looks"] == looks
+    with open_store(db) as st:
+        assert st.count_episodes("cand") == n
+    assert main(["show", "cand", "--store", db]) in (0, None)
+    assert "until decided against" in capsys.readouterr().out
+    # a fixed-n compare of the early-stopped run says it peeks
+    main(["compare", base_id, "cand", "--store", db, "--json"])
+    assert json.loads(capsys.readouterr().out)["peeking"]
