@@ -33,7 +33,7 @@ def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Pa
         base = load_run(base_id, st)
         plan = interleave(panel.episode_specs())
         with Recorder(st, panel, "candidate", run_id="seq-cand") as rec:
-            monitor = SequentialMonitor(st, "seq-cand", base, panel, len(plan), 3)
+            monitor = SequentialMonitor(st, "seq-cand", base, panel, len(plan), 6)
             monitor.start([])
             for spec in plan:
                 p = HIDDEN_REGRESSION_RATES[spec.slices[FACTOR]][1]
@@ -50,7 +50,7 @@ def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Pa
     last = state["looks"][-1]["slices"][f"{FACTOR}={HARD_SLICE}"]
     assert last["statistic"] >= last["boundary"] and last["verdict"] == "regressed"
     counts = [look["episodes"] for look in state["looks"]]
-    assert counts == sorted(counts) and all(c % 3 == 0 for c in counts)
+    assert counts == sorted(counts) and all(c % 6 == 0 for c in counts)
 
 
 @pytest.mark.slow
@@ -65,7 +65,7 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
     with open_store(db) as st:
         base_id, _ = simulate_hidden_regression(st, episodes=200)
     args = ["run", str(yaml), "--policy", COIN, "--against", base_id, "--until-decided",
-            "--max-episodes", "450", "--run-id", "cand", "--store", db, "--json"]
+            "--max-episodes", "450", "--chunk", "9", "--run-id", "cand", "--store", db, "--json"]
     code = main(args)
     out = json.loads(capsys.readouterr().out)
     assert code == 4 and out["sequential"]["decision"] == "regression"
@@ -86,3 +86,67 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
     # a fixed-n compare of the early-stopped run says it peeks
     main(["compare", base_id, "cand", "--store", db, "--json"])
     assert json.loads(capsys.readouterr().out)["peeking"]
+
+
+SLOW = """\
+name: slow-seq
+env: evalband/Coin-v0
+env_kwargs: {length: 1, sleep_s: 0.04, p: 0.5}
+episodes: 150
+seed: 3
+budget: {steps: 2}
+factors: {arm: {a: {length: 1}, b: {length: 1}}}
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
+        tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from evalband.panel import load_panel
+
+    yaml = tmp_path / "panel.yaml"
+    yaml.write_text(SLOW)
+    panel = load_panel(yaml)
+    db = tmp_path / "s.sqlite"
+    with open_store(db) as st, Recorder(st, panel, "base", run_id="base") as rec:
+        for spec in panel.episode_specs():  # the baseline: 0.65 on the coin's own draws
+            u = float(np.random.default_rng(spec.condition_seed).random())
+            rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
+                    outcome="success" if u < 0.65 else "failure", steps=1, sim_time_s=0.1)
+
+    def args(rid: str) -> list[str]:
+        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy", COIN,
+                "--against", "base", "--until-decided", "--chunk", "4", "--run-id", rid,
+                "--store", str(db), "--json"]
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    ref = subprocess.run(args("ref"), capture_output=True, text=True, timeout=300, env=env)
+    assert ref.returncode == 4, ref.stderr
+    reference = json.loads(ref.stdout)["sequential"]
+    assert reference["looks"][-1]["episodes"] < 300
+    proc = subprocess.Popen(args("killme"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    target = reference["looks"][-1]["episodes"] // 2
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open_store(db) as st:
+            if st.get_run("killme") is not None and st.count_episodes("killme") >= target:
+                break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with open_store(db) as st:
+        killed_at = st.count_episodes("killme")
+    assert 0 < killed_at < reference["looks"][-1]["episodes"]
+    done = subprocess.run(args("killme"), capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 4, done.stderr
+    resumed = json.loads(done.stdout)["sequential"]
+    assert resumed["decision"] == reference["decision"]
+    assert resumed["looks"] == reference["looks"]

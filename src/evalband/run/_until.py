@@ -111,6 +111,10 @@ class SequentialMonitor:
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
         self.count = len(finished)
+        due = self.count and (self.count % self.chunk == 0 or self.count >= self.max_episodes)
+        if due and self.decision is None and (not self.looks
+                                              or self.looks[-1]["episodes"] != self.count):
+            self.look()  # killed between an episode and its look: take the look now
 
     def design(self) -> dict[str, Any]:
         """The declared design, stored beside the looks."""
