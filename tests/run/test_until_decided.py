@@ -24,12 +24,30 @@ from evalband.store import open_store
 COIN = "evalband.policies._builtin:zero_action"
 
 
-def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def lab_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store holding the lab's 200-per-slice baseline (made once, copied per test)."""
+    db = tmp_path_factory.mktemp("lab") / "s.sqlite"
+    with open_store(db) as st:
+        base_id, _ = simulate_hidden_regression(st, episodes=200)
+    return db, base_id
+
+
+def _copy(lab_store: tuple[Path, str], tmp_path: Path) -> tuple[str, str]:
+    import shutil
+
+    db = tmp_path / "s.sqlite"
+    shutil.copy(lab_store[0], db)
+    return str(db), lab_store[1]
+
+
+def test_lab_candidate_stops_early_with_the_hidden_regression_named(
+        tmp_path: Path, lab_store: tuple[Path, str]) -> None:
     """The lab's own candidate (0.7->0.9, 0.6->0.4, 0.8->0.8), logged in interleaved order and
     looked at after every round of cells, stops before its maximum, naming only the hard slice."""
     panel = hidden_regression_panel(200)
-    with open_store(tmp_path / "s.sqlite") as st:
-        base_id, _ = simulate_hidden_regression(st, episodes=200)
+    db, base_id = _copy(lab_store, tmp_path)
+    with open_store(db) as st:
         base = load_run(base_id, st)
         plan = interleave(panel.episode_specs())
         with Recorder(st, panel, "candidate", run_id="seq-cand") as rec:
@@ -38,9 +56,10 @@ def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Pa
             for spec in plan:
                 p = HIDDEN_REGRESSION_RATES[spec.slices[FACTOR]][1]
                 u = float(np.random.default_rng(spec.condition_seed).random())
-                rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
-                        outcome="success" if u < p else "failure", steps=1, sim_time_s=0.1)
-                if monitor(st.episode_records("seq-cand")[-1]):
+                record = rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
+                                 outcome="success" if u < p else "failure", steps=1,
+                                 sim_time_s=0.1)
+                if monitor(record):
                     break
         state = st.require_run("seq-cand").extra["sequential"]
     assert state["decision"] == "regression"
@@ -54,16 +73,15 @@ def test_lab_candidate_stops_early_with_the_hidden_regression_named(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      lab_store: tuple[Path, str]) -> None:
     """On the lab panel the coin stand-in plays every policy at p = 0.5 with the lab's shared
     draws, so a candidate run regresses against the lab's baseline; the CLI stops early, records
     its looks, and a second call with the same --run-id keeps them and plays nothing more."""
     panel = hidden_regression_panel(200)
     yaml = tmp_path / "panel.yaml"
     yaml.write_text(panel.to_yaml())
-    db = str(tmp_path / "s.sqlite")
-    with open_store(db) as st:
-        base_id, _ = simulate_hidden_regression(st, episodes=200)
+    db, base_id = _copy(lab_store, tmp_path)
     args = ["run", str(yaml), "--policy", COIN, "--against", base_id, "--until-decided",
             "--max-episodes", "450", "--chunk", "9", "--run-id", "cand", "--store", db, "--json"]
     code = main(args)
