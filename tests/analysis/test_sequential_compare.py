@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from evalband._api import load_run
@@ -59,6 +60,8 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
     assert code == 4
     assert payload["peeking"] and "already compared at fewer episodes" in payload["peeking"][0]
     assert payload["notes"][0] == payload["peeking"][0]
+    jsonschema.validate(payload, json.loads(
+        (Path(__file__).parents[2] / "docs/schemas/comparison.schema.json").read_text()))
     code, out = run_cli(capsys, "compare", base_id, cand_id, "--store", db)
     assert out.splitlines()[0].startswith("PEEKING") and "--sequential" in out.splitlines()[0]
     # the anytime-valid verdict: no notice, its own procedure
@@ -66,7 +69,11 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
                         "--sequential")
     payload = json.loads(out)
     assert code == 4 and payload["peeking"] == []
+    schema = json.loads((Path(__file__).parents[2] / "docs/schemas/comparison.schema.json")
+                        .read_text())
+    jsonschema.validate(payload, schema)
     assert payload["notes"][0].startswith("procedure: anytime-valid")
+    assert payload["procedure"]["multiplicity"].startswith("e-value bonferroni")
     # every comparison was recorded with its episode counts
     with open_store(db) as st:
         counts = [c["options"].get("episode_counts") for c in st.comparisons()]

@@ -35,7 +35,7 @@ from evalband.stats._sequential import (
     sequential_paired_test,
 )
 
-__all__ = ["compare_sequential", "peeking_notes", "episode_counts"]
+__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "sequential_as_dict"]
 
 _SHORT = 1e-9
 
@@ -72,6 +72,8 @@ def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float,
         low, high = min(low, 0.0), max(high, 0.0)
     delta = replace(cs, low=low, high=high,
                     method=cs.method + " (compatible with the sequential test)").as_dict()
+    nominal = confidence_sequence(pairs["both"], pairs["baseline_only"],
+                                  pairs["candidate_only"], pairs["neither"], level=1.0 - alpha)
     if row.reasons:
         verdict = SliceVerdict.INCONCLUSIVE
     elif test.decision == "regressed":
@@ -89,9 +91,9 @@ def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float,
         reasons.append("undecided so far (the anytime-valid test may continue)")
     return replace(
         row, p_value=None, p_holm=None, level=1.0 - alpha / m, delta=delta,
-        delta_unadjusted=None, verdict=verdict, reasons=reasons,
+        delta_unadjusted=nominal.as_dict(), verdict=verdict, reasons=reasons,
         test={"method": "sequential (likelihood ratio of the design alternative, "
-                        "anytime-valid)", **test.as_dict(),
+                        "anytime-valid)", "p_value": None, **test.as_dict(),
               "pairs": dict(pairs)},
         possible_regression=bool(cs.estimate < 0 and verdict != SliceVerdict.REGRESSED),
     )
@@ -160,6 +162,19 @@ def compare_sequential(
            ", Ville's threshold (valid under any monitoring)")
         + "; intervals are confidence sequences, valid at every n"))
     return replace(out, notes=notes)
+
+
+def sequential_as_dict(c: Comparison) -> dict[str, Any]:
+    """``c.as_dict()`` with the procedure block describing the anytime-valid procedure."""
+    out = c.as_dict()
+    out["procedure"] = {
+        **out["procedure"],
+        "slice_test": "anytime-valid sequential likelihood ratio on discordant pairs "
+                      "(unpaired slices paired in order), two one-sided",
+        "multiplicity": "e-value bonferroni (alpha / 2m per direction)",
+        "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
+    }
+    return out
 
 
 def episode_counts(runs: Sequence[RunData]) -> dict[str, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -98,9 +98,14 @@ def compare(
                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
-        payload = results[0].as_dict() if len(results) == 1 else {
+        from evalband.analysis._sequential import sequential_as_dict
+
+        def as_dict(c: Comparison) -> dict[str, Any]:
+            return sequential_as_dict(c) if sequential else c.as_dict()
+
+        payload = as_dict(results[0]) if len(results) == 1 else {
             "schema": "evalband-comparisons/1",
-            "comparisons": [c.as_dict() for c in results],
+            "comparisons": [as_dict(c) for c in results],
             "verdict": worst_verdict(results),
             "exit_code": code,
         }
