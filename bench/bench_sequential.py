@@ -12,77 +12,22 @@ under the null the false-regression rate and expected pairs. Error rates, not ti
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-RATIOS = (0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.75, 2.0)
 TARGET_SAVINGS = 0.30
-
-
-def _simulate(probs: np.ndarray, horizon: int, theta: float, alpha_side: float,
-              reps: int, seed: int) -> tuple[float, float, float]:
-    """(rejection rate for "regressed", mean pairs, 90th percentile pairs) over ``reps`` runs."""
-    from evalband.stats._sequential import (
-        DEFAULT_FUTILITY,
-        log_likelihood_ratio,
-        sequential_threshold,
-    )
-
-    rng = np.random.default_rng(seed)
-    log_t = math.log(sequential_threshold(alpha_side, horizon, theta)) - 1e-12
-    regressed = np.zeros(reps, dtype=bool)
-    pairs = np.empty(reps, dtype=np.int64)
-    chunk = 500
-    for start in range(0, reps, chunk):
-        size = min(chunk, reps - start)
-        draws = rng.choice(4, p=probs / probs.sum(), size=(size, horizon))
-        b = np.cumsum(draws == 1, axis=1)
-        c = np.cumsum(draws == 2, axis=1)
-        m = b + c
-        reg = log_likelihood_ratio(b, m, theta) >= log_t
-        imp = log_likelihood_ratio(c, m, theta) >= log_t
-        fut = (np.maximum(log_likelihood_ratio(b, m, theta), log_likelihood_ratio(c, m, theta))
-               <= -math.log(DEFAULT_FUTILITY)) & (m > 0)
-        stop = reg | imp | fut
-        any_stop = stop.any(axis=1)
-        first = np.where(any_stop, stop.argmax(axis=1), horizon - 1)
-        rows = np.arange(size)
-        regressed[start : start + size] = reg[rows, first] & any_stop
-        pairs[start : start + size] = first + 1
-    return float(regressed.mean()), float(pairs.mean()), float(np.percentile(pairs, 90))
 
 
 def scenario(p_base: float, drop: float, reps: int, seed: int) -> dict[str, Any]:
     from evalband.analysis._calibrate import _joint
-    from evalband.stats._procedure import episodes_for_drop
-    from evalband.stats._sequential import design_theta
+    from evalband.stats._sequential_design import sequential_design
 
-    alpha, phi = 0.05, 0.5
-    probs = np.asarray(_joint(p_base, p_base - drop, phi))
-    psi = float(probs[1] + probs[2])
-    n_fixed = episodes_for_drop(p_base, drop, alpha, paired=True, discordant=psi)
-    assert n_fixed is not None
-    theta = design_theta(drop, psi)
-    chosen = None
-    for r in RATIOS:  # the design step, on its own seed
-        horizon = int(math.ceil(r * n_fixed))
-        power, mean, _ = _simulate(probs, horizon, theta, alpha / 2, reps, seed + 1)
-        if power >= 0.8 and (chosen is None or mean < chosen[1]):
-            chosen = (r, mean)
-    r = chosen[0] if chosen else RATIOS[-1]
-    horizon = int(math.ceil(r * n_fixed))
-    power, mean, p90 = _simulate(probs, horizon, theta, alpha / 2, reps, seed + 2)
-    null = np.asarray(_joint(p_base, p_base, phi))
-    false_reg, null_mean, _ = _simulate(null, horizon, theta, alpha / 2, reps, seed + 3)
-    return {
-        "p_base": p_base, "drop": drop, "phi": phi, "discordant": round(psi, 4),
-        "theta": round(theta, 4), "n_fixed": int(n_fixed), "max_pairs": horizon,
-        "power": power, "expected_pairs": mean, "p90_pairs": p90,
-        "savings": 1.0 - mean / n_fixed,
-        "null_false_regression": false_reg, "null_expected_pairs": null_mean,
-    }
+    phi = 0.5
+    probs = _joint(p_base, p_base - drop, phi)
+    design = sequential_design(p_base, drop, discordant=probs[1] + probs[2], alpha=0.05,
+                               power=0.8, reps=reps, seed=seed)
+    return {**design.as_dict(), "phi": phi}
 
 
 def run(quick: bool = False) -> dict[str, Any]:

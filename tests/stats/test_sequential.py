@@ -181,3 +181,26 @@ def test_pair_in_order_is_valid_under_the_null() -> None:
     assert not too_many(false, reps, 0.025)
     counts = pair_in_order([True] * 3, [False] * 5)
     assert counts["baseline_only"] == 3 and sum(counts.values()) == 3
+
+
+def test_sequential_design_against_fixed_n_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """The design's power is measured, not assumed: it reaches the target at its maximum, the
+    expected pairs are below the maximum, and the null false-regression rate is within alpha/2."""
+    import json
+
+    from evalband.cli import main
+    from evalband.stats._procedure import episodes_for_drop
+    from evalband.stats._sequential_design import sequential_design
+
+    d = sequential_design(0.8, 0.2, discordant=0.3, reps=1500, seed=3)
+    assert d.n_fixed == episodes_for_drop(0.8, 0.2, 0.05, paired=True, discordant=0.3)
+    assert d.power >= 0.8 - 3 * math.sqrt(0.16 / 1500)
+    assert d.expected_pairs < d.n_fixed  # saves pairs at the design effect
+    assert not too_many(round(d.null_false_regression * 1500), 1500, 0.025)
+    with pytest.raises(InvalidParameterError):
+        sequential_design(0.8, 0.2, discordant=0.1)
+    code = main(["power", "--p-a", "0.6", "--p-b", "0.8", "--paired", "--discordant", "0.3",
+                 "--sequential", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, None) and out["sequential"]["n_fixed"] == d.n_fixed
+    assert out["sequential"]["max_pairs"] >= out["sequential"]["expected_pairs"]

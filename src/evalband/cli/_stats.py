@@ -116,6 +116,9 @@ def power_cmd(
         None, "--discordant", help="Paired: expected share of discordant pairs."
     ),
     n: int | None = typer.Option(None, "--n", help="Also report power and the MDD at this n."),
+    sequential: bool = typer.Option(
+        False, "--sequential", help="Paired: also the anytime-valid design (p_b the baseline): "
+        "its maximum, expected and 90th-percentile pairs to a decision, simulated."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n)."""
@@ -136,6 +139,15 @@ def power_cmd(
         data["minimum_detectable_difference"] = minimum_detectable_difference(
             n, p_b, power=power, alpha=alpha, paired=paired, discordant=discordant
         )
+    if sequential:
+        from evalband.stats._sequential_design import sequential_design
+
+        if not paired or discordant is None or p_a >= p_b:
+            fail("--sequential needs --paired, --discordant and a drop (p_a below p_b, the "
+                 "baseline)")
+        design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0), alpha=alpha,
+                                   power=power)
+        data["sequential"] = design.as_dict()
     if as_json:
         emit_json(data)
         return
@@ -147,6 +159,14 @@ def power_cmd(
         console.print(
             f"at n = {n}: power {float(data['power_at_n']):.1%}; smallest resolvable gap "  # type: ignore[arg-type]
             f"around {pct(p_b)}: {100 * float(data['minimum_detectable_difference']):.1f} points"  # type: ignore[arg-type]
+        )
+    if sequential:
+        console.print(
+            f"sequential (anytime-valid, max {design.max_pairs} pairs): power "
+            f"{design.power:.0%}, expected {design.expected_pairs:.0f} pairs to a decision "
+            f"(90th percentile {design.p90_pairs:.0f}); under no difference "
+            f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
+            f"fixed-n exact McNemar: {design.n_fixed} pairs ({design.savings:.0%} saved)"
         )
 
 
