@@ -62,8 +62,11 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
     assert payload["notes"][0] == payload["peeking"][0]
     jsonschema.validate(payload, json.loads(
         (Path(__file__).parents[2] / "docs/schemas/comparison.schema.json").read_text()))
-    code, out = run_cli(capsys, "compare", base_id, cand_id, "--store", db)
+    html = tmp_path / "cmp.html"
+    code, out = run_cli(capsys, "compare", base_id, cand_id, "--store", db, "--report", str(html))
     assert out.splitlines()[0].startswith("PEEKING") and "--sequential" in out.splitlines()[0]
+    page = html.read_text()
+    assert "PEEKING" in page and page.index("PEEKING") < page.index('class="verdict')
     # the anytime-valid verdict: no notice, its own procedure
     code, out = run_cli(capsys, "compare", base_id, cand_id, "--store", db, "--json",
                         "--sequential")

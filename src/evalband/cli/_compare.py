@@ -89,13 +89,21 @@ def compare(
             from dataclasses import replace
 
             results = [replace(r, notes=peeking + r.notes) for r in results]
+    if not as_json:
+        for note in peeking:  # said first
+            console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
     if md is not None:
         md.write_text(comparison_markdown(results))
     if report is not None:
         from evalband.cli._report import write_html_report
 
-        write_html_report([baseline, *candidates], store_path(store), report, quiet=as_json,
-                          allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
+        written = write_html_report([baseline, *candidates], store_path(store), report,
+                                    quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
+                                    confidence=confidence)
+        if peeking:
+            from evalband.cli._peeking import mark_html
+
+            mark_html(written, peeking)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
         from evalband.analysis._sequential import sequential_as_dict
@@ -112,8 +120,6 @@ def compare(
         payload["peeking"] = peeking
         emit_json(payload)
         raise typer.Exit(code=code)
-    for note in peeking:  # said first
-        console.print(f"[bold yellow]{note}[/]")
     render_comparisons(results)
     raise typer.Exit(code=code)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalband.analysis import RunData
 
-__all__ = ["check_and_record"]
+__all__ = ["check_and_record", "mark_html"]
 
 
 def check_and_record(
@@ -48,3 +48,23 @@ def check_and_record(
     if sequential:
         return []
     return peeking_notes(counts, planned, previous)
+
+
+def mark_html(path: Path, notes: Sequence[str]) -> None:
+    """Put the peeking notices first in a written HTML report (before its verdict).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.html"
+    >>> _ = p.write_text("<body><main><div class='verdict'>x</div></main></body>")
+    >>> mark_html(p, ["PEEKING: run a is incomplete"])
+    >>> p.read_text().index("PEEKING") < p.read_text().index("verdict")
+    True
+    """
+    from html import escape
+
+    if not notes:
+        return
+    text = path.read_text()
+    banner = "".join(f'<p class="alert peeking">{escape(n)}</p>' for n in notes)
+    head, sep, tail = text.partition("<main>")
+    path.write_text(head + sep + banner + tail if sep else banner + text)
