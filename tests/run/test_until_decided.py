@@ -101,6 +101,11 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
         assert st.count_episodes("cand") == n
     assert main(["show", "cand", "--store", db]) in (0, None)
     assert "until decided against" in capsys.readouterr().out
+    html = tmp_path / "cand.html"
+    assert main(["report", "cand", "--store", db, "--html", str(html)]) in (0, None)
+    capsys.readouterr()
+    page = html.read_text()
+    assert 'id="sequential"' in page and page.count("<polyline") == 3  # one path per slice
     # a fixed-n compare of the early-stopped run says it peeks
     main(["compare", base_id, "cand", "--store", db, "--json"])
     assert json.loads(capsys.readouterr().out)["peeking"]

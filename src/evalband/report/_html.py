@@ -507,10 +507,16 @@ def report_html(data: ReportData) -> str:
 
         sections.insert(2, _section("clips", "Clips", clips_html(data.clips,
                                                                 data.clips_left_out)))
+    from evalband.report._sequential import sequential_section
+
+    looks = sequential_section(data.runs)  # run --until-decided
+    if looks is not None:
+        sections.insert(1, looks)
     if data.is_comparison:
         sections.append(_runs_section(data))
     sections.append(_repro_section(data))
-    toc = [("verdict", "Verdict"), ("slices", "Slices")]
+    toc = [("verdict", "Verdict")] + ([("sequential", "Looks")] if looks else [])
+    toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
     toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
     toc += [("runs", "Runs")] if data.is_comparison else []
