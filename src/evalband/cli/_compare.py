@@ -99,7 +99,7 @@ def compare(
 
         written = write_html_report([baseline, *candidates], store_path(store), report,
                                     quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
-                                    confidence=confidence)
+                                    confidence=confidence, sequential=sequential)
         if peeking:
             from evalband.cli._peeking import mark_html
 

@@ -46,6 +46,7 @@ def render_html(
     title: str | None = None,
     confidence: float = 0.95,
     allow_panel_mismatch: bool = False,
+    sequential: bool = False,
 ) -> str:
     """One self-contained HTML report for one run, or for a comparison of several.
 
@@ -60,6 +61,7 @@ def render_html(
         confidence: level of every band and interval (as ``evalband compare --confidence``).
         allow_panel_mismatch: compare runs of different panels anyway; the page says so
             in red above the verdict (as ``evalband compare --allow-panel-mismatch``).
+        sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
 
     Returns:
         The HTML document.
@@ -80,7 +82,8 @@ def render_html(
     """
     return report_html(collect(sources, store, command=command, title=title,
                                confidence=confidence,
-                               allow_panel_mismatch=allow_panel_mismatch))
+                               allow_panel_mismatch=allow_panel_mismatch,
+                               sequential=sequential))
 
 
 # ---------------------------------------------------------------------------- small pieces

@@ -411,6 +411,8 @@ class _Handler(BaseHTTPRequestHandler):
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
         state, running = store_state(store, run_ids)
+        if running and len(run_ids) > 1:  # read live, as episodes arrive: the anytime-valid verdict
+            options = {**(options or {}), "sequential": True}
         ignored: list[str] = []
         empty = [r for r in run_ids if store.count_episodes(r) == 0]
         if empty:
