@@ -1,7 +1,8 @@
 """``evalband run --until-decided``: play a candidate against a stored baseline, stop when decided.
 
 The candidate plays the panel's episodes interleaved across cells (episode 0 of every cell,
-then episode 1, ...), so every slice grows together. After every ``chunk`` episodes a *look*
+then episode 1, ...), the baseline's recorded conditions first, so every slice grows together
+and every episode pairs. After every ``chunk`` episodes a *look*
 compares the episodes so far against the baseline run with the anytime-valid verdict
 (:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
 maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from evalband.panel import Panel
     from evalband.store import RunStore
 
-__all__ = ["interleave", "overall_decision", "SequentialMonitor", "run_until_decided"]
+__all__ = ["interleave", "play_order", "overall_decision", "SequentialMonitor", "run_until_decided"]
 
 _DECIDED = {"regressed", "improved", "non-inferior", "no detectable change"}
 
@@ -51,6 +52,16 @@ def interleave(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
     for s in specs:
         cells.setdefault(s.cell, len(cells))
     return sorted(specs, key=lambda s: (s.episode, s.repeat, cells[s.cell]))
+
+
+def play_order(panel: Panel, baseline: RunData) -> list[EpisodeSpec]:
+    """The candidate's play order: the baseline's recorded conditions first (they pair).
+
+    Each group is interleaved across cells (:func:`interleave`).
+    """
+    matched = {r.key for r in baseline.records}
+    plan = interleave(panel.episode_specs())
+    return [s for s in plan if s.key in matched] + [s for s in plan if s.key not in matched]
 
 
 def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
@@ -102,7 +113,7 @@ class SequentialMonitor:
     sentence: str = ""
 
     def __post_init__(self) -> None:
-        self.horizons = _slice_horizons(self.panel, interleave(self.panel.episode_specs()),
+        self.horizons = _slice_horizons(self.panel, play_order(self.panel, self.baseline),
                                         self.max_episodes)
 
     def start(self, finished: Sequence[EpisodeRecord]) -> None:
@@ -232,7 +243,7 @@ def run_until_decided(
         return monitor(record)
 
     def order(todo: list[EpisodeSpec]) -> list[EpisodeSpec]:
-        ordered = interleave(panel.episode_specs())
+        ordered = play_order(panel, base)
         keep = {s.key for s in todo}
         allowed = {s.key for s in ordered[:limit]}
         return [s for s in ordered if s.key in keep and s.key in allowed]
