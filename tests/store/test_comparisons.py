@@ -216,9 +216,11 @@ def test_compare_command_records_store_runs(tmp_path: Path) -> None:
     assert main(["compare", "base", "cand", "--store", str(path), "--json", "-c", "0.9"]) == code
     with open_store(path) as st:
         listed = st.comparisons()
-    assert [(c["run_ids"], c["options"]) for c in listed] == [
-        (["base", "cand"], {"confidence": 0.9}),
-        (["base", "cand"], {}),
+        counts = {rid: st.count_episodes(rid) for rid in ("base", "cand")}
+    assert counts["base"] > 0
+    assert [(c["run_ids"], c["options"]) for c in listed] == [  # with the episodes seen
+        (["base", "cand"], {"confidence": 0.9, "episode_counts": counts}),
+        (["base", "cand"], {"episode_counts": counts}),
     ]
 
 

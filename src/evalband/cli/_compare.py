@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -40,6 +40,12 @@ def compare(
     effect: float = typer.Option(
         0.10, "--effect", help="The drop in success rate (0.10 = 10 points) that the power "
         "statements are computed for; never the observed difference."),
+    sequential: bool = typer.Option(
+        False, "--sequential", help="The anytime-valid verdict (valid however often you look; "
+        "tuned to --effect) instead of the fixed-n one."),
+    max_pairs: int | None = typer.Option(
+        None, "--max-pairs", help="With --sequential: the declared maximum of pairs per slice "
+        "(the threshold is then exact for it, with a futility stop)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -59,37 +65,63 @@ def compare(
         base = load_run(baseline, st)
         cands = [load_run(c, st) for c in candidates]
     try:
-        results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence, effect=effect)
+        if sequential:
+            from evalband.analysis._sequential import compare_sequential
+
+            results = [compare_sequential(base, c, confidence=confidence, effect=effect,
+                                          max_pairs=max_pairs,
+                                          allow_panel_mismatch=allow_panel_mismatch)
+                       for c in cands]
+        else:
+            results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
+                                   confidence=confidence, effect=effect)
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
+    peeking: list[str] = []
     if all(r.source == "store" for r in (base, *cands)):  # listed by `evalband view`
-        options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
-        if allow_panel_mismatch:
-            options["allow_panel_mismatch"] = True
+        from evalband.cli._peeking import check_and_record
         from evalband.errors import StoreError
 
         try:
-            with open_store(store_path(store)) as st:
-                st.record_comparison([base.run_id, *(c.run_id for c in cands)], options)
+            peeking = check_and_record(store_path(store), base, cands, confidence=confidence,
+                                       allow_panel_mismatch=allow_panel_mismatch,
+                                       sequential=sequential)
         except StoreError:
-            pass  # a store this user cannot write is still compared, just not listed
+            peeking = []  # a store this user cannot write is still compared, just not listed
+        if peeking:
+            from dataclasses import replace
+
+            results = [replace(r, notes=peeking + r.notes) for r in results]
+    if not as_json:
+        for note in peeking:  # said first
+            console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
     if md is not None:
         md.write_text(comparison_markdown(results))
     if report is not None:
         from evalband.cli._report import write_html_report
 
-        write_html_report([baseline, *candidates], store_path(store), report, quiet=as_json,
-                          allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
+        written = write_html_report([baseline, *candidates], store_path(store), report,
+                                    quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
+                                    confidence=confidence, sequential=sequential)
+        if peeking:
+            from evalband.cli._peeking import mark_html
+
+            mark_html(written, peeking)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
-        payload = results[0].as_dict() if len(results) == 1 else {
+        from evalband.analysis._sequential import sequential_as_dict
+
+        def as_dict(c: Comparison) -> dict[str, Any]:
+            return sequential_as_dict(c) if sequential else c.as_dict()
+
+        payload = as_dict(results[0]) if len(results) == 1 else {
             "schema": "evalband-comparisons/1",
-            "comparisons": [c.as_dict() for c in results],
+            "comparisons": [as_dict(c) for c in results],
             "verdict": worst_verdict(results),
             "exit_code": code,
         }
+        payload["peeking"] = peeking
         emit_json(payload)
         raise typer.Exit(code=code)
     render_comparisons(results)

@@ -44,12 +44,14 @@ def write_html_report(
     quiet: bool = False,
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
+    sequential: bool = False,
 ) -> Path:
     """Write the HTML report for ``--report`` options; say where (stderr when ``quiet``)."""
     from evalband.report import write_report
 
     written = write_report(list(sources), store, html=path, command=cli_command(),
-                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)[0]
+                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence,
+                           sequential=sequential)[0]
     if quiet:
         sys.stderr.write(f"report: {written}\n")
     else:

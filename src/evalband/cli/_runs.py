@@ -91,6 +91,19 @@ def run(
         help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
         "'video' extra and an env with render_mode='rgb_array').",
     ),
+    against: str | None = typer.Option(
+        None, "--against", help="Baseline run id to compare with (--until-decided)."),
+    until_decided: bool = typer.Option(
+        False, "--until-decided", help="Play cells interleaved, look after each chunk with "
+        "the anytime-valid comparison against --against, stop once it is decided."),
+    max_episodes: int | None = typer.Option(
+        None, "--max-episodes", min=1, help="With --until-decided: the declared maximum."),
+    alpha: float = typer.Option(0.05, "--alpha", help="With --until-decided: family-wise error."),
+    margin: float | None = typer.Option(
+        None, "--margin", help="With --until-decided: non-inferiority margin (0.05 = 5 points)."),
+    chunk: int | None = typer.Option(
+        None, "--chunk", min=1, help="With --until-decided: episodes between looks "
+        "(default: one per cell)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -108,6 +121,14 @@ def run(
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
+    if until_decided or against is not None:
+        from evalband.cli._until import run_until
+
+        run_until(panel_obj, policy, store, against=against, until_decided=until_decided,
+                  max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
+                  run_id=run_id, backend=backend, workers=workers, address=address,
+                  errors_as_failures=errors_as_failures, as_json=as_json)
+        return
     rid = run_id or default_run_id(panel_obj, policy)
     with _interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
             RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
@@ -222,6 +243,11 @@ def show(
         f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "
         f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
     )
+    sequential = manifest.extra.get("sequential")
+    if sequential:  # run --until-decided: its looks and decision
+        console.print(f"  until decided against {sequential.get('against')}: "
+                      f"{len(sequential.get('looks', []))} look(s); "
+                      f"{sequential.get('sentence') or 'undecided so far'}")
     if len(slices) > 1:
         from evalband.report._terminal import slice_summary_table
 

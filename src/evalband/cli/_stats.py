@@ -129,6 +129,9 @@ def power_cmd(
         "normal", "--test",
         help="normal: the z-test approximation (instant); exact: the test compare prints "
         "(exact McNemar when --paired, central Fisher otherwise), by exact enumeration."),
+    sequential: bool = typer.Option(
+        False, "--sequential", help="Paired: also the anytime-valid design (p_b the baseline): "
+        "its maximum, expected and 90th-percentile pairs to a decision, simulated."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n).
@@ -179,6 +182,15 @@ def power_cmd(
             # an answer, not bad input: no gap on that side is resolvable at this n
             data["minimum_detectable_difference"] = None
             data["mdd_note"] = str(exc).split("; choose", 1)[0]
+    if sequential:
+        from evalband.stats._sequential_design import sequential_design
+
+        if not paired or discordant is None or p_a >= p_b:
+            fail("--sequential needs --paired, --discordant and a drop (p_a below p_b, the "
+                 "baseline)")
+        design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0), alpha=alpha,
+                                   power=power)
+        data["sequential"] = design.as_dict()
     if as_json:
         emit_json(data)
         return
@@ -200,6 +212,14 @@ def power_cmd(
         console.print(
             f"at n = {n}: power {float(data['power_at_n']):.1%}; smallest resolvable gap "  # type: ignore[arg-type]
             f"{side} {pct(p_b)}: {gap}"
+        )
+    if sequential:
+        console.print(
+            f"sequential (anytime-valid, max {design.max_pairs} pairs): power "
+            f"{design.power:.0%}, expected {design.expected_pairs:.0f} pairs to a decision "
+            f"(90th percentile {design.p90_pairs:.0f}); under no difference "
+            f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
+            f"fixed-n exact McNemar: {design.n_fixed} pairs ({design.savings:.0%} saved)"
         )
 
 

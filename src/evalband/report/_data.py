@@ -265,6 +265,7 @@ def collect(
     confidence: float = 0.95,
     seed: int = 0,
     allow_panel_mismatch: bool = False,
+    sequential: bool = False,
 ) -> ReportData:
     """Load the runs and compute what the report shows.
 
@@ -277,6 +278,7 @@ def collect(
         confidence: level of every band.
         seed: seed of the comparison's aggregate bootstrap.
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
+        sequential: the anytime-valid verdict (``compare --sequential``; the viewer's live one).
 
     Raises:
         InvalidParameterError: no sources.
@@ -296,7 +298,13 @@ def collect(
         views = tuple(_view(name, st, confidence) for name in names)
         store_file = None if st is None else st.path
     comparisons: tuple[Comparison, ...] = ()
-    if len(views) > 1:
+    if len(views) > 1 and sequential:
+        from evalband.analysis._sequential import compare_sequential
+
+        comparisons = tuple(compare_sequential(views[0].data, v.data, confidence=confidence,
+                                               allow_panel_mismatch=allow_panel_mismatch)
+                            for v in views[1:])
+    elif len(views) > 1:
         comparisons = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
                                          confidence=confidence, seed=seed,
                                          allow_panel_mismatch=allow_panel_mismatch))

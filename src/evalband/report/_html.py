@@ -46,6 +46,7 @@ def render_html(
     title: str | None = None,
     confidence: float = 0.95,
     allow_panel_mismatch: bool = False,
+    sequential: bool = False,
 ) -> str:
     """One self-contained HTML report for one run, or for a comparison of several.
 
@@ -60,6 +61,7 @@ def render_html(
         confidence: level of every band and interval (as ``evalband compare --confidence``).
         allow_panel_mismatch: compare runs of different panels anyway; the page says so
             in red above the verdict (as ``evalband compare --allow-panel-mismatch``).
+        sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
 
     Returns:
         The HTML document.
@@ -80,7 +82,8 @@ def render_html(
     """
     return report_html(collect(sources, store, command=command, title=title,
                                confidence=confidence,
-                               allow_panel_mismatch=allow_panel_mismatch))
+                               allow_panel_mismatch=allow_panel_mismatch,
+                               sequential=sequential))
 
 
 # ---------------------------------------------------------------------------- small pieces
@@ -513,10 +516,16 @@ def report_html(data: ReportData) -> str:
 
         sections.insert(2, _section("clips", "Clips", clips_html(data.clips,
                                                                 data.clips_left_out)))
+    from evalband.report._sequential import sequential_section
+
+    looks = sequential_section(data.runs)  # run --until-decided
+    if looks is not None:
+        sections.insert(1, looks)
     if data.is_comparison:
         sections.append(_runs_section(data))
     sections.append(_repro_section(data))
-    toc = [("verdict", "Verdict"), ("slices", "Slices")]
+    toc = [("verdict", "Verdict")] + ([("sequential", "Looks")] if looks else [])
+    toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
     toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
     toc += [("runs", "Runs")] if data.is_comparison else []

@@ -6,8 +6,9 @@ which rich drops when it does not write to a terminal. Regressions are red every
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalband.report._markdown import fmt_delta, fmt_p, fmt_rate, verdict_text
 
@@ -61,6 +62,12 @@ def _styled(text: str, style: str) -> str:
     return f"[{style}]{escape(text)}[/]" if style else escape(text)
 
 
+def _log_e(test: dict[str, Any], key: str) -> str:
+    """``log E`` of a sequential test (regression / improvement), 2 decimals."""
+    value = test.get(key)
+    return "-" if value is None else f"{math.log(max(float(value), 1e-300)):.2f}"
+
+
 def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[RenderableType]:
     """A comparison for the terminal: slice table first, pairs, aggregate last, the verdict."""
     from rich.markup import escape
@@ -68,20 +75,25 @@ def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[Render
     out: list[RenderableType] = []
     if c.panel_mismatch:
         out.append("[bold red]PANEL MISMATCH[/]: these runs were made on different panels")
+    sequential = any(str((r.test or {}).get("method", "")).startswith("sequential")
+                     for r in c.slice_rows)
+    cols = (["delta points (confidence sequence)", "log E", "boundary"] if sequential
+            else ["delta points (Holm-adjusted)", "p", "Holm p"])
     table = new_table(
         f"{c.candidate} ({c.candidate_policy}) vs {c.baseline} ({c.baseline_policy}) - "
         "slices first",
-        ["slice", "n", "baseline", "candidate", "delta points (Holm-adjusted)", "p", "Holm p",
-         "verdict"],
-        plain=plain, right=["n", "baseline", "candidate", "delta points (Holm-adjusted)", "p",
-                            "Holm p"],
+        ["slice", "n", "baseline", "candidate", *cols, "verdict"],
+        plain=plain, right=["n", "baseline", "candidate", *cols],
         keep=max((len(r.name) for r in c.slice_rows), default=0))
     for row in c.slice_rows:
         style = VERDICT_STYLES.get(row.verdict, "")
+        t = row.test or {}
+        stats = ((f"{_log_e(t, 'e_regression')}/{_log_e(t, 'e_improvement')}",
+                  f"{math.log(t['threshold']):.2f}" if "threshold" in t else "-")
+                 if sequential else (fmt_p(row.p_value), fmt_p(row.p_holm)))
         table.add_row(
             escape(row.name), f"{row.n_baseline}/{row.n_candidate}", fmt_rate(row.rate_baseline),
-            fmt_rate(row.rate_candidate), fmt_delta(row.delta),
-            fmt_p(row.p_value), fmt_p(row.p_holm),
+            fmt_rate(row.rate_candidate), fmt_delta(row.delta), *stats,
             _styled(verdict_text(row), style),
             style="red" if row.verdict == "regressed" else None,
         )

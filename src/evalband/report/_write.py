@@ -23,6 +23,7 @@ def write_report(
     command: str | None = None,
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
+    sequential: bool = False,
 ) -> list[Path]:
     """Write the HTML report and/or the Markdown summary; the runs are read once.
 
@@ -34,6 +35,7 @@ def write_report(
         command: the command line that asked for the report (shown in the page).
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
         confidence: level of every band.
+        sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
 
     Returns:
         The paths written, HTML first.
@@ -59,7 +61,7 @@ def write_report(
             "write_report needs a destination: html=PATH and/or md=PATH; got neither"
         )
     data = collect(sources, store, command=command, confidence=confidence,
-                   allow_panel_mismatch=allow_panel_mismatch)
+                   allow_panel_mismatch=allow_panel_mismatch, sequential=sequential)
     written = []
     for path, render in ((html, report_html), (md, report_markdown)):
         if path is None:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from evalband.analysis import RunSummary, summarize
-from evalband.episode import EpisodeRecord
+from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
 from evalband.policies._runtime import as_runtime, policy_label
@@ -213,6 +213,8 @@ def run_panel(
     batch_size: int | None = None,
     retry_errors: bool = False,
     record_video: str | None = None,
+    order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
+    stop_when: Callable[[EpisodeRecord], bool] | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -253,6 +255,9 @@ def run_panel(
         record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
             is made with ``render_mode="rgb_array"``), store each clip beside the store and
             reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
+        order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
+        stop_when: called with each committed record; returning True ends the run there
+            (``run --until-decided``: the comparison is decided).
 
     Returns:
         The run id and the run's summary.
@@ -378,6 +383,8 @@ def run_panel(
         retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
         done = store.done_keys(run_id)
         todo = [spec for spec in specs if spec.key not in done]
+        if order is not None:
+            todo = order(todo)
         if on_start is not None:
             on_start(len(specs), store.episode_records(run_id) if done else [])
         if plan is not None:
@@ -403,6 +410,10 @@ def run_panel(
                         record = store_pending_media(store.path, record)
                     group.add(record)
                     lease.beat()
+                    if stop_when is not None:
+                        group.flush()  # a sequential look sees every committed episode
+                        if stop_when(record):
+                            break
         status = "finished"
     finally:
         close_policies()

@@ -53,6 +53,13 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
+    from evalband.stats._sequential import (
+        SequentialTest,
+        confidence_sequence,
+        sequential_paired_test,
+        sequential_threshold,
+    )
+    from evalband.stats._sequential_design import SequentialDesign, sequential_design
     from evalband.stats._tests import (
         MCNEMAR_METHODS,
         boschloo_test,
@@ -108,6 +115,12 @@ __all__ = [
     "boschloo_test",
     "cochran_q",
     "cmh_test",
+    "sequential_paired_test",
+    "sequential_threshold",
+    "confidence_sequence",
+    "SequentialTest",
+    "sequential_design",
+    "SequentialDesign",
 ]
 
 _LAZY = {
@@ -154,6 +167,12 @@ _LAZY = {
     "sample_size": "evalband.stats._power",
     "stratified_bootstrap_interval": "evalband.stats._bootstrap",
     "z_value": "evalband.stats._validate",
+    "sequential_paired_test": "evalband.stats._sequential",
+    "sequential_threshold": "evalband.stats._sequential",
+    "confidence_sequence": "evalband.stats._sequential",
+    "SequentialTest": "evalband.stats._sequential",
+    "sequential_design": "evalband.stats._sequential_design",
+    "SequentialDesign": "evalband.stats._sequential_design",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

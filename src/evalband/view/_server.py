@@ -196,7 +196,7 @@ class ViewServer(ThreadingHTTPServer):
 
         params = inspect.signature(render_html).parameters
         used = {k: v for k, v in (options or {}).items() if k in params and k != "sources"}
-        ignored = sorted(set(options or {}) - set(used))
+        ignored = sorted(set(options or {}) - set(used) - {"episode_counts"})  # a record only
         key = (*run_ids, "\x00", state, json.dumps(used, sort_keys=True))
         with self._cache_lock:
             page = self._cache.get(key)
@@ -411,6 +411,8 @@ class _Handler(BaseHTTPRequestHandler):
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
         state, running = store_state(store, run_ids)
+        if running and len(run_ids) > 1:  # read live, as episodes arrive: the anytime-valid verdict
+            options = {**(options or {}), "sequential": True}
         ignored: list[str] = []
         empty = [r for r in run_ids if store.count_episodes(r) == 0]
         if empty:

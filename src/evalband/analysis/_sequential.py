@@ -1,0 +1,236 @@
+"""The anytime-valid verdict (``compare --sequential``) and the peeking notice.
+
+:func:`compare_sequential` decides every slice with the anytime-valid paired test of
+:mod:`evalband.stats._sequential` instead of the fixed-n exact test + Holm: each direction of
+each of the ``m`` slices at ``alpha / (2 m)`` (e-value Bonferroni), each slice's interval the
+betting confidence sequence at ``1 - alpha / m`` made compatible with the test (extended to 0
+where the test does not reject, cut just short of 0 where it does). The verdict may be read
+after any number of episodes, as often as one likes; the overall verdict and sentence come
+from the same rules as the fixed-n comparison.
+
+:func:`peeking_notes` says, first, when a fixed-n verdict is being read off a run that is not
+finished or off a pair of runs already compared at fewer episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from evalband.analysis._compare import (
+    DEFAULT_EFFECT,
+    Comparison,
+    RunData,
+    SliceComparison,
+    SliceVerdict,
+    _slice_definitions,
+    _verdict,
+    compare_many,
+)
+from evalband.stats._sequential import (
+    DEFAULT_FUTILITY,
+    confidence_sequence,
+    design_theta,
+    pair_in_order,
+    sequential_paired_test,
+)
+
+__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "sequential_as_dict"]
+
+_SHORT = 1e-9
+
+
+def _pairs_of(row: SliceComparison, base: RunData, cand: RunData) -> dict[str, int]:
+    """Matched-pair counts of a row; unpaired rows are paired in episode order."""
+    if row.pairing == "paired":
+        return {k: int(row.pairs[k]) for k in ("both", "baseline_only", "candidate_only",
+                                                "neither")}
+    slices = next((sl for _, name, sl in _slice_definitions(base.panel) if name == row.name), {})
+
+    def outcomes(run: RunData) -> list[bool]:
+        recs = [r for r in run.records
+                if all(r.slices.get(f) == v for f, v in slices.items())]
+        return [bool(r.success) for r in sorted(recs, key=lambda r: r.key)
+                if r.outcome != "error"]
+    return pair_in_order(outcomes(base), outcomes(cand))
+
+
+def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,
+                theta: float, horizon: int | None, futility: float | None) -> SliceComparison:
+    test = sequential_paired_test(pairs["baseline_only"], pairs["candidate_only"],
+                                  alpha_side=alpha / (2 * m), theta=theta, horizon=horizon,
+                                  futility=futility)
+    cs = confidence_sequence(pairs["both"], pairs["baseline_only"], pairs["candidate_only"],
+                             pairs["neither"], level=1.0 - alpha / m)
+    low, high = cs.low, cs.high
+    if test.decision == "regressed":
+        high = min(high, -_SHORT)
+        low = min(low, high)
+    elif test.decision == "improved":
+        low = max(low, _SHORT)
+        high = max(high, low)
+    else:
+        low, high = min(low, 0.0), max(high, 0.0)
+    delta = replace(cs, low=low, high=high,
+                    method=cs.method + " (compatible with the sequential test)").as_dict()
+    nominal = confidence_sequence(pairs["both"], pairs["baseline_only"],
+                                  pairs["candidate_only"], pairs["neither"], level=1.0 - alpha)
+    if row.reasons:
+        verdict = SliceVerdict.INCONCLUSIVE
+    elif test.decision == "regressed":
+        verdict = SliceVerdict.REGRESSED
+    elif test.decision == "improved":
+        verdict = SliceVerdict.IMPROVED
+    elif row.margin is not None and low > -row.margin:
+        verdict = SliceVerdict.NON_INFERIOR
+    elif test.decision == "futile":
+        verdict = SliceVerdict.NO_CHANGE
+    else:
+        verdict = SliceVerdict.INCONCLUSIVE
+    reasons = list(row.reasons)
+    if verdict == SliceVerdict.INCONCLUSIVE and not row.reasons:
+        reasons.append("undecided so far (the anytime-valid test may continue)")
+    return replace(
+        row, p_value=None, p_holm=None, level=1.0 - alpha / m, delta=delta,
+        delta_unadjusted=nominal.as_dict(), verdict=verdict, reasons=reasons,
+        test={"method": "sequential (likelihood ratio of the design alternative, "
+                        "anytime-valid)", "p_value": None, **test.as_dict(),
+              "pairs": dict(pairs)},
+        possible_regression=bool(cs.estimate < 0 and verdict != SliceVerdict.REGRESSED),
+    )
+
+
+def compare_sequential(
+    baseline: RunData,
+    candidate: RunData,
+    *,
+    confidence: float = 0.95,
+    effect: float = DEFAULT_EFFECT,
+    discordant: float | None = None,
+    max_pairs: int | Mapping[str, int] | None = None,
+    futility: float | None = DEFAULT_FUTILITY,
+    allow_panel_mismatch: bool = False,
+    margin: float | None = None,
+) -> Comparison:
+    """The anytime-valid comparison of ``candidate`` against ``baseline``.
+
+    Args:
+        baseline: the baseline run.
+        candidate: the candidate run.
+        confidence: one minus the family-wise error (each direction gets half).
+        effect: the design drop the test is tuned to (``theta`` via :func:`design_theta`).
+        discordant: the design probability that a pair disagrees (None: ``2 * effect``).
+        max_pairs: a declared maximum of pairs per slice (one number, or per slice name; the
+            threshold is then exact for it and a futility stop applies); None keeps Ville's
+            threshold, valid for ever.
+        futility: the futility factor (with ``max_pairs``).
+        allow_panel_mismatch: compare runs of different panels anyway.
+        margin: a non-inferiority margin for every slice (default: the panel's).
+
+    >>> import tempfile
+    >>> from evalband._api import load_run
+    >>> from evalband.labs.hidden_regression import simulate_hidden_regression
+    >>> from evalband.store import open_store
+    >>> with tempfile.TemporaryDirectory() as d, open_store(f"{d}/runs.sqlite") as store:
+    ...     ids = simulate_hidden_regression(store, episodes=200)
+    ...     base, cand = (load_run(i, store) for i in ids)
+    >>> c = compare_sequential(base, cand)
+    >>> str(c.verdict), c.notes[0].startswith("procedure: anytime-valid")
+    ('regression', True)
+    """
+    (fixed,) = compare_many(baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
+                            confidence=confidence, effect=effect, power_statements=False)
+    alpha = 1.0 - confidence
+    rows = [r if margin is None else replace(r, margin=float(margin)) for r in fixed.slice_rows]
+    m = max(1, sum(1 for r in rows if r.n_baseline and r.n_candidate))
+    theta = design_theta(effect, discordant)
+    decided = [
+        _decide_row(r, _pairs_of(r, baseline, candidate), alpha=alpha, m=m, theta=theta,
+                    horizon=(max_pairs.get(r.name) if isinstance(max_pairs, Mapping)
+                             else max_pairs), futility=futility)
+        if r.n_baseline and r.n_candidate else r
+        for r in rows
+    ]
+    out = _verdict(baseline, candidate, baseline.panel, fixed.panel_mismatch, decided,
+                   fixed.aggregate, confidence, m, effect)
+    notes = [n for n in out.notes if not n.startswith("procedure:")
+             and "Fisher's exact test" not in n]
+    notes.insert(0, (
+        f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
+        f"{100 * effect:g}-point drop, theta = {theta:.3f}), e-value Bonferroni across {m} "
+        f"slice(s) at {100 * alpha / (2 * m):.3g}% per direction"
+        + (", threshold exact for the declared maximum of pairs" if max_pairs else
+           ", Ville's threshold (valid under any monitoring)")
+        + "; intervals are confidence sequences, valid at every n"))
+    return replace(out, notes=notes)
+
+
+def sequential_as_dict(c: Comparison) -> dict[str, Any]:
+    """``c.as_dict()`` with the procedure block describing the anytime-valid procedure."""
+    out = c.as_dict()
+    out["procedure"] = {
+        **out["procedure"],
+        "slice_test": "anytime-valid sequential likelihood ratio on discordant pairs "
+                      "(unpaired slices paired in order), two one-sided",
+        "multiplicity": "e-value bonferroni (alpha / 2m per direction)",
+        "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
+    }
+    return out
+
+
+def episode_counts(runs: Sequence[RunData]) -> dict[str, int]:
+    """Episodes per run id (what a comparison is recorded with).
+
+    >>> from evalband.analysis._compare import RunData
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
+    ...                 "budget": {"steps": 1}})
+    >>> episode_counts([RunData("a", "pol", p.fingerprint, p, [])])
+    {'a': 0}
+    """
+    return {r.run_id: len(r.records) for r in runs}
+
+
+def peeking_notes(
+    counts: Mapping[str, int],
+    planned: Mapping[str, tuple[int, str]],
+    previous: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """Notices for a fixed-n verdict read off partial runs or re-read at a larger n.
+
+    Args:
+        counts: episodes per run id now.
+        planned: per run id, (episodes planned, status) from the store.
+        previous: earlier recorded comparisons (``run_ids`` and ``options`` with
+            ``episode_counts``).
+
+    >>> notes = peeking_notes({"a": 20, "b": 20}, {"a": (200, "running"), "b": (20, "finished")},
+    ...                       [{"run_ids": ["a", "b"], "options": {"episode_counts":
+    ...                                                             {"a": 10, "b": 20}}}])
+    >>> [n[:40] for n in notes]
+    ['PEEKING: run a is incomplete (20 of 200 ', 'PEEKING: these runs were already compare']
+    """
+    notes: list[str] = []
+    for rid, n in counts.items():
+        plan, status = planned.get(rid, (0, "finished"))
+        if status == "running" or (plan and n < plan and status != "imported"):
+            notes.append(
+                f"PEEKING: run {rid} is incomplete ({n} of {plan} planned episodes); a fixed-n "
+                "verdict read now and again later loses its error rate -- use --sequential "
+                "for a verdict valid at every look")
+    ids = set(counts)
+    earlier = []
+    for cmp in previous:
+        if set(cmp.get("run_ids", [])) != ids:
+            continue
+        seen = (cmp.get("options") or {}).get("episode_counts") or {}
+        if seen and any(int(seen.get(r, 0)) < counts[r] for r in ids):
+            earlier.append(sum(int(v) for v in seen.values()))
+    if earlier:
+        notes.append(
+            f"PEEKING: these runs were already compared at fewer episodes "
+            f"({', '.join(str(e) for e in sorted(set(earlier)))} in all, now "
+            f"{sum(counts.values())}); comparing again as more arrive inflates the false-"
+            "verdict rate -- use --sequential for a verdict valid at every look")
+    return notes

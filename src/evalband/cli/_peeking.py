@@ -1,0 +1,70 @@
+"""Record each stored comparison with its episode counts; say when a fixed-n verdict peeks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalband.analysis import RunData
+
+__all__ = ["check_and_record", "mark_html"]
+
+
+def check_and_record(
+    store: Path,
+    base: RunData,
+    cands: Sequence[RunData],
+    *,
+    confidence: float,
+    allow_panel_mismatch: bool,
+    sequential: bool,
+) -> list[str]:
+    """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
+
+    The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
+    they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
+    """
+    from evalband.analysis._sequential import episode_counts, peeking_notes
+    from evalband.store import open_store
+
+    runs = [base, *cands]
+    counts = episode_counts(runs)
+    options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
+    if allow_panel_mismatch:
+        options["allow_panel_mismatch"] = True
+    if sequential:
+        options["sequential"] = True
+    with open_store(store) as st:
+        previous = [c for c in st.comparisons() if not (c.get("options") or {}).get("sequential")]
+        planned = {}
+        for r in runs:
+            manifest = st.get_run(r.run_id)
+            if manifest is not None:
+                planned[r.run_id] = (int(manifest.n_planned), str(manifest.status))
+        # one row per pair of runs and set of counts (the store dedupes identical options)
+        st.record_comparison([r.run_id for r in runs], {**options, "episode_counts": counts})
+    if sequential:
+        return []
+    return peeking_notes(counts, planned, previous)
+
+
+def mark_html(path: Path, notes: Sequence[str]) -> None:
+    """Put the peeking notices first in a written HTML report (before its verdict).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.html"
+    >>> _ = p.write_text("<body><main><div class='verdict'>x</div></main></body>")
+    >>> mark_html(p, ["PEEKING: run a is incomplete"])
+    >>> p.read_text().index("PEEKING") < p.read_text().index("verdict")
+    True
+    """
+    from html import escape
+
+    if not notes:
+        return
+    text = path.read_text()
+    banner = "".join(f'<p class="alert peeking">{escape(n)}</p>' for n in notes)
+    head, sep, tail = text.partition("<main>")
+    path.write_text(head + sep + banner + tail if sep else banner + text)

@@ -1,0 +1,59 @@
+"""``evalband run ... --against BASE --until-decided``: the CLI side of the sequential run."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalband.cli._common import console, emit_json, store_path
+
+if TYPE_CHECKING:
+    from evalband.panel import Panel
+
+__all__ = ["run_until"]
+
+
+def run_until(
+    panel: Panel, policy: str, store: Path | None, *, against: str | None, until_decided: bool,
+    max_episodes: int | None, alpha: float, margin: float | None, chunk: int | None,
+    run_id: str | None, as_json: bool, **run_options: Any,
+) -> None:
+    """Play until decided, printing each look (not with --json) and the decision."""
+    import typer
+
+    from evalband.errors import InvalidInputError
+    from evalband.run._until import run_until_decided
+    from evalband.store import open_store
+
+    if against is None or not until_decided:
+        raise InvalidInputError("--until-decided and --against BASE_RUN go together; give both")
+    if not 0 < alpha < 1:
+        raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
+
+    def on_look(look: dict[str, Any]) -> None:
+        if as_json:
+            return
+        worst = max(look["slices"].items(), key=lambda kv: kv[1]["statistic"] - kv[1]["boundary"],
+                    default=None)
+        extra = (f"; closest to the regression boundary: {worst[0]} "
+                 f"(log E {worst[1]['statistic']:.2f} of {worst[1]['boundary']:.2f})"
+                 if worst else "")
+        sys.stderr.write(f"look at {look['episodes']} episodes: "
+                         f"{look['decision'] or 'continue'}{extra}\n")
+
+    with open_store(store_path(store)) as st:
+        rid, summary, monitor = run_until_decided(
+            panel, policy, st, against=against, run_id=run_id, max_episodes=max_episodes,
+            chunk=chunk, confidence=1.0 - alpha, margin=margin, on_look=on_look,
+            command="evalband " + shlex.join(sys.argv[1:]), **run_options)
+        state = st.require_run(rid).extra.get("sequential", {})
+    if as_json:
+        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict(),
+                   "sequential": state})
+    else:
+        console.print(f"{rid}: {state.get('sentence') or 'undecided'} "
+                      f"({len(state.get('looks', []))} look(s))")
+    codes = {"regression": 4, "improvement": 0, "non-inferior": 3, "futility": 3}
+    raise typer.Exit(code=codes.get(str(state.get("decision")), 5))

@@ -1,0 +1,262 @@
+"""``evalband run --until-decided``: play a candidate against a stored baseline, stop when decided.
+
+The candidate plays the panel's episodes interleaved across cells (episode 0 of every cell,
+then episode 1, ...), the baseline's recorded conditions first, so every slice grows together
+and every episode pairs. After every ``chunk`` episodes a *look*
+compares the episodes so far against the baseline run with the anytime-valid verdict
+(:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
+maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
+count, the decision, and per slice the statistic and its boundary), and stops the run as soon
+as the overall decision is made:
+
+* ``regression`` -- a (primary) slice regressed;
+* ``improvement`` / ``non-inferior`` -- every slice improved or was shown non-inferior
+  (``--margin``), at least one improved for "improvement";
+* ``futility`` -- every slice improved, was non-inferior or stopped for futility, or the
+  maximum was reached undecided.
+
+A killed run resumes with ``--run-id``: its recorded looks are kept, play continues where it
+stopped, and the looks go on from there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalband.episode import EpisodeRecord, EpisodeSpec
+from evalband.errors import InvalidParameterError, PanelMismatchError
+
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison, RunData, RunSummary
+    from evalband.panel import Panel
+    from evalband.store import RunStore
+
+__all__ = ["interleave", "play_order", "overall_decision", "SequentialMonitor", "run_until_decided"]
+
+_DECIDED = {"regressed", "improved", "non-inferior", "no detectable change"}
+
+
+def interleave(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
+    """Episodes ordered by (episode, repeat) first, then cell in panel order.
+
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
+    ...                 "budget": {"steps": 1}, "factors": {"arm": ["a", "b"]}})
+    >>> [(s.cell, s.episode) for s in interleave(p.episode_specs())]
+    [('arm=a', 0), ('arm=b', 0), ('arm=a', 1), ('arm=b', 1)]
+    """
+    cells: dict[str, int] = {}
+    for s in specs:
+        cells.setdefault(s.cell, len(cells))
+    return sorted(specs, key=lambda s: (s.episode, s.repeat, cells[s.cell]))
+
+
+def play_order(panel: Panel, baseline: RunData) -> list[EpisodeSpec]:
+    """The candidate's play order: the baseline's recorded conditions first (they pair).
+
+    Each group is interleaved across cells (:func:`interleave`).
+    """
+    matched = {r.key for r in baseline.records}
+    plan = interleave(panel.episode_specs())
+    return [s for s in plan if s.key in matched] + [s for s in plan if s.key not in matched]
+
+
+def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
+    """The sequential decision of a comparison, or None while undecided.
+
+    "regression" when the verdict is a regression; otherwise decided only once every slice
+    with episodes is decided (see the module docstring); "futility" at the maximum.
+    """
+    if str(c.verdict) == "regression":
+        return "regression"
+    verdicts = [str(r.verdict) for r in c.slice_rows]
+    if verdicts and all(v in _DECIDED for v in verdicts):
+        if all(v in ("improved", "non-inferior") for v in verdicts):
+            return "improvement" if "improved" in verdicts else "non-inferior"
+        return "futility"
+    return "futility" if at_maximum else None
+
+
+def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> dict[str, int]:
+    """Pairs each slice can reach within the first ``limit`` planned episodes."""
+    from evalband.analysis._compare import _slice_definitions
+
+    first = plan[:limit]
+    return {name: max(1, sum(all(s.slices.get(f) == v for f, v in sl.items()) for s in first))
+            for _, name, sl in _slice_definitions(panel)}
+
+
+@dataclass
+class SequentialMonitor:
+    """Looks at a candidate run after every ``chunk`` episodes; says when to stop.
+
+    Call :meth:`start` with the already-recorded episodes (a resume), then the monitor with
+    each new record; it returns True when the run should stop.
+    """
+
+    store: RunStore
+    run_id: str
+    baseline: RunData
+    panel: Panel
+    max_episodes: int
+    chunk: int
+    confidence: float = 0.95
+    effect: float = 0.10
+    margin: float | None = None
+    on_look: Callable[[dict[str, Any]], None] | None = None
+    count: int = 0
+    looks: list[dict[str, Any]] = field(default_factory=list)
+    decision: str | None = None
+    sentence: str = ""
+
+    def __post_init__(self) -> None:
+        self.horizons = _slice_horizons(self.panel, play_order(self.panel, self.baseline),
+                                        self.max_episodes)
+
+    def start(self, finished: Sequence[EpisodeRecord]) -> None:
+        """Take the looks already recorded (resume) and the count of finished episodes."""
+        state = self.store.require_run(self.run_id).extra.get("sequential") or {}
+        self.looks = list(state.get("looks", []))
+        self.decision = state.get("decision")
+        self.count = len(finished)
+        due = self.count and (self.count % self.chunk == 0 or self.count >= self.max_episodes)
+        if due and self.decision is None and (not self.looks
+                                              or self.looks[-1]["episodes"] != self.count):
+            self.look()  # killed between an episode and its look: take the look now
+
+    def design(self) -> dict[str, Any]:
+        """The declared design, stored beside the looks."""
+        return {"against": self.baseline.run_id, "max_episodes": self.max_episodes,
+                "chunk": self.chunk, "alpha": 1.0 - self.confidence, "effect": self.effect,
+                "margin": self.margin, "max_pairs": self.horizons}
+
+    def look(self) -> dict[str, Any]:
+        """Compare the episodes so far, record the look, and set the decision if made."""
+        from evalband._api import load_run
+        from evalband.analysis._sequential import compare_sequential
+
+        cand = load_run(self.run_id, self.store)
+        c = compare_sequential(self.baseline, cand, confidence=self.confidence,
+                               effect=self.effect, max_pairs=self.horizons, margin=self.margin)
+        decision = overall_decision(c, at_maximum=self.count >= self.max_episodes)
+        slices = {}
+        for r in c.slice_rows:
+            t = r.test or {}
+            slices[r.name] = {
+                "pairs": sum(v for k, v in (t.get("pairs") or {}).items()),
+                "statistic": math.log(max(t.get("e_regression", 1.0), 1e-300)),
+                "statistic_improvement": math.log(max(t.get("e_improvement", 1.0), 1e-300)),
+                "boundary": math.log(t.get("threshold", math.inf)),
+                "verdict": str(r.verdict),
+            }
+        look = {"episodes": self.count, "decision": decision, "slices": slices}
+        self.looks.append(look)
+        regressed = [r.name for r in c.slice_rows if r.verdict == "regressed"]
+        if decision is not None:
+            self.decision = decision
+            self.sentence = (f"decided after {self.count} of {self.max_episodes} episodes: "
+                             f"{decision}"
+                             + (f" on {', '.join(regressed)}" if decision == "regression"
+                                and regressed else ""))
+        extra = dict(self.store.require_run(self.run_id).extra)
+        extra["sequential"] = {**self.design(), "looks": self.looks, "decision": self.decision,
+                               "sentence": self.sentence}
+        self.store.update_run(self.run_id, extra=extra)
+        if self.on_look is not None:
+            self.on_look(look)
+        return look
+
+    def __call__(self, record: EpisodeRecord) -> bool:
+        """Count a new record; look at chunk boundaries; True when the run should stop."""
+        self.count += 1
+        if self.count % self.chunk == 0 or self.count >= self.max_episodes:
+            self.look()
+        return self.decision is not None or self.count >= self.max_episodes
+
+
+def run_until_decided(
+    panel: Panel,
+    policy: str,
+    store: RunStore,
+    *,
+    against: str,
+    run_id: str | None = None,
+    max_episodes: int | None = None,
+    chunk: int | None = None,
+    confidence: float = 0.95,
+    effect: float = 0.10,
+    margin: float | None = None,
+    on_look: Callable[[dict[str, Any]], None] | None = None,
+    **run_options: Any,
+) -> tuple[str, RunSummary, SequentialMonitor]:
+    """Run ``policy`` on ``panel`` until its comparison with ``against`` is decided.
+
+    Args:
+        panel: the panel (the baseline run's).
+        policy: the candidate policy.
+        store: the open run store holding ``against``.
+        against: the baseline run id.
+        run_id: name or resume the candidate run.
+        max_episodes: the declared maximum (default: every planned episode).
+        chunk: episodes between looks (default: one per cell).
+        confidence: one minus the family-wise error.
+        effect: the design drop the test is tuned to.
+        margin: a non-inferiority margin for every slice.
+        on_look: called with each look.
+        **run_options: passed on to :func:`evalband.run.run_panel` (backend, workers, ...).
+
+    Raises:
+        PanelMismatchError: the baseline was run on another panel.
+        InvalidParameterError: a maximum or chunk below 1.
+    """
+    from evalband._api import load_run
+    from evalband.run._runner import default_run_id, run_panel
+
+    base = load_run(against, store)
+    if base.panel_fingerprint != panel.fingerprint:
+        raise PanelMismatchError(
+            f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
+            f"{panel.fingerprint[:12]}); --until-decided needs the baseline's panel")
+    planned = len(panel.episode_specs())
+    limit = planned if max_episodes is None else int(max_episodes)
+    step = len(panel.cells()) if chunk is None else int(chunk)
+    if not 1 <= limit <= planned or step < 1:
+        raise InvalidParameterError(
+            f"--max-episodes must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}")
+    rid = run_id or default_run_id(panel, policy)
+    outer_start = run_options.pop("on_start", None)
+    monitor: SequentialMonitor | None = None
+
+    def on_start(total: int, finished: list[EpisodeRecord]) -> None:
+        nonlocal monitor
+        monitor = SequentialMonitor(store, rid, base, panel, limit, step, confidence, effect,
+                                    margin, on_look)
+        monitor.start(finished)
+        if outer_start is not None:
+            outer_start(limit, finished)
+
+    def stop_when(record: EpisodeRecord) -> bool:
+        assert monitor is not None
+        return monitor(record)
+
+    def order(todo: list[EpisodeSpec]) -> list[EpisodeSpec]:
+        ordered = play_order(panel, base)
+        keep = {s.key for s in todo}
+        allowed = {s.key for s in ordered[:limit]}
+        return [s for s in ordered if s.key in keep and s.key in allowed]
+
+    existing = store.get_run(rid)
+    if existing is not None and (existing.extra.get("sequential") or {}).get("decision"):
+        run_options["order"] = lambda todo: []  # already decided: nothing more to play
+    else:
+        run_options["order"] = order
+    rid, summary = run_panel(panel, policy, store, run_id=rid, on_start=on_start,
+                             stop_when=stop_when, **run_options)
+    assert monitor is not None
+    if monitor.decision is None and monitor.count >= limit and (
+            not monitor.looks or monitor.looks[-1]["episodes"] != monitor.count):
+        monitor.look()
+    return rid, summary, monitor

@@ -1,0 +1,175 @@
+"""run --until-decided: interleaved play, looks after each chunk, stop when decided, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalband._api import load_run
+from evalband.cli import main
+from evalband.labs.hidden_regression import (
+    FACTOR,
+    HARD_SLICE,
+    HIDDEN_REGRESSION_RATES,
+    hidden_regression_panel,
+    simulate_hidden_regression,
+)
+from evalband.run import Recorder
+from evalband.run._until import SequentialMonitor, interleave
+from evalband.store import open_store
+
+COIN = "evalband.policies._builtin:zero_action"
+
+
+@pytest.fixture(scope="module")
+def lab_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store holding the lab's 200-per-slice baseline (made once, copied per test)."""
+    db = tmp_path_factory.mktemp("lab") / "s.sqlite"
+    with open_store(db) as st:
+        base_id, _ = simulate_hidden_regression(st, episodes=200)
+    return db, base_id
+
+
+def _copy(lab_store: tuple[Path, str], tmp_path: Path) -> tuple[str, str]:
+    import shutil
+
+    db = tmp_path / "s.sqlite"
+    shutil.copy(lab_store[0], db)
+    return str(db), lab_store[1]
+
+
+def test_lab_candidate_stops_early_with_the_hidden_regression_named(
+        tmp_path: Path, lab_store: tuple[Path, str]) -> None:
+    """The lab's own candidate (0.7->0.9, 0.6->0.4, 0.8->0.8), logged in interleaved order and
+    looked at after every round of cells, stops before its maximum, naming only the hard slice."""
+    panel = hidden_regression_panel(200)
+    db, base_id = _copy(lab_store, tmp_path)
+    with open_store(db) as st:
+        base = load_run(base_id, st)
+        plan = interleave(panel.episode_specs())
+        with Recorder(st, panel, "candidate", run_id="seq-cand") as rec:
+            monitor = SequentialMonitor(st, "seq-cand", base, panel, len(plan), 6)
+            monitor.start([])
+            for spec in plan:
+                p = HIDDEN_REGRESSION_RATES[spec.slices[FACTOR]][1]
+                u = float(np.random.default_rng(spec.condition_seed).random())
+                record = rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
+                                 outcome="success" if u < p else "failure", steps=1,
+                                 sim_time_s=0.1)
+                if monitor(record):
+                    break
+        state = st.require_run("seq-cand").extra["sequential"]
+    assert state["decision"] == "regression"
+    assert monitor.count < len(plan)
+    assert f"{FACTOR}={HARD_SLICE}" in state["sentence"]
+    assert "widowx" not in state["sentence"] and "mobile" not in state["sentence"]
+    last = state["looks"][-1]["slices"][f"{FACTOR}={HARD_SLICE}"]
+    assert last["statistic"] >= last["boundary"] and last["verdict"] == "regressed"
+    counts = [look["episodes"] for look in state["looks"]]
+    assert counts == sorted(counts) and all(c % 6 == 0 for c in counts)
+
+
+@pytest.mark.slow
+def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      lab_store: tuple[Path, str]) -> None:
+    """On the lab panel the coin stand-in plays every policy at p = 0.5 with the lab's shared
+    draws, so a candidate run regresses against the lab's baseline; the CLI stops early, records
+    its looks, and a second call with the same --run-id keeps them and plays nothing more."""
+    panel = hidden_regression_panel(200)
+    yaml = tmp_path / "panel.yaml"
+    yaml.write_text(panel.to_yaml())
+    db, base_id = _copy(lab_store, tmp_path)
+    args = ["run", str(yaml), "--policy", COIN, "--against", base_id, "--until-decided",
+            "--max-episodes", "450", "--chunk", "9", "--run-id", "cand", "--store", db, "--json"]
+    code = main(args)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 4 and out["sequential"]["decision"] == "regression"
+    looks = out["sequential"]["looks"]
+    # every slice is worse at p = 0.5 (0.7, 0.6, 0.8 for the baseline): the largest gap first
+    assert looks[-1]["episodes"] < 450
+    assert f"regression on {FACTOR}=mobile_manipulator" in out["sequential"]["sentence"]
+    with open_store(db) as st:
+        n = st.count_episodes("cand")
+    assert n == looks[-1]["episodes"]
+    code = main(args)  # resume: already decided, looks intact
+    again = json.loads(capsys.readouterr().out)
+    assert code == 4 and again["sequential"]["looks"] == looks
+    with open_store(db) as st:
+        assert st.count_episodes("cand") == n
+    assert main(["show", "cand", "--store", db]) in (0, None)
+    assert "until decided against" in capsys.readouterr().out
+    html = tmp_path / "cand.html"
+    assert main(["report", "cand", "--store", db, "--html", str(html)]) in (0, None)
+    capsys.readouterr()
+    page = html.read_text()
+    assert 'id="sequential"' in page and page.count("<polyline") == 3  # one path per slice
+    # a fixed-n compare of the early-stopped run says it peeks
+    main(["compare", base_id, "cand", "--store", db, "--json"])
+    assert json.loads(capsys.readouterr().out)["peeking"]
+
+
+SLOW = """\
+name: slow-seq
+env: evalband/Coin-v0
+env_kwargs: {length: 1, sleep_s: 0.04, p: 0.5}
+episodes: 150
+seed: 3
+budget: {steps: 2}
+factors: {arm: {a: {length: 1}, b: {length: 1}}}
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
+        tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from evalband.panel import load_panel
+
+    yaml = tmp_path / "panel.yaml"
+    yaml.write_text(SLOW)
+    panel = load_panel(yaml)
+    db = tmp_path / "s.sqlite"
+    with open_store(db) as st, Recorder(st, panel, "base", run_id="base") as rec:
+        for spec in panel.episode_specs():  # the baseline: 0.65 on the coin's own draws
+            u = float(np.random.default_rng(spec.condition_seed).random())
+            rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
+                    outcome="success" if u < 0.65 else "failure", steps=1, sim_time_s=0.1)
+
+    def args(rid: str) -> list[str]:
+        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy", COIN,
+                "--against", "base", "--until-decided", "--chunk", "4", "--run-id", rid,
+                "--store", str(db), "--json"]
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    ref = subprocess.run(args("ref"), capture_output=True, text=True, timeout=300, env=env)
+    assert ref.returncode == 4, ref.stderr
+    reference = json.loads(ref.stdout)["sequential"]
+    assert reference["looks"][-1]["episodes"] < 300
+    proc = subprocess.Popen(args("killme"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    target = reference["looks"][-1]["episodes"] // 2
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open_store(db) as st:
+            if st.get_run("killme") is not None and st.count_episodes("killme") >= target:
+                break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with open_store(db) as st:
+        killed_at = st.count_episodes("killme")
+    assert 0 < killed_at < reference["looks"][-1]["episodes"]
+    done = subprocess.run(args("killme"), capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 4, done.stderr
+    resumed = json.loads(done.stdout)["sequential"]
+    assert resumed["decision"] == reference["decision"]
+    assert resumed["looks"] == reference["looks"]
