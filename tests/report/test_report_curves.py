@@ -16,7 +16,13 @@ from evalband.report._curves import (
     running_verdicts,
 )
 from evalband.report._data import collect
-from evalband.report._traces import episode_traces, pick_keys, replay_trace
+from evalband.report._traces import (
+    PUSHT_GUIDES,
+    REACH1D_GUIDES,
+    episode_traces,
+    pick_keys,
+    stored_trace,
+)
 from evalband.stats import diff_paired, interval, minimum_detectable_difference, sample_size
 
 
@@ -109,15 +115,13 @@ def test_power_curve_marks_this_runs_resolvable_gap(labs) -> None:
     assert 0 < pc.discordant < 1
 
 
-def test_replayed_traces_reproduce_every_stored_episode(labs) -> None:
+def test_stored_traces_follow_the_envs_rules(labs) -> None:
     data = collect(list(labs.reach), labs.store)
     for view in data.runs:
-        from evalband.policies import resolve_policy
-
-        policy = resolve_policy(view.manifest.policy)
-        for record in view.data.records:
-            trace = replay_trace(view, record, policy)
-            assert trace is not None and trace.reproduced, record.key
+        traced = [(r, t) for r in view.data.records if (t := stored_trace(view, r)) is not None]
+        assert len(traced) == 8  # the first eight episodes of the lab's one cell
+        for record, trace in traced:
+            assert trace.outcome == record.outcome.value
             x, v = np.array(trace.series["x"]), np.array(trace.series["v"])
             assert len(x) == record.steps + 1  # the reset state, then one sample per action
             settled = (np.abs(x[-SETTLE_SAMPLES:]) <= SUCCESS_POSITION) & (
@@ -130,9 +134,20 @@ def test_replayed_traces_reproduce_every_stored_episode(labs) -> None:
                 assert record.steps == 30 and np.all(np.abs(x) < BOUNDARY)
 
 
+def test_the_plots_guides_are_the_envs_constants() -> None:
+    from evalband.envs._pusht_model import TABLE_HALF, TARGET
+
+    assert REACH1D_GUIDES == {"boundary": BOUNDARY, "success_position": SUCCESS_POSITION,
+                              "success_velocity": SUCCESS_VELOCITY}
+    assert PUSHT_GUIDES == {"table_half": TABLE_HALF, "target_x": TARGET[0],
+                            "target_y": TARGET[1]}
+
+
 def test_traces_show_where_the_runs_disagree_first(labs) -> None:
     data = collect(list(labs.reach), labs.store)
-    keys = pick_keys(data.runs, limit=4)
+    traced = {r.key for r in data.runs[0].data.records if "trace" in r.extra}
+    keys = pick_keys(data.runs, limit=4, among=traced)
+    assert set(keys) <= traced
     base = {r.key: r.success for r in data.runs[0].data.records}
     cand = {r.key: r.success for r in data.runs[1].data.records}
     assert len(keys) == 4 and cand[keys[0]] and not base[keys[0]]
@@ -152,29 +167,27 @@ def test_single_run_curve_matches_the_summary(labs) -> None:
     assert interval(50, 64).low == view.summary.rate.low
 
 
-def test_pusht_traces_are_read_back_from_the_harness_file(store, tmp_path) -> None:
-    import json
-
-    from evalband.envs.pusht import record_traces
+def test_pusht_traces_come_from_the_stored_episodes(store) -> None:
+    pytest.importorskip("mujoco")
     from evalband.panel import load_panel
     from evalband.report import figure_svg
     from evalband.report._plots_runs import trace_plot
-    from evalband.run import Recorder
+    from evalband.run import Recorder, run_panel
 
     panel = load_panel({"name": "pt", "env": "evalband/PushT-v0", "episodes": 2, "seed": 5,
                         "budget": {"steps": 3}, "factors": {"start": ["train"]}})
-    specs = panel.episode_specs()
-    seeds = [s.condition_seed for s in specs]
-    played = record_traces(lambda obs: obs[:2], seeds, start="train", max_steps=3)
-    checkpoint = tmp_path / "strong.pt"  # never loaded: the harness's traces.json answers
-    with Recorder(store, panel, str(checkpoint), run_id="pt") as rec:
-        for spec, trace in zip(specs, played, strict=True):
-            rec.log(cell=spec.cell, episode=spec.episode, outcome=trace["outcome"], steps=3)
-    (tmp_path / "traces.json").write_text(json.dumps(
-        [{"policy": "strong", **t} for t in played] + [{"policy": "weak", **played[0]}]))
+    run_panel(panel, lambda obs: obs[:2], store, run_id="pt")
     traces = episode_traces(collect(["pt"], store).runs)
+    seeds = [s.condition_seed for s in panel.episode_specs()]
     assert traces is not None and traces.kind == "pusht" and not traces.notes
-    assert [t.condition_seed for t in traces.traces] == seeds  # the weak entry is not ours
-    assert all(t.reproduced and len(t.series["tee_x"]) == 4 for t in traces.traces)
+    assert sorted(t.condition_seed for t in traces.traces) == sorted(seeds)
+    assert all(len(t.series["tee_x"]) == 4 for t in traces.traces)
     svg = figure_svg(trace_plot(traces))
     assert svg.count("<path") > 4 and "pt" in svg
+    # A run logged without traces (made elsewhere) gets a note, not a replay.
+    with Recorder(store, panel, "elsewhere.pt", run_id="logged") as rec:
+        for spec in panel.episode_specs():
+            rec.log(cell=spec.cell, episode=spec.episode, outcome="timeout", steps=3)
+    logged = episode_traces(collect(["logged"], store).runs)
+    assert logged is not None and not logged.traces
+    assert "no episode traces stored" in logged.notes[0]

@@ -3,7 +3,9 @@
 An env is anything with Gymnasium's ``reset``/``step``/``close`` (:class:`EvalEnv`). The rest
 is optional and found by attribute: a control period (:func:`control_dt`), a condition-seed
 hook (:class:`ConditionSeeded`), a batch simulator (:class:`BatchRollout`), declared reset
-options (:class:`DeclaresResetOptions`) and ``render``. ``docs/extending.md`` explains each.
+options (:class:`DeclaresResetOptions`), ``render`` and a trace point (:class:`Traces`:
+what the runner records of a few episodes per cell for the report's trace plots).
+``docs/extending.md`` explains each.
 
 The control period is the time between two actions. It is read, in this order, from the
 panel's ``control_dt``; the env's ``control_dt``; its ``dt`` (a property or an attribute,
@@ -27,6 +29,7 @@ __all__ = [
     "BatchRollout",
     "DeclaresResetOptions",
     "Renders",
+    "Traces",
     "ControlPeriod",
     "control_dt",
     "unwrapped",
@@ -106,6 +109,21 @@ class Renders(Protocol):
 
     def render(self) -> Any:
         """An RGB frame or ``None``."""
+        ...
+
+
+@runtime_checkable
+class Traces(Protocol):
+    """An env that can say where things are now, for the run's stored traces.
+
+    ``trace_point()`` returns a few named finite numbers (positions, velocities) of the
+    current state; the runner calls it after ``reset`` and after every step of the first
+    episodes of each cell (:mod:`evalband.run._trace`) and stores the series, decimated,
+    with the episode (``extra["trace"]``), so reports draw them without running anything.
+    """
+
+    def trace_point(self) -> Mapping[str, float]:
+        """The current state's named numbers (the same names every call)."""
         ...
 
 

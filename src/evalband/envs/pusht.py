@@ -185,6 +185,18 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         qpos = self.data.qpos
         return float(qpos[0]), float(qpos[1]), float(qpos[2])
 
+    def trace_point(self) -> dict[str, float]:
+        """The trace hook: pusher position and block pose now (:data:`TRACE_KEYS` but ``t``).
+
+        >>> env = PushTEnv()
+        >>> _ = env.reset(seed=0)
+        >>> list(env.trace_point()) == list(TRACE_KEYS[1:])
+        True
+        """
+        q = self.data.qpos
+        return {"pusher_x": float(q[3]), "pusher_y": float(q[4]), "tee_x": float(q[0]),
+                "tee_y": float(q[1]), "tee_yaw": float(q[2])}
+
     def pusher_position(self) -> tuple[float, float]:
         """The pusher's current ``(x, y)``."""
         qpos = self.data.qpos
@@ -295,14 +307,10 @@ class PushTEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
     def _record(self) -> None:
         if not self.record_trace:
             return
-        q = self.data.qpos
         trace = self._trace
         trace["t"].append(self._steps * self.dt)
-        trace["pusher_x"].append(float(q[3]))
-        trace["pusher_y"].append(float(q[4]))
-        trace["tee_x"].append(float(q[0]))
-        trace["tee_y"].append(float(q[1]))
-        trace["tee_yaw"].append(float(q[2]))
+        for key, value in self.trace_point().items():
+            trace[key].append(value)
 
 
 def record_traces(

@@ -222,6 +222,16 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         """The LCG state that fixed the current episode's conditions."""
         return self._condition_seed
 
+    def trace_point(self) -> dict[str, float]:
+        """The trace hook: the true position ``x`` (m) and velocity ``v`` (m/s) now.
+
+        >>> env = Reach1DEnv()
+        >>> _ = env.reset(seed=7)
+        >>> sorted(env.trace_point())
+        ['v', 'x']
+        """
+        return {"x": float(self._x[0]), "v": float(self._v[0])}
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Obs, dict[str, Any]]:
@@ -264,7 +274,7 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         self._streak = np.zeros(1, dtype=np.int64)
         self._steps = 0
         self._active = True
-        self._trace = {"t": [0.0], "x": [float(self._x[0])], "v": [float(self._v[0])]}
+        self._trace = {"t": [0.0], **{k: [p] for k, p in self.trace_point().items()}}
         info = {
             "condition_seed": condition_seed,
             "x0": float(cond.x0[0]),
@@ -313,8 +323,8 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
         }
         if self.record_trace:
             self._trace["t"].append(self._steps * self.dt)
-            self._trace["x"].append(x)
-            self._trace["v"].append(v)
+            for key, value in self.trace_point().items():
+                self._trace[key].append(value)
         terminated = code in (SUCCESS, FAILURE)
         truncated = code == TIMEOUT
         if code != RUNNING:

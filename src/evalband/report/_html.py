@@ -382,8 +382,8 @@ def _plots_section(data: ReportData) -> tuple[str, str]:
         figures.append(_figure(
             "fig-traces", _plots_runs.trace_plot(traces),
             f"<b>Episode inspection</b>: the same episodes (condition seeds) for each run, "
-            f"replayed from their seeds (a PushT harness run: read back from its "
-            f"traces.json); {what}. Colour is the outcome (green success, red "
+            f"as recorded while they were played (the first episodes of each cell keep a "
+            f"trace); {what}. Colour is the outcome (green success, red "
             f"failure, amber timeout). Episodes where the runs disagree come first.{notes}"))
     elif traces is not None and traces.notes:
         figures.append("<p class='note'>" + "<br>".join(_E(n) for n in traces.notes) + "</p>")

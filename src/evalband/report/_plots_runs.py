@@ -129,8 +129,10 @@ def trace_plot(traces: TraceSet) -> Figure:
     """Inspect episodes: reach1d position and velocity with the success bands, or PushT paths."""
     if traces.kind == "pusht":
         return _pusht(traces)
-    from evalband.envs.reach1d import BOUNDARY, SUCCESS_POSITION, SUCCESS_VELOCITY
+    from evalband.report._traces import REACH1D_GUIDES
 
+    BOUNDARY, SUCCESS_POSITION, SUCCESS_VELOCITY = (  # noqa: N806 - the env's constants
+        REACH1D_GUIDES[k] for k in ("boundary", "success_position", "success_velocity"))
     runs = list(traces.runs)
     fig = new_figure(7.5, 4.6)
     axes = fig.subplots(2, len(runs), sharex=True, sharey="row", squeeze=False)
@@ -156,7 +158,10 @@ def trace_plot(traces: TraceSet) -> Figure:
 
 
 def _pusht(traces: TraceSet) -> Figure:
-    from evalband.envs._pusht_model import TABLE_HALF, TARGET
+    from evalband.report._traces import PUSHT_GUIDES
+
+    TABLE_HALF = PUSHT_GUIDES["table_half"]  # noqa: N806 - the env's constants
+    TARGET = (PUSHT_GUIDES["target_x"], PUSHT_GUIDES["target_y"])  # noqa: N806
 
     runs = list(traces.runs)
     fig = new_figure(7.5, 3.9)

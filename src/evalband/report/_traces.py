@@ -1,34 +1,40 @@
-"""Episode traces for inspection: replayed from a stored episode's condition seed, or read back.
+"""Episode traces for inspection, read from the stored episodes (never replayed).
 
-The store keeps one row per episode, not its trajectory. A trace is recovered exactly the way
-the episode was first played: the panel's env (built with ``record_trace=True``) is reset
-with the episode's condition seed and the cell's options, and the run's policy acts through
-the runner's own :func:`evalband.run._execute.play_episode`; the replayed outcome is checked
-against the stored one. The PushT harness also writes ``traces.json`` next to its
-checkpoints; those traces are read back instead of replayed when present.
+The runner records a trace for the first episodes of each cell of an env with a trace hook
+(:mod:`evalband.run._trace`) and stores it with the episode (``extra["trace"]``: ``t`` in
+seconds and the env's named series). The report draws those: it never builds an env or
+loads a policy, so a report (and the read-only viewer) runs no user code, and a run whose
+policy is gone still shows its traces.
 
-Envs with traces: ``evalband/Reach1D-v0`` (position and velocity over time) and
+Envs with trace plots: ``evalband/Reach1D-v0`` (position and velocity over time) and
 ``evalband/PushT-v0`` (pusher and block paths on the table).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+import math
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalband.episode import EpisodeRecord, Outcome, record_key
 
 if TYPE_CHECKING:
     from evalband.report._data import RunView
 
-__all__ = ["Trace", "TraceSet", "trace_kind", "episode_traces", "replay_trace", "pick_keys"]
+__all__ = ["Trace", "TraceSet", "trace_kind", "episode_traces", "stored_trace", "pick_keys",
+           "REACH1D_GUIDES", "PUSHT_GUIDES"]
 
 REACH1D = "evalband/Reach1D-v0"
 PUSHT = "evalband/PushT-v0"
 _KINDS = {REACH1D: "reach1d", PUSHT: "pusht"}
+
+REACH1D_GUIDES = {"boundary": 1.25, "success_position": 0.10, "success_velocity": 0.15}
+"""What the reach1d plot draws (m, m, m/s): the env's ``BOUNDARY``, ``SUCCESS_POSITION`` and
+``SUCCESS_VELOCITY``, copied so that a report imports nothing of the envs (a test holds them
+equal)."""
+PUSHT_GUIDES = {"table_half": 0.5, "target_x": 0.0, "target_y": 0.0}
+"""What the PushT plot draws (m): the env's ``TABLE_HALF`` and ``TARGET`` position."""
 
 
 @dataclass(frozen=True)
@@ -39,14 +45,8 @@ class Trace:
     key: tuple[str, int, int]
     condition_seed: int
     outcome: str
-    stored_outcome: str
     series: dict[str, list[float]]
     slices: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def reproduced(self) -> bool:
-        """The replay ended as the stored episode did."""
-        return self.outcome == self.stored_outcome
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,21 @@ def trace_kind(env: str) -> str | None:
     return _KINDS.get(env)
 
 
-def _counted(records: Sequence[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord]:
+def _counted(
+    records: Sequence[EpisodeRecord], among: Set[tuple[str, int, int]] | None = None
+) -> dict[tuple[str, int, int], EpisodeRecord]:
     from evalband.analysis import counted
 
-    return {record_key(r): r for r in counted(records)}
+    out = {record_key(r): r for r in counted(records)}
+    return out if among is None else {k: r for k, r in out.items() if k in among}
 
 
-def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, int]]:
+def pick_keys(
+    views: Sequence[RunView], limit: int = 4, among: Set[tuple[str, int, int]] | None = None
+) -> list[tuple[str, int, int]]:
     """Which episodes to inspect: where two runs disagree first, else one of each outcome.
+
+    Only keys in ``among`` are picked when it is given (the episodes with stored traces).
 
     With two or more runs: matched episodes where only the candidate succeeded, then where
     only the baseline did, then where the outcomes differ otherwise, then any, in plan order,
@@ -84,8 +91,8 @@ def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, 
     are never picked.
     """
     if len(views) > 1:
-        first = _counted(views[0].data.records)
-        second = _counted(views[1].data.records)
+        first = _counted(views[0].data.records, among)
+        second = _counted(views[1].data.records, among)
         keys = sorted(first.keys() & second.keys())
         take = max(1, limit // 2)
         groups: list[list[tuple[str, int, int]]] = [[], [], []]
@@ -101,9 +108,7 @@ def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, 
                     break
         candidates = [k for g in groups for k in g] + keys[:limit]
     else:
-        from evalband.analysis import counted
-
-        rows = sorted(counted(views[0].data.records), key=record_key)
+        rows = sorted(_counted(views[0].data.records, among).values(), key=record_key)
         firsts = (next((r for r in rows if r.outcome is o), None) for o in Outcome)
         candidates = [record_key(r) for r in firsts if r is not None]
         candidates += [record_key(r) for r in rows[:limit]]
@@ -116,145 +121,45 @@ def pick_keys(views: Sequence[RunView], limit: int = 4) -> list[tuple[str, int, 
     return chosen
 
 
-def replay_trace(view: RunView, record: EpisodeRecord, policy: Any = None) -> Trace | None:
-    """Replay one stored episode with ``record_trace`` on; ``None`` if the env cannot trace.
+def stored_trace(view: RunView, record: EpisodeRecord) -> Trace | None:
+    """The trace the runner stored with ``record`` (``extra["trace"]``), or ``None``.
 
-    Args:
-        view: the run (its panel fixes the env, its options and the budget).
-        record: the stored episode (its condition seed fixes the conditions).
-        policy: the policy callable (default: the run's policy, resolved by name).
-
-    Raises:
-        PolicyNotFoundError: the run's policy cannot be loaded here.
+    >>> from types import SimpleNamespace
+    >>> r = EpisodeRecord("r", "p", "f", "c", 0, 0, 7, "success", True, False, 1,
+    ...                   extra={"trace": {"t": [0.0, 0.2], "x": [1.0, None]}})
+    >>> stored_trace(SimpleNamespace(run_id="r"), r).series["x"]
+    [1.0, nan]
     """
-    from dataclasses import replace
-
-    from evalband.envs._resolve import accepts_kwarg, env_class, make_env
-    from evalband.panel import EpisodeSpec
-    from evalband.policies import resolve_policy
-    from evalband.run._execute import play_episode
-    from evalband.run._runner import _env_dt, panel_task
-
-    panel = view.data.panel
-    cls = env_class(panel.env)
-    if cls is None or not accepts_kwarg(cls, "record_trace"):
+    raw = record.extra.get("trace") if isinstance(record.extra, dict) else None
+    if not isinstance(raw, dict) or not isinstance(raw.get("t"), list):
         return None
-    budget = panel.budget.resolve_steps(_env_dt(panel))
-    kwargs = {**panel.env_kwargs, "record_trace": True}
-    if accepts_kwarg(cls, "max_steps"):
-        kwargs.setdefault("max_steps", budget)
-    options = {c.key: c.options for c in panel.cells()}.get(record.cell, {})
-    spec = EpisodeSpec(record.cell, record.episode, record.repeat, record.condition_seed,
-                       dict(record.slices), dict(options))
-    task = replace(  # the run's task (success rule, control period), tracing on
-        panel_task(panel, view.run_id, view.manifest.policy, batch=False),
-        panel_fingerprint=view.manifest.panel_fingerprint, env_kwargs=kwargs,
-        budget_steps=budget,
-    )
-    capture = _Capture(make_env(panel.env, kwargs, keep_time_limit=panel.time_limit == "env"))
     try:
-        played = play_episode(capture, policy or resolve_policy(view.manifest.policy), spec,
-                              task)
-    finally:
-        capture.close()
-    series = capture.info.get("trace")
-    if not isinstance(series, dict):
+        series = {str(k): [math.nan if x is None else float(x) for x in v]
+                  for k, v in raw.items() if isinstance(v, list)}
+    except (TypeError, ValueError):
         return None
-    return Trace(view.run_id, record.key, record.condition_seed, played.outcome.value,
-                 record.outcome.value, {k: [float(x) for x in v] for k, v in series.items()},
+    return Trace(view.run_id, record.key, record.condition_seed, record.outcome.value, series,
                  dict(record.slices))
-
-
-class _Capture:
-    """An env wrapper that keeps the last ``info`` (where the final step puts the trace)."""
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-        self.unwrapped = getattr(env, "unwrapped", env)
-        self.info: dict[str, Any] = {}
-
-    def reset(self, **kwargs: Any) -> Any:
-        obs, self.info = self.env.reset(**kwargs)
-        return obs, self.info
-
-    def step(self, action: Any) -> Any:
-        out = self.env.step(action)
-        self.info = out[4]
-        return out
-
-    def close(self) -> None:
-        """Close the env."""
-        self.env.close()
-
-
-def _harness_traces(view: RunView, limit: int) -> list[Trace]:
-    """Traces the PushT harness wrote next to the run's checkpoint (``traces.json``)."""
-    policy = view.manifest.policy
-    if ":" in policy and not Path(policy).exists():
-        return []
-    path = Path(policy).parent / "traces.json"
-    if not path.is_file():
-        return []
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    by_seed: dict[tuple[Any, Any], EpisodeRecord] = {
-        (r.condition_seed, r.slices.get("start")): r for r in view.data.records
-    }
-    out = []
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or entry.get("policy") != Path(policy).stem:
-            continue
-        record = by_seed.get((entry.get("seed"), entry.get("start")))
-        if record is None:
-            continue
-        series = {k: [float(x) for x in entry[k]] for k in ("t", "pusher_x", "pusher_y",
-                                                             "tee_x", "tee_y", "tee_yaw")
-                  if isinstance(entry.get(k), list)}
-        out.append(Trace(view.run_id, record.key, record.condition_seed, str(entry["outcome"]),
-                         record.outcome.value, series, dict(record.slices)))
-        if len(out) >= limit:
-            break
-    return out
 
 
 def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
     """Traces of a few episodes of the first two runs, or ``None`` for an env without them.
 
-    The same episodes (same condition seeds) are shown for both runs (:func:`pick_keys`).
-    A run whose policy cannot be loaded here gets a note instead of traces.
+    The same episodes (same condition seeds) are shown for both runs (:func:`pick_keys`
+    among the episodes with stored traces). A run without stored traces gets a note.
     """
     kind = trace_kind(views[0].data.panel.env)
     if kind is None:
         return None
     shown = list(views[:2])
-    keys = pick_keys(shown, limit)
-    traces: list[Trace] = []
-    notes: list[str] = []
-    for view in shown:
-        stored = _harness_traces(view, limit) if kind == "pusht" else []
-        if stored:
-            traces.extend(stored)
-            continue
-        wanted = set(keys)
-        records = {k: r for r in view.data.records if (k := record_key(r)) in wanted}
-        try:
-            from evalband.policies import resolve_policy
-
-            policy = resolve_policy(view.manifest.policy)
-            for key in keys:
-                trace = replay_trace(view, records[key], policy) if key in records else None
-                if trace is not None:
-                    traces.append(trace)
-        except Exception as exc:  # noqa: BLE001 - a missing policy costs the plot, not the report
-            notes.append(f"{view.run_id}: traces need the policy {view.manifest.policy!r}, "
-                         f"which cannot be replayed here ({type(exc).__name__}: {exc})")
-    for trace in traces:
-        if not trace.reproduced:
-            notes.append(f"{trace.run_id} episode {trace.key}: the replay ended "
-                         f"{trace.outcome}, the stored episode {trace.stored_outcome} "
-                         "(the policy or the env changed since the run)")
+    stored = [{record_key(r): t for r in v.data.records
+               if (t := stored_trace(v, r)) is not None} for v in shown]
+    kept = [set(by_key) for by_key in stored if by_key]
+    keys = pick_keys(shown, limit, among=set.intersection(*kept)) if kept else []
+    traces = [by_key[k] for by_key in stored for k in keys if k in by_key]
+    notes = [f"{view.run_id}: no episode traces stored (runs recorded before traces were "
+             "kept, or made elsewhere)" for view, by_key in zip(shown, stored, strict=True)
+             if not by_key]
     if not traces and not notes:
         return None
     return TraceSet(kind, tuple(v.run_id for v in shown), tuple(traces), tuple(notes))

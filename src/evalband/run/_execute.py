@@ -19,6 +19,7 @@ from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.policies._contract import TASK_OPTION_KEYS, EpisodeContext, episode_seed
 from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._judge import DEFAULT_RULE, Judge, Rule
+from evalband.run._trace import TRACE_EPISODES, start_trace, traceable, traces
 
 __all__ = ["RunTask", "close_policies", "close_task_envs", "env_options", "episode_context",
            "execute_chunk", "resolve_task_policy", "task_env", "task_policy"]
@@ -48,6 +49,8 @@ class RunTask:
         time_limit: ``budget`` (the env's ``TimeLimit`` is the budget) or ``env`` (kept).
         record: a :class:`~evalband.run._video.RecordPlan` to film episodes (played one at
             a time then); ``None`` films nothing.
+        trace_episodes: the first this many episodes of each cell store a trace
+            (:mod:`evalband.run._trace`) when the env has a trace hook; ``0`` traces none.
     """
 
     run_id: str
@@ -66,6 +69,7 @@ class RunTask:
     control_dt: float | None = None
     time_limit: str = "budget"
     record: Any = None
+    trace_episodes: int = TRACE_EPISODES
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
@@ -301,11 +305,14 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     error: str | None = None
     tally = judge(task)
     dt = env_dt(env, task)
+    trace = start_trace(env, spec, dt, task.trace_episodes)
     try:
         runtime.reset(episode_context(task, spec))
         t0 = time.perf_counter()
         obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
         env_s += time.perf_counter() - t0
+        if trace is not None:
+            trace.add(0)
         while True:
             t0 = time.perf_counter()
             action = runtime.act(obs)
@@ -314,6 +321,8 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
             obs, reward, terminated, truncated, info = env.step(action)
             env_s += time.perf_counter() - t0
             end = tally.step(reward, terminated, truncated, info)
+            if trace is not None:
+                trace.add(tally.steps)
             if end is not None:
                 outcome, terminated, truncated = end
                 break
@@ -334,7 +343,8 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
         wall_s=time.perf_counter() - wall0,
         started_at=started_at,
         error=error,
-        extra={**(metrics_extra(tally) if error is None else {}), **info_extra},
+        extra={**(metrics_extra(tally) if error is None else {}), **info_extra,
+               **(trace.extra() if trace is not None else {})},
         **_latency_fields(latencies),
     )
 
@@ -372,7 +382,8 @@ def _batch_records(
     """Play specs in lockstep through the env's batch simulator, or ``None`` if unsupported.
 
     Only for a stateless batched callable (``batched = True``, no ``reset``): the simulator
-    calls it on the whole batch and knows nothing of episode lifecycles.
+    calls it on the whole batch and knows nothing of episode lifecycles. It keeps no
+    trajectory, so the traced episodes (:mod:`evalband.run._trace`) are played one at a time.
     """
     runtime = as_runtime(policy)
     policy = runtime.policy
@@ -382,17 +393,22 @@ def _batch_records(
         return None
     if task.success != DEFAULT_RULE or task.metrics or any(s.env_kwargs for s in specs):
         return None  # the hook knows the terminal rule and the panel's constructor args only
+    traced = {s.key for s in specs if traces(s, task.trace_episodes)}
+    if not traceable(env):
+        traced = set()  # no trace hook: the simulator plays them all
+    rest = [s for s in specs if s.key not in traced]
     started_at = _now()
     wall0 = time.perf_counter()
     try:
-        result = batch_fn(policy, specs, task.env_kwargs, task.budget_steps)
+        result = batch_fn(policy, rest, task.env_kwargs, task.budget_steps) if rest else {}
     except Exception:  # noqa: BLE001 - fall back to one-at-a-time, which isolates the error
         return None
     wall = time.perf_counter() - wall0
     per_call_ms = result.get("policy_call_ms", [])
     latency = _latency_fields([ms / 1000.0 for ms in per_call_ms])
-    return [
-        _record(
+    records = {s.key: play_episode(env, runtime, s, task) for s in specs if s.key in traced}
+    for i, spec in enumerate(rest):
+        records[spec.key] = _record(
             task,
             spec,
             outcome=Outcome(str(result["outcome"][i])),
@@ -401,13 +417,12 @@ def _batch_records(
             steps=int(result["steps"][i]),
             sim_time_s=float(result["sim_time_s"][i]),
             env_ms=None,
-            wall_s=wall / len(specs),
+            wall_s=wall / len(rest),
             started_at=started_at,
             extra={"batched": True},
             **latency,
         )
-        for i, spec in enumerate(specs)
-    ]
+    return [records[spec.key] for spec in specs]
 
 
 def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:

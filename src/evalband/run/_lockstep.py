@@ -63,6 +63,7 @@ from evalband.run._execute import (
     task_env,
 )
 from evalband.run._judge import Judge
+from evalband.run._trace import TraceRecorder, start_trace
 
 __all__ = ["check_batch_size", "play_lockstep"]
 
@@ -100,6 +101,7 @@ class _Episode:
     tally: Judge
     latencies: list[float] = field(default_factory=list)
     slot: int = 0
+    trace: TraceRecorder | None = None
 
     @property
     def steps(self) -> int:
@@ -171,7 +173,8 @@ def _finish(
         wall_s=ep.wall_s,
         started_at=ep.started_at,
         error=error,
-        extra={**(metrics_extra(ep.tally) if error is None else {}), **info},
+        extra={**(metrics_extra(ep.tally) if error is None else {}), **info,
+               **(ep.trace.extra() if ep.trace is not None else {})},
         **_latency_fields(ep.latencies),
     )
 
@@ -260,7 +263,10 @@ def _play_lockstep(
                     continue
                 took = time.perf_counter() - t0
                 slot = slots[i] = _Episode(spec, obs, started_at, took, took, judge(task),
-                                           slot=i)
+                                           slot=i, trace=start_trace(envs[i], spec, dt,
+                                                                     task.trace_episodes))
+                if slot.trace is not None:
+                    slot.trace.add(0)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
         if not active:
             return
@@ -286,6 +292,8 @@ def _play_lockstep(
                 slots[i] = None
                 continue
             end = ep.tally.step(reward, terminated, truncated, info)
+            if ep.trace is not None:
+                ep.trace.add(ep.steps)
             if end is not None:
                 outcome, terminated, truncated = end
                 finished.append((ep, {"outcome": outcome, "terminated": terminated,
