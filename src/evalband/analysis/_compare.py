@@ -33,7 +33,9 @@ from numpy.typing import NDArray
 from evalband.analysis._pairs import (
     PairTable,
     RunColumns,
+    StoredRecords,
     cell_tables,
+    columns_from_arrays,
     pair_table,
     run_columns,
 )
@@ -103,15 +105,26 @@ POWER_TARGET = 0.8
 
 @dataclass(frozen=True)
 class RunData:
-    """A run's identity, panel and episodes (from the store or an artifact bundle)."""
+    """A run's identity, panel and episodes (from the store or an artifact bundle).
+
+    A stored run's ``records`` are :class:`~evalband.analysis._pairs.StoredRecords`: they
+    carry the episodes column-wise, which a comparison reads without building one object
+    per episode, and are read as records only when something iterates them.
+    """
 
     run_id: str
     policy: str
     panel_fingerprint: str
     panel: Panel
-    records: list[EpisodeRecord]
+    records: Sequence[EpisodeRecord]
     errors_as_failures: bool = False
     source: str = "store"
+
+    def compare_columns(self, cells: Sequence[str]) -> RunColumns:
+        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out)."""
+        if isinstance(self.records, StoredRecords):
+            return columns_from_arrays(self.records.columns, cells)
+        return run_columns(self.records, cells)
 
 
 @dataclass(frozen=True)
@@ -601,7 +614,7 @@ def compare_many(
                     dtype=np.bool_, count=len(cells))
         for _, _, sl in definitions
     ]
-    base_cols = run_columns(baseline.records, cell_keys)
+    base_cols = baseline.compare_columns(cell_keys)
     prepared = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
@@ -613,7 +626,7 @@ def compare_many(
                 "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        cand_cols = run_columns(cand.records, cell_keys)
+        cand_cols = cand.compare_columns(cell_keys)
         tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
         rows = [
             _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
