@@ -210,11 +210,13 @@ def columns_from_arrays(
     """
     from evalband.store._columns import OUTCOME_CODES
 
-    names, inverse = np.unique(np.asarray(arrays["cell"], dtype=object), return_inverse=True)
+    keys = np.asarray(arrays["cell"], dtype=object)
     index = {key: i for i, key in enumerate(cells)}
-    mapped = np.fromiter((index.get(str(k), -1) for k in names), dtype=np.int64,
-                         count=names.size)
-    cell = mapped[inverse.reshape(-1)] if names.size else np.zeros(0, dtype=np.int64)
+    # The store orders rows by cell: look each run of equal keys up once.
+    starts = np.flatnonzero(np.concatenate(([keys.size > 0], keys[1:] != keys[:-1])))
+    codes = np.fromiter((index.get(str(keys[i]), -1) for i in starts), dtype=np.int64,
+                        count=starts.size)
+    cell = np.repeat(codes, np.diff(np.append(starts, keys.size)))
     keep = cell >= 0
     outcome = np.asarray(arrays["outcome"])[keep]
     success = outcome == OUTCOME_CODES.index(Outcome.SUCCESS.value)
