@@ -88,7 +88,7 @@ def compare(
     >>> for p in ("reach1d:baseline", "reach1d:damped"):
     ...     _ = evalband.run_panel(panel, p, store, run_id=p.split(":")[1])
     >>> c = evalband.compare("baseline", "damped", store=store)
-    >>> c.verdict, c.slice_rows[0].pairs["candidate_only"]
+    >>> str(c.verdict), c.slice_rows[0].pairs["candidate_only"]
     ('improves', 42)
     """
     from evalband.analysis._compare import compare_runs
