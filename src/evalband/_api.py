@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalband.analysis._compare import Comparison, RunData
+    from evalband.episode import EpisodeRecord
     from evalband.store import RunStore
 
 __all__ = ["load_run", "compare"]
@@ -14,6 +16,9 @@ __all__ = ["load_run", "compare"]
 
 def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
     """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
+
+    A stored run carries its episodes column-wise (what a comparison reads, without one
+    Python object per episode); its ``records`` are read on first use.
 
     The reference is resolved by :func:`evalband.store.resolve_run`: a stored run id wins; a
     bundle must be written as a path (``./baseline``, ``runs/baseline``). A bundle is the
@@ -25,10 +30,12 @@ def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
         BundleError: a path that is not a bundle, or a bundle that fails its checks.
     """
     from evalband.analysis._compare import RunData
+    from evalband.analysis._pairs import COMPARE_COLUMNS, StoredRecords
     from evalband.panel import panel_from_yaml
     from evalband.store import load_bundle, resolve_run
 
     ref = resolve_run(source, store)
+    records: Sequence[EpisodeRecord]
     if ref.kind == "bundle":
         assert ref.path is not None
         manifest, records = load_bundle(ref.path)
@@ -36,7 +43,8 @@ def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
     else:
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
-        records = store.episode_records(ref.run_id)
+        records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS),
+                                _reader(store, ref.run_id))
         origin = "store"
     return RunData(
         run_id=manifest.run_id,
@@ -47,6 +55,20 @@ def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
         errors_as_failures=manifest.errors_as_failures,
         source=origin,
     )
+
+
+def _reader(store: RunStore, run_id: str) -> Callable[[], list[EpisodeRecord]]:
+    """Reads a stored run's records; from the same file opened read-only once closed."""
+
+    def read() -> list[EpisodeRecord]:
+        if not store.closed:
+            return store.episode_records(run_id)
+        from evalband.store import open_store
+
+        with open_store(store.path, read_only=True) as st:
+            return st.episode_records(run_id)
+
+    return read
 
 
 def compare(

@@ -33,13 +33,15 @@ from numpy.typing import NDArray
 from evalband.analysis._pairs import (
     PairTable,
     RunColumns,
+    StoredRecords,
     cell_tables,
+    columns_from_arrays,
     pair_table,
     run_columns,
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
-from evalband.panel import Panel
+from evalband.panel import Cell, Panel
 from evalband.stats import interval
 from evalband.stats._procedure import (
     compatible_difference,
@@ -103,15 +105,26 @@ POWER_TARGET = 0.8
 
 @dataclass(frozen=True)
 class RunData:
-    """A run's identity, panel and episodes (from the store or an artifact bundle)."""
+    """A run's identity, panel and episodes (from the store or an artifact bundle).
+
+    A stored run's ``records`` are :class:`~evalband.analysis._pairs.StoredRecords`: they
+    carry the episodes column-wise, which a comparison reads without building one object
+    per episode, and are read as records only when something iterates them.
+    """
 
     run_id: str
     policy: str
     panel_fingerprint: str
     panel: Panel
-    records: list[EpisodeRecord]
+    records: Sequence[EpisodeRecord]
     errors_as_failures: bool = False
     source: str = "store"
+
+    def compare_columns(self, cells: Sequence[str]) -> RunColumns:
+        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out)."""
+        if isinstance(self.records, StoredRecords):
+            return columns_from_arrays(self.records.columns, cells)
+        return run_columns(self.records, cells)
 
 
 @dataclass(frozen=True)
@@ -319,6 +332,29 @@ def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
     return float(times.sum() / times.size) if times.size else None
 
 
+def _copied(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A fresh copy of a cached result dict (its dict values copied too)."""
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
+
+
+@lru_cache(maxsize=8192)
+def _rate_cached(k: int, n: int, confidence: float) -> dict[str, Any]:
+    return interval(k, n, confidence=confidence).as_dict()
+
+
+def _rate(k: int, n: int, confidence: float) -> dict[str, Any]:
+    """The Wilson band of ``k`` of ``n`` as a dict (memoised: the same counts recur)."""
+    return dict(_rate_cached(k, n, confidence))
+
+
+def _fast_replace(row: SliceComparison, **changes: Any) -> SliceComparison:
+    """``dataclasses.replace`` without its per-field machinery (no ``__post_init__`` here)."""
+    new = object.__new__(SliceComparison)
+    new.__dict__.update(row.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
 def _row_from_table(
     kind: str,
     name: str,
@@ -357,11 +393,10 @@ def _row_from_table(
         name=name,
         n_baseline=t.n_baseline,
         successes_baseline=t.k_baseline,
-        rate_baseline=(interval(t.k_baseline, t.n_baseline, confidence=confidence).as_dict()
-                       if t.n_baseline else None),
+        rate_baseline=_rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
         n_candidate=t.n_candidate,
         successes_candidate=t.k_candidate,
-        rate_candidate=(interval(t.k_candidate, t.n_candidate, confidence=confidence).as_dict()
+        rate_candidate=(_rate(t.k_candidate, t.n_candidate, confidence)
                         if t.n_candidate else None),
         pairing="paired" if t.paired else "unpaired",
         pairs=pairs,
@@ -461,10 +496,17 @@ def _cell_weights(panel: Panel, cells: Sequence[tuple[str, Mapping[str, str]]]) 
 
 
 def aggregate_from_tables(
-    panel: Panel, tables: Mapping[str, PairTable], confidence: float = 0.95
+    panel: Panel,
+    tables: Mapping[str, PairTable],
+    confidence: float = 0.95,
+    *,
+    panel_cells: Sequence[Cell] | None = None,
 ) -> Aggregate:
-    """The weighted aggregate with a stratified MOVER interval (paired where cells pair)."""
-    cells = [(c.key, dict(c.slices)) for c in panel.cells()]
+    """The weighted aggregate with a stratified MOVER interval (paired where cells pair).
+
+    ``panel_cells``: ``panel.cells()`` when the caller has them already.
+    """
+    cells = [(c.key, dict(c.slices)) for c in (panel_cells or panel.cells())]
     weights = _cell_weights(panel, cells)
     used: dict[str, float] = {}
     counts: list[dict[str, int]] = []
@@ -498,9 +540,12 @@ def aggregate_from_tables(
     )
 
 
-def _slice_definitions(panel: Panel) -> list[tuple[str, str, dict[str, str]]]:
+def _slice_definitions(
+    panel: Panel, cells: Sequence[Cell] | None = None
+) -> list[tuple[str, str, dict[str, str]]]:
     """(kind, name, slices) for every factor value, then every cell (when they differ)."""
-    cells = panel.cells()
+    if cells is None:
+        cells = panel.cells()
     if not panel.factors:
         return [("all", "all", {})]
     out: list[tuple[str, str, dict[str, str]]] = []
@@ -563,13 +608,13 @@ def compare_many(
     panel = baseline.panel
     cells = panel.cells()
     cell_keys = [c.key for c in cells]
-    definitions = _slice_definitions(panel)
+    definitions = _slice_definitions(panel, cells)
     memberships = [
         np.fromiter((all(c.slices.get(f) == v for f, v in sl.items()) for c in cells),
                     dtype=np.bool_, count=len(cells))
         for _, _, sl in definitions
     ]
-    base_cols = run_columns(baseline.records, cell_keys)
+    base_cols = baseline.compare_columns(cell_keys)
     prepared = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
@@ -581,7 +626,7 @@ def compare_many(
                 "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        cand_cols = run_columns(cand.records, cell_keys)
+        cand_cols = cand.compare_columns(cell_keys)
         tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
         rows = [
             _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
@@ -589,7 +634,7 @@ def compare_many(
             for (kind, name, slices), members in zip(definitions, memberships, strict=True)
         ]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
-                                    confidence)
+                                    confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements)
@@ -629,33 +674,41 @@ def decide_family(
 
 def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> SliceComparison:
     """The slice's verdict, adjusted p and compatible interval from Holm's decision."""
-    from dataclasses import replace
-
     counts = _difference_counts(row)
-    delta = compatible_difference(counts, paired=row.pairing == "paired",
-                                  confidence=1.0 - level, p_value=float(row.p_value or 1.0))
-    unadjusted = compatible_difference(counts, paired=row.pairing == "paired",
-                                       confidence=1.0 - alpha, p_value=float(row.p_value or 1.0))
+    paired = row.pairing == "paired"
+    p_raw = float(row.p_value or 1.0)
+    delta, estimate, low = _compatible(tuple(counts.items()), paired, 1.0 - level, p_raw)
+    unadjusted, _, _ = _compatible(tuple(counts.items()), paired, 1.0 - alpha, p_raw)
     rejected = p_adj <= alpha
     if row.reasons:
         verdict = SliceVerdict.INCONCLUSIVE
-    elif rejected and delta.estimate < 0:
+    elif rejected and estimate < 0:
         verdict = SliceVerdict.REGRESSED
-    elif rejected and delta.estimate > 0:
+    elif rejected and estimate > 0:
         verdict = SliceVerdict.IMPROVED
-    elif row.margin is not None and delta.low > -row.margin:
+    elif row.margin is not None and low > -row.margin:
         verdict = SliceVerdict.NON_INFERIOR
     else:
         verdict = SliceVerdict.NO_CHANGE
-    return replace(
+    return _fast_replace(
         row,
         p_holm=p_adj,
         level=1.0 - level,
-        delta=delta.as_dict(),
-        delta_unadjusted=unadjusted.as_dict(),
+        delta=_copied(delta),
+        delta_unadjusted=_copied(unadjusted),
         verdict=verdict,
-        possible_regression=bool(delta.estimate < 0 and verdict != SliceVerdict.REGRESSED),
+        possible_regression=bool(estimate < 0 and verdict != SliceVerdict.REGRESSED),
     )
+
+
+@lru_cache(maxsize=8192)
+def _compatible(
+    counts: tuple[tuple[str, int], ...], paired: bool, confidence: float, p_value: float
+) -> tuple[dict[str, Any], float, float]:
+    """:func:`compatible_difference` as (dict, estimate, low), memoised on its arguments."""
+    d = compatible_difference(dict(counts), paired=paired, confidence=confidence,
+                              p_value=p_value)
+    return d.as_dict(), d.estimate, d.low
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:
@@ -685,29 +738,33 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
     strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
     taken at the least favourable end of their Wilson bands, and the declared ``effect``.
     """
-    from dataclasses import replace
-
-    from evalband.stats import interval_bounds
-
-    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if row.pairing == "paired"
+    paired = row.pairing == "paired"
+    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired
          else min(row.n_baseline, row.n_candidate))
     if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
-        return replace(row, effect=effect)
-    k_b = (row.pairs["both"] + row.pairs["baseline_only"] if row.pairing == "paired"
-           else row.successes_baseline)
-    n_b = n if row.pairing == "paired" else row.n_baseline
+        return _fast_replace(row, effect=effect)
+    k_b = row.pairs["both"] + row.pairs["baseline_only"] if paired else row.successes_baseline
+    n_b = n if paired else row.n_baseline
+    d = row.pairs["baseline_only"] + row.pairs["candidate_only"] if paired else 0
+    drop, needed = _design_power(int(n), int(k_b), int(n_b), int(d), paired, alpha, effect)
+    return _fast_replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+
+
+@lru_cache(maxsize=8192)
+def _design_power(n: int, k_b: int, n_b: int, d: int, paired: bool, alpha: float,
+                  effect: float) -> tuple[float | None, int | None]:
+    """The power figures of one slice design (memoised: a function of counts alone)."""
+    from evalband.stats import interval_bounds
+
     lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
     # The baseline rate in its band that makes a drop hardest to see: variance is largest
     # when the two rates straddle one half.
     p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
     discordant = 0.0
-    if row.pairing == "paired":
-        d = row.pairs["baseline_only"] + row.pairs["candidate_only"]
+    if paired:
         _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
         discordant = float(hi[0])
-    drop, needed = _power_figures(int(n), round(p_base, 3), round(discordant, 3), alpha,
-                                  row.pairing == "paired", effect)
-    return replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+    return _power_figures(n, round(p_base, 3), round(discordant, 3), alpha, paired, effect)
 
 
 def _verdict(

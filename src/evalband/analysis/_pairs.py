@@ -11,15 +11,19 @@ column-wise path is tested against.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evalband.episode import EpisodeRecord, Outcome
 
-__all__ = ["PairTable", "pair_table", "RunColumns", "run_columns", "cell_tables"]
+__all__ = [
+    "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
+    "COMPARE_COLUMNS", "StoredRecords", "cell_tables",
+]
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,106 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
         intervened=np.asarray(helped, dtype=np.bool_),
         latency_p95=np.asarray(lat, dtype=np.float64),
         time_to_success=np.asarray(tts, dtype=np.float64),
+    )
+
+
+COMPARE_COLUMNS: tuple[str, ...] = (
+    "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
+    "time_to_success_s",
+)
+"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads."""
+
+
+class StoredRecords(Sequence[EpisodeRecord]):
+    """A stored run's episodes: columns read up front, records read on first use.
+
+    ``columns``: :data:`COMPARE_COLUMNS` as the store gives them (what a comparison reads);
+    ``read``: returns the records (in the columns' order) when something indexes or
+    iterates them, once. Immutable, so the columns always describe the records.
+
+    >>> import numpy as np
+    >>> recs = StoredRecords({"cell": np.array(["a"], dtype=object)}, lambda: ["record"])
+    >>> len(recs), recs._records is None, list(recs)
+    (1, True, ['record'])
+    """
+
+    def __init__(self, columns: Mapping[str, NDArray[Any]],
+                 read: Callable[[], list[EpisodeRecord]]) -> None:
+        self.columns = columns
+        self._read = read
+        self._records: list[EpisodeRecord] | None = None
+
+    def _loaded(self) -> list[EpisodeRecord]:
+        if self._records is None:
+            self._records = self._read()
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self.columns["cell"]) if self._records is None else len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> EpisodeRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EpisodeRecord]: ...
+    def __getitem__(self, index: int | slice) -> EpisodeRecord | list[EpisodeRecord]:
+        return self._loaded()[index]
+
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        return iter(self._loaded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return self._loaded() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoredRecords({len(self)} episodes)"
+
+
+def columns_from_arrays(
+    arrays: Mapping[str, NDArray[Any]], cells: Sequence[str]
+) -> RunColumns:
+    """:class:`RunColumns` from the store's column arrays (no per-episode Python object).
+
+    ``arrays``: :data:`COMPARE_COLUMNS` as :meth:`~evalband.store.RunStore.episode_columns`
+    gives them (``outcome`` as codes into :data:`~evalband.store._columns.OUTCOME_CODES`).
+    Equal to :func:`run_columns` of the same episodes in the same order.
+
+    >>> import numpy as np
+    >>> cols = columns_from_arrays({
+    ...     "cell": np.array(["a", "b", "z"], dtype=object), "episode": np.arange(3),
+    ...     "repeat": np.zeros(3, dtype=np.int64), "outcome": np.array([0, 1, 0], np.int8),
+    ...     "assisted": np.array([True, False, False]), "interventions": np.zeros(3, np.int64),
+    ...     "latency_ms_p95": np.full(3, np.nan), "time_to_success_s": np.full(3, np.nan)},
+    ...     ["a", "b"])
+    >>> cols.cell.tolist(), cols.success.tolist(), cols.unaided.tolist()
+    ([0, 1], [True, False], [False, False])
+    """
+    from evalband.store._columns import OUTCOME_CODES
+
+    keys = np.asarray(arrays["cell"], dtype=object)
+    index = {key: i for i, key in enumerate(cells)}
+    # The store orders rows by cell: look each run of equal keys up once.
+    starts = np.flatnonzero(np.concatenate(([keys.size > 0], keys[1:] != keys[:-1])))
+    codes = np.fromiter((index.get(str(keys[i]), -1) for i in starts), dtype=np.int64,
+                        count=starts.size)
+    cell = np.repeat(codes, np.diff(np.append(starts, keys.size)))
+    keep = cell >= 0
+    outcome = np.asarray(arrays["outcome"])[keep]
+    success = outcome == OUTCOME_CODES.index(Outcome.SUCCESS.value)
+    assisted = np.asarray(arrays["assisted"], dtype=np.bool_)[keep]
+    return RunColumns(
+        cell=cell[keep],
+        episode=np.asarray(arrays["episode"], dtype=np.int64)[keep],
+        repeat=np.asarray(arrays["repeat"], dtype=np.int64)[keep],
+        success=success,
+        error=outcome == OUTCOME_CODES.index(Outcome.ERROR.value),
+        unaided=success & ~assisted,
+        intervened=assisted | (np.asarray(arrays["interventions"])[keep] > 0),
+        latency_p95=np.asarray(arrays["latency_ms_p95"], dtype=np.float64)[keep],
+        time_to_success=np.asarray(arrays["time_to_success_s"], dtype=np.float64)[keep],
     )
 
 

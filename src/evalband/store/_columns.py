@@ -66,6 +66,17 @@ def _empty(name: str, n: int) -> np.ndarray[Any, Any]:
     return np.empty(n, dtype=object)
 
 
+def _cell_column(conn: Any, run_id: str, n: int) -> np.ndarray[Any, Any]:
+    """The ``cell`` column in ``(cell, episode, repeat)`` order from one count per cell."""
+    column = np.empty(n, dtype=object)
+    start = 0
+    for cell, count in conn.execute('SELECT "cell", COUNT(*) FROM episodes WHERE run_id = ? '
+                                    'GROUP BY "cell" ORDER BY "cell"', (run_id,)):
+        column[start:start + count] = cell
+        start += count
+    return column
+
+
 def episode_columns(
     store: RunStore, run_id: str, columns: Sequence[str] | None = None
 ) -> dict[str, np.ndarray[Any, Any]]:
@@ -115,6 +126,11 @@ def episode_columns(
         out = {name: _empty(name, n) for name in names}
         if not names or n == 0:
             return out
+        if "cell" in names:  # rows are ordered by cell: a count per cell says where each is
+            out["cell"] = _cell_column(conn, run_id, n)
+            names = [name for name in names if name != "cell"]
+            if not names:
+                return out
         select = ", ".join(_sql_expression(name) for name in names)
         cursor = conn.execute(
             f"SELECT {select} FROM episodes WHERE run_id = ? "

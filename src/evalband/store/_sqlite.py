@@ -614,6 +614,11 @@ class RunStore:
             raise StoreError(f"the run store {self.path} is closed; open it again")
         return self._conn
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._conn is None
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:

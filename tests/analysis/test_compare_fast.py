@@ -1,0 +1,196 @@
+"""The fast comparison path gives the same comparison (``to_json()``, every number) as before.
+
+The reference below is the comparison as it was computed before the fast path: every band by
+:func:`evalband.stats.interval`, every compatible interval and power search recomputed (no
+memo), rows rebuilt with :func:`dataclasses.replace`, and a stored run's episodes read as
+records. The fast path (memoised bands, intervals and design power; a stored run's columns)
+must agree with it in every number (``to_json`` writes NaN as null, so equal text is equal
+numbers), on random tables, on stored runs and on the reaching lab.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evalband
+from evalband.analysis import _compare, compare_many
+from evalband.analysis._compare import RunData, SliceComparison, SliceVerdict
+from evalband.analysis._pairs import StoredRecords
+from evalband.episode import EpisodeRecord
+from evalband.panel import load_panel
+from evalband.run import Recorder
+from evalband.stats import interval, interval_bounds
+from evalband.stats._procedure import compatible_difference
+
+PANEL = load_panel({"name": "fast", "env": "evalband/Coin-v0", "episodes": 5, "seed": 0,
+                    "budget": {"steps": 1}, "repeats": 2,
+                    "factors": {"a": ["x", "y"], "b": ["1", "2", "3"]},
+                    "latency_budget_ms": {"a=x": 30.0}, "non_inferiority_margin": 0.25})
+
+
+def _reference_rate(k: int, n: int, confidence: float) -> dict[str, Any]:
+    return interval(k, n, confidence=confidence).as_dict()
+
+
+def _reference_decide(row: SliceComparison, p_adj: float, level: float,
+                      alpha: float) -> SliceComparison:
+    counts = _compare._difference_counts(row)
+    delta = compatible_difference(counts, paired=row.pairing == "paired",
+                                  confidence=1.0 - level, p_value=float(row.p_value or 1.0))
+    unadjusted = compatible_difference(counts, paired=row.pairing == "paired",
+                                       confidence=1.0 - alpha, p_value=float(row.p_value or 1.0))
+    rejected = p_adj <= alpha
+    if row.reasons:
+        verdict = SliceVerdict.INCONCLUSIVE
+    elif rejected and delta.estimate < 0:
+        verdict = SliceVerdict.REGRESSED
+    elif rejected and delta.estimate > 0:
+        verdict = SliceVerdict.IMPROVED
+    elif row.margin is not None and delta.low > -row.margin:
+        verdict = SliceVerdict.NON_INFERIOR
+    else:
+        verdict = SliceVerdict.NO_CHANGE
+    return replace(row, p_holm=p_adj, level=1.0 - level, delta=delta.as_dict(),
+                   delta_unadjusted=unadjusted.as_dict(), verdict=verdict,
+                   possible_regression=bool(delta.estimate < 0
+                                            and verdict != SliceVerdict.REGRESSED))
+
+
+def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
+    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if row.pairing == "paired"
+         else min(row.n_baseline, row.n_candidate))
+    if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+        return replace(row, effect=effect)
+    k_b = (row.pairs["both"] + row.pairs["baseline_only"] if row.pairing == "paired"
+           else row.successes_baseline)
+    n_b = n if row.pairing == "paired" else row.n_baseline
+    lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
+    p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
+    discordant = 0.0
+    if row.pairing == "paired":
+        d = row.pairs["baseline_only"] + row.pairs["candidate_only"]
+        _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
+        discordant = float(hi[0])
+    drop, needed = _compare._power_figures(  # memoised before the fast path too
+        int(n), round(p_base, 3), round(discordant, 3), alpha, row.pairing == "paired", effect)
+    return replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+
+
+@contextmanager
+def reference_path() -> Iterator[None]:
+    """The comparison as computed before the fast path (monkeypatched in, then restored)."""
+    saved = (_compare._rate, _compare._decide, _compare._with_power)
+    _compare._rate = _reference_rate  # type: ignore[assignment]
+    _compare._decide = _reference_decide  # type: ignore[assignment]
+    _compare._with_power = _reference_with_power  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _compare._rate, _compare._decide, _compare._with_power = saved
+
+
+def as_records(run: RunData) -> RunData:
+    """The same run with its episodes as a plain list of records (the record path)."""
+    return replace(run, records=list(run.records))
+
+
+episode = st.tuples(
+    st.sampled_from(["success", "success", "failure", "timeout", "error"]),
+    st.booleans(),  # present in this run
+    st.booleans(),  # assisted
+    st.one_of(st.none(), st.floats(0.1, 50.0)),  # latency p95
+)
+
+
+def build(run_id: str, draws: list[tuple[str, bool, bool, float | None]]) -> RunData:
+    recs = []
+    i = 0
+    for cell in PANEL.cells():
+        for ep in range(PANEL.episodes):
+            for rep in range(PANEL.repeats):
+                outcome, present, assisted, lat = draws[i % len(draws)]
+                i += 1
+                if present:
+                    recs.append(EpisodeRecord(
+                        run_id=run_id, policy=run_id, panel_fingerprint=PANEL.fingerprint,
+                        cell=cell.key, slices=dict(cell.slices), episode=ep, repeat=rep,
+                        condition_seed=ep, outcome=outcome, terminated=True, truncated=False,
+                        steps=1, assisted=assisted and i % 3 == 0, latency_ms_p95=lat,
+                        time_to_success_s=0.1 * (ep + 1) + i / 7 if outcome == "success"
+                        else None))
+    return RunData(run_id, run_id, PANEL.fingerprint, PANEL, recs)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(episode, min_size=1, max_size=30), st.lists(episode, min_size=1, max_size=30),
+       st.lists(episode, min_size=1, max_size=30), st.booleans())
+def test_fast_path_equals_the_reference_on_random_tables(b_draws, c_draws, d_draws,
+                                                         eaf) -> None:
+    base = replace(build("b", b_draws), errors_as_failures=eaf)
+    cands = [build("c", c_draws), build("d", d_draws)]
+    with reference_path():
+        expected = [c.to_json() for c in compare_many(base, cands)]
+    for _ in range(2):  # first and memoised
+        assert [c.to_json() for c in compare_many(base, cands)] == expected
+
+
+def _store_random(store: Any, run_id: str, draws: list[tuple[str, bool, bool, float | None]]
+                  ) -> None:
+    with Recorder(store, PANEL, f"policy-{run_id}", run_id=run_id) as rec:
+        for r in build(run_id, draws).records:
+            rec.log(cell=r.cell, episode=r.episode, repeat=r.repeat, outcome=r.outcome,
+                    steps=1, assisted=r.assisted, latency_ms_p95=r.latency_ms_p95,
+                    time_to_success_s=r.time_to_success_s)
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(episode, min_size=1, max_size=30), st.lists(episode, min_size=1, max_size=30))
+def test_stored_runs_compare_from_columns_as_from_records(store, b_draws, c_draws) -> None:
+    tag = f"{abs(hash((tuple(b_draws), tuple(c_draws)))) % 10**12}"
+    _store_random(store, f"b{tag}", b_draws)
+    _store_random(store, f"c{tag}", c_draws)
+    base, cand = evalband.load_run(f"b{tag}", store), evalband.load_run(f"c{tag}", store)
+    assert isinstance(base.records, StoredRecords)
+    fast = compare_many(base, [cand])[0].to_json()
+    assert base.records._records is None and cand.records._records is None  # no records made
+    with reference_path():
+        assert compare_many(as_records(base), [as_records(cand)])[0].to_json() == fast
+
+
+def test_reach_lab_identical_and_records_readable_after_close(tmp_path) -> None:
+    path = tmp_path / "runs.sqlite"
+    panel = load_panel("reach1d")
+    with evalband.open_store(path) as store:
+        for policy in ("reach1d:baseline", "reach1d:damped"):
+            evalband.run_panel(panel, policy, store, run_id=policy.split(":")[1])
+        base, cand = evalband.load_run("baseline", store), evalband.load_run("damped", store)
+    fast = evalband.compare("baseline", "damped", store=path).to_json()
+    assert compare_many(base, [cand])[0].to_json() == fast
+    # The store is closed: records are read from the same file, opened read-only.
+    records = list(base.records)
+    assert len(records) == len(base.records) == 64 and records[0].run_id == "baseline"
+    with reference_path():
+        assert compare_many(as_records(base), [as_records(cand)])[0].to_json() == fast
+
+
+def test_stored_records_are_immutable_and_compare_equal() -> None:
+    made = []
+
+    def read() -> list[EpisodeRecord]:
+        made.append(1)
+        return build("r", [("success", True, False, None)]).records  # type: ignore[return-value]
+
+    recs = StoredRecords({"cell": np.array(["x"] * 60, dtype=object)}, read)
+    assert len(recs) == 60 and not made
+    assert recs == list(recs) and recs[0].run_id == "r" and made == [1]
+    with pytest.raises(TypeError):
+        recs[0] = recs[1]  # type: ignore[index]
