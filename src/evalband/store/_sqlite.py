@@ -866,18 +866,35 @@ class RunStore:
         is rolled back and the records are checked one by one to name the first one at
         fault.
         """
-        conn = self.conn
         if not isinstance(records, Sequence):
             records = list(records)  # may be needed twice, to name a bad record
+        seq = records
+        self._insert_rows(
+            manifest, _stream_rows(seq), lambda exc: self._first_bad(manifest, seq, exc)
+        )
+
+    def _insert_rows(
+        self,
+        manifest: RunManifest | None,
+        rows: Iterable[tuple[Any, ...]],
+        on_conflict: Callable[[sqlite3.IntegrityError], StoreError],
+    ) -> None:
+        """Insert a run (optional) and ready episode rows in one transaction (one executemany).
+
+        ``rows`` are tuples in ``EPISODE_FIELDS`` order, already in their SQL form (the
+        column-wise importer builds them from whole columns). On a constraint failure the
+        transaction is rolled back and ``on_conflict``'s error is raised.
+        """
+        conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             if manifest is not None:
                 conn.execute(_INSERT_RUN, _manifest_row(manifest))
             try:
-                conn.executemany(_INSERT_EPISODE, _stream_rows(records))
+                conn.executemany(_INSERT_EPISODE, rows)
             except sqlite3.IntegrityError as exc:
                 conn.execute("ROLLBACK")
-                raise self._first_bad(manifest, records, exc) from None
+                raise on_conflict(exc) from None
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -913,6 +930,21 @@ class RunStore:
                 self._insert_all(manifest, records)
             except sqlite3.IntegrityError:
                 raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
+
+    def _create_run_with_rows(
+        self, manifest: RunManifest, rows: Iterable[tuple[Any, ...]]
+    ) -> None:
+        """Add a run and its episode rows (``EPISODE_FIELDS`` order, SQL form) atomically."""
+        check_run_id(manifest.run_id)
+
+        def conflict(exc: sqlite3.IntegrityError) -> StoreError:
+            return StoreError(
+                f"cannot store run {manifest.run_id!r} in {self.path}: {exc} (a run of that id "
+                "exists, or two rows share a (cell, episode, repeat)); nothing was stored"
+            )
+
+        with self._lock:
+            self._insert_rows(manifest, rows, conflict)
 
     # -- episodes: reading ---------------------------------------------------------------
 
