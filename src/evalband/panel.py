@@ -277,7 +277,8 @@ def default_condition_seeds(seed: int, cell: str, episodes: Any) -> Any:
             [default_condition_seed(seed, cell, int(e)) for e in episodes], dtype=np.uint32
         )
     cell_hash = int.from_bytes(hashlib.sha256(cell.encode()).digest()[:4], "little")
-    run, rest = [], int(seed)
+    run: list[int] = []
+    rest = int(seed)
     while rest or not run:  # the seed as little-endian 32-bit words ([0] for 0)
         run.append(rest & _MASK32)
         rest >>= 32

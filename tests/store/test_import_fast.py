@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from evalband.errors import ImportFormatError
-from evalband.store import import_results, open_store
-from evalband.store import _import_fast
+from evalband.store import _import_fast, import_results, open_store
 from evalband.store._import_fast import plan_columns
 
 
@@ -50,7 +49,7 @@ CSV_CASES = {
              "a=1,0,0,failure,7\na=10,3,0,error,1\n",
     "slices": "slice.z,slice.a,success\nx,1,1\ny,1,0\nx,2,1\nx,1,true\ny, 1,0\n",
     "plain": "success\n1\n0\n1\n",
-    "seeded": "episode,success,condition_seed,policy\n1,1,77,pi\n0,0,5,pi\n",
+    "seeded": "episode,success,condition_seed,policy\n1,1,77,pi's\n0,0,5,pi's\n",
 }
 
 
@@ -76,7 +75,8 @@ def test_jsonl_and_parquet_rows_equal_row_wise(
     ]
     jsonl = tmp_path / "j.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
-    _both(tmp_path / "j", jsonl, monkeypatch) if (tmp_path / "j").mkdir() is None else None
+    (tmp_path / "j").mkdir()
+    _both(tmp_path / "j", jsonl, monkeypatch)
     parquet = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist(records), parquet)
     (tmp_path / "p").mkdir()

@@ -163,7 +163,7 @@ def _outcomes(table: pa.Table, names: list[str]) -> np.ndarray:
     success = _coded(table.column("success"), _CONVERTERS["bool"]) if "success" in names else None
     if "outcome" in names:
         codes, outcomes = _coded(table.column("outcome"), _CONVERTERS["outcome"])
-        index = np.array([members.index(o) for o in outcomes], dtype=np.int64)[codes]
+        index: np.ndarray = np.array([members.index(o) for o in outcomes], np.int64)[codes]
         if success is not None:
             agrees = np.array(success[1], dtype=bool)[success[0]]
             if not np.array_equal(agrees, index == members.index(Outcome.SUCCESS)):
@@ -172,9 +172,8 @@ def _outcomes(table: pa.Table, names: list[str]) -> np.ndarray:
     if success is None:
         raise _Decline
     flags = np.array(success[1], dtype=bool)[success[0]]
-    return np.where(
-        flags, members.index(Outcome.SUCCESS), members.index(Outcome.FAILURE)
-    ).astype(np.int64)
+    index = np.where(flags, members.index(Outcome.SUCCESS), members.index(Outcome.FAILURE))
+    return index.astype(np.int64)
 
 
 def _default_episodes(group: np.ndarray) -> np.ndarray:
@@ -192,12 +191,14 @@ def _default_episodes(group: np.ndarray) -> np.ndarray:
 
 def plan_columns(
     path: Path, fmt: str, run_id: str, policy: str | None, stem: str
-) -> tuple[RunManifest, Iterator[tuple[Any, ...]], int] | None:
+) -> tuple[RunManifest, Iterator[tuple[Any, ...]], dict[str, Any]] | None:
     """The manifest and SQL rows of a plain tabular file, or ``None`` when it goes row-wise.
 
     Returns:
-        ``(manifest, rows, n)``: ``rows`` yields one tuple per episode in ``EPISODE_FIELDS``
-        order, sorted by ``(cell, episode, repeat)``, as the row-wise importer would store it.
+        ``(manifest, rows, constants)``: ``constants`` maps the fields equal on every row to
+        their SQL value; ``rows`` yields one tuple per episode of the other fields in
+        ``EPISODE_FIELDS`` order, sorted by ``(cell, episode, repeat)``, as the row-wise
+        importer would store them.
     """
     import pyarrow as pa
 
@@ -210,7 +211,7 @@ def plan_columns(
 
 def _plan(
     path: Path, fmt: str, table: pa.Table, run_id: str, policy: str | None, stem: str
-) -> tuple[RunManifest, Iterator[tuple[Any, ...]], int]:
+) -> tuple[RunManifest, Iterator[tuple[Any, ...]], dict[str, Any]]:
     import numpy as np
 
     from evalband.panel import default_condition_seeds
@@ -226,7 +227,7 @@ def _plan(
     cell_texts = [",".join(f"{f}={label}" for f, label in combo.items()) for combo in combos]
     cells, combo_to_cell = np.unique(np.array(cell_texts, dtype=object), return_inverse=True)
     cell_id = np.asarray(combo_to_cell, dtype=np.int64).reshape(-1)[cell_codes]
-    cell_slices = [{}] * len(cells)
+    cell_slices: list[dict[str, str]] = [{}] * len(cells)
     for combo, cid in zip(combos, np.asarray(combo_to_cell).reshape(-1), strict=True):
         cell_slices[int(cid)] = combo
     repeat = _counts(table.column("repeat")) if "repeat" in names else np.zeros(n, np.int64)
@@ -241,7 +242,7 @@ def _plan(
         raise _Decline  # a repeated key: the row-wise checks name both rows
     outcome_index = outcome_index[order]
     steps = _counts(table.column("steps"))[order] if "steps" in names else None
-    column_policy = None
+    column_policy: str | None = None
     if "policy" in names:
         _, policies = _coded(table.column("policy"), _CONVERTERS["text"])
         if len(policies) != 1:
@@ -250,8 +251,8 @@ def _plan(
     inferred_seeds = "condition_seed" not in names
     if inferred_seeds:
         seeds = np.empty(n, dtype=np.int64)
-        for cid, cell in enumerate(cells):
-            rows = cell_id == cid
+        for position, cell in enumerate(cells):
+            rows = cell_id == position
             seeds[rows] = default_condition_seeds(0, str(cell), episode[rows])
     else:
         seeds = _counts(table.column("condition_seed"))[order]
@@ -287,26 +288,34 @@ def _plan(
             extra={"condition_seed_inferred": True} if inferred_seeds else {},
         )
     )
-    slices_json = [json.dumps(s, allow_nan=True) for s in cell_slices]
-    terminated = [
-        int(o in (Outcome.SUCCESS, Outcome.FAILURE)) for o in members
-    ]
-    truncated = [int(o is Outcome.TIMEOUT) for o in members]
-    outcome_codes = outcome_index.tolist()
-    cell_list = cell_id.tolist()
+    def pick(values: list[Any], codes: np.ndarray) -> list[Any]:
+        """``values[code]`` for every row, by numpy's take on an object array (no Python loop)."""
+        return np.array(values + [None], dtype=object)[:-1][codes].tolist()  # type: ignore[no-any-return]
+
+    codes_by_outcome = outcome_index
     columns: dict[str, Any] = {
-        "cell": (str(cells[c]) for c in cell_list),
+        "cell": pick([str(c) for c in cells], cell_id),
         "episode": episode.tolist(),
         "repeat": repeat.tolist(),
         "condition_seed": seeds.tolist(),
-        "outcome": (members[o].value for o in outcome_codes),
-        "terminated": (terminated[o] for o in outcome_codes),
-        "truncated": (truncated[o] for o in outcome_codes),
+        "outcome": pick([o.value for o in members], codes_by_outcome),
+        "terminated": pick(
+            [int(o in (Outcome.SUCCESS, Outcome.FAILURE)) for o in members], codes_by_outcome
+        ),
+        "truncated": pick([int(o is Outcome.TIMEOUT) for o in members], codes_by_outcome),
         "steps": steps.tolist() if steps is not None else itertools.repeat(0, n),
-        "slices": (slices_json[c] for c in cell_list),
+        "slices": pick([json.dumps(s, allow_nan=True) for s in cell_slices], cell_id),
+    }
+    from evalband.store._sqlite import _sql_literal
+
+    constants = {
+        name: value
+        for name, value in zip(EPISODE_FIELDS, template, strict=True)
+        if name not in columns and _sql_literal(value) is not None
     }
     streams = [
         columns.get(name, itertools.repeat(value, n))
         for name, value in zip(EPISODE_FIELDS, template, strict=True)
+        if name not in constants
     ]
-    return manifest, zip(*streams, strict=False), n
+    return manifest, zip(*streams, strict=False), constants

@@ -232,7 +232,7 @@ def import_runs(
         fast = plan_columns(path, fmt, base_id, policy, stem)  # None: read row by row
         if fast is not None:
             _refuse_existing(store, base_id, path)
-            store._create_run_with_rows(fast[0], fast[1])  # one transaction: all or nothing
+            store._create_run_with_rows(*fast)  # one transaction: all or nothing
             return [base_id]
     tables = _read(path, fmt, factors, metrics)
     plans: list[tuple[RunManifest, list[EpisodeRecord], list[_Row]]] = []
