@@ -373,14 +373,14 @@ def noise(
         return
     pooled = floor.pooled
     console.print(
-        f"{run_id}: pooled over first attempts {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
+        f"{run_id}: pooled over every episode {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
         f"Wilson 95% [{pct(pooled.low)}, {pct(pooled.high)}]"
     )
     if repeats:
         console.print(
-            f"  the suites use first attempts (repeat 0) only, so no condition counts twice; "
-            f"the run's {repeats} repeat episodes enter the flip rate below (`show` counts "
-            "every episode)"
+            f"  the suites run over every repeat in plan order (cell, episode, repeat), so a "
+            f"suite can hold repeats of one condition; the {repeats} repeat episodes also give "
+            "the flip rate below"
         )
     if floor.partial is not None:
         part = floor.partial
