@@ -246,6 +246,10 @@ def export(
     console.print(f"exported {run_id} to {path}")
 
 
+BUSY_BYTES = 2_000_000
+"""An imported file above this size (about 60,000 CSV rows, ~1 s) shows a spinner on a TTY."""
+
+
 def import_cmd(
     source: Path = typer.Argument(..., help="Artifact bundle directory, or results to import."),
     fmt: str | None = typer.Option(
@@ -288,7 +292,11 @@ def import_cmd(
     def names(text: str | None) -> list[str]:
         return [n.strip() for n in (text or "").split(",") if n.strip()]
 
-    with open_store(store_path(store)) as st:
+    from evalband.cli._progress import busy
+
+    big = source.is_file() and source.stat().st_size > BUSY_BYTES
+    with open_store(store_path(store)) as st, busy(f"importing {source.name}",
+                                                   enabled=big and not as_json):
         if is_bundle:
             rids = [import_bundle(st, source)]
         else:
