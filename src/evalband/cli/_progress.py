@@ -1,5 +1,6 @@
 """Progress on stderr: a bar for runs (episodes done, successes with their Wilson band, ETA),
-and a spinner with the elapsed time for one long step (a big import)."""
+and a spinner with the elapsed time for one long step (a big import).
+"""
 
 from __future__ import annotations
 
