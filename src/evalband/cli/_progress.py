@@ -1,5 +1,7 @@
-"""Progress on stderr: a bar for runs (episodes done, successes with their Wilson band, ETA),
-and a spinner with the elapsed time for one long step (a big import).
+"""Progress on stderr: a bar for runs, a spinner for one long step.
+
+The run bar shows episodes done, successes with their Wilson band and an ETA; the spinner
+(:func:`busy`) shows the elapsed time of a big import.
 """
 
 from __future__ import annotations
