@@ -55,12 +55,15 @@ def compare(
 
     if not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
-    with open_store(store_path(store), read_only=True) as st:
-        base = load_run(baseline, st)
-        cands = [load_run(c, st) for c in candidates]
+    from evalband.cli._progress import busy
+
     try:
-        results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence, effect=effect)
+        with busy(f"comparing {', '.join(candidates)} with {baseline}", enabled=not as_json):
+            with open_store(store_path(store), read_only=True) as st:
+                base = load_run(baseline, st)
+                cands = [load_run(c, st) for c in candidates]
+            results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
+                                   confidence=confidence, effect=effect)
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
