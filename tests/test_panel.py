@@ -102,3 +102,16 @@ def test_budget_seconds_must_divide() -> None:
         Budget(seconds=1.1).resolve_steps(0.2)
     assert Budget(seconds=2.0).resolve_steps(0.2) == 10
     assert isinstance(coin_panel(), Panel)
+
+
+def test_condition_seeds_of_a_column_are_the_one_at_a_time_seeds() -> None:
+    import numpy as np
+
+    from evalband.panel import default_condition_seed, default_condition_seeds
+
+    rng = np.random.default_rng(3)
+    episodes = np.concatenate([np.arange(40), rng.integers(0, 2**32, 40), [2**32 - 1, 2**32 + 5]])
+    for seed in (0, 1, 7, 2**32 - 1, 2**32, 2**70 + 3):
+        for cell in ("", "a=1", "mass=heavy,x=0.25"):
+            got = [int(s) for s in default_condition_seeds(seed, cell, episodes)]
+            assert got == [default_condition_seed(seed, cell, int(e)) for e in episodes]

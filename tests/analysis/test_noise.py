@@ -55,8 +55,9 @@ def cluster_wilson(k: list[int], n: list[int], confidence: float) -> tuple[float
 def brute_force(records: list[EpisodeRecord], m: int, errors_as_failures: bool,
                 confidence: float) -> dict:
     counted = lambda r: errors_as_failures or r.outcome.value != "error"  # noqa: E731
-    first = sorted((r for r in records if r.repeat == 0), key=lambda r: (r.cell, r.episode))
-    used = [r for r in first if counted(r)]
+    # every episode (all repeats) in plan order: the suites run over repeats as stored
+    ordered = sorted(records, key=lambda r: (r.cell, r.episode, r.repeat))
+    used = [r for r in ordered if counted(r)]
     wins = [r.outcome.value == "success" for r in used]
     full = len(wins) // m
     suites = [wins[i * m:(i + 1) * m] for i in range(full)]
@@ -90,7 +91,7 @@ def brute_force(records: list[EpisodeRecord], m: int, errors_as_failures: bool,
         "outside": sum(1 for x in rates if x < low - 1e-9 or x > high + 1e-9),
         "binomial_std": math.sqrt(p * (1 - p) / m),
         "pairs": pairs, "flips": flips, "running": running, "per_condition": per_condition,
-        "errors_first": len(first) - len(used),
+        "errors": len(ordered) - len(used),
     }
 
 
@@ -111,20 +112,19 @@ def runs(draw: st.DrawFn) -> list[EpisodeRecord]:
 @settings(max_examples=150, deadline=None)
 @given(runs(), st.integers(1, 9), st.booleans(), st.sampled_from([0.8, 0.95]))
 def test_matches_brute_force(records, m, errors_as_failures, confidence) -> None:
-    first_counted = [r for r in records if r.repeat == 0
-                     and (errors_as_failures or r.outcome.value != "error")]
+    all_counted = [r for r in records if errors_as_failures or r.outcome.value != "error"]
     if not records:
         with pytest.raises(InvalidInputError, match="no episodes"):
             noise_floor(records, m)
         return
-    if not first_counted:
+    if not all_counted:
         with pytest.raises(InvalidInputError, match="errors_as_failures"):
             noise_floor(records, m, errors_as_failures=errors_as_failures)
         return
     got = noise_floor(records, m, confidence=confidence, errors_as_failures=errors_as_failures)
     want = brute_force(records, m, errors_as_failures, confidence)
     assert got.n_episodes == want["n"]
-    assert got.excluded_errors == want["errors_first"]
+    assert got.excluded_errors == want["errors"]
     assert got.pooled.k == want["k"] and got.pooled.n == want["n"]
     assert got.pooled.low == pytest.approx(want["band"][0], abs=1e-9)
     assert got.pooled.high == pytest.approx(want["band"][1], abs=1e-9)
@@ -192,19 +192,40 @@ def test_identical_repeats_never_flip() -> None:
     assert flip.rate.low == 0.0 and flip.rate.high > 0.0  # the band never collapses
 
 
-def test_suites_use_first_attempts_only_and_errors_are_counted() -> None:
+def test_suites_use_every_repeat_and_errors_are_counted() -> None:
+    # plan order (cell, episode, repeat): S F | E S | T | S
     records = [rec("", 0, 0, "success"), rec("", 0, 1, "failure"),
                rec("", 1, 0, "error"), rec("", 1, 1, "success"),
                rec("", 2, 0, "timeout"), rec("", 3, 0, "success")]
     nf = noise_floor(records, 2)
-    assert nf.n_episodes == 3 and nf.excluded_errors == 1
-    assert [(s.n, s.successes) for s in nf.suites] == [(2, 1)]  # episodes 0 and 2
+    assert nf.n_episodes == 5 and nf.excluded_errors == 1  # the error alone is left out
+    assert [(s.n, s.successes) for s in nf.suites] == [(2, 1), (2, 1)]  # (S, F), (S, T)
+    assert nf.suites[1].first == ("", 1) and nf.suites[1].last == ("", 2)
     assert nf.partial is not None and (nf.partial.n, nf.partial.successes) == (1, 1)
+    assert nf.pooled.k == 3 and nf.pooled.n == 5
     assert nf.flip is not None and nf.flip.excluded_errors == 1 and nf.flip.pairs == 1
     counted = noise_floor(records, 2, errors_as_failures=True)
-    assert counted.n_episodes == 4 and counted.excluded_errors == 0
-    assert [s.successes for s in counted.suites] == [1, 1]  # (S, E) and (T, S)
+    assert counted.n_episodes == 6 and counted.excluded_errors == 0
+    assert [s.successes for s in counted.suites] == [1, 1, 1]  # (S, F), (E, S), (T, S)
+    assert counted.partial is None
     assert counted.flip is not None and (counted.flip.pairs, counted.flip.flips) == (2, 2)
+
+
+def test_the_pool_counts_what_show_counts() -> None:
+    # the reported case: 40 conditions x 2 repeats, 54 of 80 successes in all (27 of 40 first
+    # attempts): the pool is 54/80 and the suites of 20 cover all 80 episodes
+    wins = [True] * 27 + [False] * 13
+    seconds = [True] * 27 + [False] * 13
+    random.Random(7).shuffle(seconds)
+    records = [rec("", e, r, "success" if w else "failure")
+               for e in range(40) for r, w in ((0, wins[e]), (1, seconds[e]))]
+    nf = noise_floor(records, 20)
+    assert (nf.pooled.k, nf.pooled.n) == (54, 80)
+    assert len(nf.suites) == 4 and nf.partial is None
+    assert sum(s.successes for s in nf.suites) == 54
+    leftover = noise_floor(records, 30)  # 80 = 2 x 30 + 20: the rest is a partial suite
+    assert [s.n for s in leftover.suites] == [30, 30] and leftover.partial is not None
+    assert leftover.partial.n == 20
 
 
 def test_order_of_input_does_not_matter_and_suites_follow_plan_order() -> None:
@@ -284,7 +305,9 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="one run"):
         noise_floor([rec("", 0, 0, "success"), rec("", 1, 0, "success", run_id="s")], 20)
     with pytest.raises(InvalidInputError, match="errors_as_failures"):
-        noise_floor([rec("", 0, 0, "error"), rec("", 0, 1, "success")], 20)
+        noise_floor([rec("", 0, 0, "error"), rec("", 0, 1, "error")], 20)  # all errors
+    one = noise_floor([rec("", 0, 0, "error"), rec("", 0, 1, "success")], 20)
+    assert (one.n_episodes, one.excluded_errors) == (1, 1)  # a later repeat still counts
 
 
 def test_result_type_is_frozen_and_serialises() -> None:

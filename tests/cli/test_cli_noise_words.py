@@ -1,8 +1,9 @@
-"""`evalband noise` says what it pools: first attempts only (repeats feed the flip rate), and
-the trailing partial suite; it used to use them silently (27/40 where `show` said 54/80)."""
+"""`evalband noise` pools what `show` counts: every repeat (it used to take first attempts only,
+27/40 where `show` said 54/80), and says so, with the trailing partial suite."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evalband.cli import main
@@ -16,8 +17,15 @@ def test_noise_names_its_pool_and_partial_suite(capsys, tmp_path: Path) -> None:
     assert main(["run", str(panel), "-p", "evalband.policies._builtin:zero_action",
                  "--store", db, "--run-id", "rep", "--json"]) == 0
     capsys.readouterr()
-    assert main(["noise", "rep", "--suite-size", "10", "--store", db]) == 0
+    assert main(["show", "rep", "--json", "--store", db]) == 0
+    shown = capsys.readouterr().out
+    assert main(["noise", "rep", "--suite-size", "20", "--store", db]) == 0
     out = capsys.readouterr().out
-    assert "pooled over first attempts" in out and "/45 =" in out
-    assert "45 repeat episodes enter the flip rate" in out
-    assert "the last 5 episode(s)" in out and "partial suite" in out
+    assert "pooled over every episode" in out and "/90 =" in out  # 45 conditions x 2 repeats
+    summary = json.loads(shown)["summary"]
+    assert summary["n_attempted"] == 90
+    assert main(["noise", "rep", "--suite-size", "20", "--json", "--store", db]) == 0
+    floor = json.loads(capsys.readouterr().out)
+    assert floor["pooled"]["n"] == summary["n_attempted"]  # the pool is what `show` counts
+    assert "45 repeat episodes also give the flip rate" in out
+    assert "the last 10 episode(s)" in out and "partial suite" in out  # 90 = 4 x 20 + 10

@@ -44,8 +44,8 @@ class Suite:
 
     Attributes:
         index: the suite's position (0, 1, ...).
-        first: the ``(cell, episode)`` of its first episode.
-        last: the ``(cell, episode)`` of its last episode.
+        first: the ``(cell, episode)`` of its first episode (any repeat).
+        last: the ``(cell, episode)`` of its last episode (any repeat).
         n: counted episodes in the suite.
         successes: successes among them.
         rate: the suite's success rate with its Wilson band.
@@ -133,9 +133,9 @@ class NoiseFloor:
         suite_size: ``M``, episodes per suite.
         confidence: the level of every band.
         errors_as_failures: whether errors were counted as failures.
-        n_episodes: counted first-attempt (``repeat == 0``) episodes.
-        excluded_errors: first-attempt error episodes left out (0 with ``errors_as_failures``).
-        pooled: the success rate over every counted first attempt, with its Wilson band.
+        n_episodes: counted episodes (every repeat of every condition).
+        excluded_errors: error episodes left out (0 with ``errors_as_failures``).
+        pooled: the success rate over every counted episode, with its Wilson band.
         suites: the full suites in plan order.
         partial: the trailing suite with fewer than ``M`` episodes (not part of the swing).
         swing: the spread of the full suites' rates; ``None`` without a full suite.
@@ -367,12 +367,12 @@ def noise_floor(
 ) -> NoiseFloor:
     r"""The swing of ``suite_size``-episode suites and the same-condition flip rate of a run.
 
-    **Suites.** The first attempts (``repeat == 0``, so repeats do not count twice) are put in
-    plan order, sorted by ``(cell, episode)`` as the store returns them; error episodes are
-    left out (and counted) unless ``errors_as_failures``. Consecutive blocks of
+    **Suites.** Every episode (all repeats: the run's whole count, as ``show`` reports it) is
+    put in plan order, sorted by ``(cell, episode, repeat)`` as the store returns them; error
+    episodes are left out (and counted) unless ``errors_as_failures``. Consecutive blocks of
     :math:`M` = ``suite_size`` counted episodes are the suites; a trailing block of fewer
     than :math:`M` is reported as ``partial`` and not used for the swing. Each suite and the
-    pool of all counted first attempts get a Wilson (1927) score band (Wilson, E. B.,
+    pool of all counted episodes get a Wilson (1927) score band (Wilson, E. B.,
     *JASA* 22:209-212; Newcombe 1998, *Statistics in Medicine* 17:857-872, method 3, via
     :func:`evalband.stats.interval`). The swing is the min, max and sample standard
     deviation (``ddof=1``) of the suite rates, the share of suites whose rate lies outside
@@ -383,8 +383,9 @@ def noise_floor(
     (the variance of Binomial(M, p)/M, e.g. Casella & Berger 2002, *Statistical Inference*,
     2nd ed., section 3.2), with :math:`\hat p` the pooled rate. A suite std well above
     :math:`\sigma_M` means the suites are not draws of one coin (heterogeneous cells mixed
-    into suites, or drift); one near it means the swing is sampling noise alone. With
-    several cells a suite can span cells; read the swing per cell when cells differ a lot.
+    into suites, or drift, or repeats of one condition that agree); one near it means the
+    swing is sampling noise alone. With several cells a suite can span cells; read the swing
+    per cell when cells differ a lot.
 
     **Flip rate.** For every ``(cell, episode)`` with :math:`r \ge 2` counted repeats, every
     pair of repeats :math:`i < j` is a same-condition pair, flipped when one succeeds and the
@@ -412,7 +413,7 @@ def noise_floor(
         InvalidParameterError: ``suite_size`` not a whole number >= 1, or ``confidence``
             outside (0, 1).
         InvalidInputError: no episodes, episodes of several runs, a repeated
-            ``(cell, episode, repeat)``, or no counted first attempt (all errors).
+            ``(cell, episode, repeat)``, or no counted episode (all errors).
 
     >>> from evalband.episode import EpisodeRecord
     >>> def rec(episode, ok, repeat=0):
@@ -425,22 +426,22 @@ def noise_floor(
     >>> nf.swing.min_rate, nf.swing.max_rate, round(nf.swing.std, 4)
     (0.25, 0.75, 0.3536)
     >>> repeats = [rec(0, True), rec(0, False, 1), rec(1, True), rec(1, True, 1)]
-    >>> flip = noise_floor(repeats, suite_size=2).flip
-    >>> flip.pairs, flip.flips, flip.rate.estimate
+    >>> nf = noise_floor(repeats, suite_size=3)
+    >>> nf.n_episodes, [s.successes for s in nf.suites], nf.partial.n
+    (4, [2], 1)
+    >>> nf.flip.pairs, nf.flip.flips, nf.flip.rate.estimate
     (2, 1, 0.5)
     """
     size = _check_suite_size(suite_size)
     level = check_confidence(confidence)
     counted_errors = bool(errors_as_failures)
     rows = _check_records(records)
-    first = [r for r in rows if r.repeat == 0]
-    counted = [r for r in first if counted_errors or r.outcome is not Outcome.ERROR]
-    excluded = len(first) - len(counted)
+    counted = [r for r in rows if counted_errors or r.outcome is not Outcome.ERROR]
+    excluded = len(rows) - len(counted)
     if not counted:
         raise InvalidInputError(
-            f"noise_floor found no counted first attempt (repeat 0) among {len(rows)} "
-            f"episodes ({excluded} errors); pass errors_as_failures=True to count errors "
-            "as failures"
+            f"noise_floor found no counted episode among {len(rows)} episodes ({excluded} "
+            "errors); pass errors_as_failures=True to count errors as failures"
         )
     successes = sum(r.success for r in counted)
     pooled = interval(successes, len(counted), confidence=level)

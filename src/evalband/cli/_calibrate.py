@@ -69,8 +69,12 @@ def calibrate(
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
     if reps < 1 or reps > 100_000:
         raise InvalidInputError(f"--reps must be between 1 and 100000; got {reps}")
-    result = simulate(panel, base_rates=rates, paired=not unpaired, correlation=correlation,
-                      confidence=confidence, effect=effect, reps=reps, seed=seed)
+    from evalband.cli._progress import busy
+
+    with busy(f"simulating {reps} comparisons", enabled=not as_json):
+        result = simulate(panel, base_rates=rates, paired=not unpaired,
+                          correlation=correlation, confidence=confidence, effect=effect,
+                          reps=reps, seed=seed)
     if as_json:
         emit_json(result.as_dict())
         return

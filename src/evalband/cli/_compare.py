@@ -61,20 +61,23 @@ def compare(
 
     if not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
-    with open_store(store_path(store), read_only=True) as st:
-        base = load_run(baseline, st)
-        cands = [load_run(c, st) for c in candidates]
-    try:
-        if sequential:
-            from evalband.analysis._sequential import compare_sequential
+    from evalband.cli._progress import busy
 
-            results = [compare_sequential(base, c, confidence=confidence, effect=effect,
-                                          max_pairs=max_pairs,
-                                          allow_panel_mismatch=allow_panel_mismatch)
-                       for c in cands]
-        else:
-            results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                                   confidence=confidence, effect=effect)
+    try:
+        with busy(f"comparing {', '.join(candidates)} with {baseline}", enabled=not as_json):
+            with open_store(store_path(store), read_only=True) as st:
+                base = load_run(baseline, st)
+                cands = [load_run(c, st) for c in candidates]
+            if sequential:
+                from evalband.analysis._sequential import compare_sequential
+
+                results = [compare_sequential(base, c, confidence=confidence, effect=effect,
+                                              max_pairs=max_pairs,
+                                              allow_panel_mismatch=allow_panel_mismatch)
+                           for c in cands]
+            else:
+                results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
+                                       confidence=confidence, effect=effect)
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None

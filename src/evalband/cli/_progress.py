@@ -1,8 +1,14 @@
-"""A rich progress bar for runs: episodes done, successes with their Wilson band, ETA."""
+"""Progress on stderr: a bar for runs, a spinner for one long step.
+
+The run bar shows episodes done, successes with their Wilson band and an ETA; the spinner
+(:func:`busy`) shows the elapsed time of a big import.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -12,7 +18,7 @@ from evalband.stats import interval
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-__all__ = ["RunProgress"]
+__all__ = ["RunProgress", "busy"]
 
 
 class RunProgress:
@@ -93,3 +99,30 @@ class RunProgress:
         self._count(record)
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, band=self._band())
+
+
+@contextmanager
+def busy(label: str, *, enabled: bool = True) -> Iterator[None]:
+    """A transient spinner with the elapsed time on stderr while one long step runs.
+
+    Shown only on a terminal and when ``enabled`` (never with ``--json``, never in a pipe);
+    otherwise nothing is imported or printed.
+
+    >>> with busy("importing r.csv", enabled=False):
+    ...     pass
+    """
+    if not (enabled and sys.stderr.isatty()):
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        progress.add_task(label, total=None)
+        yield

@@ -81,8 +81,12 @@ def report(
 
     if html is None and md is None:
         html = default_report_path(sources)
-    written = write_report(sources, store_path(store), html=html, md=md, command=cli_command(),
-                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence)
+    from evalband.cli._progress import busy
+
+    with busy(f"writing the report of {', '.join(sources)}", enabled=not as_json):
+        written = write_report(sources, store_path(store), html=html, md=md,
+                               command=cli_command(), allow_panel_mismatch=allow_panel_mismatch,
+                               confidence=confidence)
     if as_json:
         emit_json({"html": str(html) if html is not None else None,
                    "md": str(md) if md is not None else None})

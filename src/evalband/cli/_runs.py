@@ -272,6 +272,10 @@ def export(
     console.print(f"exported {run_id} to {path}")
 
 
+BUSY_BYTES = 2_000_000
+"""An imported file above this size (about 60,000 CSV rows, ~1 s) shows a spinner on a TTY."""
+
+
 def import_cmd(
     source: Path = typer.Argument(..., help="Artifact bundle directory, or results to import."),
     fmt: str | None = typer.Option(
@@ -314,7 +318,11 @@ def import_cmd(
     def names(text: str | None) -> list[str]:
         return [n.strip() for n in (text or "").split(",") if n.strip()]
 
-    with open_store(store_path(store)) as st:
+    from evalband.cli._progress import busy
+
+    big = source.is_file() and source.stat().st_size > BUSY_BYTES
+    with open_store(store_path(store)) as st, busy(f"importing {source.name}",
+                                                   enabled=big and not as_json):
         if is_bundle:
             rids = [import_bundle(st, source)]
         else:
@@ -399,14 +407,14 @@ def noise(
         return
     pooled = floor.pooled
     console.print(
-        f"{run_id}: pooled over first attempts {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
+        f"{run_id}: pooled over every episode {pooled.k}/{pooled.n} = {pct(pooled.estimate)}, "
         f"Wilson 95% [{pct(pooled.low)}, {pct(pooled.high)}]"
     )
     if repeats:
         console.print(
-            f"  the suites use first attempts (repeat 0) only, so no condition counts twice; "
-            f"the run's {repeats} repeat episodes enter the flip rate below (`show` counts "
-            "every episode)"
+            f"  the suites run over every repeat in plan order (cell, episode, repeat), so a "
+            f"suite can hold repeats of one condition; the {repeats} repeat episodes also give "
+            "the flip rate below"
         )
     if floor.partial is not None:
         part = floor.partial

@@ -53,20 +53,22 @@ def plan(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Plan a session and store it: every policy x attempt once per scene, order shuffled."""
+    from evalband.cli._progress import busy
     from evalband.session import Rubric, SessionStore, plan_session
 
-    plan_obj = plan_session(
-        policies.split(","),
-        scenes,
-        attempts,
-        seed,
-        blind=blind,
-        positive_control=positive_control,
-        rubric=None if rubric is None else Rubric.from_yaml(rubric),
-        session_id=session_id,
-    )
-    with SessionStore(store_path(store)) as ss:
-        ss.create(plan_obj)
+    with busy(f"planning {scenes} scenes", enabled=not as_json):
+        plan_obj = plan_session(
+            policies.split(","),
+            scenes,
+            attempts,
+            seed,
+            blind=blind,
+            positive_control=positive_control,
+            rubric=None if rubric is None else Rubric.from_yaml(rubric),
+            session_id=session_id,
+        )
+        with SessionStore(store_path(store)) as ss:
+            ss.create(plan_obj)
     if as_json:
         emit_json({"store": str(store_path(store)), **_plan_view(plan_obj, unblind=False)})
         return

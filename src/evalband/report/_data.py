@@ -237,7 +237,7 @@ def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
     try:
         return noise_floor(run.records, size, confidence=confidence,
                            errors_as_failures=run.errors_as_failures)
-    except InvalidInputError:  # e.g. every first attempt errored: no swing to show
+    except InvalidInputError:  # e.g. every episode errored: no swing to show
         return None
 
 

@@ -59,14 +59,20 @@ INFERRED_BUDGET_STEPS = 1
 
 
 def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[str]) -> Panel:
+    levels = {factor: {row.slices[factor] for row in rows} for factor in order}
+    episodes = max(int(row.episode or 0) for row in rows) + 1
+    return infer_panel(stem, path, levels, episodes, max(row.repeat for row in rows) + 1)
+
+
+def infer_panel(
+    stem: str, path: Path, levels: dict[str, set[str]], episodes: int, repeats: int
+) -> Panel:
+    """The panel of an import without one: the observed levels (in factor order) and sizes."""
     from evalband.panel import Budget, Panel
 
-    factors: dict[str, Any] = {}
-    for factor in order:
-        levels: list[str | int | float | bool] = []
-        labels = sorted({row.slices[factor] for row in rows}, key=_label_key)
-        levels.extend(labels)
-        factors[factor] = levels
+    factors: dict[str, Any] = {
+        factor: sorted(labels, key=_label_key) for factor, labels in levels.items()
+    }
     # The budget of an external evaluation is unknown: a fixed placeholder keeps the
     # fingerprint a function of the episode layout alone, so two imports of one layout
     # (two policies evaluated elsewhere) pair and compare.
@@ -74,11 +80,11 @@ def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[st
         name=stem,
         description=f"inferred by evalband import from {path.name}",
         env="imported",
-        episodes=max(int(row.episode or 0) for row in rows) + 1,
+        episodes=episodes,
         seed=0,
         budget=Budget(steps=INFERRED_BUDGET_STEPS),
         factors=factors,
-        repeats=max(row.repeat for row in rows) + 1,
+        repeats=repeats,
     )
 
 
@@ -177,6 +183,14 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
 _TABULAR = ("csv", "jsonl", "parquet", "paired-csv")
 
 
+def _refuse_existing(store: RunStore, run_id: str, path: Path) -> None:
+    if store.get_run(run_id) is not None:
+        raise StoreError(
+            f"run {run_id!r} already exists in {store.path}; give another run id to import "
+            f"{path} as a new run"
+        )
+
+
 def import_runs(
     store: RunStore,
     path: str | Path,
@@ -212,15 +226,19 @@ def import_runs(
     fmt = _resolve_format(path, format)
     stem = _stem(path, fmt)
     base_id = stem if run_id is None else run_id
+    if fmt in ("csv", "jsonl", "parquet") and panel is None and not factors and not metrics:
+        from evalband.store._import_fast import plan_columns
+
+        fast = plan_columns(path, fmt, base_id, policy, stem)  # None: read row by row
+        if fast is not None:
+            _refuse_existing(store, base_id, path)
+            store._create_run_with_rows(*fast)  # one transaction: all or nothing
+            return [base_id]
     tables = _read(path, fmt, factors, metrics)
     plans: list[tuple[RunManifest, list[EpisodeRecord], list[_Row]]] = []
     for table in tables:
         rid = base_id if table.arm is None else f"{base_id}-{table.arm}"
-        if store.get_run(rid) is not None:
-            raise StoreError(
-                f"run {rid!r} already exists in {store.path}; give another run id to import "
-                f"{path} as a new run"
-            )
+        _refuse_existing(store, rid, path)
         arm_policy = policy if table.arm is None else (policy or table.arm)
         plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
     ids: list[str] = []

@@ -171,6 +171,33 @@ def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
     return tuple(conv(getattr(record, name)) for name, conv in _TO_SQL)
 
 
+def _sql_literal(value: Any) -> str | None:
+    """``value`` as an SQL literal (``None``: it must be bound, e.g. text with a NUL)."""
+    if value is None:
+        return "NULL"
+    if type(value) is int:
+        return str(value)
+    if type(value) is str and "\x00" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    return None
+
+
+def _insert_with_constants(constants: dict[str, Any]) -> str:
+    """The episode INSERT with ``constants`` written in; the other fields bound in order.
+
+    >>> _insert_with_constants({"error": None, "policy": "it's"}).count("?") == len(
+    ...     EPISODE_FIELDS) - 2
+    True
+    """
+    values = []
+    for name in EPISODE_FIELDS:
+        literal = _sql_literal(constants[name]) if name in constants else None
+        if name in constants and literal is None:
+            raise StoreError(f"episode field {name!r}: {constants[name]!r} is no SQL constant")
+        values.append("?" if literal is None else literal)
+    return f"INSERT INTO episodes ({_quoted(EPISODE_FIELDS)}) VALUES ({', '.join(values)})"
+
+
 def _stream_rows(records: Iterable[EpisodeRecord]) -> Iterator[tuple[Any, ...]]:
     """Rows of many records, one at a time; each distinct JSON text is encoded once."""
     memo: dict[Any, str] = {}
@@ -871,18 +898,36 @@ class RunStore:
         is rolled back and the records are checked one by one to name the first one at
         fault.
         """
-        conn = self.conn
         if not isinstance(records, Sequence):
             records = list(records)  # may be needed twice, to name a bad record
+        seq = records
+        self._insert_rows(
+            manifest, _stream_rows(seq), lambda exc: self._first_bad(manifest, seq, exc)
+        )
+
+    def _insert_rows(
+        self,
+        manifest: RunManifest | None,
+        rows: Iterable[tuple[Any, ...]],
+        on_conflict: Callable[[sqlite3.IntegrityError], StoreError],
+        sql: str = _INSERT_EPISODE,
+    ) -> None:
+        """Insert a run (optional) and ready episode rows in one transaction (one executemany).
+
+        ``rows`` are tuples in ``EPISODE_FIELDS`` order, already in their SQL form (the
+        column-wise importer builds them from whole columns). On a constraint failure the
+        transaction is rolled back and ``on_conflict``'s error is raised.
+        """
+        conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             if manifest is not None:
                 conn.execute(_INSERT_RUN, _manifest_row(manifest))
             try:
-                conn.executemany(_INSERT_EPISODE, _stream_rows(records))
+                conn.executemany(sql, rows)
             except sqlite3.IntegrityError as exc:
                 conn.execute("ROLLBACK")
-                raise self._first_bad(manifest, records, exc) from None
+                raise on_conflict(exc) from None
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -918,6 +963,30 @@ class RunStore:
                 self._insert_all(manifest, records)
             except sqlite3.IntegrityError:
                 raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
+
+    def _create_run_with_rows(
+        self,
+        manifest: RunManifest,
+        rows: Iterable[tuple[Any, ...]],
+        constants: dict[str, Any] | None = None,
+    ) -> None:
+        """Add a run and its episode rows atomically (one ``executemany``).
+
+        ``constants`` maps fields that are the same on every row to their SQL value (``None``,
+        an int or text): they are written into the statement once instead of bound a million
+        times. ``rows`` hold the other fields, in ``EPISODE_FIELDS`` order, in their SQL form.
+        """
+        check_run_id(manifest.run_id)
+        sql = _insert_with_constants(constants or {})
+
+        def conflict(exc: sqlite3.IntegrityError) -> StoreError:
+            return StoreError(
+                f"cannot store run {manifest.run_id!r} in {self.path}: {exc} (a run of that id "
+                "exists, or two rows share a (cell, episode, repeat)); nothing was stored"
+            )
+
+        with self._lock:
+            self._insert_rows(manifest, rows, conflict, sql)
 
     # -- episodes: reading ---------------------------------------------------------------
 
