@@ -157,22 +157,9 @@ def holm_decisions(p_values: Sequence[float] | NDArray[np.float64], alpha: float
 
 def _mn_restricted(p_a: float, p_b: float, n_a: int, n_b: int, delta: float) -> tuple[float, float]:
     """Restricted MLE of ``(p_a, p_b)`` under ``p_a - p_b = delta`` (Farrington & Manning 1990)."""
-    theta = n_b / n_a
-    a = 1.0 + theta
-    b = -(1.0 + theta + p_a + theta * p_b + delta * (theta + 2.0))
-    c = delta * delta + delta * (2.0 * p_a + theta + 1.0) + p_a + theta * p_b
-    d = -p_a * delta * (1.0 + delta)
-    v = b**3 / (27.0 * a**3) - b * c / (6.0 * a * a) + d / (2.0 * a)
-    inner = b * b / (9.0 * a * a) - c / (3.0 * a)
-    u = math.copysign(math.sqrt(max(inner, 0.0)), v) if v != 0 else math.sqrt(max(inner, 0.0))
-    if u == 0.0:
-        ra = -b / (3.0 * a)
-    else:
-        w = (math.pi + math.acos(max(-1.0, min(1.0, v / u**3)))) / 3.0
-        ra = 2.0 * u * math.cos(w) - b / (3.0 * a)
-    ra = min(1.0, max(0.0, ra))
-    rb = min(1.0, max(0.0, ra - delta))
-    return ra, rb
+    from evalband.stats._cluster_rates import _mn_constrained
+
+    return _mn_constrained(p_a, float(n_a), p_b, float(n_b), delta)
 
 
 def _mn_gap(delta: float, k_a: int, n_a: int, k_b: int, n_b: int, z: float) -> float:
