@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -231,16 +232,27 @@ def test_killed_server_gives_error_episodes_then_resume_completes(store) -> None
     proc, url = _start_serve("reach1d:damped", "--port", str(port))
     panel = _panel(episodes=16)
     policy = f"{url}?retries=1&connect_timeout=2"
-    seen = []
+    import threading
 
-    def kill_after_five(record: Any) -> None:
-        seen.append(record)
-        if len(seen) == 5:
-            proc.kill()
-            proc.wait()
+    def kill_mid_run() -> None:  # by the server's own request count (commits are grouped)
+        stats_url = f"http://{url.removeprefix('ws://')}/stats"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(stats_url, timeout=2) as response:
+                    if json.loads(response.read())["requests"] >= 120:
+                        break
+            except OSError:
+                pass
+            time.sleep(0.005)
+        proc.kill()
+        proc.wait()
 
+    killer = threading.Thread(target=kill_mid_run, daemon=True)
+    killer.start()
     try:
-        _, summary = run_panel(panel, policy, store, run_id="r", on_episode=kill_after_five)
+        _, summary = run_panel(panel, policy, store, run_id="r")
+        killer.join()
         records = store.episode_records("r")
         errors = [r for r in records if r.outcome is Outcome.ERROR]
         assert store.get_run("r").status == "finished" and len(records) == 16
