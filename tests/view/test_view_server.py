@@ -351,7 +351,7 @@ def test_view_command_serves_and_stops_cleanly_on_ctrl_c(store_path: Path) -> No
         assert info["host"] == "127.0.0.1" and info["port"] > 0
         assert [r["run_id"] for r in get_json(info["url"] + "api/runs")] == ["cand/2", "base"]
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
