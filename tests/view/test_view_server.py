@@ -362,6 +362,26 @@ def test_view_command_serves_and_stops_cleanly_on_ctrl_c(store_path: Path) -> No
         urllib.request.urlopen(info["url"], timeout=5)
 
 
+def test_view_stops_on_ctrl_c_even_when_started_with_sigint_ignored(store_path: Path) -> None:
+    """A parent that ignores SIGINT (a job runner) passes that on; Ctrl-C still stops it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalband.cli", "view", "--store", str(store_path), "--port",
+         "0", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        json.loads(_first_line(proc, timeout=30))
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+
+
 def test_view_command_missing_store_is_one_line_error(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "evalband.cli", "view", "--store", str(tmp_path / "x.sqlite")],

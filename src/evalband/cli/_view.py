@@ -34,6 +34,7 @@ def view(
     """
     from evalband.view import DEFAULT_HOST, ViewServer, is_loopback
 
+    _ctrl_c_stops()
     server = ViewServer(store_path(store), DEFAULT_HOST if host is None else host, port)
     try:
         if as_json:
@@ -56,6 +57,22 @@ def view(
             console.print("stopped")
     finally:
         server.server_close()
+
+
+def _ctrl_c_stops() -> None:
+    """Make Ctrl-C stop the server even when this process inherited SIGINT ignored or blocked.
+
+    A parent that ignores or blocks SIGINT (a job runner, a test harness) passes that on to its
+    children; Python then leaves it so, and the viewer could only be killed.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def register(app: typer.Typer) -> None:
