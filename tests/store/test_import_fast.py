@@ -101,3 +101,67 @@ def test_bad_files_are_declined_and_named_row_wise(tmp_path: Path, text: str) ->
     with open_store(tmp_path / "s.sqlite") as store, pytest.raises(ImportFormatError) as err:
         import_results(store, source)
     assert "line " in str(err.value)  # the row-wise message names the row
+
+
+def test_many_blocks_store_what_one_block_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small blocks and statements (full ones and a tail) store the rows the row-wise path does."""
+    from evalband.store import _sqlite
+
+    monkeypatch.setattr(_sqlite, "_VALUES_ROWS", 3)
+    monkeypatch.setattr(_sqlite, "_INSERT_BLOCK", 7)
+    lines = ["slice.b,slice.a,episode,outcome,steps"]
+    lines += [f"{'xy'[i % 2]},{i % 3},{40 - i},{('success', 'failure', 'timeout')[i % 3]},{i}"
+              for i in range(41)]
+    source = tmp_path / "blocks.csv"
+    source.write_text("\n".join(lines) + "\n")
+    seen: list[tuple[int, int]] = []
+    with open_store(tmp_path / "progress.sqlite") as store:
+        import_results(store, source, run_id="r", progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(min(41, k), 41) for k in range(7, 49, 7)]
+    _both(tmp_path, source, monkeypatch)
+
+
+_KILLED_IMPORT = r"""
+import sys, time
+from pathlib import Path
+from evalband.store import _sqlite, import_results, open_store
+_sqlite._INSERT_BLOCK = 10
+def progress(done, total):
+    if done >= 20:
+        Path(sys.argv[3]).write_text("inside")
+        time.sleep(60)
+with open_store(sys.argv[1]) as store:
+    import_results(store, sys.argv[2], run_id="r", progress=progress)
+"""
+
+
+def test_import_killed_mid_write_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    """kill -9 inside the import's transaction: no run, no episode; importing again works."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    source = tmp_path / "r.csv"
+    source.write_text("episode,success\n" + "".join(f"{i},{i % 2}\n" for i in range(50)))
+    store_path, marker = tmp_path / "s.sqlite", tmp_path / "inside"
+    with open_store(store_path):
+        pass
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_IMPORT, str(store_path),
+                              str(source), str(marker)], env={**os.environ})
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the import never reached its second block"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    with open_store(store_path) as store:
+        assert store.get_run("r") is None
+        assert store.conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 0
+        import_results(store, source, run_id="r")
+        assert store.count_episodes("r") == 50

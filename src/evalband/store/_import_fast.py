@@ -16,9 +16,8 @@ message naming its first bad row and column, and a rarer layout the same records
 from __future__ import annotations
 
 import csv
-import itertools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +81,28 @@ def _read(path: Path, fmt: str) -> pa.Table:
     return table.drop_columns([c for c in index if c in table.column_names])
 
 
+def _to_numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A null-free integer column as numpy, read from its buffers.
+
+    pyarrow's own ``to_numpy`` imports pandas (~1 s) on first use; the buffers need nothing.
+
+    >>> import pyarrow as pa
+    >>> _to_numpy(pa.chunked_array([[1, 2], [3]]).slice(1)).tolist()
+    [2, 3]
+    """
+    import numpy as np
+
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    dtype = np.dtype(str(column.type))
+    parts = [
+        np.frombuffer(chunk.buffers()[1], dtype=dtype, count=chunk.offset + len(chunk))[
+            chunk.offset:]
+        for chunk in chunks
+        if len(chunk)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
 def _counts(column: pa.ChunkedArray) -> np.ndarray:
     """A column of whole numbers >= 0 as int64 (declined: a null, a negative, a non-number)."""
     import numpy as np
@@ -94,7 +115,7 @@ def _counts(column: pa.ChunkedArray) -> np.ndarray:
         column = pc.cast(column, pa.int64())  # strict: "", " 3", "1.0" are declined
     elif not pa.types.is_integer(column.type) or pa.types.is_uint64(column.type):
         raise _Decline
-    values = np.asarray(column.to_numpy(), dtype=np.int64)
+    values = _to_numpy(column).astype(np.int64, copy=False)
     if values.size and values.min() < 0:
         raise _Decline
     return values
@@ -116,7 +137,38 @@ def _coded(column: pa.ChunkedArray, convert: Callable[[Any], Any]) -> tuple[np.n
             values.append(convert(raw))
         except _Bad:
             raise _Decline from None
-    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64), values
+    return _to_numpy(encoded.indices).astype(np.int64), values
+
+
+def _combinations(columns: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of several code columns and each row's index into them.
+
+    One integer per row (the codes in mixed radix) sorted once, instead of sorting rows of
+    several columns (``np.unique(axis=0)``, seconds on a million rows).
+
+    >>> import numpy as np
+    >>> u, i = _combinations([np.array([1, 0, 1]), np.array([0, 2, 0])], [2, 3])
+    >>> u.tolist(), i.tolist()
+    ([[0, 2], [1, 0]], [1, 0, 1])
+    """
+    import numpy as np
+
+    span = 1
+    for size in sizes:
+        span *= max(size, 1)
+    if span >= 2**62:  # pragma: no cover - absurdly many labels: sort the rows
+        unique, codes = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        return unique, np.asarray(codes, dtype=np.int64).reshape(-1)
+    key = np.zeros(columns[0].size, dtype=np.int64)
+    for column, size in zip(columns, sizes, strict=True):
+        key = key * max(size, 1) + column
+    distinct, codes = np.unique(key, return_inverse=True)
+    unique = np.empty((distinct.size, len(columns)), dtype=np.int64)
+    for j in range(len(columns) - 1, -1, -1):
+        size = max(sizes[j], 1)
+        unique[:, j] = distinct % size
+        distinct = distinct // size
+    return unique, np.asarray(codes, dtype=np.int64).reshape(-1)
 
 
 def _cells(table: pa.Table, names: list[str]) -> tuple[np.ndarray, list[dict[str, str]]]:
@@ -140,7 +192,7 @@ def _cells(table: pa.Table, names: list[str]) -> tuple[np.ndarray, list[dict[str
             column_codes, column_labels = _coded(table.column(name), _as_label)
             columns.append(column_codes)
             labels.append(column_labels)
-        unique, codes = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        unique, codes = _combinations(columns, [len(values) for values in labels])
         factors = [name[len(SLICE_PREFIX):] for name in slice_names]
         combos = [
             {f: labels[j][int(c)] for j, (f, c) in enumerate(zip(factors, row, strict=True))}
@@ -191,14 +243,14 @@ def _default_episodes(group: np.ndarray) -> np.ndarray:
 
 def plan_columns(
     path: Path, fmt: str, run_id: str, policy: str | None, stem: str
-) -> tuple[RunManifest, Iterator[tuple[Any, ...]], dict[str, Any]] | None:
-    """The manifest and SQL rows of a plain tabular file, or ``None`` when it goes row-wise.
+) -> tuple[RunManifest, dict[str, np.ndarray], dict[str, Any]] | None:
+    """The manifest and SQL columns of a plain tabular file, or ``None`` when it goes row-wise.
 
     Returns:
-        ``(manifest, rows, constants)``: ``constants`` maps the fields equal on every row to
-        their SQL value; ``rows`` yields one tuple per episode of the other fields in
-        ``EPISODE_FIELDS`` order, sorted by ``(cell, episode, repeat)``, as the row-wise
-        importer would store them.
+        ``(manifest, columns, constants)``: ``constants`` maps the fields equal on every row
+        to their SQL value; ``columns`` maps each other field (in ``EPISODE_FIELDS`` order)
+        to one array entry per episode in its SQL form (int64, or an object array of text),
+        sorted by ``(cell, episode, repeat)``, as the row-wise importer would store them.
     """
     import pyarrow as pa
 
@@ -211,7 +263,7 @@ def plan_columns(
 
 def _plan(
     path: Path, fmt: str, table: pa.Table, run_id: str, policy: str | None, stem: str
-) -> tuple[RunManifest, Iterator[tuple[Any, ...]], dict[str, Any]]:
+) -> tuple[RunManifest, dict[str, np.ndarray], dict[str, Any]]:
     import numpy as np
 
     from evalband.panel import default_condition_seeds
@@ -235,13 +287,16 @@ def _plan(
         episode = _counts(table.column("episode"))
     else:
         episode = _default_episodes(cell_id * (int(repeat.max()) + 1) + repeat)
-    order = np.lexsort((repeat, episode, cell_id))  # sorted by (cell, episode, repeat)
-    cell_id, episode, repeat = cell_id[order], episode[order], repeat[order]
+    order = _key_order(cell_id, episode, repeat)  # sorted by (cell, episode, repeat)
+    if order is not None:
+        cell_id, episode, repeat = cell_id[order], episode[order], repeat[order]
+        outcome_index = outcome_index[order]
     same = (cell_id[1:] == cell_id[:-1]) & (episode[1:] == episode[:-1])
     if np.any(same & (repeat[1:] == repeat[:-1])):
         raise _Decline  # a repeated key: the row-wise checks name both rows
-    outcome_index = outcome_index[order]
-    steps = _counts(table.column("steps"))[order] if "steps" in names else None
+    steps = _counts(table.column("steps")) if "steps" in names else None
+    if steps is not None and order is not None:
+        steps = steps[order]
     column_policy: str | None = None
     if "policy" in names:
         _, policies = _coded(table.column("policy"), _CONVERTERS["text"])
@@ -255,7 +310,8 @@ def _plan(
             rows = cell_id == position
             seeds[rows] = default_condition_seeds(0, str(cell), episode[rows])
     else:
-        seeds = _counts(table.column("condition_seed"))[order]
+        seeds = _counts(table.column("condition_seed"))
+        seeds = seeds if order is None else seeds[order]
     policy_name = policy or column_policy or stem
     factors = list(cell_slices[0])
     levels = {f: {combo[f] for combo in cell_slices} for f in factors}
@@ -288,22 +344,22 @@ def _plan(
             extra={"condition_seed_inferred": True} if inferred_seeds else {},
         )
     )
-    def pick(values: list[Any], codes: np.ndarray) -> list[Any]:
-        """``values[code]`` for every row, by numpy's take on an object array (no Python loop)."""
-        return np.array(values + [None], dtype=object)[:-1][codes].tolist()  # type: ignore[no-any-return]
+    def pick(values: list[Any], codes: np.ndarray) -> np.ndarray:
+        """``values[code]`` for every row: one object per distinct value, shared by its rows."""
+        return np.array(values + [None], dtype=object)[:-1][codes]  # type: ignore[no-any-return]
 
-    codes_by_outcome = outcome_index
     columns: dict[str, Any] = {
         "cell": pick([str(c) for c in cells], cell_id),
-        "episode": episode.tolist(),
-        "repeat": repeat.tolist(),
-        "condition_seed": seeds.tolist(),
-        "outcome": pick([o.value for o in members], codes_by_outcome),
-        "terminated": pick(
-            [int(o in (Outcome.SUCCESS, Outcome.FAILURE)) for o in members], codes_by_outcome
-        ),
-        "truncated": pick([int(o is Outcome.TIMEOUT) for o in members], codes_by_outcome),
-        "steps": steps.tolist() if steps is not None else itertools.repeat(0, n),
+        "episode": episode,
+        "repeat": repeat,
+        "condition_seed": seeds.astype(np.int64),
+        "outcome": pick([o.value for o in members], outcome_index),
+        "terminated": np.array(
+            [int(o in (Outcome.SUCCESS, Outcome.FAILURE)) for o in members], np.int64
+        )[outcome_index],
+        "truncated": np.array([int(o is Outcome.TIMEOUT) for o in members],
+                              np.int64)[outcome_index],
+        "steps": steps if steps is not None else 0,
         "slices": pick([json.dumps(s, allow_nan=True) for s in cell_slices], cell_id),
     }
     from evalband.store._sqlite import _sql_literal
@@ -313,9 +369,37 @@ def _plan(
         for name, value in zip(EPISODE_FIELDS, template, strict=True)
         if name not in columns and _sql_literal(value) is not None
     }
-    streams = [
-        columns.get(name, itertools.repeat(value, n))
+    constants.update({k: v for k, v in columns.items() if not hasattr(v, "shape")})
+    per_row = {
+        name: columns.get(name, value)
         for name, value in zip(EPISODE_FIELDS, template, strict=True)
         if name not in constants
-    ]
-    return manifest, zip(*streams, strict=False), constants
+    }
+    for name, value in per_row.items():
+        if not hasattr(value, "shape"):  # a constant that must be bound (text with a NUL)
+            per_row[name] = np.full(n, value, dtype=object)
+    return manifest, per_row, constants
+
+
+def _key_order(
+    cell_id: np.ndarray, episode: np.ndarray, repeat: np.ndarray
+) -> np.ndarray | None:
+    """The permutation sorting rows by ``(cell, episode, repeat)``; ``None``: already sorted.
+
+    >>> import numpy as np
+    >>> _key_order(np.array([0, 0]), np.array([0, 1]), np.array([0, 0])) is None
+    True
+    >>> _key_order(np.array([1, 0]), np.array([0, 5]), np.array([0, 0])).tolist()
+    [1, 0]
+    """
+    import numpy as np
+
+    n_ep = int(episode.max(initial=0)) + 1
+    n_rep = int(repeat.max(initial=0)) + 1
+    n_cell = int(cell_id.max(initial=0)) + 1
+    if n_cell * n_ep * n_rep >= 2**62:  # pragma: no cover - absurd indices: sort by columns
+        return np.lexsort((repeat, episode, cell_id))
+    key = (cell_id * n_ep + episode) * n_rep + repeat
+    if bool(np.all(key[1:] >= key[:-1])):  # files are usually written in order
+        return None
+    return np.argsort(key, kind="stable")

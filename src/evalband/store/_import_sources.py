@@ -259,10 +259,20 @@ def paired_arms(header: list[str]) -> list[str]:
 
 
 def _csv_header(path: Path) -> list[str]:
+    """The column names on a CSV file's first line (only that line is read)."""
     import csv
     import io
 
-    first = _read_text(path).split("\n", 1)[0]
+    head = b""
+    with path.open("rb") as fh:
+        while b"\n" not in head and (block := fh.read(1 << 16)):
+            head += block
+    try:
+        first = head.split(b"\n", 1)[0].decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _fail(
+            path, f"byte {exc.start + 1}", None, "UTF-8 text", _Text("other bytes")
+        ) from None
     return [c.strip() for c in next(csv.reader(io.StringIO(first)), [])]
 
 

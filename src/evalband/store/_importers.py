@@ -14,7 +14,7 @@ naming the file, the row and the column of the first problem, and the store is l
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,6 +201,7 @@ def import_runs(
     panel: Panel | None = None,
     factors: Sequence[str] = (),
     metrics: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
     r"""Import every run a results file holds (one, or one per arm of a paired CSV).
 
@@ -208,6 +209,9 @@ def import_runs(
     (``paired-csv``): each arm becomes the run ``<run id>-<arm>`` with policy ``<arm>``, and
     its episodes pair row by row with the other arms'. Every run is validated before any is
     written.
+
+    ``progress`` (optional) is called as ``progress(episodes stored, episodes in all)`` while
+    the episodes are written (a progress bar).
 
     Returns:
         The run ids, in the file's arm order.
@@ -232,7 +236,12 @@ def import_runs(
         fast = plan_columns(path, fmt, base_id, policy, stem)  # None: read row by row
         if fast is not None:
             _refuse_existing(store, base_id, path)
-            store._create_run_with_rows(*fast)  # one transaction: all or nothing
+            manifest, columns, constants = fast
+            total = len(next(iter(columns.values()))) if columns else manifest.n_planned
+            store._create_run_with_columns(  # one transaction: all or nothing
+                manifest, columns, constants,
+                None if progress is None else lambda done: progress(done, total),
+            )
             return [base_id]
     tables = _read(path, fmt, factors, metrics)
     plans: list[tuple[RunManifest, list[EpisodeRecord], list[_Row]]] = []
@@ -242,10 +251,13 @@ def import_runs(
         arm_policy = policy if table.arm is None else (policy or table.arm)
         plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
     ids: list[str] = []
+    total = sum(len(records) for _, records, _ in plans)
     for manifest, records, rows in plans:
         _attach_media(store, path, records, rows)
         store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
         ids.append(manifest.run_id)
+        if progress is not None:
+            progress(sum(len(p[1]) for p in plans[:len(ids)]), total)
     return ids
 
 
@@ -259,6 +271,7 @@ def import_results(
     panel: Panel | None = None,
     factors: Sequence[str] = (),
     metrics: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
     r"""Import episodes produced elsewhere into ``store`` as a new run.
 
@@ -293,6 +306,8 @@ def import_results(
         panel: the panel the episodes were played on; inferred when ``None``.
         factors: columns of a tabular file to read as slice factors.
         metrics: columns of a tabular file to read as per-episode metrics.
+        progress: called as ``progress(episodes stored, episodes in all)`` while the
+            episodes are written.
 
     Returns:
         The run id.
@@ -327,7 +342,7 @@ def import_results(
             where="file",
         )
     ids = import_runs(store, path, format=fmt, run_id=run_id, policy=policy, panel=panel,
-                      factors=factors, metrics=metrics)
+                      factors=factors, metrics=metrics, progress=progress)
     return ids[0]
 
 
