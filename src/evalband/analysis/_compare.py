@@ -317,14 +317,6 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _rates(cols: RunColumns, use: NDArray[np.bool_]) -> tuple[float | None, float | None]:
-    """Unaided success rate and intervention rate of the used records (None when none)."""
-    n = int(use.sum())
-    if not n:
-        return None, None
-    return int(cols.unaided[use].sum()) / n, int(cols.intervened[use].sum()) / n
-
-
 def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
     """Mean time to success among successes (its own denominator); None with no times."""
     times = cols.time_to_success[use & cols.success]
@@ -411,6 +403,49 @@ def _row_from_table(
     )
 
 
+@dataclass(frozen=True)
+class _CellSums:
+    """One run's per-cell counts a slice row sums (so no slice scans every episode).
+
+    ``records``/``used``: episodes, and those counted (errors left out unless failures);
+    ``unaided``/``intervened``: counted episodes that succeeded unaided / were helped;
+    ``latency``/``times``: whether any counted episode has a latency / any counted success
+    a time (when none does, the slice's figure is ``None`` without looking at episodes).
+    """
+
+    records: NDArray[np.int64]
+    used: NDArray[np.int64]
+    unaided: NDArray[np.int64]
+    intervened: NDArray[np.int64]
+    latency: bool
+    times: bool
+
+    @classmethod
+    def of(cls, cols: RunColumns, n_cells: int, errors_as_failures: bool) -> _CellSums:
+        use = cols.counted(errors_as_failures)
+        cell = cols.cell[use]
+
+        def count(mask: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+            picked = cell if mask is None else cell[mask[use]]
+            return np.bincount(picked, minlength=n_cells).astype(np.int64)
+
+        return cls(
+            records=np.bincount(cols.cell, minlength=n_cells).astype(np.int64),
+            used=count(),
+            unaided=count(cols.unaided),
+            intervened=count(cols.intervened),
+            latency=bool(np.any(~np.isnan(cols.latency_p95[use]))),
+            times=bool(np.any(~np.isnan(cols.time_to_success[use & cols.success]))),
+        )
+
+    def rates(self, members: NDArray[np.bool_]) -> tuple[float | None, float | None]:
+        """Unaided success rate and intervention rate of the slice's counted episodes."""
+        n = int(self.used[members].sum())
+        if not n:
+            return None, None
+        return int(self.unaided[members].sum()) / n, int(self.intervened[members].sum()) / n
+
+
 def _slice_row(
     kind: str,
     name: str,
@@ -423,30 +458,38 @@ def _slice_row(
     *,
     errors_as_failures: bool,
     confidence: float = 0.95,
+    sums: tuple[_CellSums, _CellSums] | None = None,
 ) -> SliceComparison:
     """A slice row from two runs' columns: summed cell tables, plus the episodes' extras.
 
     The extras are what only episodes carry: errors, interventions, latency, time to success.
+    ``sums``: both runs' :class:`_CellSums` (computed here when not given).
     """
     table = PairTable()
     for i in np.flatnonzero(members):
         table = table + tables[int(i)]
-    in_b, in_c = members[base.cell], members[cand.cell]
-    use_b = in_b & base.counted(errors_as_failures)
-    use_c = in_c & cand.counted(errors_as_failures)
+    n_cells = members.size
+    sb, sc = sums or (_CellSums.of(base, n_cells, errors_as_failures),
+                      _CellSums.of(cand, n_cells, errors_as_failures))
     reasons: list[str] = []
-    errors = int(in_b.sum() - use_b.sum() + in_c.sum() - use_c.sum())
+    errors = int(sb.records[members].sum() - sb.used[members].sum()
+                 + sc.records[members].sum() - sc.used[members].sum())
     if errors:
         reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
                        "failures)")
-    unaided_b, int_b = _rates(base, use_b)
-    unaided_c, int_c = _rates(cand, use_c)
+    unaided_b, int_b = sb.rates(members)
+    unaided_c, int_c = sc.rates(members)
     if int_b is not None and int_c is not None and int_c > int_b:
         reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
     budget = _budget_for(slices, panel.latency_budget_ms)
-    lat = cand.latency_p95[use_c]
-    lat = lat[~np.isnan(lat)]
-    p95 = float(np.percentile(lat, 95)) if lat.size else None
+    use_b = members[base.cell] & base.counted(errors_as_failures) if sb.times else None
+    use_c = (members[cand.cell] & cand.counted(errors_as_failures)
+             if sc.times or sc.latency else None)
+    p95 = None
+    if sc.latency and use_c is not None:
+        lat = cand.latency_p95[use_c]
+        lat = lat[~np.isnan(lat)]
+        p95 = float(np.percentile(lat, 95)) if lat.size else None
     excluded = budget is not None and p95 is not None and p95 > budget
     if excluded:
         reasons.append(
@@ -467,8 +510,9 @@ def _slice_row(
         latency_budget_ms=budget,
         excluded=excluded,
         margin=_margin_for(name, slices, panel.non_inferiority_margin),
-        mean_time_to_success_baseline_s=_mean_time(base, use_b),
-        mean_time_to_success_candidate_s=_mean_time(cand, use_c),
+        mean_time_to_success_baseline_s=None if use_b is None else _mean_time(base, use_b),
+        mean_time_to_success_candidate_s=(_mean_time(cand, use_c)
+                                          if sc.times and use_c is not None else None),
     )
 
 
@@ -628,9 +672,11 @@ def compare_many(
         eaf = baseline.errors_as_failures or cand.errors_as_failures
         cand_cols = cand.compare_columns(cell_keys)
         tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
+        sums = (_CellSums.of(base_cols, len(cell_keys), eaf),
+                _CellSums.of(cand_cols, len(cell_keys), eaf))
         rows = [
             _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
-                       errors_as_failures=eaf, confidence=confidence)
+                       errors_as_failures=eaf, confidence=confidence, sums=sums)
             for (kind, name, slices), members in zip(definitions, memberships, strict=True)
         ]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),

@@ -217,7 +217,7 @@ def columns_from_arrays(
     codes = np.fromiter((index.get(str(keys[i]), -1) for i in starts), dtype=np.int64,
                         count=starts.size)
     cell = np.repeat(codes, np.diff(np.append(starts, keys.size)))
-    keep = cell >= 0
+    keep: Any = slice(None) if bool(np.all(codes >= 0)) else cell >= 0  # no copy when all
     outcome = np.asarray(arrays["outcome"])[keep]
     success = outcome == OUTCOME_CODES.index(Outcome.SUCCESS.value)
     assisted = np.asarray(arrays["assisted"], dtype=np.bool_)[keep]
@@ -247,8 +247,11 @@ def cell_tables(
         raise OverflowError("episode indices too large to pair column-wise")
     kb = (cb * ep_span + base.episode[mb]) * rep_span + base.repeat[mb]
     kc = (cc * ep_span + cand.episode[mc]) * rep_span + cand.repeat[mc]
-    _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
-    code = cb[ib] * 4 + 2 * sc[ic].astype(np.int64) + sb[ib].astype(np.int64)
+    if kb.size == kc.size and np.array_equal(kb, kc):  # the same episodes: every one pairs
+        code = cb * 4 + 2 * sc.astype(np.int64) + sb.astype(np.int64)
+    else:
+        _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
+        code = cb[ib] * 4 + 2 * sc[ic].astype(np.int64) + sb[ib].astype(np.int64)
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
     n_b = np.bincount(cb, minlength=n_cells)
     n_c = np.bincount(cc, minlength=n_cells)

@@ -66,19 +66,11 @@ def _empty(name: str, n: int) -> np.ndarray[Any, Any]:
     return np.empty(n, dtype=object)
 
 
-def _cell_column(conn: Any, run_id: str, n: int) -> np.ndarray[Any, Any]:
-    """The ``cell`` column in ``(cell, episode, repeat)`` order from one count per cell."""
-    column = np.empty(n, dtype=object)
-    start = 0
-    for cell, count in conn.execute('SELECT "cell", COUNT(*) FROM episodes WHERE run_id = ? '
-                                    'GROUP BY "cell" ORDER BY "cell"', (run_id,)):
-        column[start:start + count] = cell
-        start += count
-    return column
-
-
 def episode_columns(
-    store: RunStore, run_id: str, columns: Sequence[str] | None = None
+    store: RunStore,
+    run_id: str,
+    columns: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, np.ndarray[Any, Any]]:
     """A run's episodes as one numpy array per column, ordered by ``(cell, episode, repeat)``.
 
@@ -89,10 +81,17 @@ def episode_columns(
     Python ints (object); text columns (``cell``, ``policy``, ``error``, ``slices`` and
     ``extra`` as their JSON text, ...): object arrays whose equal strings are one object.
 
+    Numbers cross from SQLite to numpy as text, not as one Python object per episode: each
+    block of rows (a cell, or a range of its episodes) is one aggregate query whose
+    ``group_concat`` of a column is parsed by numpy in one call. A float column is read
+    only when it holds a value (exactly, row by row: a float's text would round it); text
+    columns row by row. ``progress(episodes read, episodes in all)`` is called per block.
+
     Args:
         store: an open store.
         run_id: the run.
         columns: the columns to read (default :data:`DEFAULT_COLUMNS`).
+        progress: called after each block of rows.
 
     Raises:
         RunNotFoundError: an unknown run.
@@ -121,43 +120,170 @@ def episode_columns(
     with store._lock:
         store.require_run(run_id)
         conn = store.conn
-        n = int(conn.execute("SELECT COUNT(*) FROM episodes WHERE run_id = ?",
-                             (run_id,)).fetchone()[0])
-        out = {name: _empty(name, n) for name in names}
-        if not names or n == 0:
-            return out
-        if "cell" in names:  # rows are ordered by cell: a count per cell says where each is
-            out["cell"] = _cell_column(conn, run_id, n)
-            names = [name for name in names if name != "cell"]
-            if not names:
-                return out
-        select = ", ".join(_sql_expression(name) for name in names)
-        cursor = conn.execute(
-            f"SELECT {select} FROM episodes WHERE run_id = ? "
-            'ORDER BY "cell", "episode", "repeat"',
-            (run_id,),
-        )
-        shared: dict[str, dict[Any, Any]] = {name: {} for name in names
-                                             if out[name].dtype == object}
+        blocks, sizes = _blocks(conn, run_id)
+        n = sum(size for _, size in sizes)
+        out = {name: np.empty(n, np.int64) if name == "condition_seed" else _empty(name, n)
+               for name in names}
+        if "cell" in out:
+            start = 0
+            for cell, size in sizes:
+                out["cell"][start:start + size] = cell
+                start += size
+        packed = [name for name in names if name in _PACKED]
+        rows = [name for name in names if name not in _PACKED and name != "cell"]
         start = 0
-        while rows := cursor.fetchmany(_BLOCK):
-            stop = start + len(rows)
-            for name, values in zip(names, zip(*rows, strict=True), strict=True):
-                target = out[name]
-                if target.dtype == object:
-                    pool = shared[name]
-                    target[start:stop] = [pool.setdefault(v, v) for v in values]
-                elif target.dtype == np.float64:
-                    target[start:stop] = np.array(values, dtype=float)  # None -> nan
-                else:
-                    target[start:stop] = values
-            start = stop
-    if "condition_seed" in out:
+        for cell, low, high in blocks:
+            where = (run_id, cell, low, high)
+            got = _read_packed(conn, where, packed)
+            if got is None:  # a value the text path cannot carry exactly: row by row
+                got = _read_rows(conn, where, packed)
+            size = len(got["episode"]) if "episode" in got else conn.execute(
+                f"SELECT COUNT(*) FROM episodes {_WHERE}", where).fetchone()[0]
+            for name in packed:
+                if got[name].dtype == object and out[name].dtype != object:
+                    out[name] = out[name].astype(object)  # seeds past int64
+                out[name][start:start + size] = got[name]
+            if rows:
+                for name, values in _read_rows(conn, where, rows).items():
+                    out[name][start:start + size] = values
+            start += size
+            if progress is not None:
+                progress(start, n)
+    if "condition_seed" in out and out["condition_seed"].dtype == object:
         seeds = out["condition_seed"]
-        if all(type(v) is int for v in seeds):
+        if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in seeds):
             out["condition_seed"] = seeds.astype(np.int64)
         else:  # seeds past int64 are stored as exact text
             out["condition_seed"] = np.array([int(v) for v in seeds], dtype=object)
+    return out
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_DIGITS = ("terminated", "truncated", "assisted", "outcome")
+"""Columns of one digit per row (0/1, or an outcome code), concatenated without separator."""
+_PACKED = (*_INT, *_DIGITS, "score", "condition_seed", *_FLOAT)
+"""Columns read through ``group_concat`` text (floats: only whether any value is there)."""
+_KEY = ' ORDER BY "episode", "repeat"'
+_WHERE = 'WHERE run_id = ? AND "cell" = ? AND "episode" BETWEEN ? AND ?'
+
+
+def _blocks(
+    conn: Any, run_id: str
+) -> tuple[list[tuple[str, int, int]], list[tuple[str, int]]]:
+    """Blocks ``(cell, first episode, last episode)`` of about :data:`_BLOCK` rows; cell sizes.
+
+    The sizes are ``(cell, rows)`` of each cell, in cell order.
+    Counted from the primary key's index alone; a cell larger than a block is cut into
+    equal ranges of episode indices.
+    """
+    blocks: list[tuple[str, int, int]] = []
+    sizes: list[tuple[str, int]] = []
+    for cell, size, low, high in conn.execute(
+        'SELECT "cell", COUNT(*), MIN("episode"), MAX("episode") FROM episodes '
+        'WHERE run_id = ? GROUP BY "cell" ORDER BY "cell"', (run_id,)
+    ).fetchall():
+        sizes.append((cell, int(size)))
+        parts = -(-int(size) // _BLOCK)
+        step = -(-(int(high) - int(low) + 1) // max(parts, 1))
+        blocks.extend((cell, first, min(int(high), first + step - 1))
+                      for first in range(int(low), int(high) + 1, step))
+    return blocks, sizes
+
+
+def _packed_expression(name: str) -> str:
+    if name == "outcome":
+        cases = " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(OUTCOME_CODES))
+        return f"group_concat(CASE \"outcome\" {cases} ELSE 9 END, '')"
+    if name in _DIGITS:
+        return f"group_concat(\"{name}\", '')"
+    if name in _FLOAT:
+        return f'COUNT("{name}")'
+    if name == "condition_seed":
+        return ("group_concat(\"condition_seed\", ','), "
+                "SUM(typeof(\"condition_seed\") <> 'integer')")
+    return f"group_concat({_sql_expression(name)}, ',')"
+
+
+def _read_packed(
+    conn: Any, where: tuple[Any, ...], names: Sequence[str]
+) -> dict[str, np.ndarray[Any, Any]] | None:
+    """One block's packed columns in key order; ``None`` when text cannot carry them exactly.
+
+    The episode and repeat columns are always read: rows concatenate in the order SQLite
+    scans them (the key's, through its index), and the block is sorted by them if not.
+    """
+    wanted = list(dict.fromkeys(["episode", "repeat", *names]))
+    selects = [_packed_expression(name) for name in wanted]
+    row = conn.execute(f"SELECT COUNT(*), {', '.join(selects)} FROM episodes {_WHERE}",
+                       where).fetchone()
+    size = int(row[0])
+    values = iter(row[1:])
+    got: dict[str, np.ndarray[Any, Any]] = {}
+    for name in wanted:
+        text = next(values)
+        if name in _FLOAT:
+            got[name] = (_read_floats(conn, where, name) if int(text or 0)
+                         else np.full(size, np.nan))
+            continue
+        if name == "condition_seed" and int(next(values) or 0):
+            return None  # a seed past int64, stored as text
+        parsed = _parse(text or "", name, size)
+        if parsed is None:
+            return None
+        got[name] = parsed
+    key = got["episode"] * (int(got["repeat"].max(initial=0)) + 1) + got["repeat"]
+    if size > 1 and not bool(np.all(key[1:] > key[:-1])):
+        order = np.argsort(key, kind="stable")
+        got = {k: v if k in _FLOAT else v[order] for k, v in got.items()}
+    return got
+
+
+def _parse(text: str, name: str, size: int) -> np.ndarray[Any, Any] | None:
+    """A ``group_concat`` text as the column's array (``None``: not what was expected)."""
+    if name in _DIGITS:
+        digits = np.frombuffer(text.encode("ascii"), dtype=np.uint8) - 48
+        if digits.size != size or (digits.size and int(digits.max()) > 9):
+            return None
+        if name == "outcome":
+            codes = digits.astype(np.int8)
+            codes[codes == 9] = -1
+            return codes
+        return digits.astype(bool)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a short read: checked below
+        numbers = np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, np.int64)
+    if numbers.size != size or text.count(",") != max(size - 1, 0):
+        return None
+    return numbers
+
+
+def _read_floats(conn: Any, where: tuple[Any, ...], name: str) -> np.ndarray[Any, Any]:
+    """A float column of one block, exactly (NULL as NaN), in key order."""
+    rows = conn.execute(f'SELECT "{name}" FROM episodes {_WHERE}{_KEY}', where).fetchall()
+    return np.array([v for (v,) in rows], dtype=np.float64)
+
+
+def _read_rows(
+    conn: Any, where: tuple[Any, ...], names: Sequence[str]
+) -> dict[str, np.ndarray[Any, Any]]:
+    """Columns of one block row by row, in key order (text columns: equal strings shared)."""
+    if not names:
+        return {}
+    select = ", ".join(_sql_expression(name) for name in names)
+    rows = conn.execute(f"SELECT {select} FROM episodes {_WHERE}{_KEY}", where).fetchall()
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    for name, values in zip(names, zip(*rows, strict=True), strict=True):
+        target = _empty(name, len(rows))
+        if target.dtype == object:
+            pool: dict[Any, Any] = {}
+            target[:] = [pool.setdefault(v, v) for v in values]
+        elif target.dtype == np.float64:
+            target[:] = np.array(values, dtype=float)  # None -> nan
+        else:
+            target[:] = values
+        out[name] = target
     return out
 
 
