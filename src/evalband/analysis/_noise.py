@@ -435,6 +435,11 @@ def noise_floor(
     size = _check_suite_size(suite_size)
     level = check_confidence(confidence)
     counted_errors = bool(errors_as_failures)
+    from evalband.analysis._pairs import stored_columns
+
+    columns = stored_columns(records)
+    if columns is not None and len(columns["cell"]):  # a stored run: its columns
+        return _noise_columns(columns, size, level, counted_errors)
     rows = _check_records(records)
     counted = [r for r in rows if counted_errors or r.outcome is not Outcome.ERROR]
     excluded = len(rows) - len(counted)
@@ -457,4 +462,54 @@ def noise_floor(
         partial=partial,
         swing=_swing(suites, pooled, size),
         flip=_flip_rate(rows, counted_errors, level),
+    )
+
+
+def _noise_columns(
+    columns: Any, size: int, level: float, errors_as_failures: bool
+) -> NoiseFloor:
+    """:func:`noise_floor` of a stored run's columns (the same result, no records).
+
+    The store gives one run's episodes once each, in plan order.
+    """
+    from evalband.store._columns import OUTCOME_CODES
+
+    outcome = np.asarray(columns["outcome"])
+    error = outcome == OUTCOME_CODES.index(Outcome.ERROR.value)
+    use = np.ones(outcome.size, dtype=bool) if errors_as_failures else ~error
+    n = int(use.sum())
+    excluded = int(outcome.size - n)
+    if not n:
+        raise InvalidInputError(
+            f"noise_floor found no counted episode among {outcome.size} episodes ({excluded} "
+            "errors); pass errors_as_failures=True to count errors as failures"
+        )
+    won = (outcome[use] == OUTCOME_CODES.index(Outcome.SUCCESS.value)).astype(np.int64)
+    pooled = interval(int(won.sum()), n, confidence=level)
+    cells, episodes = columns["cell"][use], columns["episode"][use]
+    cum = np.concatenate(([0], np.cumsum(won)))
+    starts = np.arange(0, n, size)
+    ends = np.minimum(starts + size, n)
+    successes = cum[ends] - cum[starts]
+    bands = intervals(successes, ends - starts, "wilson", level)
+    out = [
+        Suite(index=i, first=(str(cells[a]), int(episodes[a])),
+              last=(str(cells[b - 1]), int(episodes[b - 1])), n=b - a, successes=k, rate=band)
+        for i, (a, b, k, band) in enumerate(
+            zip(starts.tolist(), ends.tolist(), successes.tolist(), bands, strict=True))
+    ]
+    n_full = n // size
+    suites, partial = tuple(out[:n_full]), (out[n_full] if len(out) > n_full else None)
+    flip = None
+    if bool(np.any(columns["repeat"])):  # groups of repeats of one (cell, episode)
+        groups: dict[tuple[str, int], list[bool]] = {}
+        for cell, episode, ok in zip(cells.tolist(), episodes.tolist(),
+                                     (won > 0).tolist(), strict=True):
+            groups.setdefault((cell, episode), []).append(ok)
+        flip = flip_rate_of_groups(groups.values(), confidence=level,
+                                   excluded_errors=excluded if bool(np.any(error)) else 0)
+    return NoiseFloor(
+        suite_size=size, confidence=level, errors_as_failures=errors_as_failures,
+        n_episodes=n, excluded_errors=excluded, pooled=pooled, suites=suites,
+        partial=partial, swing=_swing(suites, pooled, size), flip=flip,
     )

@@ -22,7 +22,7 @@ from evalband.episode import EpisodeRecord, Outcome
 
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
-    "COMPARE_COLUMNS", "StoredRecords", "cell_tables",
+    "COMPARE_COLUMNS", "StoredRecords", "cell_tables", "stored_columns", "cell_ranks",
 ]
 
 
@@ -265,3 +265,40 @@ def cell_tables(
                   unmatched=int(n_b[i] + n_c[i] - 2 * matched[i]))
         for i in range(n_cells)
     ]
+
+
+def stored_columns(records: Sequence[EpisodeRecord]) -> Mapping[str, NDArray[Any]] | None:
+    """A stored run's column arrays when its records are not read yet, else ``None``.
+
+    Consumers that can work on columns (curves, pair counts) use them instead of reading a
+    record per episode; once the records are read anyway, the records are as cheap.
+    """
+    if isinstance(records, StoredRecords) and records._records is None:
+        return records.columns
+    return None
+
+
+def cell_ranks(*cells: NDArray[Any]) -> tuple[list[str], list[NDArray[np.int64]]]:
+    """The sorted distinct keys of several ``cell`` columns; each column as indices into them.
+
+    Integer order is the keys' order (what sorting by the cell key needs).
+
+    >>> import numpy as np
+    >>> keys, (a, b) = cell_ranks(np.array(["b", "b", "a"], dtype=object),
+    ...                           np.array(["c"], dtype=object))
+    >>> keys, a.tolist(), b.tolist()
+    (['a', 'b', 'c'], [1, 1, 0], [2])
+    """
+    runs = []
+    for column in cells:
+        keys = np.asarray(column, dtype=object)
+        starts = np.flatnonzero(np.concatenate(([keys.size > 0], keys[1:] != keys[:-1])))
+        runs.append((keys, starts))
+    distinct = sorted({str(keys[i]) for keys, starts in runs for i in starts})
+    index = {key: i for i, key in enumerate(distinct)}
+    out = []
+    for keys, starts in runs:
+        codes = np.fromiter((index[str(keys[i])] for i in starts), dtype=np.int64,
+                            count=starts.size)
+        out.append(np.repeat(codes, np.diff(np.append(starts, keys.size))))
+    return distinct, out

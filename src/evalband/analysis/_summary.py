@@ -281,6 +281,12 @@ def paired_outcomes(
     >>> p.keys, p.a.tolist(), p.b.tolist(), p.unmatched, p.excluded_errors
     ([('', 1, 0)], [True], [False], 1, 1)
     """
+    from evalband.analysis._pairs import stored_columns
+
+    if isinstance(a, Sequence) and isinstance(b, Sequence):
+        ca, cb = stored_columns(a), stored_columns(b)
+        if ca is not None and cb is not None:
+            return _paired_columns(ca, cb, errors_as_failures)
     a_by_key = {record_key(r): r for r in a}
     b_by_key = {record_key(r): r for r in b}
     common = a_by_key.keys() & b_by_key.keys()
@@ -297,6 +303,39 @@ def paired_outcomes(
         b=np.fromiter((b_by_key[k].outcome is Outcome.SUCCESS for k in keys), dtype=bool, count=n),
         unmatched=len(a_by_key.keys() ^ b_by_key.keys()),
         excluded_errors=len(common) - n,
+    )
+
+
+def _paired_columns(
+    a: Mapping[str, NDArray[Any]], b: Mapping[str, NDArray[Any]], errors_as_failures: bool
+) -> PairedOutcomes:
+    """:func:`paired_outcomes` of two stored runs' columns (the same result, no records)."""
+    from evalband.analysis._pairs import cell_ranks
+    from evalband.store._columns import OUTCOME_CODES
+
+    cells, (code_a, code_b) = cell_ranks(a["cell"], b["cell"])
+    span_e = int(max(a["episode"].max(initial=0), b["episode"].max(initial=0))) + 1
+    span_r = int(max(a["repeat"].max(initial=0), b["repeat"].max(initial=0))) + 1
+    key_a = (code_a * span_e + a["episode"]) * span_r + a["repeat"]
+    key_b = (code_b * span_e + b["episode"]) * span_r + b["repeat"]
+    _, ia, ib = np.intersect1d(key_a, key_b, assume_unique=True, return_indices=True)
+    out_a, out_b = a["outcome"][ia], b["outcome"][ib]
+    common = int(ia.size)
+    if not errors_as_failures:
+        error = OUTCOME_CODES.index(Outcome.ERROR.value)
+        keep = (out_a != error) & (out_b != error)
+        ia, ib, out_a, out_b = ia[keep], ib[keep], out_a[keep], out_b[keep]
+    order = np.lexsort((code_a[ia], a["repeat"][ia], a["episode"][ia]))
+    ia, out_a, out_b = ia[order], out_a[order], out_b[order]
+    success = OUTCOME_CODES.index(Outcome.SUCCESS.value)
+    keys = list(zip([cells[c] for c in code_a[ia].tolist()], a["episode"][ia].tolist(),
+                    a["repeat"][ia].tolist(), strict=True))
+    return PairedOutcomes(
+        keys=keys,
+        a=out_a == success,
+        b=out_b == success,
+        unmatched=int(key_a.size + key_b.size - 2 * common),
+        excluded_errors=common - len(keys),
     )
 
 

@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -146,8 +146,12 @@ def cumulative_curve(
     ([1, 2], [1.0, 0.5])
     """
     from evalband.analysis import counted
+    from evalband.analysis._pairs import stored_columns
     from evalband.stats import interval_bounds
 
+    columns = stored_columns(records)
+    if columns is not None:  # a stored run not read as records: its columns
+        return _cumulative_columns(columns, errors_as_failures, confidence, points)
     rows = counted(records, errors_as_failures)
     n = len(rows)
     if not n:
@@ -162,6 +166,31 @@ def cumulative_curve(
     grid = prefix_grid(n, points)
     k = wins[grid - 1]
     low, high = interval_bounds(k, grid, "wilson", confidence)  # every prefix in one call
+    return CumulativeCurve(n=grid, k=k, rate=k / grid, low=low, high=high)
+
+
+def _cumulative_columns(
+    columns: Mapping[str, NDArray[Any]], errors_as_failures: bool, confidence: float,
+    points: int,
+) -> CumulativeCurve | None:
+    """:func:`cumulative_curve` of a stored run's columns (the same curve, no records)."""
+    from evalband.analysis._pairs import cell_ranks
+    from evalband.stats import interval_bounds
+    from evalband.store._columns import OUTCOME_CODES
+
+    outcome = columns["outcome"]
+    use = (np.ones(outcome.size, dtype=bool) if errors_as_failures
+           else outcome != OUTCOME_CODES.index(Outcome.ERROR.value))
+    n = int(use.sum())
+    if not n:
+        return None
+    _, (code,) = cell_ranks(columns["cell"])
+    order = np.lexsort((code[use], columns["repeat"][use], columns["episode"][use]))
+    won = (outcome[use] == OUTCOME_CODES.index(Outcome.SUCCESS.value)).astype(np.int64)
+    wins = np.cumsum(won[order])
+    grid = prefix_grid(n, points)
+    k = wins[grid - 1]
+    low, high = interval_bounds(k, grid, "wilson", confidence)
     return CumulativeCurve(n=grid, k=k, rate=k / grid, low=low, high=high)
 
 

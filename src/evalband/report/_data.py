@@ -245,7 +245,10 @@ def _view(source: str, store: RunStore | None, confidence: float) -> RunView:
     from evalband._api import load_run
 
     run = load_run(source, store)
-    slices = slice_summaries(run, confidence)
+    if run.source == "store" and store is not None:  # counted by SQLite: no records read
+        slices = stored_slice_summaries(store, run.run_id, confidence)
+    else:
+        slices = slice_summaries(run, confidence)
     summary = slices[-1].summary
     return RunView(
         data=run,
