@@ -14,11 +14,16 @@ if TYPE_CHECKING:
 __all__ = ["load_run", "compare"]
 
 
-def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
+def load_run(
+    source: str | Path,
+    store: RunStore | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunData:
     """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
 
     A stored run carries its episodes column-wise (what a comparison reads, without one
-    Python object per episode); its ``records`` are read on first use.
+    Python object per episode); its ``records`` are read on first use. ``progress(episodes
+    read, episodes in all)`` is called while a stored run's columns are read.
 
     The reference is resolved by :func:`evalband.store.resolve_run`: a stored run id wins; a
     bundle must be written as a path (``./baseline``, ``runs/baseline``). A bundle is the
@@ -43,7 +48,7 @@ def load_run(source: str | Path, store: RunStore | None = None) -> RunData:
     else:
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
-        records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS),
+        records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS, progress),
                                 _reader(store, ref.run_id))
         origin = "store"
     return RunData(

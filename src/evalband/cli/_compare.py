@@ -61,13 +61,14 @@ def compare(
 
     if not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
-    from evalband.cli._progress import busy
+    from evalband.cli._progress import work
 
     try:
-        with busy(f"comparing {', '.join(candidates)} with {baseline}", enabled=not as_json):
+        with work(f"comparing {', '.join(candidates)} with {baseline}",
+                  enabled=not as_json) as step:
             with open_store(store_path(store), read_only=True) as st:
-                base = load_run(baseline, st)
-                cands = [load_run(c, st) for c in candidates]
+                base = load_run(baseline, st, step.stage(f"reading {baseline}"))
+                cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
             if sequential:
                 from evalband.analysis._sequential import compare_sequential
 

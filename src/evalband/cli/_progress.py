@@ -1,13 +1,14 @@
-"""Progress on stderr: a bar for runs, a spinner for one long step.
+"""Progress on stderr: a bar for runs, a bar for long steps, a spinner for the rest.
 
-The run bar shows episodes done, successes with their Wilson band and an ETA; the spinner
-(:func:`busy`) shows the elapsed time of a big import.
+The run bar shows episodes done, successes with their Wilson band and an ETA; the step bar
+(:func:`work`) shows episodes read or written of all (import, compare, show, report, export);
+the spinner (:func:`busy`) the elapsed time of a step that cannot count its work.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from evalband.stats import interval
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-__all__ = ["RunProgress", "busy"]
+__all__ = ["RunProgress", "busy", "work", "Work"]
 
 
 class RunProgress:
@@ -99,6 +100,67 @@ class RunProgress:
         self._count(record)
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, band=self._band())
+
+
+class Work:
+    """What a long step reports: ``update(done, total)`` moves its bar (see :func:`work`).
+
+    Silent (nothing imported, nothing printed) when the bar is not shown.
+    """
+
+    def __init__(self, progress: Progress | None, task: TaskID | None) -> None:
+        self._progress = progress
+        self._task = task
+
+    def update(self, done: int, total: int, label: str | None = None) -> None:
+        """``done`` of ``total`` units (episodes) so far; ``label`` renames the step."""
+        if self._progress is None or self._task is None:
+            return
+        self._progress.update(self._task, completed=done, total=max(total, 1),
+                              description=label, count=f"{done:,}/{total:,}")
+
+    def stage(self, label: str) -> Callable[[int, int], None]:
+        """A ``progress(done, total)`` callback for one stage of the step, named ``label``."""
+        return lambda done, total: self.update(done, total, label)
+
+
+@contextmanager
+def work(label: str, *, enabled: bool = True) -> Iterator[Work]:
+    """A progress bar on stderr for one long step (episodes done of all, elapsed, time left).
+
+    A spinner until the first :meth:`Work.update`, then the bar.
+
+    Shown only on a terminal and when ``enabled`` (never with ``--json``, never in a pipe);
+    otherwise nothing is imported or printed and :meth:`Work.update` does nothing.
+
+    >>> with work("importing r.csv", enabled=False) as step:
+    ...     step.update(10, 100)
+    """
+    if not (enabled and sys.stderr.isatty()):
+        yield Work(None, None)
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=20),
+        TextColumn("{task.fields[count]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(compact=True),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        yield Work(progress, progress.add_task(label, total=None, count=""))
 
 
 @contextmanager

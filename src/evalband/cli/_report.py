@@ -81,12 +81,14 @@ def report(
 
     if html is None and md is None:
         html = default_report_path(sources)
-    from evalband.cli._progress import busy
+    from evalband.cli._progress import work
 
-    with busy(f"writing the report of {', '.join(sources)}", enabled=not as_json):
+    with work(f"writing the report of {', '.join(sources)}", enabled=not as_json) as step:
         written = write_report(sources, store_path(store), html=html, md=md,
                                command=cli_command(), allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence)
+                               confidence=confidence,
+                               progress=lambda label, done, total: step.update(done, total,
+                                                                               label))
     if as_json:
         emit_json({"html": str(html) if html is not None else None,
                    "md": str(md) if md is not None else None})

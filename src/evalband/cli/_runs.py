@@ -216,16 +216,18 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
+    from evalband.cli._progress import work
     from evalband.store import resolve_run
 
-    with read_store(store) as st:
+    with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
         if ref.kind == "store":  # counted by SQLite: fast on a million episodes
             from evalband.report._data import stored_slice_summaries
 
             assert ref.run_id is not None
             manifest = st.require_run(ref.run_id)
-            slices = stored_slice_summaries(st, ref.run_id)
+            slices = stored_slice_summaries(st, ref.run_id, progress=step.stage(
+                f"counting {run_id}"))
         else:
             from evalband._api import load_run
             from evalband.report._data import slice_summaries
@@ -318,16 +320,17 @@ def import_cmd(
     def names(text: str | None) -> list[str]:
         return [n.strip() for n in (text or "").split(",") if n.strip()]
 
-    from evalband.cli._progress import busy
+    from evalband.cli._progress import work
 
     big = source.is_file() and source.stat().st_size > BUSY_BYTES
-    with open_store(store_path(store)) as st, busy(f"importing {source.name}",
-                                                   enabled=big and not as_json):
+    with open_store(store_path(store)) as st, work(f"importing {source.name}",
+                                                   enabled=big and not as_json) as step:
         if is_bundle:
             rids = [import_bundle(st, source)]
         else:
             rids = import_runs(st, source, format=fmt, run_id=run_id, policy=policy,
-                               panel=panel_obj, factors=names(factors), metrics=names(metrics))
+                               panel=panel_obj, factors=names(factors), metrics=names(metrics),
+                               progress=step.stage(f"importing {source.name}"))
         manifests = [st.require_run(rid) for rid in rids]
         counts = [st.count_episodes(rid) for rid in rids]
     if as_json:

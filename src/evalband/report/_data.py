@@ -176,12 +176,14 @@ def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummar
 
 
 def stored_slice_summaries(
-    store: RunStore, run_id: str, confidence: float = 0.95
+    store: RunStore, run_id: str, confidence: float = 0.95,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[SliceSummary, ...]:
     """:func:`slice_summaries` of a stored run, counted by SQLite (no episode is loaded).
 
     What ``evalband show`` prints: on a million episodes it reads a few hundred aggregate
-    rows instead of building a million records.
+    rows instead of building a million records. ``progress(episodes counted, episodes in
+    all)`` is called per cell.
     """
     import json
 
@@ -190,7 +192,7 @@ def stored_slice_summaries(
     from evalband.store._columns import cell_tallies, error_messages
 
     manifest = store.require_run(run_id)
-    tallies = cell_tallies(store, run_id)
+    tallies = cell_tallies(store, run_id, progress)
 
     def summary(cells: tuple[str, ...]) -> RunSummary:
         part = {c: tallies[c] for c in cells}
@@ -241,12 +243,18 @@ def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
         return None
 
 
-def _view(source: str, store: RunStore | None, confidence: float) -> RunView:
+def _view(source: str, store: RunStore | None, confidence: float,
+          progress: Callable[[str, int, int], None] | None = None) -> RunView:
     from evalband._api import load_run
 
-    run = load_run(source, store)
+    def stage(label: str) -> Callable[[int, int], None] | None:
+        if progress is None:
+            return None
+        return lambda done, total: progress(f"{label} {source}", done, total)
+
+    run = load_run(source, store, stage("reading"))
     if run.source == "store" and store is not None:  # counted by SQLite: no records read
-        slices = stored_slice_summaries(store, run.run_id, confidence)
+        slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"))
     else:
         slices = slice_summaries(run, confidence)
     summary = slices[-1].summary
@@ -269,6 +277,7 @@ def collect(
     seed: int = 0,
     allow_panel_mismatch: bool = False,
     sequential: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportData:
     """Load the runs and compute what the report shows.
 
@@ -282,6 +291,8 @@ def collect(
         seed: seed of the comparison's aggregate bootstrap.
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
         sequential: the anytime-valid verdict (``compare --sequential``; the viewer's live one).
+        progress: called as ``progress(stage, episodes done, episodes in all)`` while the
+            runs are read and counted.
 
     Raises:
         InvalidParameterError: no sources.
@@ -298,7 +309,7 @@ def collect(
     if all(is_bundle(name) for name in names):
         store = None  # never create a store file just to read bundles
     with open_for(store, names) as st:
-        views = tuple(_view(name, st, confidence) for name in names)
+        views = tuple(_view(name, st, confidence, progress) for name in names)
         store_file = None if st is None else st.path
     comparisons: tuple[Comparison, ...] = ()
     if len(views) > 1 and sequential:

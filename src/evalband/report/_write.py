@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ def write_report(
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
     sequential: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[Path]:
     """Write the HTML report and/or the Markdown summary; the runs are read once.
 
@@ -36,6 +37,8 @@ def write_report(
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
         confidence: level of every band.
         sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
+        progress: called as ``progress(stage, episodes done, episodes in all)`` while the
+            runs are read (then ``("rendering", 0, 1)`` and ``("rendering", 1, 1)``).
 
     Returns:
         The paths written, HTML first.
@@ -61,7 +64,10 @@ def write_report(
             "write_report needs a destination: html=PATH and/or md=PATH; got neither"
         )
     data = collect(sources, store, command=command, confidence=confidence,
-                   allow_panel_mismatch=allow_panel_mismatch, sequential=sequential)
+                   allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
+                   progress=progress)
+    if progress is not None:
+        progress("rendering", 0, 1)
     written = []
     for path, render in ((html, report_html), (md, report_markdown)):
         if path is None:
@@ -70,4 +76,6 @@ def write_report(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(data), encoding="utf-8")
         written.append(target)
+    if progress is not None:
+        progress("rendering", 1, 1)
     return written

@@ -1123,12 +1123,16 @@ class RunStore:
             return _records_from_rows(self._rows(run_id))
 
     def episode_columns(
-        self, run_id: str, columns: Sequence[str] | None = None
+        self,
+        run_id: str,
+        columns: Sequence[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, np.ndarray[Any, Any]]:
         """The run's episodes column-wise: one numpy array per column.
 
         See :func:`evalband.store._columns.episode_columns` for the dtypes; memory grows
-        with the columns read, not with one object per episode.
+        with the columns read, not with one object per episode. ``progress(episodes read,
+        episodes in all)`` is called per block of rows.
 
         Raises:
             RunNotFoundError: when no such run is stored.
@@ -1136,7 +1140,7 @@ class RunStore:
         """
         from evalband.store._columns import episode_columns
 
-        return episode_columns(self, run_id, columns)
+        return episode_columns(self, run_id, columns, progress)
 
     def episodes(self, run_id: str) -> pd.DataFrame:
         """The run's episodes as a data frame, one row per episode.
