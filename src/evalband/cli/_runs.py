@@ -264,9 +264,10 @@ def export(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
+    from evalband.cli._progress import work
     from evalband.store import export_bundle
 
-    with read_store(store) as st:
+    with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
         path = export_bundle(st, run_id, out, overwrite=overwrite)
     if as_json:
         emit_json({"run_id": run_id, "bundle": str(path)})
