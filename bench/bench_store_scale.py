@@ -1,4 +1,4 @@
-"""Benchmark: the store at 10k / 100k / 1M episodes: import, show, columnar read, peak RSS.
+"""Benchmark: the store at 10k / 100k / 1M episodes: import, show, compare, report, peak RSS.
 
 Each (size, step) runs in a fresh interpreter so its peak resident memory (``ru_maxrss``)
 is its own:
@@ -12,7 +12,18 @@ is its own:
 * ``columns``: :meth:`RunStore.episode_columns` of the comparison's default columns (numpy
   arrays filled block by block);
 * ``records`` (up to 100k): the record-by-record path the summaries used before,
-  ``slice_summaries(load_run(...))``, for the ratio.
+  ``slice_summaries(load_run(...))``, for the ratio;
+* ``compare``: :func:`evalband.compare` of the run with a second import of the same size
+  (another policy, every episode paired, four cells, two factors: eight slices), and
+  ``as_dict()`` -- what ``evalband compare --json`` computes, without the interpreter's
+  start-up (imports are loaded before the clock starts); target at 1M: < 5 s, < 1 GB;
+  at 100k: < 0.5 s;
+* ``report`` (up to 100k): :func:`evalband.report.render_html` of that comparison (target
+  at 100k: < 2 s).
+
+``previous`` holds the figures measured before the column-wise work (same 2-core shared VM,
+under load): the 1M import 15.0 s wall / 8.1 s CPU / 444 MB; the issue's 1M compare 71 s and
+3.1 GB and 1M show 11 s; the 100k CLI compare 1.5 s; the 100k report 18 s.
 
 ``cpu_seconds`` is the step's own CPU time (``time.process_time``), the figure that does not
 move with other processes on a shared machine. ``growth`` is the time ratio between
@@ -30,6 +41,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+PREVIOUS = {
+    "import_1m": {"seconds": 15.0, "cpu_seconds": 8.1, "peak_rss_mb": 444.0},
+    "compare_1m_issue": {"seconds": 71.0, "peak_rss_mb": 3100.0},
+    "show_1m_issue": {"seconds": 11.0},
+    "compare_100k_cli": {"seconds": 1.5},
+    "report_100k": {"seconds": 18.0},
+}
+"""Figures before the column-wise work (2-core shared VM, under load; see the docstring)."""
+TARGETS = {
+    "import_1m": {"seconds": 10.0, "peak_rss_mb": 500.0},
+    "compare_1m": {"seconds": 5.0, "peak_rss_mb": 1000.0},
+    "compare_100k": {"seconds": 0.5},
+    "report_100k": {"seconds": 2.0},
+}
 SIZES_FULL = (10_000, 100_000, 1_000_000)
 SIZES_QUICK = (10_000, 100_000)
 RECORDS_UP_TO = 100_000
@@ -38,10 +63,16 @@ _STEP = r'''
 import json, resource, sys, time
 size, step, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 from evalband.store import open_store, import_results
-import evalband._api, evalband.analysis, evalband.panel, evalband.report._data
+import evalband, evalband._api, evalband.analysis, evalband.panel, evalband.report._data
+import evalband.report, evalband.report._html
 import evalband.store._columns, evalband.store._importers
 from evalband.stats import interval
 interval(1, 2)  # imports loaded before the clock starts: the step alone is timed
+import evalband.analysis._compare, evalband.stats._procedure, scipy.special
+if step == "report":
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
 t0, c0 = time.perf_counter(), time.process_time()
 if step == "import":
     with open_store(f"{folder}/s.sqlite") as st:
@@ -55,6 +86,16 @@ elif step == "columns":
     with open_store(f"{folder}/s.sqlite", read_only=True) as st:
         cols = st.episode_columns(f"r{size}")
     assert len(cols["outcome"]) == size
+elif step == "import_b":
+    with open_store(f"{folder}/s.sqlite") as st:
+        import_results(st, f"{folder}/b{size}.csv", run_id=f"b{size}")
+elif step == "compare":
+    out = evalband.compare(f"r{size}", f"b{size}", store=f"{folder}/s.sqlite").as_dict()
+    n = sum(row["n_baseline"] for row in out["slices"] if row["name"].startswith("mass="))
+    assert n == size, n
+elif step == "report":
+    from evalband.report import render_html
+    assert len(render_html([f"r{size}", f"b{size}"], f"{folder}/s.sqlite")) > 1000
 elif step == "records":
     from evalband._api import load_run
     from evalband.report._data import slice_summaries
@@ -67,17 +108,23 @@ print(json.dumps({"seconds": seconds, "cpu_seconds": time.process_time() - c0,
 '''
 
 
-def write_csv(path: Path, n: int) -> None:
-    """``n`` rows: two cells, three outcomes, a step count; one episode index per row."""
+def write_csv(path: Path, n: int, seed: int = 0) -> None:
+    """``n`` rows: four cells (two factors), three outcomes, a step count.
+
+    The rows of one seed and another pair episode by episode (the same cells and indices).
+    """
     import numpy as np
 
-    rng = np.random.default_rng(0)
-    cells = np.array(["mass=light", "mass=heavy"])[rng.integers(0, 2, n)]
-    outcomes = np.array(["success", "failure", "timeout"])[rng.integers(0, 3, n)]
+    rng = np.random.default_rng(seed)
+    cells = np.array(["light", "heavy"])[np.arange(n) % 2]
+    arms = np.array(["low", "high"])[(np.arange(n) // 2) % 2]
+    failed = rng.random(n) >= 0.80 - 0.02 * seed  # 80% successes, 78% for seed 1
+    outcomes = np.array(["success", "failure", "timeout"])[
+        np.where(failed, 1 + rng.integers(0, 2, n), 0)]
     with path.open("w") as fh:
-        fh.write("cell,episode,repeat,outcome,steps\n")
-        fh.writelines(f"{c},{i},0,{o},{10 + i % 50}\n"
-                      for i, (c, o) in enumerate(zip(cells, outcomes, strict=True)))
+        fh.write("slice.mass,slice.friction,episode,repeat,outcome,steps\n")
+        fh.writelines(f"{c},{a},{i // 4},0,{o},{10 + i % 50}\n"
+                      for i, (c, a, o) in enumerate(zip(cells, arms, outcomes, strict=True)))
 
 
 def _step(size: int, step: str, folder: str) -> dict[str, float]:
@@ -96,14 +143,17 @@ def run(quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[str, 
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
             write_csv(Path(folder) / f"r{size}.csv", size)
-            steps = ["import", "show", "columns"]
+            write_csv(Path(folder) / f"b{size}.csv", size, seed=1)
+            steps = ["import", "show", "columns", "import_b", "compare"]
             if size <= RECORDS_UP_TO:
-                steps.append("records")
+                steps += ["report", "records"]
             table[str(size)] = {step: _step(size, step, folder) for step in steps}
+            del table[str(size)]["import_b"]
     growth = {
         step: [round(table[str(b)][step]["seconds"] / table[str(a)][step]["seconds"], 2)
-               for a, b in zip(sizes, sizes[1:], strict=False)]
-        for step in ("import", "show", "columns")
+               for a, b in zip(sizes, sizes[1:], strict=False)
+               if step in table[str(a)] and step in table[str(b)]]
+        for step in ("import", "show", "columns", "compare", "report")
     }
     big = table[str(sizes[-1])]
     mid = table[str(min(sizes[-1], RECORDS_UP_TO))]
@@ -116,11 +166,15 @@ def run(quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[str, 
         "target_ratio": 1.0,
         "ratio": round(mid["records"]["seconds"] / mid["show"]["seconds"], 1),
         "import_target": {"seconds": 10.0, "peak_rss_mb": 500.0},
+        "targets": TARGETS,
+        "previous": PREVIOUS,
         "passed": (
             big["show"]["peak_rss_mb"] < 500
             and big["columns"]["peak_rss_mb"] < 500
             and big["import"]["peak_rss_mb"] < 500
             and big["import"]["cpu_seconds"] < 10.0  # wall time moves with the shared load
+            and big["compare"]["peak_rss_mb"] < 1000
+            and (big is not table.get("1000000") or big["compare"]["cpu_seconds"] < 5.0)
         ),
         "load_average_1min": __import__("os").getloadavg()[0],
         "bench_seconds": time.perf_counter() - t0,
