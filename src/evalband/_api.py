@@ -49,7 +49,7 @@ def load_run(
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
         records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS, progress),
-                                _reader(store, ref.run_id))
+                                _reader(store, ref.run_id), _where_reader(store, ref.run_id))
         origin = "store"
     return RunData(
         run_id=manifest.run_id,
@@ -72,6 +72,20 @@ def _reader(store: RunStore, run_id: str) -> Callable[[], list[EpisodeRecord]]:
 
         with open_store(store.path, read_only=True) as st:
             return st.episode_records(run_id)
+
+    return read
+
+
+def _where_reader(store: RunStore, run_id: str) -> Callable[[str], list[EpisodeRecord]]:
+    """Reads the stored records an SQL condition selects (as :func:`_reader`)."""
+
+    def read(condition: str) -> list[EpisodeRecord]:
+        if not store.closed:
+            return store.episode_records(run_id, where=condition)
+        from evalband.store import open_store
+
+        with open_store(store.path, read_only=True) as st:
+            return st.episode_records(run_id, where=condition)
 
     return read
 

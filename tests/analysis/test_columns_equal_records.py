@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import evalband
 from evalband.analysis import compare_many, noise_floor, paired_outcomes
-from evalband.analysis._pairs import StoredRecords
+from evalband.analysis._pairs import StoredRecords, records_where
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import load_panel
 from evalband.report._curves import cumulative_curve
@@ -121,6 +121,9 @@ def test_columns_give_what_records_give(store: RunStore, b_draws: list[Any],
         slow_noise = None
     if slow_noise is not None:
         assert noise_floor(base.records, 3, errors_as_failures=eaf).as_dict() == slow_noise
+    errors = records_where(base.records, "\"outcome\" = 'error'",
+                           lambda r: r.outcome.value == "error")
+    assert errors == [r for r in b_list if r.outcome.value == "error"]
     assert base.records._records is None and cand.records._records is None  # never read
 
     # the store's columns, read in small blocks, equal the records' fields

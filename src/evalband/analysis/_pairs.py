@@ -23,6 +23,7 @@ from evalband.episode import EpisodeRecord, Outcome
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
     "COMPARE_COLUMNS", "StoredRecords", "cell_tables", "stored_columns", "cell_ranks",
+    "records_where",
 ]
 
 
@@ -136,7 +137,7 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
-    "time_to_success_s",
+    "time_to_success_s", "condition_seed",
 )
 """The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads."""
 
@@ -155,10 +156,18 @@ class StoredRecords(Sequence[EpisodeRecord]):
     """
 
     def __init__(self, columns: Mapping[str, NDArray[Any]],
-                 read: Callable[[], list[EpisodeRecord]]) -> None:
+                 read: Callable[[], list[EpisodeRecord]],
+                 read_where: Callable[[str], list[EpisodeRecord]] | None = None) -> None:
         self.columns = columns
         self._read = read
+        self._read_where = read_where
         self._records: list[EpisodeRecord] | None = None
+
+    def where(self, condition: str) -> list[EpisodeRecord] | None:
+        """The records the SQL ``condition`` selects, read alone; ``None`` when it cannot."""
+        if self._records is not None or self._read_where is None:
+            return None
+        return self._read_where(condition)
 
     def _loaded(self) -> list[EpisodeRecord]:
         if self._records is None:
@@ -302,3 +311,20 @@ def cell_ranks(*cells: NDArray[Any]) -> tuple[list[str], list[NDArray[np.int64]]
                             count=starts.size)
         out.append(np.repeat(codes, np.diff(np.append(starts, keys.size))))
     return distinct, out
+
+
+def records_where(
+    records: Sequence[EpisodeRecord], condition: str, test: Callable[[EpisodeRecord], bool]
+) -> list[EpisodeRecord]:
+    """The records that pass ``test``, reading from a stored run only what ``condition`` selects.
+
+    ``condition`` is an SQL condition selecting a superset of them (e.g. ``"error" IS NOT
+    NULL``), so a stored run's other episodes are never made records.
+
+    >>> import numpy as np
+    >>> recs = StoredRecords({"cell": np.array(["a"], dtype=object)}, lambda: ["x", "y"])
+    >>> records_where(recs, "1", lambda r: r == "y")
+    ['y']
+    """
+    selected = records.where(condition) if isinstance(records, StoredRecords) else None
+    return [r for r in (records if selected is None else selected) if test(r)]

@@ -88,7 +88,11 @@ def choose_clips(
     candidates = []
     for order, view in enumerate(views):
         slices = regressed.get(view.run_id, [])
-        for record in view.data.records:  # most records have no media: sort the few that do
+        from evalband.analysis._pairs import records_where
+
+        with_media = records_where(view.data.records, "instr(\"extra\", '\"media\"') > 0",
+                                   lambda r: bool(r.extra.get("media")))
+        for record in with_media:  # most records have no media: sort the few that do
             if not record.extra.get("media"):
                 continue
             for ref in record.media:

@@ -289,9 +289,14 @@ def _reason_table(data: ReportData) -> str:
 
     The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
+    from evalband.analysis._pairs import records_where
+
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
-        for r in v.data.records:
+        failed = records_where(  # a stored run: only its failures with a reason or an error
+            v.data.records, "\"outcome\" <> 'success' AND (instr(\"extra\", '\"reason\"') > 0 "
+            "OR \"error\" IS NOT NULL)", lambda r: not r.success)
+        for r in failed:
             if r.success:
                 continue
             reason = r.extra.get("reason") or (r.error.split(":", 1)[0] if r.error else None)
@@ -437,13 +442,25 @@ def _runs_section(data: ReportData) -> str:
 
 
 def _seeds_text(view: RunView) -> str:
+    from evalband.analysis._pairs import stored_columns
+
+    columns = stored_columns(view.data.records)
+    if columns is not None and "condition_seed" in columns:  # a stored run: its column
+        column = columns["condition_seed"]
+        first = list(dict.fromkeys(column[:64].tolist()))[:6]  # plan order, as below
+        if len(first) < 6:
+            first = list(dict.fromkeys(column.tolist()))[:6]
+        return _seeds_line(first, len(set(column.tolist())))
     seeds: list[int] = []
     for r in view.data.records:  # in plan order, as the store and bundles give them
         if r.condition_seed not in seeds:
             seeds.append(r.condition_seed)
         if len(seeds) > 5:
             break
-    distinct = len({r.condition_seed for r in view.data.records})
+    return _seeds_line(seeds, len({r.condition_seed for r in view.data.records}))
+
+
+def _seeds_line(seeds: Sequence[int], distinct: int) -> str:
     shown = ", ".join(str(s) for s in seeds[:5])
     return f"{shown}{', ...' if distinct > 5 else ''} ({distinct} distinct condition seeds)"
 

@@ -1042,10 +1042,13 @@ class RunStore:
 
     # -- episodes: reading ---------------------------------------------------------------
 
-    def _rows(self, run_id: str) -> list[Any]:
+    def _rows(self, run_id: str, where: str | None = None) -> list[Any]:
+        sql = _SELECT_EPISODES
+        if where is not None:  # an internal condition (never user text)
+            sql = sql.replace(" ORDER BY", f" AND ({where}) ORDER BY", 1)
         with self._lock:
             self.require_run(run_id)
-            return self.conn.execute(_SELECT_EPISODES, (run_id,)).fetchall()
+            return self.conn.execute(sql, (run_id,)).fetchall()
 
     def done_keys(self, run_id: str) -> set[tuple[str, int, int]]:
         """The ``(cell, episode, repeat)`` keys already stored for a run (for resume).
@@ -1110,8 +1113,11 @@ class RunStore:
             counts[str(outcome)] = int(n)
         return counts
 
-    def episode_records(self, run_id: str) -> list[EpisodeRecord]:
+    def episode_records(self, run_id: str, *, where: str | None = None) -> list[EpisodeRecord]:
         """The run's episodes as records, ordered by ``(cell, episode, repeat)``.
+
+        ``where``: an SQL condition on the episodes table selecting some of them (for the
+        report's few episodes with media, reasons or errors; the library's own text only).
 
         Every field round-trips exactly, except that a NaN float is stored as ``None``
         (SQLite keeps no NaN).
@@ -1120,7 +1126,7 @@ class RunStore:
             RunNotFoundError: when no such run is stored.
         """
         with _gc_paused():
-            return _records_from_rows(self._rows(run_id))
+            return _records_from_rows(self._rows(run_id, where))
 
     def episode_columns(
         self,
