@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalband.analysis._compare import Comparison, RunData
@@ -49,7 +49,8 @@ def load_run(
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
         records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS, progress),
-                                _reader(store, ref.run_id), _where_reader(store, ref.run_id))
+                                _reader(store, ref.run_id), _where_reader(store, ref.run_id),
+                                _column_reader(store, ref.run_id))
         origin = "store"
     return RunData(
         run_id=manifest.run_id,
@@ -86,6 +87,20 @@ def _where_reader(store: RunStore, run_id: str) -> Callable[[str], list[EpisodeR
 
         with open_store(store.path, read_only=True) as st:
             return st.episode_records(run_id, where=condition)
+
+    return read
+
+
+def _column_reader(store: RunStore, run_id: str) -> Callable[[str], Any]:
+    """Reads one more column of a stored run (as :func:`_reader`)."""
+
+    def read(name: str) -> Any:
+        if not store.closed:
+            return store.episode_columns(run_id, [name])[name]
+        from evalband.store import open_store
+
+        with open_store(store.path, read_only=True) as st:
+            return st.episode_columns(run_id, [name])[name]
 
     return read
 

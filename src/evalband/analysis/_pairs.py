@@ -137,7 +137,7 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
-    "time_to_success_s", "condition_seed",
+    "time_to_success_s",
 )
 """The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads."""
 
@@ -157,11 +157,24 @@ class StoredRecords(Sequence[EpisodeRecord]):
 
     def __init__(self, columns: Mapping[str, NDArray[Any]],
                  read: Callable[[], list[EpisodeRecord]],
-                 read_where: Callable[[str], list[EpisodeRecord]] | None = None) -> None:
+                 read_where: Callable[[str], list[EpisodeRecord]] | None = None,
+                 read_column: Callable[[str], NDArray[Any]] | None = None) -> None:
         self.columns = columns
         self._read = read
         self._read_where = read_where
+        self._read_column = read_column
         self._records: list[EpisodeRecord] | None = None
+
+    def column(self, name: str) -> NDArray[Any] | None:
+        """One more store column, read alone while the records are not; ``None`` if it cannot.
+
+        As :meth:`~evalband.store.RunStore.episode_columns` gives it.
+        """
+        if name in self.columns:
+            return self.columns[name]
+        if self._records is not None or self._read_column is None:
+            return None
+        return self._read_column(name)
 
     def where(self, condition: str) -> list[EpisodeRecord] | None:
         """The records the SQL ``condition`` selects, read alone; ``None`` when it cannot."""

@@ -442,15 +442,18 @@ def _runs_section(data: ReportData) -> str:
 
 
 def _seeds_text(view: RunView) -> str:
-    from evalband.analysis._pairs import stored_columns
+    from evalband.analysis._pairs import StoredRecords
 
-    columns = stored_columns(view.data.records)
-    if columns is not None and "condition_seed" in columns:  # a stored run: its column
-        column = columns["condition_seed"]
+    records = view.data.records
+    column = records.column("condition_seed") if isinstance(records, StoredRecords) else None
+    if column is not None:  # a stored run: its column
         first = list(dict.fromkeys(column[:64].tolist()))[:6]  # plan order, as below
         if len(first) < 6:
             first = list(dict.fromkeys(column.tolist()))[:6]
-        return _seeds_line(first, len(set(column.tolist())))
+        import numpy as np
+
+        distinct = len(set(column.tolist())) if column.dtype == object else np.unique(column).size
+        return _seeds_line(first, int(distinct))
     seeds: list[int] = []
     for r in view.data.records:  # in plan order, as the store and bundles give them
         if r.condition_seed not in seeds:
