@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.episode import Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testkit import coin_panel, comparable
 
 torch = pytest.importorskip("torch")
 mujoco = pytest.importorskip("mujoco")

@@ -10,9 +10,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.run import _pool, run_panel
 from evalband.store import RunStore
+from testkit import coin_panel, comparable
 
 ZERO = "evalband.policies._builtin:zero_action"
 

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import comparable
 from evalband.envs._coin import CoinEnv
 from evalband.errors import BackendError, InvalidParameterError
 from evalband.panel import Panel, load_panel
 from evalband.run import RunTask, get_backend, run_panel
 from evalband.run._backends import guided_chunks
+from testkit import comparable
 
 pytestmark = pytest.mark.slow
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from conftest import coin_panel
 from evalband.cli import main
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.run import run_panel
 from evalband.store import RunManifest, RunStore, export_bundle, open_store
+from testkit import coin_panel
 
 
 def manifest(run_id: str) -> RunManifest:

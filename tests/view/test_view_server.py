@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 import evalband.report
-from conftest import coin_panel
 from evalband.episode import EpisodeRecord
 from evalband.errors import InvalidParameterError, StoreError
 from evalband.run import run_panel
@@ -27,6 +26,7 @@ from evalband.store import RunStore, open_store
 from evalband.store._manifest import _example
 from evalband.view import ViewServer, is_loopback, serve_in_background
 from evalband.view._server import _host_of
+from testkit import coin_panel
 
 POLICY = "evalband.policies._builtin:zero_action"
 OPTIONS_SEEN: list[tuple[float, bool]] = []
