@@ -173,3 +173,47 @@ def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
     resumed = json.loads(done.stdout)["sequential"]
     assert resumed["decision"] == reference["decision"]
     assert resumed["looks"] == reference["looks"]
+
+
+def _lab_until(db: str, base_id: str, rid: str, **options: object) -> dict[str, object]:
+    from evalband.run._until import run_until_decided
+
+    panel = hidden_regression_panel(200)
+    with open_store(db) as st:
+        run_until_decided(panel, COIN, st, against=base_id, run_id=rid, max_episodes=450,
+                          chunk=9, **options)
+        state: dict[str, object] = st.require_run(rid).extra["sequential"]
+    return state
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["process", "ray"])
+def test_every_backend_takes_the_same_looks_and_decision(
+        tmp_path: Path, lab_store: tuple[Path, str], backend: str) -> None:
+    """Looks are taken on the recorded prefix of the play order, so a parallel backend that
+    returns episodes out of order reaches the serial run's decision with the same looks."""
+    db, base_id = _copy(lab_store, tmp_path)
+    serial = _lab_until(db, base_id, "serial")
+    assert serial["decision"] == "regression"
+    if backend == "ray":
+        import ray
+
+        from evalband.run._ray import connect
+
+        if ray.is_initialized():
+            ray.shutdown()
+        assert connect(workers=2)
+        try:
+            parallel = _lab_until(db, base_id, "par", backend="ray", workers=2)
+        finally:
+            ray.shutdown()
+    else:
+        parallel = _lab_until(db, base_id, "par", backend="process", workers=2)
+    assert parallel["decision"] == serial["decision"]
+    assert parallel["sentence"] == serial["sentence"]
+    assert parallel["looks"] == serial["looks"]
+    with open_store(db) as st:
+        manifest = st.require_run("par")
+        assert manifest.backend == backend
+        # every looked-at episode is stored; a parallel backend may have finished a few more
+        assert st.count_episodes("par") >= serial["looks"][-1]["episodes"]  # type: ignore[index]

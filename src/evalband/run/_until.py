@@ -2,7 +2,11 @@
 
 The candidate plays the panel's episodes interleaved across cells (episode 0 of every cell,
 then episode 1, ...), the baseline's recorded conditions first, so every slice grows together
-and every episode pairs. After every ``chunk`` episodes a *look*
+and every episode pairs. Looks are taken on the *prefix* of that order: after the first
+``chunk``, ``2 chunk``, ... planned episodes are all recorded, whatever order a parallel backend
+(process, ray) returns them in. So a look never sees a selection of episodes that finished
+early (a fast success before a slow failure), and the looks and the decision are the same on
+every backend. At each look
 compares the episodes so far against the baseline run with the anytime-valid verdict
 (:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
 maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from evalband.episode import EpisodeRecord, EpisodeSpec
@@ -91,10 +95,12 @@ def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> di
 
 @dataclass
 class SequentialMonitor:
-    """Looks at a candidate run after every ``chunk`` episodes; says when to stop.
+    """Looks at a candidate run after every ``chunk`` planned episodes; says when to stop.
 
-    Call :meth:`start` with the already-recorded episodes (a resume), then the monitor with
-    each new record; it returns True when the run should stop.
+    ``count`` is the length of the recorded prefix of the play order (:func:`play_order`):
+    a look at ``n`` compares the first ``n`` planned episodes only. Call :meth:`start` with the
+    already-recorded episodes (a resume), then the monitor with each new record; it returns
+    True when the run should stop.
     """
 
     store: RunStore
@@ -113,19 +119,28 @@ class SequentialMonitor:
     sentence: str = ""
 
     def __post_init__(self) -> None:
-        self.horizons = _slice_horizons(self.panel, play_order(self.panel, self.baseline),
-                                        self.max_episodes)
+        plan = play_order(self.panel, self.baseline)
+        self.horizons = _slice_horizons(self.panel, plan, self.max_episodes)
+        self._keys = [s.key for s in plan[: self.max_episodes]]
+        self._done: set[tuple[str, int, int]] = set()
 
     def start(self, finished: Sequence[EpisodeRecord]) -> None:
-        """Take the looks already recorded (resume) and the count of finished episodes."""
+        """Take the looks already recorded (resume) and the finished episodes."""
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
-        self.count = len(finished)
-        due = self.count and (self.count % self.chunk == 0 or self.count >= self.max_episodes)
-        if due and self.decision is None and (not self.looks
-                                              or self.looks[-1]["episodes"] != self.count):
-            self.look()  # killed between an episode and its look: take the look now
+        self.sentence = state.get("sentence") or ""
+        self.count = self.looks[-1]["episodes"] if self.looks else 0
+        self._done = {r.key for r in finished}
+        self._advance()  # killed between an episode and its look: take the looks now
+
+    def _advance(self) -> None:
+        """Grow the recorded prefix, taking a look at every chunk boundary it passes."""
+        while self.decision is None and self.count < len(self._keys) and (
+                self._keys[self.count] in self._done):
+            self.count += 1
+            if self.count % self.chunk == 0 or self.count >= self.max_episodes:
+                self.look()
 
     def design(self) -> dict[str, Any]:
         """The declared design, stored beside the looks."""
@@ -138,7 +153,9 @@ class SequentialMonitor:
         from evalband._api import load_run
         from evalband.analysis._sequential import compare_sequential
 
-        cand = load_run(self.run_id, self.store)
+        run = load_run(self.run_id, self.store)
+        seen = set(self._keys[: self.count])
+        cand = replace(run, records=[r for r in run.records if r.key in seen])
         c = compare_sequential(self.baseline, cand, confidence=self.confidence,
                                effect=self.effect, max_pairs=self.horizons, margin=self.margin)
         decision = overall_decision(c, at_maximum=self.count >= self.max_episodes)
@@ -170,10 +187,9 @@ class SequentialMonitor:
         return look
 
     def __call__(self, record: EpisodeRecord) -> bool:
-        """Count a new record; look at chunk boundaries; True when the run should stop."""
-        self.count += 1
-        if self.count % self.chunk == 0 or self.count >= self.max_episodes:
-            self.look()
+        """Take a new record; look at chunk boundaries; True when the run should stop."""
+        self._done.add(record.key)
+        self._advance()
         return self.decision is not None or self.count >= self.max_episodes
 
 
