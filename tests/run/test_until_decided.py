@@ -217,3 +217,33 @@ def test_every_backend_takes_the_same_looks_and_decision(
         assert manifest.backend == backend
         # every looked-at episode is stored; a parallel backend may have finished a few more
         assert st.count_episodes("par") >= serial["looks"][-1]["episodes"]  # type: ignore[index]
+
+
+def test_both_arms_chunk_by_chunk_on_matched_conditions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--against-policy plays the baseline policy too: each chunk by both arms on the same
+    conditions, then a look; reach1d's weak baseline policy regresses against its expert long
+    before the 64 planned episodes, and a rerun plays nothing more."""
+    db = str(tmp_path / "s.sqlite")
+    args = ["run", "reach1d", "--policy", "reach1d:baseline", "--against-policy",
+            "reach1d:expert", "--until-decided", "--chunk", "4", "--run-id", "cand",
+            "--store", db, "--json"]
+    code = main(args)
+    out = json.loads(capsys.readouterr().out)
+    state = out["sequential"]
+    assert code == 4 and state["decision"] == "regression" and state["both_arms"]
+    looked = state["looks"][-1]["episodes"]
+    assert looked < 64 and [look["episodes"] for look in state["looks"]] == list(
+        range(4, looked + 1, 4))
+    base_id = out["baseline_run_id"]
+    with open_store(db) as st:
+        cand = {r.key for r in st.episode_records("cand")}
+        base = {r.key for r in st.episode_records(base_id)}
+        assert st.require_run(base_id).policy == "reach1d:expert"
+    assert cand == base and len(cand) == looked  # matched, chunk by chunk, nothing beyond
+    assert main(args) == 4  # resume: decided, looks intact, nothing more played
+    assert json.loads(capsys.readouterr().out)["sequential"]["looks"] == state["looks"]
+    with open_store(db) as st:
+        assert st.count_episodes("cand") == st.count_episodes(base_id) == looked
+    assert main(["run", "reach1d", "--policy", "reach1d:baseline", "--until-decided",
+                 "--store", db]) == 2  # no baseline named
