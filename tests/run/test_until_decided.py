@@ -111,55 +111,52 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(capsys.readouterr().out)["peeking"]
 
 
-SLOW = """\
-name: slow-seq
-env: evalband/Coin-v0
-env_kwargs: {length: 1, sleep_s: 0.04, p: 0.5}
-episodes: 150
-seed: 3
-budget: {steps: 2}
-factors: {arm: {a: {length: 1}, b: {length: 1}}}
-"""
+def slow_zero(obs: object) -> np.ndarray:
+    """The coin's zero action, 20 ms late: a run slow enough to be killed mid-way."""
+    import time
+
+    from evalband.policies._builtin import zero_action
+
+    time.sleep(0.02)
+    return zero_action(obs)
 
 
 @pytest.mark.slow
 def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
-        tmp_path: Path) -> None:
+        tmp_path: Path, lab_store: tuple[Path, str]) -> None:
+    """The must-show end-to-end test on the hidden-regression lab panel: an uninterrupted
+    --until-decided run stops before its maximum naming the regression; the same command
+    killed with SIGKILL mid-way and run again reaches the same decision with the same looks."""
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    from evalband.panel import load_panel
-
+    panel = hidden_regression_panel(200)
     yaml = tmp_path / "panel.yaml"
-    yaml.write_text(SLOW)
-    panel = load_panel(yaml)
-    db = tmp_path / "s.sqlite"
-    with open_store(db) as st, Recorder(st, panel, "base", run_id="base") as rec:
-        for spec in panel.episode_specs():  # the baseline: 0.65 on the coin's own draws
-            u = float(np.random.default_rng(spec.condition_seed).random())
-            rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
-                    outcome="success" if u < 0.65 else "failure", steps=1, sim_time_s=0.1)
+    yaml.write_text(panel.to_yaml())
+    db, base_id = _copy(lab_store, tmp_path)
 
     def args(rid: str) -> list[str]:
-        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy", COIN,
-                "--against", "base", "--until-decided", "--chunk", "4", "--run-id", rid,
-                "--store", str(db), "--json"]
+        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy",
+                "test_until_decided:slow_zero", "--against", base_id, "--until-decided",
+                "--max-episodes", "450", "--chunk", "9", "--run-id", rid, "--store", db,
+                "--json"]
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     ref = subprocess.run(args("ref"), capture_output=True, text=True, timeout=300, env=env)
     assert ref.returncode == 4, ref.stderr
     reference = json.loads(ref.stdout)["sequential"]
-    assert reference["looks"][-1]["episodes"] < 300
+    stopped = reference["looks"][-1]["episodes"]
+    assert stopped < 450 and reference["decision"] == "regression"
+    assert f"regression on {FACTOR}=" in reference["sentence"]
     proc = subprocess.Popen(args("killme"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120
-    target = reference["looks"][-1]["episodes"] // 2
     while time.monotonic() < deadline and proc.poll() is None:
         with open_store(db) as st:
-            if st.get_run("killme") is not None and st.count_episodes("killme") >= target:
+            if st.get_run("killme") is not None and st.count_episodes("killme") >= stopped // 2:
                 break
         time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed"
@@ -167,11 +164,14 @@ def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
     proc.wait()
     with open_store(db) as st:
         killed_at = st.count_episodes("killme")
-    assert 0 < killed_at < reference["looks"][-1]["episodes"]
+        looks_then = len((st.require_run("killme").extra.get("sequential") or {})
+                         .get("looks", []))
+    assert 0 < killed_at < stopped and 0 < looks_then < len(reference["looks"])
     done = subprocess.run(args("killme"), capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 4, done.stderr
     resumed = json.loads(done.stdout)["sequential"]
     assert resumed["decision"] == reference["decision"]
+    assert resumed["sentence"] == reference["sentence"]
     assert resumed["looks"] == reference["looks"]
 
 
