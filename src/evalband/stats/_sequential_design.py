@@ -62,9 +62,9 @@ RATIOS = tuple(round(0.8 + 0.1 * i, 1) for i in range(18))
 """Candidate pair maxima ``N``, as multiples of the fixed-n design's pairs (0.8 .. 2.5)."""
 DISCORDANT_FRACTIONS = (0.8, 0.9, 1.0, 1.1)
 """Candidate discordant maxima ``D``, as fractions of the discordant pairs expected in ``N``."""
-FUTILITIES = (2.0, 3.0, 4.0, 8.0)
+FUTILITIES = (2.0, 3.0, 4.0)
 """Candidate futility factors."""
-THETA_STRETCH = (1.0, 1.15, 1.3)
+THETA_STRETCH = (1.0, 1.15)
 """Candidate test alternatives: the design share's distance from 1/2, times these."""
 
 
@@ -100,6 +100,17 @@ class SequentialDesign:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
+
+
+@lru_cache(maxsize=8)
+def _binomial_cdf(psi: float, size: int) -> NDArray[np.float64]:
+    """``P(Bin(t, psi) <= k)`` for ``t, k = 0..size`` (rows ``t``), by the pmf recurrence."""
+    pmf = np.zeros((size + 1, size + 1))
+    pmf[0, 0] = 1.0
+    for t in range(1, size + 1):
+        pmf[t] = pmf[t - 1] * (1.0 - psi)
+        pmf[t, 1:] += pmf[t - 1, :-1] * psi
+    return np.minimum(np.cumsum(pmf, axis=1), 1.0)
 
 
 @lru_cache(maxsize=1024)
@@ -144,8 +155,6 @@ def operating_characteristics(
     >>> 0.5 < rate < 1.0 and mean < p90 <= 60
     True
     """
-    from scipy.stats import binom
-
     from evalband.stats._sequential import sequential_threshold
 
     c, bo, co = (float(x) for x in probs)
@@ -155,13 +164,13 @@ def operating_characteristics(
     horizon = max(1, min(int(max_discordant), int(max_pairs)))
     log_t = math.log(sequential_threshold(alpha_side, horizon, theta))
     reg_at, stop_at = _walk(horizon, float(theta), log_t, futility, bo / psi)
-    m = np.arange(horizon + 1)
-    reached = binom.sf(m - 1, max_pairs, psi)  # P(T_m <= N)
-    reached[0] = 1.0
+    size = 1 << max(6, int(max_pairs).bit_length())  # a few table sizes serve every design
+    cdf = _binomial_cdf(round(psi, 12), size)
+    later = np.zeros((max_pairs + 1, horizon + 1))  # P(T_m > t) = P(Bin(t, psi) <= m - 1)
+    later[:, 1:] = cdf[: max_pairs + 1, :horizon]
+    reached = 1.0 - later[max_pairs]  # P(T_m <= N)
     rate = float((reg_at * reached).sum())
-    t = np.arange(max_pairs)
-    later = binom.cdf(m[None, :] - 1, t[:, None], psi)  # P(T_m > t)
-    later[:, 0] = 0.0
+    later = later[:max_pairs]
     mean = float((stop_at * later.sum(axis=0)).sum())
     done_by = 1.0 - later @ stop_at  # P(stopped by pair t), t < N
     over = np.nonzero(done_by[1:] >= 0.9 - 1e-12)[0]
