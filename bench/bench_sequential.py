@@ -8,7 +8,8 @@ discordant pairs, looks after every pair, and is chosen for the smallest expecte
 exact power >= 80%. Its power and pairs are computed exactly (no Monte Carlo error) and checked
 by simulation (``mc_power``, ``mc_expected_pairs``). Reported per scenario: ``savings = 1 -
 E[pairs] / n``, power, the 90th percentile, and under the null the exact false-regression rate
-(at most alpha / 2 by construction) and the expected pairs.
+(at most alpha / 2 by construction; ``mc_null_false_regression`` its Monte Carlo check) and the
+expected pairs.
 
 **Type-I error under continuous monitoring.** Null matched pairs (both rates 0.7, phi in
 {0, 0.5, 0.8}, 1, 5 and 10 slices, 150 pairs per slice) looked at after every pair and after

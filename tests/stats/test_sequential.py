@@ -244,6 +244,8 @@ def test_sequential_design_against_fixed_n_and_cli(capsys: pytest.CaptureFixture
     assert d.mc_power is not None and d.mc_expected_pairs is not None
     assert abs(d.mc_power - d.power) <= 4 * math.sqrt(0.16 / reps)
     assert abs(d.mc_expected_pairs - d.expected_pairs) <= 0.05 * d.expected_pairs
+    assert d.mc_null_false_regression is not None
+    assert not too_many(round(d.mc_null_false_regression * reps), reps, 0.025)
     assert d.expected_pairs < 0.75 * d.n_fixed  # saves pairs at the design effect
     assert d.max_discordant <= d.max_pairs
     with pytest.raises(InvalidParameterError):

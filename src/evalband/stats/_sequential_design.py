@@ -73,8 +73,8 @@ class SequentialDesign:
     """A sequential design next to the fixed-n one (pairs per slice, one slice).
 
     ``power``, the pairs and the null figures are exact (see the module docstring);
-    ``mc_power`` and ``mc_expected_pairs`` are their Monte Carlo check over ``reps`` runs
-    (None when ``reps`` is 0).
+    ``mc_power``, ``mc_expected_pairs`` and ``mc_null_false_regression`` are their Monte Carlo
+    check over ``reps`` runs each (None when ``reps`` is 0).
     """
 
     p_base: float
@@ -96,6 +96,7 @@ class SequentialDesign:
     reps: int
     mc_power: float | None
     mc_expected_pairs: float | None
+    mc_null_false_regression: float | None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
@@ -299,16 +300,18 @@ def sequential_design(
     pw, mean, p90 = operating_characteristics(n_max, d_max, theta, side, futility, alt)
     false, null_mean, null_p90 = operating_characteristics(n_max, d_max, theta, side, futility,
                                                            null)
-    mc_power = mc_mean = None
+    mc_power = mc_mean = mc_false = None
     if reps > 0:
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), 29]))
         mc_power, mc_mean, _ = simulate_sequential(alt, n_max, theta, side, int(reps), rng,
                                                    max_discordant=d_max, futility=futility)
+        mc_false, _, _ = simulate_sequential(null, n_max, theta, side, int(reps), rng,
+                                             max_discordant=d_max, futility=futility)
     return SequentialDesign(
         p_base=float(p_base), drop=float(drop), discordant=psi, alpha=float(alpha),
         theta=float(theta), futility=float(futility), n_fixed=int(n_fixed), max_pairs=n_max,
         max_discordant=d_max, power=pw, expected_pairs=mean, p90_pairs=p90,
         savings=1.0 - mean / n_fixed, null_false_regression=false,
         null_expected_pairs=null_mean, null_p90_pairs=null_p90, reps=int(reps),
-        mc_power=mc_power, mc_expected_pairs=mc_mean,
+        mc_power=mc_power, mc_expected_pairs=mc_mean, mc_null_false_regression=mc_false,
     )
