@@ -186,6 +186,7 @@ def test_pair_in_order_is_valid_under_the_null() -> None:
 def _brute_operating(n: int, d: int, theta: float, side: float, futility: float,
                      probs: tuple[float, float, float]) -> tuple[float, float]:
     """(P(regressed), E[pairs]) by enumerating all 3^n pair sequences through the test."""
+    decisions: dict[tuple[int, int], str] = {}  # the test's decision per (b, c), asked once
     rate = mean = 0.0
     for seq in itertools.product((0, 1, 2), repeat=n):
         prob = math.prod(probs[x] for x in seq)
@@ -196,8 +197,10 @@ def _brute_operating(n: int, d: int, theta: float, side: float, futility: float,
             c += x == 2
             if b + c == 0:
                 continue
-            dec = sequential_paired_test(b, c, alpha_side=side, theta=theta, horizon=d,
-                                         futility=futility).decision
+            if (b, c) not in decisions:
+                decisions[b, c] = sequential_paired_test(
+                    b, c, alpha_side=side, theta=theta, horizon=d, futility=futility).decision
+            dec = decisions[b, c]
             if dec != "continue":
                 stop, regressed = t, dec == "regressed"
                 break
