@@ -240,7 +240,7 @@ def test_sequential_design_against_fixed_n_and_cli(capsys: pytest.CaptureFixture
     from evalband.stats._procedure import episodes_for_drop
     from evalband.stats._sequential_design import sequential_design
 
-    reps = 3000
+    reps = 2000
     d = sequential_design(0.8, 0.2, discordant=0.3, reps=reps, seed=3)
     assert d.n_fixed == episodes_for_drop(0.8, 0.2, 0.05, paired=True, discordant=0.3)
     assert d.power >= 0.8 and d.null_false_regression <= 0.025
