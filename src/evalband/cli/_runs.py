@@ -93,6 +93,9 @@ def run(
     ),
     against: str | None = typer.Option(
         None, "--against", help="Baseline run id to compare with (--until-decided)."),
+    against_policy: str | None = typer.Option(
+        None, "--against-policy", help="With --until-decided: play this baseline policy too, "
+        "both arms chunk by chunk on matched conditions (instead of --against)."),
     until_decided: bool = typer.Option(
         False, "--until-decided", help="Play cells interleaved, look after each chunk with "
         "the anytime-valid comparison against --against, stop once it is decided."),
@@ -121,10 +124,13 @@ def run(
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
-    if until_decided or against is not None:
+    if until_decided or against is not None or against_policy is not None:
         from evalband.cli._until import run_until
 
-        run_until(panel_obj, policy, store, against=against, until_decided=until_decided,
+        if against_policy is not None:
+            resolve_policy(against_policy)
+        run_until(panel_obj, policy, store, against=against, against_policy=against_policy,
+                  until_decided=until_decided,
                   max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
                   run_id=run_id, backend=backend, workers=workers, address=address,
                   errors_as_failures=errors_as_failures, as_json=as_json)

@@ -215,7 +215,9 @@ def power_cmd(
         )
     if sequential:
         console.print(
-            f"sequential (anytime-valid, max {design.max_pairs} pairs): power "
+            f"sequential (anytime-valid, max {design.max_pairs} pairs or "
+            f"{design.max_discordant} discordant, theta {design.theta:.3f}, futility "
+            f"1/{design.futility:g}): exact power "
             f"{design.power:.0%}, expected {design.expected_pairs:.0f} pairs to a decision "
             f"(90th percentile {design.p90_pairs:.0f}); under no difference "
             f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
