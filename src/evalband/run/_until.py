@@ -328,8 +328,8 @@ def run_both_until_decided(
     step = len(panel.cells()) if chunk is None else int(chunk)
     if not 1 <= limit <= len(plan) or step < 1:
         raise InvalidParameterError(
-            f"--max-episodes must be 1..{len(plan)} and the chunk >= 1; got {max_episodes}, "
-            f"{chunk}")
+            f"`max_episodes` must be 1..{len(plan)} and the chunk >= 1; got {max_episodes}, "
+            f"{chunk}", parameters=("max_episodes",))
     rid = run_id or default_run_id(panel, policy)
     existing = store.get_run(rid)
     recorded = ((existing.extra.get("sequential") or {}).get("against")
