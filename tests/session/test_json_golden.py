@@ -1,0 +1,45 @@
+"""Every number of the session commands' ``--json`` output is what it was before the rework.
+
+The golden file (``data/session_json_before.json``) was written once by
+``golden_sessions.py`` with the session analysis as it stood before it moved onto the
+comparison foundation (typed verdicts, the shared Holm engine); words may change, numbers
+may not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from golden_sessions import golden_outputs
+
+BEFORE = Path(__file__).parent / "data" / "session_json_before.json"
+
+
+def numbers(value: Any, path: str = "") -> Iterator[tuple[str, float | int | bool | None]]:
+    """Every numeric (and boolean / null) leaf with its path; strings are left out."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from numbers(item, f"{path}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from numbers(item, f"{path}/{i}")
+    elif not isinstance(value, str):
+        yield path, value
+
+
+@pytest.mark.slow
+def test_every_number_of_the_json_output_is_unchanged(tmp_path: Path) -> None:
+    before = json.loads(BEFORE.read_text())
+    after = golden_outputs(tmp_path)
+    assert sorted(after) == sorted(before)
+    for command, old in before.items():
+        new = dict(numbers(after[command]))
+        old_numbers = list(numbers(old))
+        assert len(old_numbers) > 100, command  # the fixture is not trivially small
+        for path, value in old_numbers:
+            assert path in new, f"{command}: {path} is gone"
+            assert new[path] == value, f"{command}: {path} was {value!r}, now {new[path]!r}"
