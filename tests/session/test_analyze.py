@@ -23,6 +23,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband import stats
+from evalband.analysis import SliceVerdict
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.session import (
@@ -500,3 +501,7 @@ def test_every_row_p_holm_p_and_interval_agree(seed, scenes, attempts, rates) ->
         assert c.p_holm >= c.test.p_value
         assert c.difference.high > c.difference.low
         assert f"Holm p = {c.p_holm:.3g}" in c.sentence
+        # one verdict vocabulary: compare's SliceVerdict, read on A - B
+        expected = (SliceVerdict.NO_CHANGE if not c.significant else SliceVerdict.IMPROVED
+                    if c.difference.estimate > 0 else SliceVerdict.REGRESSED)
+        assert c.verdict is expected

@@ -192,7 +192,7 @@ def render_analysis(result: SessionAnalysis) -> None:
             "A - B points (Holm-step interval)",
             "p",
             "Holm p",
-            "reading",
+            "A against B",
         ):
             table.add_column(col)
         for c in result.comparisons:
@@ -211,7 +211,7 @@ def render_analysis(result: SessionAnalysis) -> None:
                 _points(d),
                 _p(c.test.p_value),
                 _p(c.p_holm),
-                "significant" if c.significant else "not established",
+                c.verdict.value,
             )
         console.print(table)
         for c in result.comparisons:
@@ -267,7 +267,7 @@ def render_drift(report: DriftReport) -> None:
     from rich.table import Table
 
     style = "bold red" if report.drifted else "green"
-    console.print(f"[{style}]{escape(report.verdict)}[/]")
+    console.print(f"[{style}]{escape(report.sentence)}[/]")
     table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")
     for col in (
         "policy",
