@@ -13,10 +13,12 @@ every other one (exploratory).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evalband.analysis._pairs import PairTable
 from evalband.analysis._verdicts import Decided, SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
 from evalband.session._prereg import Grouping, Preregistration
@@ -68,26 +70,27 @@ _Compared = tuple[dict[str, int], TestResult, Callable[[float], Difference], Int
 
 
 def _paired(a: str, b: str, rows: Sequence[Row], confidence: float) -> _Compared | None:
-    """Attempt k of A against attempt k of B in the same scene (both unaided), by scene."""
+    """Attempt k of A against attempt k of B in the same scene (both unaided), by scene.
+
+    A scene is a cell: its matched attempts count into ``compare``'s
+    :class:`~evalband.analysis._pairs.PairTable` (A the candidate, B the baseline), and the
+    session's totals are the sum of its scenes' tables, as a slice's are of its cells'.
+    """
     from evalband.stats import clustered_paired_interval, clustered_paired_test
 
     outcome = {(r.policy, r.scene, r.attempt): bool(r.success) for r in rows if r.unaided}
-    per_scene: dict[int, list[int]] = {}
+    per_scene: dict[int, Counter[tuple[bool, bool]]] = {}
     for (policy, scene, attempt), sa in outcome.items():
         if policy != a or (b, scene, attempt) not in outcome:
             continue
-        sb = outcome[(b, scene, attempt)]
-        cell = per_scene.setdefault(scene, [0, 0, 0, 0])  # both, a_only, b_only, neither
-        cell[0 if sa and sb else 1 if sa else 2 if sb else 3] += 1
+        per_scene.setdefault(scene, Counter())[(sa, outcome[(b, scene, attempt)])] += 1
     if not per_scene:
         return None
-    cells = [per_scene[s] for s in sorted(per_scene)]
-    both, a_only, b_only, neither = (sum(c[i] for c in cells) for i in range(4))
-    counts = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither,
-              "scenes": len(cells)}
-    b_s = [c[1] for c in cells]
-    c_s = [c[2] for c in cells]
-    n_s = [sum(c) for c in cells]
+    cells = [_scene_table(per_scene[s]) for s in sorted(per_scene)]
+    counts = {**sum(cells, PairTable()).difference_counts(), "scenes": len(cells)}
+    b_s = [t.candidate_only for t in cells]
+    c_s = [t.baseline_only for t in cells]
+    n_s = [t.n_candidate for t in cells]
     test = clustered_paired_test(b_s, c_s, n_s)
 
     def interval_at(level: float) -> Difference:
@@ -97,9 +100,19 @@ def _paired(a: str, b: str, rows: Sequence[Row], confidence: float) -> _Compared
         counts,
         test,
         interval_at,
-        cluster_rate([c[0] + c[1] for c in cells], n_s, confidence),
-        cluster_rate([c[0] + c[2] for c in cells], n_s, confidence),
+        cluster_rate([t.k_candidate for t in cells], n_s, confidence),
+        cluster_rate([t.k_baseline for t in cells], n_s, confidence),
     )
+
+
+def _scene_table(tally: Counter[tuple[bool, bool]]) -> PairTable:
+    """One scene's matched attempts, ``(A succeeded, B succeeded) -> count``, as a pair table."""
+    both, a_only = tally[(True, True)], tally[(True, False)]
+    b_only, neither = tally[(False, True)], tally[(False, False)]
+    n = both + a_only + b_only + neither
+    return PairTable(k_baseline=both + b_only, n_baseline=n, k_candidate=both + a_only,
+                     n_candidate=n, both=both, baseline_only=b_only, candidate_only=a_only,
+                     neither=neither)
 
 
 def _pooled(grouping: Grouping, rows: Sequence[Row], confidence: float) -> _Compared | None:
