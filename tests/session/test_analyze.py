@@ -441,6 +441,9 @@ def test_cli_labels_unplanned_comparisons_exploratory_in_terminal_and_html(
     rows = html_rows(report.read_text())
     assert rows["A vs C"][1] == "confirmatory"
     assert rows["A vs B"][1] == LABEL and rows["B vs C"][1] == LABEL
+    code, out, _ = run_cli(capsys, "session", "analyze", "grasp", "--store", str(db), "--json")
+    verdicts = {c["name"]: c["verdict"] for c in json.loads(out)["comparisons"]}
+    assert {name: rows[name][8] for name in verdicts} == verdicts  # the HTML's verdict column
     assert "<svg" in report.read_text() and "<script src" not in report.read_text()
     code, out, _ = run_cli(capsys, "session", "analyze", "grasp", "--store", str(db), "--json",
                            "--group", "A,B vs C")

@@ -259,6 +259,7 @@ def session_section(result: SessionAnalysis) -> str:
                 points_text(d),
                 p_text(c.test.p_value),
                 p_text(c.p_holm),
+                e(c.verdict.value),
                 e(c.sentence),
             ]
         )
@@ -273,6 +274,7 @@ def session_section(result: SessionAnalysis) -> str:
                 "A - B points (Holm-step interval)",
                 "p",
                 "Holm p",
+                "A against B",
                 "reading",
             ],
             rows,
