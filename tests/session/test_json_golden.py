@@ -13,10 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from golden_sessions import golden_outputs
 
+from evalband.analysis import SliceVerdict, Standing
+
 BEFORE = Path(__file__).parent / "data" / "session_json_before.json"
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 
 def numbers(value: Any, path: str = "") -> Iterator[tuple[str, float | int | bool | None]]:
@@ -43,3 +47,20 @@ def test_every_number_of_the_json_output_is_unchanged(tmp_path: Path) -> None:
         for path, value in old_numbers:
             assert path in new, f"{command}: {path} is gone"
             assert new[path] == value, f"{command}: {path} was {value!r}, now {new[path]!r}"
+        # today's output is typed: it validates against its schema (one verdict vocabulary)
+        name = "session-drift" if command.startswith("drift") else "session-analysis"
+        schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+        jsonschema.validate(after[command], schema)
+        with pytest.raises(jsonschema.ValidationError, match="verdict|sentence"):
+            jsonschema.validate(old, schema)  # the untyped output had no verdicts
+
+
+def test_the_schemas_speak_the_one_verdict_vocabulary() -> None:
+    compare = json.loads((SCHEMAS / "comparison.schema.json").read_text(encoding="utf-8"))
+    slice_words = set(compare["$defs"]["slice"]["properties"]["verdict"]["enum"])
+    assert slice_words == {v.value for v in SliceVerdict}
+    for name in ("session-analysis", "session-drift"):
+        schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+        assert set(schema["$defs"]["slice_verdict"]["enum"]) == slice_words, name
+    analysis = json.loads((SCHEMAS / "session-analysis.schema.json").read_text(encoding="utf-8"))
+    assert set(analysis["$defs"]["standing"]["enum"]) == {s.value for s in Standing}
