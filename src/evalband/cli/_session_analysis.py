@@ -280,7 +280,7 @@ def render_drift(report: DriftReport) -> None:
             _points(c),
             _p(a.test.p_value),
             _p(a.p_holm),
-            "DRIFT" if a.drifted else "no",
+            f"DRIFT ({a.verdict})" if a.drifted else "no",
         )
     console.print(table)
     for note in report.notes:
