@@ -136,7 +136,7 @@ def test_refusals() -> None:
     tl = simulate_session(lone, success_prob={"P": .5, "Q": .5}, seed=1)
     with pytest.raises(InvalidInputError, match="share no policy"):
         session_drift(one, t1, lone, tl)
-    with pytest.raises(InvalidInputError, match="--on"):
+    with pytest.raises(InvalidInputError, match="`on` must name"):
         session_drift(one, t1, two, t2, on=["A"])
     with pytest.raises(InvalidInputError, match="twice"):
         session_drift(one, t1, one, t1)

@@ -126,7 +126,7 @@ def test_prereg_for_session(tmp_path: Path) -> None:
     assert prereg_for_session("s1", db).name == "one"
     assert prereg_for_session("s9", db) is None
     lock_prereg(write(tmp_path, "session: s1\ncomparisons: [[A, C]]\n", "two.yaml"), store=db)
-    with pytest.raises(PreregistrationError, match="--prereg"):
+    with pytest.raises(PreregistrationError, match="prereg"):
         prereg_for_session("s1", db)
     assert [p.name for p in list_preregs(db)] == ["one", "free", "two"]
     with pytest.raises(PreregistrationError, match="one, free, two"):

@@ -318,5 +318,5 @@ def test_empty_trial_command_is_refused(tmp_path: Path) -> None:
 
     with SessionStore(tmp_path / "s.sqlite") as ss:
         ss.create(plan_session(["a"], scenes=1, attempts=1, seed=0, session_id="x"))
-        with pytest.raises(InvalidInputError, match="--trial-cmd is empty"):
+        with pytest.raises(InvalidInputError, match="`trial_cmd` is empty"):
             _run_keys(ss, "x", "", trial_cmd="  ")

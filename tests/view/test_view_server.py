@@ -309,7 +309,7 @@ def test_server_refuses_bad_parameters(store_path: Path, kwargs: dict[str, Any])
 
 
 def test_a_port_in_use_is_a_clear_error(store_path: Path, server: ViewServer) -> None:
-    with pytest.raises(InvalidParameterError, match=f"port {server.port}.*--port 0"):
+    with pytest.raises(InvalidParameterError, match=f"port {server.port}.*`port` 0"):
         ViewServer(store_path, port=server.port)
 
 

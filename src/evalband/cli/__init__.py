@@ -15,6 +15,7 @@ import sys
 import typer
 
 from evalband.cli._coerce import install as _install_plain_coercion
+from evalband.cli._errors import error_line
 from evalband.errors import EvalbandError
 
 __all__ = ["app", "main"]
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = _app_for(args)(args=args, standalone_mode=False, prog_name="evalband")
     except EvalbandError as exc:
-        sys.stderr.write(f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}\n")
+        sys.stderr.write(f"error: {error_line(exc)}\n")
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

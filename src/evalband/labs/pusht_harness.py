@@ -136,7 +136,7 @@ def run_harness(
     if reused:  # evaluation starts must never be training starts
         raise InvalidParameterError(
             f"evaluation condition seeds {reused[:3]} are also demonstration seeds; "
-            "choose another --seed"
+            "choose another `seed`", parameters=("seed",),
         )
     checkpoints = _train_policies(config, out, log)
     runs: dict[str, str] = {}

@@ -230,9 +230,9 @@ class PolicyRuntime:
             "is an object that may keep state across steps")
         return (
             f"policy {label!r} {what} but declares neither per-slot state nor stateless "
-            "batching, so --batch would mix the state of interleaved episodes; give it "
-            "act_batch(obs_batch, slots), make it a factory (a class, one instance per slot), "
-            "set stateless = True, or drop --batch (see docs/extending.md, Policies)"
+            "batching, so `batch_size` > 1 would mix the state of interleaved episodes; give "
+            "it act_batch(obs_batch, slots), make it a factory (a class, one instance per "
+            "slot), set stateless = True, or drop `batch_size` (see docs/extending.md, Policies)"
         )
 
 

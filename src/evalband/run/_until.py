@@ -219,13 +219,16 @@ def run_until_decided(
     if base.panel_fingerprint != panel.fingerprint:
         raise PanelMismatchError(
             f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
-            f"{panel.fingerprint[:12]}); --until-decided needs the baseline's panel")
+            f"{panel.fingerprint[:12]}); a sequential run needs the baseline's panel",
+        )
     planned = len(panel.episode_specs())
     limit = planned if max_episodes is None else int(max_episodes)
     step = len(panel.cells()) if chunk is None else int(chunk)
     if not 1 <= limit <= planned or step < 1:
         raise InvalidParameterError(
-            f"--max-episodes must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}")
+            f"`max_episodes` must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}",
+            parameters=("max_episodes",),
+        )
     rid = run_id or default_run_id(panel, policy)
     outer_start = run_options.pop("on_start", None)
     monitor: SequentialMonitor | None = None

@@ -252,15 +252,16 @@ def session_drift(
             f"sessions {plan_a.session_id!r} ({', '.join(plan_a.policies)}) and "
             f"{plan_b.session_id!r} ({', '.join(plan_b.policies)}) share no policy: drift is "
             "read on a bridge arm or positive control run in both; plan the next session with "
-            "one (evalband session plan --positive-control NAME)"
+            "one as its positive control"
         )
     if on is not None:
         chosen = [str(p) for p in on]
         missing = [p for p in chosen if p not in shared]
         if missing or not chosen:
             raise InvalidInputError(
-                f"--on must name policies both sessions ran ({', '.join(shared)}); got "
-                f"{', '.join(missing) or 'none'}"
+                f"`on` must name policies both sessions ran ({', '.join(shared)}); got "
+                f"{', '.join(missing) or 'none'}",
+                parameters=("on",),
             )
         shared = [p for p in shared if p in chosen]
     rows_a, rows_b = trial_rows(plan_a, trials_a), trial_rows(plan_b, trials_b)

@@ -459,8 +459,9 @@ def plan_session(
     seed = int(seed)
     if positive_control is not None and positive_control not in names:
         raise InvalidInputError(
-            f"--positive-control must be one of the session's policies ({', '.join(names)}); "
-            f"got {positive_control!r}"
+            f"`positive_control` must be one of the session's policies ({', '.join(names)}); "
+            f"got {positive_control!r}",
+            parameters=("positive_control",),
         )
     rubric = Rubric() if rubric is None else rubric
     sid = check_session_id(

@@ -355,12 +355,13 @@ def prereg_for_session(session_id: str, store: str | Path | None = None) -> Prer
         It, or ``None`` when none names the session.
 
     Raises:
-        PreregistrationError: several name it (choose one with ``--prereg NAME``).
+        PreregistrationError: several name it (choose one by name).
     """
     named = [p for p in list_preregs(store) if p.session_id == session_id]
     if len(named) > 1:
         raise PreregistrationError(
             f"{len(named)} pre-registrations name session {session_id!r} "
-            f"({', '.join(p.name for p in named)}); choose one with --prereg NAME"
+            f"({', '.join(p.name for p in named)}); choose one by its name (`prereg`)",
+            parameters=("prereg",),
         )
     return named[0] if named else None

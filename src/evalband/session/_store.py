@@ -277,7 +277,8 @@ class SessionStore:
         except sqlite3.IntegrityError:
             raise StoreError(
                 f"session {plan.session_id!r} already exists in {self.path}; choose another "
-                f"--session-id, or continue it with: evalband session run {plan.session_id}"
+                f"`session_id`, or continue it with: evalband session run {plan.session_id}",
+                parameters=("session_id",),
             ) from None
 
     def get_plan(self, session_id: str) -> SessionPlan | None:

@@ -500,7 +500,8 @@ def run_session(
     """
     plan = store.plan(session_id)
     if trial_cmd is not None and not trial_cmd.strip():
-        raise InvalidInputError("--trial-cmd is empty; give a shell command or leave it out")
+        raise InvalidInputError("`trial_cmd` is empty; give a shell command or leave it out",
+                                parameters=("trial_cmd",))
     screen = _Screen(plan, out)
     outcome = SessionRunOutcome(session_id, 0, 0, False)
     screen.start(store.counts(session_id), trial_cmd)

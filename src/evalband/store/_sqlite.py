@@ -422,7 +422,7 @@ class RunStore:
         except OSError as exc:
             raise StoreError(
                 f"cannot create the directory for the run store {self.path}: {exc}; "
-                "pass --store with a writable path"
+                "pass `store` with a writable path", parameters=("store",),
             ) from None
         self._check_writable()
         try:
@@ -443,8 +443,8 @@ class RunStore:
     def _open_read_only(self) -> sqlite3.Connection:
         if not self.path.is_file():
             raise StoreError(
-                f"there is no run store at {self.path}; pass --store with an existing store "
-                "(evalband run creates one)"
+                f"there is no run store at {self.path}; pass `store` with an existing store "
+                "(evalband run creates one)", parameters=("store",),
             )
         if not os.access(self.path, os.R_OK):
             raise StoreError(
@@ -511,7 +511,8 @@ class RunStore:
             return
         raise StoreError(
             f"cannot write the run store {self.path}: {why}; read commands (runs, show, "
-            "compare, report, view) still read it; to record, pass --store with a writable path"
+            "compare, report, view) still read it; to record, pass `store` with a writable path",
+            parameters=("store",),
         )
 
     def _not_ours(self, why: str) -> StoreError:
@@ -524,8 +525,8 @@ class RunStore:
         """Refuse, without opening it with SQLite, a file that is not a SQLite database."""
         if self.path.is_dir():
             raise StoreError(
-                f"the run store {self.path} is a directory; pass --store with a file path "
-                f"such as {self.path / DEFAULT_STORE_PATH.name}"
+                f"the run store {self.path} is a directory; pass `store` with a file path "
+                f"such as {self.path / DEFAULT_STORE_PATH.name}", parameters=("store",),
             )
         if not self.path.exists():
             return
@@ -590,7 +591,7 @@ class RunStore:
             raise StoreError(
                 f"the run store {self.path} has schema version {version} and tables "
                 f"{', '.join(sorted(tables)) or 'none'}; expected version {SCHEMA_VERSION} with "
-                "tables runs and episodes; pass --store with a new path"
+                "tables runs and episodes; pass `store` with a new path", parameters=("store",),
             )
 
     # -- durability ----------------------------------------------------------------------

@@ -127,10 +127,13 @@ class ViewServer(ThreadingHTTPServer):
     ) -> None:
         if not isinstance(host, str) or not host.strip():
             raise InvalidParameterError(
-                f"--host must be an address such as 127.0.0.1; got {host!r}"
+                f"`host` must be an address such as 127.0.0.1; got {host!r}", parameters=("host",),
             )
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise InvalidParameterError(f"--port must be a whole number in 0..65535; got {port!r}")
+            raise InvalidParameterError(
+                f"`port` must be a whole number in 0..65535; got {port!r}",
+                parameters=("port",),
+            )
         if isinstance(poll_ms, bool) or not isinstance(poll_ms, int) or poll_ms < 50:
             raise InvalidParameterError(f"poll_ms must be a whole number >= 50; got {poll_ms!r}")
         self.store_path = Path(store)
@@ -148,7 +151,8 @@ class ViewServer(ThreadingHTTPServer):
         except OSError as exc:
             raise InvalidParameterError(
                 f"cannot listen on {self.host} port {port}: {exc.strerror or exc}; pass "
-                "--port 0 for a free port, or --host with an address of this machine"
+                "`port` 0 for a free port, or `host` with an address of this machine",
+                parameters=("port", "host"),
             ) from None
 
     def server_bind(self) -> None:
