@@ -83,7 +83,7 @@ class ControlStatus(StrEnum):
     NO_DATA = "no data"
 
 
-VERDICT_EXIT_CODES = {
+VERDICT_EXIT_CODES: dict[str, int] = {
     Verdict.IMPROVES: 0,
     Verdict.NO_REGRESSION: 3,
     Verdict.REGRESSION: 4,
