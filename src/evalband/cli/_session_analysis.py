@@ -26,6 +26,9 @@ from evalband.cli._common import (
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from evalband.report._session import TableText
     from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
 
 __all__ = [
@@ -81,11 +84,25 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 # --------------------------------------------------------------------------- terminal
 
 
+def _rich_table(table: TableText, title: str | None = None) -> Table:
+    """A shared table definition (headers and rows as plain text) as a rich table."""
+    from rich.table import Table
+
+    headers, rows = table
+    out = Table(title=title)
+    for col in headers:
+        out.add_column(escape(col))
+    for row in rows:
+        out.add_row(*(escape(cell) for cell in row))
+    return out
+
+
 def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
     from rich.table import Table
 
     from evalband.analysis import Standing
+    from evalband.report._session import flip_policy_table, policy_table
     from evalband.report._session import p_text as _p
     from evalband.report._session import points_text as _points
     from evalband.report._session import rate_text as _rate
@@ -111,19 +128,7 @@ def render_analysis(result: SessionAnalysis) -> None:
         for point in flip.by_scene:
             table.add_row(str(point.scene), str(point.pairs), str(point.flips), _rate(point.rate))
         console.print(table)
-        table = Table(title="flip rate per policy")
-        for col in ("policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"):
-            table.add_column(col)
-        for pf in flip.by_policy:
-            table.add_row(
-                escape(pf.policy),
-                str(pf.flip.pairs),
-                str(pf.flip.flips),
-                _rate(pf.flip.rate),
-                f"{100 * pf.flip.independent_reference:.1f}%",
-            )
-        console.print(table)
-
+        console.print(_rich_table(flip_policy_table(result), title="flip rate per policy"))
     console.print("\n[bold]2. positive control[/]")
     if result.control is None:
         console.print("no positive control in this session (plan one: --positive-control)")
@@ -135,35 +140,7 @@ def render_analysis(result: SessionAnalysis) -> None:
         console.print(f"[{style}]{text}[/]" if style else text)
 
     console.print("\n[bold]3. per-policy success[/] (unaided; skipped and assisted apart)")
-    levels = result.rubric["levels"]
-    table = Table()
-    for col in (
-        "policy",
-        "unaided",
-        "successes",
-        "rate (scene = cluster)",
-        "skipped",
-        "assisted",
-        "pending",
-        *(f"{k} {v}" for k, v in levels.items()),
-        "mean score",
-    ):
-        table.add_column(col)
-    for row in result.policies:
-        name = escape(row.policy) + (" (positive control)" if row.positive_control else "")
-        table.add_row(
-            name,
-            str(row.unaided),
-            str(row.successes),
-            _rate(row.rate),
-            str(row.skipped),
-            str(row.assisted),
-            str(row.pending),
-            *(str(row.scores.get(int(k), 0)) for k in levels),
-            "-" if row.mean_score is None else f"{row.mean_score:.2f}",
-        )
-    console.print(table)
-
+    console.print(_rich_table(policy_table(result)))
     console.print("\n[bold]4. comparisons[/] (A - B; Holm within each family)")
     if not result.comparisons:
         console.print("no comparison has matched trials yet")

@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from evalband.session import SessionAnalysis
     from evalband.stats import Difference, Interval
 
-__all__ = ["session_section", "session_html", "rate_text", "points_text", "p_text"]
+__all__ = [
+    "session_section",
+    "session_html",
+    "policy_table",
+    "flip_policy_table",
+    "TableText",
+    "rate_text",
+    "points_text",
+    "p_text",
+]
 
 
 def rate_text(rate: Interval | None) -> str:
@@ -57,6 +66,62 @@ def p_text(value: float) -> str:
     return f"{value:.3g}"
 
 
+TableText = tuple[list[str], list[list[str]]]
+"""A table as plain text: its headers and rows (each renderer escapes and styles them)."""
+
+
+def policy_table(result: SessionAnalysis) -> TableText:
+    """Per-policy success, skipped, assisted and pending trials, and the score distribution.
+
+    The one definition of the table, for the terminal and the HTML section.
+    """
+    levels = result.rubric["levels"]
+    headers = [
+        "policy",
+        "unaided",
+        "successes",
+        "rate (scene = cluster)",
+        "skipped",
+        "assisted",
+        "pending",
+        *(f"{k} {v}" for k, v in levels.items()),
+        "mean score",
+    ]
+    rows = [
+        [
+            r.policy + (" (positive control)" if r.positive_control else ""),
+            str(r.unaided),
+            str(r.successes),
+            rate_text(r.rate),
+            str(r.skipped),
+            str(r.assisted),
+            str(r.pending),
+            *(str(r.scores.get(int(k), 0)) for k in levels),
+            "-" if r.mean_score is None else f"{r.mean_score:.2f}",
+        ]
+        for r in result.policies
+    ]
+    return headers, rows
+
+
+def flip_policy_table(result: SessionAnalysis) -> TableText:
+    """Each policy's own flip rate beside what independent attempts would give."""
+    by_policy = result.flip.by_policy if result.flip is not None else ()
+    return (
+        ["policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"],
+        [
+            [
+                pf.policy,
+                str(pf.flip.pairs),
+                str(pf.flip.flips),
+                rate_text(pf.flip.rate),
+                f"{100 * pf.flip.independent_reference:.1f}%",
+            ]
+            for pf in by_policy
+        ],
+    )
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
@@ -64,6 +129,11 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
+
+
+def _text_table(table: TableText) -> str:
+    headers, rows = table
+    return _table(headers, [[html.escape(cell) for cell in row] for row in rows])
 
 
 def _cumulative_svg(result: SessionAnalysis) -> str:
@@ -188,21 +258,7 @@ def session_section(result: SessionAnalysis) -> str:
             "band with the scene as the unit; dashed: what independent attempts would give."
             "</figcaption></figure>"
         )
-        parts.append(
-            _table(
-                ["policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"],
-                [
-                    [
-                        e(pf.policy),
-                        str(pf.flip.pairs),
-                        str(pf.flip.flips),
-                        rate_text(pf.flip.rate),
-                        f"{100 * pf.flip.independent_reference:.1f}%",
-                    ]
-                    for pf in flip.by_policy
-                ],
-            )
-        )
+        parts.append(_text_table(flip_policy_table(result)))
     parts.append("<h2>2. Positive control</h2>")
     if result.control is None:
         parts.append("<p>No positive control in this session.</p>")
@@ -210,36 +266,7 @@ def session_section(result: SessionAnalysis) -> str:
         cls = ' class="alert"' if result.control.status == ControlStatus.MISBEHAVING else ""
         parts.append(f"<p{cls}>{e(result.control.sentence)}</p>")
     parts.append("<h2>3. Per-policy success</h2>")
-    levels = result.rubric["levels"]
-    parts.append(
-        _table(
-            [
-                "policy",
-                "unaided",
-                "successes",
-                "rate (scene = cluster)",
-                "skipped",
-                "assisted",
-                "pending",
-                *(f"{k} {v}" for k, v in levels.items()),
-                "mean score",
-            ],
-            [
-                [
-                    e(r.policy) + (" (positive control)" if r.positive_control else ""),
-                    str(r.unaided),
-                    str(r.successes),
-                    rate_text(r.rate),
-                    str(r.skipped),
-                    str(r.assisted),
-                    str(r.pending),
-                    *(str(r.scores.get(int(k), 0)) for k in levels),
-                    "-" if r.mean_score is None else f"{r.mean_score:.2f}",
-                ]
-                for r in result.policies
-            ],
-        )
-    )
+    parts.append(_text_table(policy_table(result)))
     parts.append("<h2>4. Comparisons</h2>")
     rows = []
     for c in result.comparisons:
