@@ -15,14 +15,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from evalband.analysis._pairs import PairTable
 from evalband.analysis._verdicts import Decided, SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
 from evalband.session._prereg import Grouping, Preregistration
-from evalband.session._results import ComparisonKind, PreregUse, Progress, SessionComparison
+from evalband.session._results import (
+    ComparisonKind,
+    ComparisonSpec,
+    PreregUse,
+    Progress,
+    SessionComparison,
+)
 from evalband.session._trials import Row, cluster_rate, parse_scored_at, scene_counts
 from evalband.stats import Difference, Interval, TestResult
 
@@ -37,25 +43,12 @@ def _points(x: float) -> str:
 
 
 @dataclass(frozen=True)
-class _Raw:
+class _Raw(ComparisonSpec):
     """A comparison before multiplicity correction: its test, and its interval at any level.
 
     A :class:`~evalband.analysis._verdicts.Hypothesis`: :func:`decide_holm` decides it.
     """
 
-    name: str
-    kind: ComparisonKind
-    grouping: str | None
-    a: str
-    b: str
-    members_a: tuple[str, ...]
-    members_b: tuple[str, ...]
-    planned: bool
-    family: Standing
-    pairing: str
-    rate_a: Interval
-    rate_b: Interval
-    counts: dict[str, int]
     test: TestResult
     interval_at: Callable[[float], Difference]
 
@@ -272,11 +265,11 @@ def session_comparisons(
     decided: dict[int, Decided] = {}
     sizes: dict[Standing, int] = {}
     for family in (Standing.CONFIRMATORY, Standing.EXPLORATORY):
-        idx = [i for i, r in enumerate(raws) if r.family == family]
+        idx = [i for i, r in enumerate(raws) if r.label == family]
         sizes[family] = len(idx)
         decisions = decide_holm([raws[i] for i in idx], 1.0 - confidence)
         decided.update(zip(idx, decisions, strict=True))
-    out = [_comparison(r, decided[i], sizes[r.family]) for i, r in enumerate(raws)]
+    out = [_comparison(r, decided[i], sizes[r.label]) for i, r in enumerate(raws)]
     out.sort(key=lambda c: c.label != Standing.CONFIRMATORY)  # stable: confirmatory first
     return tuple(out)
 
@@ -298,20 +291,9 @@ def _comparison(r: _Raw, decided: Decided, size: int) -> SessionComparison:
         words = f"{r.b} above {r.a} by {flipped}, Holm p = {p:.3g}"
     else:
         words = f"{r.name}: {band}, Holm p = {p:.3g}: not established at this n"
+    spec = {f.name: getattr(r, f.name) for f in fields(ComparisonSpec)}
     return SessionComparison(
-        name=r.name,
-        kind=r.kind,
-        grouping=r.grouping,
-        a=r.a,
-        b=r.b,
-        members_a=r.members_a,
-        members_b=r.members_b,
-        planned=r.planned,
-        label=r.family,
-        pairing=r.pairing,
-        rate_a=r.rate_a,
-        rate_b=r.rate_b,
-        counts=r.counts,
+        **spec,
         difference=d,
         test=r.test,
         p_holm=p,

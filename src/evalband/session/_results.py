@@ -23,6 +23,7 @@ __all__ = [
     "CONFIRMATORY",
     "PRICE_GAPS",
     "ComparisonKind",
+    "ComparisonSpec",
     "PolicyResult",
     "SessionComparison",
     "ScenePoint",
@@ -92,7 +93,29 @@ class PolicyResult:
 
 
 @dataclass(frozen=True)
-class SessionComparison:
+class ComparisonSpec:
+    """What a session comparison compares and on which trials, before it is decided.
+
+    The fields :class:`SessionComparison` starts with (see it for their meaning).
+    """
+
+    name: str
+    kind: ComparisonKind
+    grouping: str | None
+    a: str
+    b: str
+    members_a: tuple[str, ...]
+    members_b: tuple[str, ...]
+    planned: bool
+    label: Standing
+    pairing: str
+    rate_a: Interval
+    rate_b: Interval
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SessionComparison(ComparisonSpec):
     """One comparison: two policies paired by scene, or two pooled groups of policies.
 
     Attributes:
@@ -120,19 +143,6 @@ class SessionComparison:
             above B, ``regressed`` when below, ``no detectable change`` otherwise.
     """
 
-    name: str
-    kind: ComparisonKind
-    grouping: str | None
-    a: str
-    b: str
-    members_a: tuple[str, ...]
-    members_b: tuple[str, ...]
-    planned: bool
-    label: Standing
-    pairing: str
-    rate_a: Interval
-    rate_b: Interval
-    counts: dict[str, int]
     difference: Difference
     test: TestResult
     p_holm: float
