@@ -84,8 +84,10 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 # --------------------------------------------------------------------------- terminal
 
 
-def _rich_table(table: TableText, title: str | None = None) -> Table:
-    """A shared table definition (headers and rows as plain text) as a rich table."""
+def _rich_table(
+    table: TableText, title: str | None = None, markup: frozenset[int] | set[int] = frozenset()
+) -> Table:
+    """A shared table definition (plain text) as a rich table; ``markup``: styled columns."""
     from rich.table import Table
 
     headers, rows = table
@@ -93,7 +95,7 @@ def _rich_table(table: TableText, title: str | None = None) -> Table:
     for col in headers:
         out.add_column(escape(col))
     for row in rows:
-        out.add_row(*(escape(cell) for cell in row))
+        out.add_row(*(cell if i in markup else escape(cell) for i, cell in enumerate(row)))
     return out
 
 
@@ -102,9 +104,7 @@ def render_analysis(result: SessionAnalysis) -> None:
     from rich.table import Table
 
     from evalband.analysis import Standing
-    from evalband.report._session import flip_policy_table, policy_table
-    from evalband.report._session import p_text as _p
-    from evalband.report._session import points_text as _points
+    from evalband.report._session import comparison_table, flip_policy_table, policy_table
     from evalband.report._session import rate_text as _rate
 
     prog = result.progress
@@ -145,38 +145,13 @@ def render_analysis(result: SessionAnalysis) -> None:
     if not result.comparisons:
         console.print("no comparison has matched trials yet")
     else:
-        table = Table()
-        for col in (
-            "comparison",
-            "label",
-            "pairing",
-            "A",
-            "B",
-            "A - B points (Holm-step interval)",
-            "p",
-            "Holm p",
-            "A against B",
-        ):
-            table.add_column(col)
-        for c in result.comparisons:
-            label = (
-                f"[green]{c.label}[/]"
-                if c.label == Standing.CONFIRMATORY
-                else f"[yellow]{escape(c.label)}[/]"
-            )
-            d = c.difference
-            table.add_row(
-                escape(c.name),
-                label,
-                c.pairing,
-                _rate(c.rate_a),
-                _rate(c.rate_b),
-                _points(d),
-                _p(c.test.p_value),
-                _p(c.p_holm),
-                c.verdict.value,
-            )
-        console.print(table)
+        headers, rows = comparison_table(result)
+        styled = [
+            [row[0], f"[{'green' if row[1] == Standing.CONFIRMATORY else 'yellow'}]{row[1]}[/]",
+             *row[2:-1]]
+            for row in rows
+        ]  # the sentence column is printed under the table
+        console.print(_rich_table((headers[:-1], styled), markup={1}))
         for c in result.comparisons:
             console.print(f"{escape(c.label)}: {escape(c.sentence)}")
 

@@ -28,6 +28,7 @@ __all__ = [
     "session_html",
     "policy_table",
     "flip_policy_table",
+    "comparison_table",
     "TableText",
     "rate_text",
     "points_text",
@@ -104,6 +105,42 @@ def policy_table(result: SessionAnalysis) -> TableText:
     return headers, rows
 
 
+def comparison_table(result: SessionAnalysis) -> TableText:
+    """Every comparison: label, rates, A - B at its Holm step's level, p, Holm p, verdict, words.
+
+    Column 1 is the label (each renderer styles confirmatory and exploratory apart); the last
+    is the sentence (the terminal prints it under the table instead).
+    """
+    headers = [
+        "comparison",
+        "label",
+        "pairing",
+        "A",
+        "B",
+        "A - B points (Holm-step interval)",
+        "p",
+        "Holm p",
+        "A against B",
+        "reading",
+    ]
+    rows = [
+        [
+            c.name,
+            c.label.value,
+            c.pairing,
+            rate_text(c.rate_a),
+            rate_text(c.rate_b),
+            points_text(c.difference),
+            p_text(c.test.p_value),
+            p_text(c.p_holm),
+            c.verdict.value,
+            c.sentence,
+        ]
+        for c in result.comparisons
+    ]
+    return headers, rows
+
+
 def flip_policy_table(result: SessionAnalysis) -> TableText:
     """Each policy's own flip rate beside what independent attempts would give."""
     by_policy = result.flip.by_policy if result.flip is not None else ()
@@ -129,6 +166,12 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>"
     )
+
+
+def _label_html(label: str) -> str:
+    if label == Standing.CONFIRMATORY:
+        return f"<strong>{html.escape(label)}</strong>"
+    return f'<em class="exploratory">{html.escape(label)}</em>'
 
 
 def _text_table(table: TableText) -> str:
@@ -268,44 +311,10 @@ def session_section(result: SessionAnalysis) -> str:
     parts.append("<h2>3. Per-policy success</h2>")
     parts.append(_text_table(policy_table(result)))
     parts.append("<h2>4. Comparisons</h2>")
-    rows = []
-    for c in result.comparisons:
-        d = c.difference
-        label = (
-            f"<strong>{e(c.label)}</strong>"
-            if c.label == Standing.CONFIRMATORY
-            else f'<em class="exploratory">{e(c.label)}</em>'
-        )
-        rows.append(
-            [
-                e(c.name),
-                label,
-                e(c.pairing),
-                rate_text(c.rate_a),
-                rate_text(c.rate_b),
-                points_text(d),
-                p_text(c.test.p_value),
-                p_text(c.p_holm),
-                e(c.verdict.value),
-                e(c.sentence),
-            ]
-        )
+    headers, rows = comparison_table(result)
     parts.append(
-        _table(
-            [
-                "comparison",
-                "label",
-                "pairing",
-                "A",
-                "B",
-                "A - B points (Holm-step interval)",
-                "p",
-                "Holm p",
-                "A against B",
-                "reading",
-            ],
-            rows,
-        )
+        _table(headers, [[e(row[0]), _label_html(row[1]), *(e(cell) for cell in row[2:])]
+                         for row in rows])
         if rows
         else "<p>No comparison has matched trials yet.</p>"
     )
