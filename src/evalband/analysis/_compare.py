@@ -23,7 +23,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,13 @@ from evalband.analysis._pairs import (
     columns_from_arrays,
     pair_table,
     run_columns,
+)
+from evalband.analysis._verdicts import (
+    SEVERITY,
+    VERDICT_EXIT_CODES,
+    SliceVerdict,
+    Verdict,
+    slice_verdict,
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
@@ -76,28 +82,6 @@ __all__ = [
 
 
 
-class Verdict(StrEnum):
-    """The overall verdict of a comparison (compares equal to its text)."""
-
-    IMPROVES = "improves"
-    NO_REGRESSION = "no regression"
-    INCONCLUSIVE = "inconclusive"
-    REGRESSION = "regression"
-
-
-class SliceVerdict(StrEnum):
-    """The verdict of one slice (compares equal to its text)."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    NON_INFERIOR = "non-inferior"
-    NO_CHANGE = "no detectable change"
-    INCONCLUSIVE = "inconclusive"
-
-
-VERDICT_EXIT_CODES = {"improves": 0, "no regression": 3, "regression": 4, "inconclusive": 5}
-"""Exit status of ``evalband compare`` per overall verdict (2 is reserved for bad input)."""
-_SEVERITY = ("improves", "no regression", "inconclusive", "regression")
 DEFAULT_EFFECT = 0.10
 """The drop in success rate (10 points) that power statements are computed for by default."""
 POWER_TARGET = 0.8
@@ -679,17 +663,8 @@ def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> S
     p_raw = float(row.p_value or 1.0)
     delta, estimate, low = _compatible(tuple(counts.items()), paired, 1.0 - level, p_raw)
     unadjusted, _, _ = _compatible(tuple(counts.items()), paired, 1.0 - alpha, p_raw)
-    rejected = p_adj <= alpha
-    if row.reasons:
-        verdict = SliceVerdict.INCONCLUSIVE
-    elif rejected and estimate < 0:
-        verdict = SliceVerdict.REGRESSED
-    elif rejected and estimate > 0:
-        verdict = SliceVerdict.IMPROVED
-    elif row.margin is not None and low > -row.margin:
-        verdict = SliceVerdict.NON_INFERIOR
-    else:
-        verdict = SliceVerdict.NO_CHANGE
+    verdict = slice_verdict(p_adj <= alpha, estimate, unreadable=bool(row.reasons),
+                            margin=row.margin, low=low)
     return _fast_replace(
         row,
         p_holm=p_adj,
@@ -874,4 +849,4 @@ def _verdict(
 
 def worst_verdict(comparisons: Sequence[Comparison]) -> str:
     """The most severe verdict (regression > inconclusive > no regression > improves)."""
-    return max((c.verdict for c in comparisons), key=_SEVERITY.index)
+    return max((c.verdict for c in comparisons), key=SEVERITY.index)

@@ -17,6 +17,7 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     from rich.table import Table
 
     from evalband.analysis import paired_counts, summarize
+    from evalband.analysis._verdicts import slice_verdict
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.run import run_panel
@@ -47,6 +48,10 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         "paired": pairs.as_dict(),
         "difference_baseline_minus_damped": difference.as_dict(),
         "mcnemar": test.as_dict(),
+        # the shared verdict vocabulary, read on damped - baseline (the candidate's change)
+        "verdict_damped_against_baseline": slice_verdict(
+            difference.excludes_zero, -difference.estimate
+        ).value,
     }
     if as_json:
         emit_json(out)
@@ -74,13 +79,8 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         f"[{-100 * difference.high:+.2f}, {-100 * difference.low:+.2f}]; exact McNemar "
         f"p = {test.p_value:.3g}"
     )
-    verdict = (
-        "the damped controller is better on these matched conditions: the interval excludes 0"
-        if difference.high < 0
-        else "the baseline is better: the interval excludes 0" if difference.low > 0
-        else "the interval contains 0: the ranking is not established at this n"
-    )
-    console.print(f"verdict: {verdict}")
+    console.print(f"verdict (damped against baseline): {out['verdict_damped_against_baseline']}: "
+                  f"the interval {'excludes' if difference.excludes_zero else 'contains'} 0")
     console.print(f"store: {store}  (evalband runs / evalband show RUN_ID)")
     return out
 
