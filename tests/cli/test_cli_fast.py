@@ -1,0 +1,100 @@
+"""The short path (:mod:`evalband.cli._fast`) against the real typer: same help, same bytes
+out, same exit codes, and every line it does not understand left to typer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from evalband.cli import _fast, main
+from evalband.cli._app import app, run
+
+
+def _typer_help(columns: int, monkeypatch: pytest.MonkeyPatch, capsys) -> str:
+    monkeypatch.setattr(shutil, "get_terminal_size",
+                        lambda *a, **k: os.terminal_size((columns, 24)))
+    assert run(["--help"]) == 0
+    return str(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("columns", [20, 50, 52, 61, 67, 70, 79, 80, 81, 200])
+def test_top_help_is_typers_at_every_width(columns: int, monkeypatch: pytest.MonkeyPatch,
+                                           capsys) -> None:
+    expected = _typer_help(columns, monkeypatch, capsys)
+    assert "Commands:" in expected and "  ci " in expected
+    assert _fast.top_help(columns) == expected
+    assert main(["--help"]) == 0  # the short path reads the same terminal width
+    assert capsys.readouterr().out == expected
+
+
+def test_command_table_is_the_apps() -> None:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    ctx = typer.main._click.Context(group, info_name="evalband")  # type: ignore[attr-defined]
+    names = group.list_commands(ctx)
+    helps = [" ".join((group.get_command(ctx, name).help or "").split("\n\n")[0].split())
+             for name in names]
+    assert list(_fast.COMMANDS) == list(zip(names, helps, strict=True))
+    assert app.info.help == _fast.APP_HELP
+
+
+PLAIN = [
+    ["ci", "8", "20"], ["ci", "0", "20"], ["ci", "20", "20", "--json"],
+    ["ci", "8", "20", "-m", "wald"], ["ci", "0", "9", "--method", "wald"],
+    ["ci", "8", "20", "--method=clopper-pearson", "--confidence", "0.9"],
+    ["ci", "8.0", "20", "-c", "0.99", "--json"], ["ci", "0", "0", "--allow-empty"],
+    ["ci", "30", "20"], ["ci", "8", "20", "-m", "nope"], ["ci", "8", "20", "-c", "1.5"],
+    ["ci", "8", "20", "-c", "0.937"], ["ci", "8", "20", "--json", "--json"],
+    ["ci", "--json", "8", "20", "-c", "0.8", "-c", "0.9"],
+    ["diff", "8/20", "12/20"], ["diff", "8/20", "12/20", "--json"],
+    ["diff", "0/5", "5/5", "-c", "0.9"], ["diff", "8/20"], ["diff", "8/20", "x/20"],
+    ["diff", "8/20", "12/20", "-m", "tango"], ["diff", "30/20", "1/2"],
+    ["diff", "--paired", "10", "3", "8", "20"], ["diff", "--paired", "10", "3", "8", "20",
+                                                 "--json", "-m", "tango"],
+    ["diff", "--paired", "10", "0", "0", "5"], ["diff", "--paired", "1", "2", "3"],
+    ["diff", "--paired", "1", "2.5", "3", "4"],
+    ["power", "--p-a", "0.6", "--p-b", "0.4"], ["power", "--p-a", "0.6", "--p-b", "0.4", "--json"],
+    ["power", "--p-a", "0.9", "--p-b", "0.8", "--n", "100", "--power", "0.9", "--alpha", "0.1"],
+    ["power", "--p-a=0.5", "--p-b=0.6", "--paired", "--discordant", "0.3", "--slices", "3"],
+    ["power", "--p-a", "0.5", "--p-b", "0.6", "--paired"],
+    ["power", "--p-a", "0.5", "--p-b", "0.5", "--n", "50", "--direction", "either"],
+    ["power", "--p-a", "0.5", "--p-b", "0.6", "--test", "bogus"],
+    ["power", "--p-a", "0.5", "--p-b", "0.6", "--comparisons", "0"],
+    ["power", "--p-a", "1.5", "--p-b", "0.6"],
+]
+
+
+@pytest.mark.parametrize("args", PLAIN, ids=[" ".join(a) for a in PLAIN])
+def test_a_plain_line_answers_as_through_typer(args: list[str], capsys,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _fast.parse(args[0], args[1:]) is not None  # the short path takes it
+    fast = main(args), *capsys.readouterr()
+    monkeypatch.setattr(_fast, "parse", lambda *a: None)  # every line to typer
+    assert (main(args), *capsys.readouterr()) == fast
+    if fast[0] != 0:  # bad values: one line on stderr
+        assert fast[0] == 2 and fast[2].startswith("error: ") and fast[2].count("\n") == 1
+
+
+OTHER = [
+    [], ["--version"], ["-h"], ["runs"], ["ci"], ["ci", "8"], ["ci", "8", "20", "30"],
+    ["ci", "8", "20", "--help"], ["ci", "-1", "20"], ["ci", "8", "x"], ["ci", "1_0", "20"],
+    ["ci", "8", "20", "--bogus"], ["ci", "8", "20", "-c"], ["ci", "8", "20", "-c0.9"],
+    ["ci", "8", "20", "--json=1"], ["ci", "8", "20", "-c", "-0.9"], ["ci", "8", "20", "--"],
+    ["ci", "inf", "20"], ["diff"], ["diff", "--paired"], ["power", "--p-a", "0.6"],
+    ["power", "--p-a", "0.6", "--p-b", "0.4", "--n", "12.0"], ["power", "--help"],
+    ["power", "--p-a", "0.6", "--p-b", "0.4", "--direction", "--json"],
+]
+
+
+@pytest.mark.parametrize("args", OTHER, ids=[" ".join(a) or "empty" for a in OTHER])
+def test_any_other_line_is_left_to_typer(args: list[str], capsys) -> None:
+    assert _fast.dispatch(args) is None
+    assert capsys.readouterr().out == ""
+
+
+def test_shell_completion_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_EVALBAND_COMPLETE", "bash_complete")
+    assert _fast.dispatch(["--help"]) is None
