@@ -98,3 +98,33 @@ def test_any_other_line_is_left_to_typer(args: list[str], capsys) -> None:
 def test_shell_completion_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_EVALBAND_COMPLETE", "bash_complete")
     assert _fast.dispatch(["--help"]) is None
+
+
+def test_each_command_is_registered_by_its_owner_module() -> None:
+    import importlib
+
+    import typer
+
+    from evalband.cli._app import OWNERS, _command_name
+
+    whole = [_command_name(info) for info in app.registered_commands]
+    assert sorted(whole) == sorted(OWNERS)
+    for name, owner in OWNERS.items():
+        scratch = typer.Typer()
+        importlib.import_module(f"evalband.cli.{owner}").register(scratch)
+        assert name in [_command_name(info) for info in scratch.registered_commands]
+
+
+def test_a_command_line_imports_only_its_own_command_module() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, contextlib, io\nfrom evalband.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['coverage', '--n', '5', '--json'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('evalband.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "evalband.cli._stats'" in loaded
+    assert "_runs" not in loaded and "_session" not in loaded and "_report" not in loaded

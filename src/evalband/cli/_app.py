@@ -10,27 +10,55 @@ coercion (:mod:`evalband.cli._coerce`). The plainest command lines never get her
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import typer
 
 from evalband.cli._coerce import install as _install_plain_coercion
 from evalband.cli._fast import APP_HELP
 
-__all__ = ["app", "run"]
+__all__ = ["OWNERS", "app", "run", "whole_app"]
 
-app = typer.Typer(
-    name="evalband",
-    help=APP_HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help; sub-apps inherit it
-)
+#: The command module that registers each top-level command (the groups ``lab``,
+#: ``harness``, ``session`` and ``prereg`` go through the whole app).
+OWNERS: dict[str, str] = {
+    "ci": "_stats", "diff": "_stats", "power": "_stats", "coverage": "_stats",
+    "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
+    "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
+    "calibrate": "_calibrate", "report": "_report", "view": "_view",
+}
+
 _install_plain_coercion()
+_whole: list[typer.Typer] = []
 
 
-def _register() -> None:
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="evalband",
+        help=APP_HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain help; sub-apps inherit it
+    )
+
+
+def whole_app() -> typer.Typer:
+    """The app with every command registered (built once, on first use)."""
+    if not _whole:
+        _whole.append(_register(_new_app()))
+    return _whole[0]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _register(app: typer.Typer) -> typer.Typer:
     from evalband.cli import (
         _calibrate,
         _compare,
@@ -56,32 +84,35 @@ def _register() -> None:
     _session_analysis.register_prereg(app)
     _report.register(app)
     _view.register(app)
+    return app
 
 
-_register()
+def _command_name(info: Any) -> str:
+    callback = info.callback
+    return str(info.name or (callback.__name__.lower().replace("_", "-") if callback else ""))
 
 
 def _app_for(args: list[str]) -> typer.Typer:
-    """``app``, or for a top-level command an app that holds only that command.
+    """The whole app, or for a top-level command an app that holds only that command.
 
     typer builds the parser of every registered command (signatures, type hints) before
-    it dispatches; ``evalband ci 8 20`` needs one. The one-command app keeps the group
-    form (a no-op callback), so usage lines, help and errors read as with ``app``.
+    it dispatches, and registering them imports every command module; ``evalband run``
+    needs one. Only the module that owns the command (:data:`OWNERS`) is imported. The
+    one-command app keeps the group form (a no-op callback), so usage lines, help and
+    errors read as with the whole app.
     """
-    if not args or args[0].startswith("-"):
-        return app
-    for info in app.registered_commands:
-        callback = info.callback
-        name = info.name or (callback.__name__.lower().replace("_", "-") if callback else "")
-        if name == args[0]:
-            one = typer.Typer(
-                name=app.info.name, help=app.info.help, add_completion=False,
-                pretty_exceptions_enable=False, rich_markup_mode=app.rich_markup_mode,
-            )
+    owner = OWNERS.get(args[0]) if args else None
+    if owner is None:
+        return whole_app()
+    scratch = _new_app()
+    importlib.import_module(f"evalband.cli.{owner}").register(scratch)
+    for info in scratch.registered_commands:
+        if _command_name(info) == args[0]:
+            one = _new_app()
             one.callback()(_group)
             one.registered_commands.append(info)
             return one
-    return app
+    return whole_app()  # pragma: no cover - OWNERS out of date (tests/cli/test_cli_fast.py)
 
 
 def _group() -> None:
