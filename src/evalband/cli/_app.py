@@ -19,7 +19,7 @@ import typer
 from evalband.cli._coerce import install as _install_plain_coercion
 from evalband.cli._fast import APP_HELP
 
-__all__ = ["OWNERS", "app", "run", "whole_app"]
+__all__ = ["OWNERS", "run", "whole_app"]  # and ``app`` (module __getattr__)
 
 #: The command module that registers each top-level command (the groups ``lab``,
 #: ``harness``, ``session`` and ``prereg`` go through the whole app).
