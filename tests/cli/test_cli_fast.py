@@ -128,3 +128,18 @@ def test_a_command_line_imports_only_its_own_command_module() -> None:
     loaded = done.stdout.strip().splitlines()[-1]
     assert "evalband.cli._stats'" in loaded
     assert "_runs" not in loaded and "_session" not in loaded and "_report" not in loaded
+
+
+def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalband.run import _pool
+
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(_pool, "prestart", lambda *a, **k: calls.append(a))
+    line = ["run", "p.yaml", "-p", "x", "--backend", "process", "--workers=3"]
+    assert _fast.start_workers_early(line) and calls == [(3,)]
+    assert _fast.dispatch(["run", "p.yaml", "-b=process"]) is None  # typer runs the command
+    assert calls[-1] == (1,)
+    for other in (["run", "p.yaml"], ["run", "p.yaml", "-b", "ray"], ["runs", "-b", "process"],
+                  ["run", "p.yaml", "-b", "process", "-w", "0"]):
+        assert not _fast.start_workers_early(other)
+    assert len(calls) == 2

@@ -8,6 +8,9 @@ the same code as through typer (:mod:`evalband.cli._stats_cmds`). Anything else 
 command's ``--help``, an unknown or misspelt option, a malformed or missing value, any
 other command) returns ``None`` and goes to typer, so usage errors and help keep typer's
 words. ``tests/cli/test_cli_fast.py`` holds both paths to the same bytes on the real typer.
+
+``evalband run --backend process`` also starts its worker pool here, before typer and the
+rest load (:func:`start_workers_early`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["APP_HELP", "COMMANDS", "FLOAT", "INT", "dispatch", "top_help"]
+__all__ = ["APP_HELP", "COMMANDS", "FLOAT", "INT", "dispatch", "parse", "start_workers_early",
+           "top_help"]
 
 #: The top-level help text (the typer app's ``help=``).
 APP_HELP = "Honest robot-policy evaluation: seeded panels, stored episodes, verdicts with bands."
@@ -248,6 +252,35 @@ def parse(command: str, args: Sequence[str]) -> dict[str, Any] | None:
     return values
 
 
+def start_workers_early(args: Sequence[str]) -> bool:
+    """``evalband run ... --backend process``: start the worker pool now; True if started.
+
+    The forkserver and the workers then start while this process imports typer, the panel
+    model, numpy... (the ``run`` command asks again: a no-op). A line typer then rejects
+    leaves an idle pool that closes with the process.
+
+    >>> start_workers_early(["run", "p.yaml", "--backend", "serial"])
+    False
+    """
+    if not args or args[0] != "run":
+        return False
+    backend, workers = "serial", "1"
+    for i, token in enumerate(args):
+        name, eq, value = token.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        if name in ("--backend", "-b"):
+            backend = value
+        elif name in ("--workers", "-w"):
+            workers = value
+    if backend != "process" or not INT.fullmatch(workers) or int(workers) < 1:
+        return False
+    from evalband.run._pool import prestart, worker_init
+
+    prestart(int(workers), initializer=worker_init, initargs=(os.getpid(),))
+    return True
+
+
 def dispatch(args: Sequence[str]) -> int | None:
     """Answer ``args`` here (the exit status) or return ``None`` for typer."""
     if os.environ.get("_EVALBAND_COMPLETE"):
@@ -256,6 +289,8 @@ def dispatch(args: Sequence[str]) -> int | None:
         sys.stdout.write(top_help())
         return 0
     if not args:
+        return None
+    if start_workers_early(args):
         return None
     values = parse(args[0], args[1:])
     if values is None:

@@ -110,9 +110,9 @@ def run(
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 
-        from evalband.run._isolation import worker_init
-        from evalband.run._pool import prestart
+        from evalband.run._pool import prestart, worker_init
 
+        # (a no-op when evalband.cli._fast started them before typer loaded)
         prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
