@@ -121,7 +121,7 @@ def test_a_command_line_imports_only_its_own_command_module() -> None:
 
     code = ("import sys, contextlib, io\nfrom evalband.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    main(['coverage', '--n', '5', '--json'])\n"
+            "    main(['ci', '8', '20', '--help'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('evalband.cli.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

@@ -52,6 +52,7 @@ def test_short_commands_import_neither_typer_nor_a_heavy_package(args: list[str]
     loaded = imported_after(args)
     assert "evalband.cli._fast" in loaded  # the probe saw the imports
     assert not loaded & set(HEAVY + TYPER), sorted(loaded & set(HEAVY + TYPER))
+    assert "importlib.metadata" not in loaded  # no distribution scan at start-up
 
 
 @pytest.mark.parametrize("args", [["ci", "8", "20", "--help"], ["ci", "8", "20", "-c0.9"]])
