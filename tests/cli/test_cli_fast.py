@@ -140,6 +140,7 @@ def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.Monke
     assert _fast.dispatch(["run", "p.yaml", "-b=process"]) is None  # typer runs the command
     assert calls[-1] == (1,)
     for other in (["run", "p.yaml"], ["run", "p.yaml", "-b", "ray"], ["runs", "-b", "process"],
-                  ["run", "p.yaml", "-b", "process", "-w", "0"]):
+                  ["run", "p.yaml", "-b", "process", "-w", "0"],
+                  ["run", "p.yaml", "-b", "process", "--help"]):
         assert not _fast.start_workers_early(other)
     assert len(calls) == 2

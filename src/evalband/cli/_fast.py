@@ -262,7 +262,7 @@ def start_workers_early(args: Sequence[str]) -> bool:
     >>> start_workers_early(["run", "p.yaml", "--backend", "serial"])
     False
     """
-    if not args or args[0] != "run":
+    if not args or args[0] != "run" or "--help" in args:
         return False
     backend, workers = "serial", "1"
     for i, token in enumerate(args):
