@@ -144,3 +144,28 @@ def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.Monke
                   ["run", "p.yaml", "-b", "process", "--help"]):
         assert not _fast.start_workers_early(other)
     assert len(calls) == 2
+
+
+def test_a_process_run_from_the_command_line_plays_the_serial_runs_episodes(tmp_path) -> None:
+    """The workers started before typer (``start_workers_early``) play the same episodes."""
+    import sqlite3
+
+    from evalband.run import _pool
+
+    panel = tmp_path / "coin.yaml"
+    panel.write_text("name: coin\nenv: evalband/Coin-v0\nenv_kwargs: {length: 2}\nepisodes: 12\n"
+                     "seed: 3\nbudget: {steps: 5}\nfactors: {p: [0.2, 0.8]}\n")
+    db = str(tmp_path / "s.sqlite")
+    zero = "evalband.policies._builtin:zero_action"
+    try:
+        for run_id, extra in (("serial", []), ("proc", ["--backend", "process", "-w", "2"])):
+            assert main(["run", str(panel), "-p", zero, "--run-id", run_id, "--json",
+                         "--store", db, *extra]) == 0
+    finally:
+        _pool.close_pools()
+    with sqlite3.connect(db) as con:
+        rows = {run_id: con.execute(
+            "select cell, episode, repeat, outcome, steps from episodes where run_id = ? "
+            "order by cell, episode, repeat", (run_id,)).fetchall()
+            for run_id in ("serial", "proc")}
+    assert len(rows["serial"]) == 24 and rows["serial"] == rows["proc"]
