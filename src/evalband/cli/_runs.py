@@ -460,6 +460,7 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_cmd)
     from evalband.cli._reach_bc import reach_bc_app
 
-    lab_app.add_typer(reach_bc_app, name="reach-bc")
+    if not any(info.typer_instance is reach_bc_app for info in lab_app.registered_groups):
+        lab_app.add_typer(reach_bc_app, name="reach-bc")  # once per process, for every app
     app.add_typer(lab_app, name="lab")
     app.command("noise")(noise)
