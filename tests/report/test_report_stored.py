@@ -48,3 +48,26 @@ def test_a_run_that_gained_episodes_makes_the_stored_result_stale(labs, tmp_path
         assert st.find_comparison_result(runs) is None  # an episode was played again
         data = collect(runs, st)
     assert data.comparisons_from == "computed"
+
+
+@pytest.mark.slow
+def test_compare_with_report_computes_once(labs, tmp_path, monkeypatch) -> None:
+    import shutil
+
+    import evalband.analysis
+    from evalband.cli import main
+
+    path = tmp_path / "copy.sqlite"
+    shutil.copy(labs.store, path)
+    calls = []
+    real = evalband.analysis.compare_many
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evalband.analysis, "compare_many", counted)
+    page = tmp_path / "r.html"
+    code = main(["compare", *labs.hidden, "--store", str(path), "--report", str(page), "--json"])
+    assert code == 4 and calls == [1]  # the report renders what compare computed
+    assert "hidden regression" in page.read_text().lower()
