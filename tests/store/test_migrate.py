@@ -138,3 +138,21 @@ def test_a_store_newer_than_this_evalband_is_refused_in_one_line(
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "upgrade evalband" in err
     assert v1.read_bytes() == data
+
+
+def test_a_migration_that_fails_leaves_the_old_file_as_it_was(
+    v1: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalband.store import _schema
+
+    before = raw(v1)
+
+    def half_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute('ALTER TABLE comparisons ADD COLUMN "result" TEXT')
+        conn.execute("DROP TABLE session_trials")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setitem(_schema.MIGRATIONS, 1, half_then_fail)
+    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 2.*left as"):
+        RunStore(v1)
+    assert raw(v1) == before

@@ -559,15 +559,24 @@ class RunStore:
         The version is read again inside the write transaction, so two processes opening
         the same old file migrate it once.
         """
-        conn.execute("BEGIN IMMEDIATE")
+        version = self.schema_version
         try:
-            version = self._inspect(conn)[1]
-            if version < SCHEMA_VERSION:
-                migrate(conn, version)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._inspect(conn)[1]
+                if version < SCHEMA_VERSION:
+                    migrate(conn, version)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot migrate the run store {self.path} from schema version {version} to "
+                f"{SCHEMA_VERSION}: {exc}; it is left as it was (read commands still read it); "
+                "retry when no other evalband is writing it"
+            ) from None
         self.schema_version = SCHEMA_VERSION
 
     @staticmethod
@@ -1168,7 +1177,11 @@ def open_store(path: str | Path | None = None, *, read_only: bool = False) -> Ru
 
     Raises:
         StoreError: when the file exists and is not an evalband store (it is left untouched),
-            cannot be written (unless ``read_only``), or is missing (with ``read_only``).
+            is of a newer schema than this evalband, cannot be written (unless
+            ``read_only``), or is missing (with ``read_only``).
+
+    A store of an older schema is migrated when opened to write (in one transaction) and
+    read as it is with ``read_only`` (see :mod:`evalband.store._schema`).
 
     >>> import tempfile
     >>> from pathlib import Path
