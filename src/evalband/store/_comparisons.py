@@ -54,6 +54,7 @@ class StoredComparison:
         episode_counts: episodes per run when the result was computed.
         computed_at: when the result was stored.
         current: whether every run still has those episodes (the result is up to date).
+        has_result: whether a result is stored (``result`` may be left unread).
     """
 
     comparison_id: str
@@ -64,6 +65,7 @@ class StoredComparison:
     episode_counts: dict[str, int] | None
     computed_at: str | None
     current: bool
+    has_result: bool = False
 
 
 def recipe_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -157,18 +159,25 @@ def record_comparison(
     return comparison_id
 
 
-def _select(columns: set[str]) -> tuple[str, list[str]]:
+def _select(columns: set[str], full: bool) -> tuple[str, list[str]]:
     names = [*_RECIPE, *(c for c in _RESULT if c in columns)]
-    return "SELECT " + ", ".join(f'"{c}"' for c in names) + " FROM comparisons", names
+    exprs = [f'"{c}"' if c != "result" or full else '"result" IS NOT NULL' for c in names]
+    return "SELECT " + ", ".join(exprs) + " FROM comparisons", names
 
 
-def _rows(store: RunStore, where: str, args: tuple[Any, ...]) -> list[StoredComparison]:
-    """Recorded comparisons (newest first); a version-1 file read as is has no results."""
+def _rows(
+    store: RunStore, where: str, args: tuple[Any, ...], *, full: bool = True
+) -> list[StoredComparison]:
+    """Recorded comparisons (newest first); a version-1 file read as is has no results.
+
+    Without ``full`` the results are not read (``result`` is ``None``, ``has_result`` says
+    whether one is stored): listing many comparisons parses no result.
+    """
     with store._lock:
         columns = read_compatible(store.conn)
         if not columns:
             return []
-        select, names = _select(columns)
+        select, names = _select(columns, full)
         rows = store.conn.execute(
             f"{select} {where} ORDER BY created_at DESC, rowid DESC", args).fetchall()
         totals: dict[str, tuple[int, int]] = {}
@@ -176,13 +185,14 @@ def _rows(store: RunStore, where: str, args: tuple[Any, ...]) -> list[StoredComp
         for row in rows:
             data = dict(zip(names, row, strict=True))
             run_ids = [str(r) for r in json.loads(data["run_ids"])]
-            result = None if data.get("result") is None else json.loads(data["result"])
+            has_result = bool(data.get("result"))
+            result = json.loads(data["result"]) if full and has_result else None
             counts = (None if data.get("episode_counts") is None
                       else {str(k): int(v) for k, v in json.loads(data["episode_counts"]).items()})
             attempts = (None if data.get("attempt_totals") is None
                         else json.loads(data["attempt_totals"]))
             current = False
-            if result is not None and counts is not None and attempts is not None:
+            if has_result and counts is not None and attempts is not None:
                 missing = [r for r in run_ids if r not in totals]
                 totals.update(episode_totals(store, missing))
                 current = all(totals[r] == (counts.get(r), attempts.get(r)) for r in run_ids)
@@ -190,13 +200,13 @@ def _rows(store: RunStore, where: str, args: tuple[Any, ...]) -> list[StoredComp
                 comparison_id=str(data["comparison_id"]), run_ids=run_ids,
                 options=dict(json.loads(data["options"])), created_at=str(data["created_at"]),
                 result=result, episode_counts=counts, computed_at=data.get("computed_at"),
-                current=current))
+                current=current, has_result=has_result))
     return out
 
 
 def _recipe(c: StoredComparison) -> dict[str, Any]:
     return {"comparison_id": c.comparison_id, "run_ids": c.run_ids, "options": c.options,
-            "created_at": c.created_at, "has_result": c.result is not None,
+            "created_at": c.created_at, "has_result": c.has_result,
             "current": c.current}
 
 
@@ -206,12 +216,12 @@ def list_comparisons(store: RunStore) -> list[dict[str, Any]]:
     Each is its recipe (id, run ids, options, ``created_at``), whether a result is stored
     (``has_result``) and whether that result is up to date (``current``).
     """
-    return [_recipe(c) for c in _rows(store, "", ())]
+    return [_recipe(c) for c in _rows(store, "", (), full=False)]
 
 
 def get_comparison(store: RunStore, comparison_id: str) -> dict[str, Any] | None:
     """One recorded comparison (as in :func:`list_comparisons`), or ``None``."""
-    found = _rows(store, "WHERE comparison_id = ?", (comparison_id,))
+    found = _rows(store, "WHERE comparison_id = ?", (comparison_id,), full=False)
     return _recipe(found[0]) if found else None
 
 
@@ -229,8 +239,8 @@ def find_result(
     ``options`` are compared without ``episode_counts`` (see :func:`recipe_options`).
     """
     want = recipe_options(options)
-    for c in _rows(store, "WHERE run_ids = ?", (json.dumps(list(run_ids)),)):
+    for c in _rows(store, "WHERE run_ids = ?", (json.dumps(list(run_ids)),), full=False):
         if c.current and recipe_options(c.options) == want:
-            return c
+            return stored_result(store, c.comparison_id)  # only its result is read
     return None
 
