@@ -633,8 +633,9 @@ class RunStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) under the store's lock.
 
-        For modules that keep their own tables in the same file (the hardware-session tables
-        of :mod:`evalband.session`): the statements in the block commit together, durable
+        For modules that keep rows in the store's other tables (hardware sessions,
+        pre-registrations, leases; every table is created by the store's one schema,
+        :mod:`evalband.store._schema`): the statements in the block commit together, durable
         (``synchronous=FULL``) when the block exits, or none of them when it raises.
         """
         with self._lock:
