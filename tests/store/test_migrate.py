@@ -22,6 +22,8 @@ from evalband.store import RunStore
 from evalband.store._schema import SCHEMA_VERSION
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store-v1.sqlite"
+OLD_JSON = FIXTURE.with_name("compare-v1.json")  # that release's `compare base cand --json`
+OLD_MD = FIXTURE.with_name("report-v1.md")  # and its `report base cand --md`
 TABLES = ("runs", "episodes", "comparisons", "sessions", "session_trials", "preregistrations")
 
 
@@ -114,15 +116,19 @@ def test_the_commands_work_on_it(v1: Path, capsys: pytest.CaptureFixture[str],
     code, out, _ = cli(capsys, "prereg", "show", "--store", s, "--json")
     assert code == 0 and "plan" in out
     code, out, _ = cli(capsys, "compare", "base", "cand", "--store", s, "--json")
-    assert code == 0 and json.loads(out)["verdict"] == "improves"
+    old = json.loads(OLD_JSON.read_text())  # the release's compare --json on the same runs
+    assert code == 0 and json.loads(out) == old
     with RunStore(v1, read_only=True) as st:  # compare migrated the file and stored its result
         assert st.schema_version == 2
         (c,) = st.comparisons()  # the schema-1 row (same runs, same counts) gained the result
         assert c["comparison_id"] == raw(FIXTURE)["comparisons"][1][0][0]
         assert c["has_result"] and c["current"]
+        (stored,) = st.comparison_result(c["comparison_id"]).result
+    assert stored == {k: v for k, v in old.items() if k != "peeking"}  # every number
     code, out, _ = cli(capsys, "report", "base", "cand", "--md", str(tmp_path / "v2.md"),
-                       "--store", s)
-    assert code == 0 and (tmp_path / "v2.md").read_text() == (tmp_path / "v1.md").read_text()
+                       "--store", s)  # renders the stored result: the release's bytes
+    assert code == 0 and (tmp_path / "v2.md").read_bytes() == OLD_MD.read_bytes()
+    assert (tmp_path / "v1.md").read_bytes() == OLD_MD.read_bytes()
 
 
 def test_a_store_newer_than_this_evalband_is_refused_in_one_line(
