@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +164,11 @@ class SliceComparison:
         """A JSON-ready dictionary."""
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SliceComparison:
+        """The row back from :meth:`as_dict` (a stored result); unknown keys are ignored."""
+        return cls(**_known(cls, data, verdict=SliceVerdict(data["verdict"])))
+
 
 @dataclass(frozen=True)
 class Aggregate:
@@ -181,6 +186,11 @@ class Aggregate:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Aggregate:
+        """The aggregate back from :meth:`as_dict`."""
+        return cls(**_known(cls, data))
 
 
 @dataclass(frozen=True)
@@ -264,6 +274,70 @@ class Comparison:
     def to_json(self) -> str:
         """The comparison as JSON text (NaN written as null)."""
         return json.dumps(_finite(self.as_dict()), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison back from :meth:`as_dict` (what the run store keeps).
+
+        ``Comparison.from_dict(c.as_dict()).as_dict() == c.as_dict()``, also after a JSON
+        round trip (NaN kept: the store writes JSON with ``allow_nan``). The ``procedure``
+        block and ``exit_code`` follow from the fields and are not read back.
+
+        Raises:
+            InvalidInputError: not an ``evalband-comparison/2`` dict.
+
+        >>> from evalband.analysis._compare import _example_comparison
+        >>> c = _example_comparison()
+        >>> Comparison.from_dict(json.loads(json.dumps(c.as_dict()))) == c
+        True
+        """
+        from evalband.errors import InvalidInputError
+
+        if not isinstance(data, Mapping) or data.get("schema") != "evalband-comparison/2":
+            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+            raise InvalidInputError(
+                f"a stored comparison must be an evalband-comparison/2 dict; got {got!r}: "
+                "record it again with this evalband (evalband compare)"
+            )
+        procedure = data.get("procedure") or {}
+        return cls(**_known(
+            cls, data,
+            slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
+            aggregate=Aggregate.from_dict(data["aggregate"]),
+            verdict=Verdict(data["verdict"]),
+            effect=procedure.get("effect", DEFAULT_EFFECT),
+            family_size=procedure.get("family_size", 0),
+        ))
+
+
+def _known(cls: type, data: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    """The dataclass's fields from ``data`` (missing ones take their defaults), ``given`` first."""
+    out = dict(given)
+    for f in fields(cls):
+        if f.name not in out and f.name in data:
+            out[f.name] = data[f.name]
+    return out
+
+
+def _example_comparison() -> Comparison:
+    """A small two-slice comparison built in memory (for doctests)."""
+    from evalband.episode import Outcome
+    from evalband.panel import load_panel
+
+    panel = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 6, "seed": 0,
+                        "budget": {"steps": 1}, "factors": {"f": ["a", "b"]}})
+
+    def records(run_id: str, wins: int) -> list[EpisodeRecord]:
+        return [EpisodeRecord(run_id=run_id, policy=run_id, panel_fingerprint=panel.fingerprint,
+                              cell=s.cell, slices=dict(s.slices), episode=s.episode,
+                              repeat=s.repeat, condition_seed=s.condition_seed,
+                              outcome=Outcome.SUCCESS if s.episode < wins else Outcome.FAILURE,
+                              terminated=True, truncated=False, steps=1)
+                for s in panel.episode_specs()]
+
+    base = RunData("base", "base", panel.fingerprint, panel, records("base", 5), source="memory")
+    cand = RunData("cand", "cand", panel.fingerprint, panel, records("cand", 2), source="memory")
+    return compare_runs(base, cand)
 
 
 def _finite(value: Any) -> Any:

@@ -16,7 +16,8 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     """Run both reaching controllers on the panel and print the paired comparison."""
     from rich.table import Table
 
-    from evalband.analysis import paired_counts, summarize
+    from evalband._api import load_run
+    from evalband.analysis import compare_many, paired_counts, summarize
     from evalband.analysis._verdicts import slice_verdict
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
@@ -35,7 +36,10 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
                           f"{panel_name}", on_episode=progress.advance, on_start=progress.start)
             records[policy] = st.episode_records(run_id)
             results[policy] = {"run_id": run_id, "summary": summarize(records[policy]).as_dict()}
-        st.record_comparison([results[p]["run_id"] for p in LAB_POLICIES])  # for evalband view
+        ids = [results[p]["run_id"] for p in LAB_POLICIES]
+        stored = [load_run(r, st) for r in ids]
+        compared = compare_many(stored[0], stored[1:])
+        st.record_comparison(ids, result=[c.as_dict() for c in compared])  # for evalband view
     base, damped = (records[p] for p in LAB_POLICIES)
     pairs = paired_counts(base, damped)
     difference = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
@@ -100,7 +104,7 @@ def hidden_regression_lab(
             st, episodes=episodes, seed=DEFAULT_SEED if seed is None else seed
         )
         comparison = compare_runs(load_run(base_id, st), load_run(cand_id, st))
-        st.record_comparison([base_id, cand_id])  # listed by evalband view
+        st.record_comparison([base_id, cand_id], result=[comparison.as_dict()])  # evalband view
     out = comparison.as_dict()
     if as_json:
         emit_json(out)

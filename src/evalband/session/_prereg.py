@@ -53,15 +53,7 @@ __all__ = [
     "PRIMARY_METRICS",
 ]
 
-_CREATE = (
-    "CREATE TABLE IF NOT EXISTS preregistrations (\n"
-    '    "name" TEXT PRIMARY KEY,\n'
-    '    "sha256" TEXT NOT NULL,\n'
-    '    "locked_at" TEXT NOT NULL,\n'
-    '    "session_id" TEXT,\n'
-    '    "source" TEXT,\n'
-    '    "yaml" TEXT NOT NULL\n)'
-)
+# The preregistrations table is created with the store (evalband.store._schema).
 _SELECT = 'SELECT "name", "sha256", "locked_at", "source", "yaml" FROM preregistrations'
 
 
@@ -274,7 +266,6 @@ def lock_prereg(
         if prereg.session_id is not None:
             _check_session_policies(runs, prereg)
         with runs.transaction() as conn:
-            conn.execute(_CREATE)
             row = conn.execute(_SELECT + " WHERE name = ?", (prereg.name,)).fetchone()
             if row is None:
                 conn.execute(
