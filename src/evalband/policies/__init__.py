@@ -53,6 +53,10 @@ BUILTIN_POLICIES: dict[str, str] = {
     "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
     "point_maze:p": "evalband.policies.classical:point_maze_p",
     "gym_pusht:push": "evalband.policies.classical:pusht_push",
+    "fetch_reach:p": "evalband.policies.classical:fetch_reach_p",
+    "point_mass:pd": "evalband.policies.classical:point_mass_pd",
+    "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
+    "metaworld:push": "evalband.policies.scripted:metaworld_push",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 
