@@ -23,7 +23,7 @@ import gymnasium
 __all__ = ["SeededReset", "make"]
 
 
-class SeededReset(gymnasium.Wrapper):  # type: ignore[misc]
+class SeededReset(gymnasium.Wrapper):
     """A Meta-World env whose ``reset(seed=s)`` draws the task's start from ``seed(s)``.
 
     Without a seed, the start is the next draw from the env's RNG (as Meta-World does).
@@ -33,7 +33,7 @@ class SeededReset(gymnasium.Wrapper):  # type: ignore[misc]
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Seed Meta-World's RNG with ``seed``, draw a fresh start from it, reset."""
-        base = self.env.unwrapped
+        base: Any = self.env.unwrapped
         if seed is not None:
             base.seed(int(seed))
         base._freeze_rand_vec = False  # draw the object and goal at every reset

@@ -47,5 +47,5 @@ def metaworld_reach(obs: Any) -> Array:
 
 
 def metaworld_push(obs: Any) -> Array:
-    """``push-v3``: Meta-World's ``SawyerPushV3Policy`` (grasps the puck, carries it to the goal)."""
+    """``push-v3``: Meta-World's ``SawyerPushV3Policy`` (grasps the puck, carries it to goal)."""
     return metaworld_policy("push-v3")(obs)
