@@ -8,7 +8,7 @@ behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a polic
 into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)[:4]
-['gym_pusht:push', 'inverted_pendulum:pd', 'point_maze:p', 'pusht:expert']
+['fetch_reach:p', 'gym_pusht:push', 'inverted_pendulum:pd', 'metaworld:push']
 """
 
 from __future__ import annotations
