@@ -8,7 +8,7 @@ behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a polic
 into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)[:4]
-['fetch_reach:p', 'gym_pusht:push', 'inverted_pendulum:pd', 'metaworld:push']
+['aloha:hold', 'fetch_reach:p', 'gym_pusht:push', 'inverted_pendulum:pd']
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "point_mass:pd": "evalband.policies.classical:point_mass_pd",
     "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
     "metaworld:push": "evalband.policies.scripted:metaworld_push",
+    "aloha:hold": "evalband.policies.classical:aloha_hold",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 

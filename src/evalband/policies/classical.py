@@ -14,6 +14,8 @@ so a batched call equals the single calls bit for bit.
   gripper toward the goal (dict observations).
 * :func:`point_mass_pd` — dm_control ``point_mass`` via shimmy
   (``dm_control/point_mass-easy-v0``): a PD controller toward the target at the origin.
+* :func:`aloha_hold` — gym-aloha (``obs_type: pixels_agent_pos``): holds the joints where
+  they are (a negative control: the bimanual tasks need a learned policy).
 * :func:`pusht_push` — gym-pusht ``PushT-v0`` (state observations): pushes the T onto the
   goal pose (a scripted positive control: about half its episodes meet the coverage rule).
 """
@@ -27,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "aloha_hold",
     "fetch_reach_p",
     "inverted_pendulum_pd",
     "point_mass_pd",
@@ -127,6 +130,15 @@ def point_mass_pd(obs: dict[str, Any], kp: float = 20.0, kd: float = 3.0) -> Arr
     position = np.asarray(obs["position"], dtype=np.float64)
     velocity = np.asarray(obs["velocity"], dtype=np.float64)
     return np.asarray(np.clip(-kp * position - kd * velocity, -1.0, 1.0))
+
+
+def aloha_hold(obs: dict[str, Any]) -> Array:
+    """gym-aloha: command the current joint positions (``agent_pos``, 14 numbers).
+
+    >>> aloha_hold({"agent_pos": np.arange(14.0), "pixels": {}}).shape
+    (14,)
+    """
+    return np.array(obs["agent_pos"], dtype=np.float64)
 
 
 PUSHT_GOAL = (256.0, 256.0, math.pi / 4)
