@@ -113,6 +113,21 @@ def test_check_env_passes_on_the_metaworld_adapter(tmp_path: Path) -> None:
     notes = " ".join(f["message"] for f in report["findings"])
     assert "2/2 episodes of metaworld:push succeed" in notes and "0.0125 s" in notes
 
+def test_check_env_on_gym_aloha(tmp_path: Path) -> None:
+    """gym-aloha builds, steps and reproduces its seeded start; holding still never succeeds.
+
+    Only check-env, on two steps: each step renders three 480 x 640 cameras on the CPU.
+    """
+    panel = panel_file(tmp_path, "aloha-transfer-cube", episodes=1, budget={"steps": 2})
+    proc = start("check-env", panel, "-p", "aloha:hold", "-n", "1", "--json")
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err[-3000:]  # exit 1: a problem found, the one below
+    findings = json.loads(out)["findings"]
+    problems = [f["message"] for f in findings if f["level"] == "problem"]
+    assert problems == ["no success by rule terminal (is_success) in 1 episodes of aloha:hold"]
+    assert any("0.02 s from control_timestep()" in f["message"] for f in findings)
+
+
 def test_fetch_success_rule_final_step_vs_any_step(tmp_path: Path) -> None:
     runs = {}
     for rule in ("any_step", "final_step"):
