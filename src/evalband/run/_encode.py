@@ -30,6 +30,9 @@ __all__ = ["ClipStream", "encode_frames", "encode_video", "frame_for_encoder"]
 QUEUE_FRAMES = 64
 """Frames a :class:`ClipStream` holds before the player waits for the encoder."""
 
+HANDOFF_FRAMES = 8
+"""Frames handed to the encoder thread at a time (one wake-up per batch, not per frame)."""
+
 
 def frame_for_encoder(frame: Any) -> np.ndarray:
     """``frame`` as a C-contiguous ``(H, W, 3)`` uint8 array the player no longer writes to.
@@ -151,7 +154,9 @@ class ClipStream:
 
     def __init__(self, fps: float, codec: str, frames: Sequence[np.ndarray] | None = None) -> None:
         self._given = frames
-        self._frames: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=QUEUE_FRAMES)
+        self._frames: queue.Queue[list[np.ndarray] | None] = queue.Queue(
+            maxsize=max(1, QUEUE_FRAMES // HANDOFF_FRAMES))
+        self._batch: list[np.ndarray] = []
         self._result: tuple[bytes, int, float] | None = None
         self._error: BaseException | None = None
         self._closed = frames is not None
@@ -163,8 +168,8 @@ class ClipStream:
         if self._given is not None:
             yield from self._given
             return
-        while (frame := self._frames.get()) is not None:
-            yield frame
+        while (batch := self._frames.get()) is not None:
+            yield from batch
 
     def _encode(self, fps: float, codec: str) -> None:
         frames = self._incoming()
@@ -182,12 +187,18 @@ class ClipStream:
 
     def add(self, frame: np.ndarray) -> None:
         """Queue one frame (already :func:`frame_for_encoder`-safe) for encoding."""
-        self._frames.put(frame)
+        self._batch.append(frame)
+        if len(self._batch) >= HANDOFF_FRAMES:
+            self._frames.put(self._batch)
+            self._batch = []
 
     def close(self) -> None:
         """End the clip without waiting for it (idempotent)."""
         if not self._closed:
             self._closed = True
+            if self._batch:
+                self._frames.put(self._batch)
+                self._batch = []
             self._frames.put(None)
 
     def finish(self) -> tuple[bytes, int, float]:
