@@ -122,3 +122,23 @@ def test_a_clip_shows_the_frames_the_env_drew(store: RunStore, mode: str) -> Non
         assert errors.diagonal().max() < 4.0
         nearest = errors.argmin(axis=1)
         assert all(np.array_equal(drawn[j], drawn[i]) for i, j in enumerate(nearest))
+
+
+def test_an_encoder_that_fails_never_stalls_or_fails_the_run(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalband.run._encode as encode
+
+    def broken(frames: object, fps: float = 10.0, codec: str = "h264") -> object:
+        raise RuntimeError("no encoder here")
+
+    monkeypatch.setattr(encode, "encode_frames", broken)
+    monkeypatch.setattr(encode, "QUEUE_FRAMES", 4)
+    monkeypatch.setattr(encode, "HANDOFF_FRAMES", 2)
+    # more frames per episode than the encoder queue holds: the player must not wait forever
+    run_id, _ = run_panel(pusht_panel(episodes=3, steps=30), "pusht:expert", store,
+                          run_id="broken", record_video="all")
+    records = store.episode_records(run_id)
+    assert len(records) == 6 and all(not r.media for r in records)
+    assert all("no encoder here" in r.extra["media_error"] for r in records)
+    assert min(r.steps for r in records) > 4

@@ -201,10 +201,14 @@ class ClipStream:
                 self._batch = []
             self._frames.put(None)
 
-    def finish(self) -> tuple[bytes, int, float]:
-        """End the clip and wait for its bytes: ``(file bytes, frames, encoding seconds)``."""
+    def wait(self) -> None:
+        """End the clip and wait until it is encoded (or failed); never raises."""
         self.close()
         self._thread.join()
+
+    def finish(self) -> tuple[bytes, int, float]:
+        """End the clip and wait for its bytes: ``(file bytes, frames, encoding seconds)``."""
+        self.wait()
         if self._error is not None:
             raise self._error
         assert self._result is not None

@@ -254,7 +254,9 @@ def play_recorded(
                     stream = ClipStream(plan.fps, plan.codec, held)
                 waiting.append(_Filmed(record, plan, stream, camera.render_s))
                 if sum(1 for w in waiting if not w.done) > MAX_OPEN_CLIPS:
-                    next(w for w in waiting if not w.done).clip.finish()  # type: ignore[union-attr]
+                    oldest = next(w.clip for w in waiting if not w.done)
+                    if oldest is not None:
+                        oldest.wait()
             while waiting and waiting[0].done:
                 yield waiting.popleft().result()
         while waiting:
