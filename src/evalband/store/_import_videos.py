@@ -49,6 +49,14 @@ def attach_libero_videos(path: Path, rows: list[_Raw], logged: list[str | None])
 
     ``logged`` holds, per row, the path a ``Saving video to`` line gave (``None`` when the
     client did not log one: then the file is looked for in :data:`LIBERO_VIDEO_DIRS`).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> rows = [_Raw(f"line {i}", {"slice.task": "open it", "outcome": "timeout"})
+    ...         for i in range(2)]
+    >>> _ = (d / "rollout_open_it_failure.mp4").write_bytes(b"clip")
+    >>> attach_libero_videos(d / "eval.log", rows, [None, None]), [r.media for r in rows]
+    (1, [[], ['rollout_open_it_failure.mp4']])
     """
     last: dict[str, int] = {}
     for index, row in enumerate(rows):
@@ -75,6 +83,13 @@ def attach_maniskill_videos(path: Path, rows: list[_Raw], env_info: dict[str, An
     """Name ``<episode_id>.mp4`` beside the JSON in each row that has one; a note, or ``None``.
 
     The note says why videos found there were not attached (parallel envs).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "1.mp4").write_bytes(b"clip")
+    >>> rows = [_Raw(f"episodes[{i}]", {}, {"episode_id": i}) for i in range(2)]
+    >>> attach_maniskill_videos(d / "trajectory.json", rows, {}), [r.media for r in rows]
+    (None, [[], ['1.mp4']])
     """
     kwargs = env_info.get("env_kwargs")
     num_envs = kwargs.get("num_envs", 1) if isinstance(kwargs, dict) else 1
