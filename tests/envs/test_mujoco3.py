@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import comparable
 from evalband.envs._check import same_play
 from evalband.store import open_store
+from testkit import comparable
 
 pytestmark = [pytest.mark.mujoco3, pytest.mark.slow]
 
