@@ -9,9 +9,9 @@ difference and the verdict, next to the slice name) and the rest in this order.
 Adding a column to ``evalband compare`` is adding one :class:`Column` here:
 
 >>> [c.key for c in COLUMNS if c.markdown]
-['slice', 'n', 'baseline', 'candidate', 'delta', 'p', 'p_holm', 'verdict']
+['slice', 'n', 'baseline', 'candidate', 'delta', 'p', 'p_holm', 'time_delta', 'verdict']
 >>> [c.key for c in html_columns()]
-['slice', 'delta', 'verdict', 'n', 'baseline', 'candidate', 'pairs', 'p', 'p_holm']
+['slice', 'delta', 'verdict', 'n', 'baseline', 'candidate', 'pairs', 'p', 'p_holm', 'time_delta']
 """
 
 from __future__ import annotations
@@ -174,6 +174,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("p_holm", lambda r: fmt.p_value(r.p_holm), lambda r: r.p_holm,
            terminal="Holm p", markdown="Holm p", html=("Holm p", "all slices"),
            verdicts="fixed"),
+    Column("time_delta", lambda r: fmt.signed_seconds(r.time_to_success_delta_s),
+           lambda r: _estimate(r.time_to_success_delta_s), band=True,
+           terminal="delta time to success s", markdown="Δ time to success, s ({level})",
+           html=("Δ time to success", "s, paired t {level}, both succeeded")),
     Column("log_e", _log_e, terminal="log E", verdicts="sequential"),
     Column("boundary", _boundary, terminal="boundary", verdicts="sequential"),
     Column("verdict", verdict_text, kind="verdict",
