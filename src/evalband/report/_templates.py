@@ -32,15 +32,6 @@ def static(name: str) -> str:
     return (files(TEMPLATES) / "templates" / name).read_text(encoding="utf-8")
 
 
-def _finalize(value: Any) -> Any:
-    """Escape as :func:`html.escape` does (quotes too); markup passes unchanged."""
-    from markupsafe import Markup
-
-    if hasattr(value, "__html__"):
-        return value
-    return Markup(html.escape(str(value)))
-
-
 def _format(value: Any, spec: str) -> str:
     """``{{ x | f(".3g") }}``: Python's :func:`format` (Jinja's own ``format`` is ``%``)."""
     return format(value, spec)
@@ -50,11 +41,18 @@ def _format(value: Any, spec: str) -> str:
 def environment() -> Environment:
     """The Jinja2 environment: package templates, autoescape, blocks trimmed."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
 
     from evalband.report import _format as fmt
 
+    escape = html.escape
+
+    def finalize(value: Any) -> Any:
+        """Escape as :func:`html.escape` does (quotes too); markup passes unchanged."""
+        return value if hasattr(value, "__html__") else Markup(escape(str(value)))
+
     env = Environment(loader=PackageLoader(TEMPLATES, "templates"), autoescape=True,
-                      finalize=_finalize, trim_blocks=True, lstrip_blocks=True,
+                      finalize=finalize, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True, undefined=StrictUndefined)
     env.filters["f"] = _format
     env.globals["fmt"] = fmt
