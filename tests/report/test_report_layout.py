@@ -13,11 +13,11 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import evalband
-from conftest import coin_panel
 from evalband.cli import main
 from evalband.errors import PanelMismatchError
 from evalband.report import render_html, render_markdown, write_report
 from evalband.store import open_store
+from testkit import coin_panel
 
 
 def text_of(markup: str) -> str:
@@ -149,7 +149,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open_store(path) as st:
         for n in (1, 5):
             panel = evalband.load_panel({**base, "name": f"reach1d-{n}", "episodes": n})
-            for policy in ("reach1d:baseline", "reach1d:damped", "conftest:raising"):
+            for policy in ("reach1d:baseline", "reach1d:damped", "testkit:raising"):
                 evalband.run_panel(panel, policy, st,
                                    run_id=f"{n}-{policy.split(':')[1]}")
     return path

@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,13 @@ from evalband.analysis._pairs import (
     columns_from_arrays,
     pair_table,
     run_columns,
+)
+from evalband.analysis._verdicts import (
+    SEVERITY,
+    VERDICT_EXIT_CODES,
+    SliceVerdict,
+    Verdict,
+    slice_verdict,
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
@@ -76,28 +82,6 @@ __all__ = [
 
 
 
-class Verdict(StrEnum):
-    """The overall verdict of a comparison (compares equal to its text)."""
-
-    IMPROVES = "improves"
-    NO_REGRESSION = "no regression"
-    INCONCLUSIVE = "inconclusive"
-    REGRESSION = "regression"
-
-
-class SliceVerdict(StrEnum):
-    """The verdict of one slice (compares equal to its text)."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    NON_INFERIOR = "non-inferior"
-    NO_CHANGE = "no detectable change"
-    INCONCLUSIVE = "inconclusive"
-
-
-VERDICT_EXIT_CODES = {"improves": 0, "no regression": 3, "regression": 4, "inconclusive": 5}
-"""Exit status of ``evalband compare`` per overall verdict (2 is reserved for bad input)."""
-_SEVERITY = ("improves", "no regression", "inconclusive", "regression")
 DEFAULT_EFFECT = 0.10
 """The drop in success rate (10 points) that power statements are computed for by default."""
 POWER_TARGET = 0.8
@@ -184,6 +168,11 @@ class SliceComparison:
         """A JSON-ready dictionary."""
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SliceComparison:
+        """The row back from :meth:`as_dict` (a stored result); unknown keys are ignored."""
+        return cls(**_known(cls, data, verdict=SliceVerdict(data["verdict"])))
+
 
 @dataclass(frozen=True)
 class Aggregate:
@@ -201,6 +190,11 @@ class Aggregate:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Aggregate:
+        """The aggregate back from :meth:`as_dict`."""
+        return cls(**_known(cls, data))
 
 
 @dataclass(frozen=True)
@@ -284,6 +278,70 @@ class Comparison:
     def to_json(self) -> str:
         """The comparison as JSON text (NaN written as null)."""
         return json.dumps(_finite(self.as_dict()), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison back from :meth:`as_dict` (what the run store keeps).
+
+        ``Comparison.from_dict(c.as_dict()).as_dict() == c.as_dict()``, also after a JSON
+        round trip (NaN kept: the store writes JSON with ``allow_nan``). The ``procedure``
+        block and ``exit_code`` follow from the fields and are not read back.
+
+        Raises:
+            InvalidInputError: not an ``evalband-comparison/2`` dict.
+
+        >>> from evalband.analysis._compare import _example_comparison
+        >>> c = _example_comparison()
+        >>> Comparison.from_dict(json.loads(json.dumps(c.as_dict()))) == c
+        True
+        """
+        from evalband.errors import InvalidInputError
+
+        if not isinstance(data, Mapping) or data.get("schema") != "evalband-comparison/2":
+            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+            raise InvalidInputError(
+                f"a stored comparison must be an evalband-comparison/2 dict; got {got!r}: "
+                "record it again with this evalband (evalband compare)"
+            )
+        procedure = data.get("procedure") or {}
+        return cls(**_known(
+            cls, data,
+            slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
+            aggregate=Aggregate.from_dict(data["aggregate"]),
+            verdict=Verdict(data["verdict"]),
+            effect=procedure.get("effect", DEFAULT_EFFECT),
+            family_size=procedure.get("family_size", 0),
+        ))
+
+
+def _known(cls: type, data: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    """The dataclass's fields from ``data`` (missing ones take their defaults), ``given`` first."""
+    out = dict(given)
+    for f in fields(cls):
+        if f.name not in out and f.name in data:
+            out[f.name] = data[f.name]
+    return out
+
+
+def _example_comparison() -> Comparison:
+    """A small two-slice comparison built in memory (for doctests)."""
+    from evalband.episode import Outcome
+    from evalband.panel import load_panel
+
+    panel = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 6, "seed": 0,
+                        "budget": {"steps": 1}, "factors": {"f": ["a", "b"]}})
+
+    def records(run_id: str, wins: int) -> list[EpisodeRecord]:
+        return [EpisodeRecord(run_id=run_id, policy=run_id, panel_fingerprint=panel.fingerprint,
+                              cell=s.cell, slices=dict(s.slices), episode=s.episode,
+                              repeat=s.repeat, condition_seed=s.condition_seed,
+                              outcome=Outcome.SUCCESS if s.episode < wins else Outcome.FAILURE,
+                              terminated=True, truncated=False, steps=1)
+                for s in panel.episode_specs()]
+
+    base = RunData("base", "base", panel.fingerprint, panel, records("base", 5), source="memory")
+    cand = RunData("cand", "cand", panel.fingerprint, panel, records("cand", 2), source="memory")
+    return compare_runs(base, cand)
 
 
 def _finite(value: Any) -> Any:
@@ -757,17 +815,8 @@ def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> S
     p_raw = float(row.p_value or 1.0)
     delta, estimate, low = _compatible(tuple(counts.items()), paired, 1.0 - level, p_raw)
     unadjusted, _, _ = _compatible(tuple(counts.items()), paired, 1.0 - alpha, p_raw)
-    rejected = p_adj <= alpha
-    if row.reasons:
-        verdict = SliceVerdict.INCONCLUSIVE
-    elif rejected and estimate < 0:
-        verdict = SliceVerdict.REGRESSED
-    elif rejected and estimate > 0:
-        verdict = SliceVerdict.IMPROVED
-    elif row.margin is not None and low > -row.margin:
-        verdict = SliceVerdict.NON_INFERIOR
-    else:
-        verdict = SliceVerdict.NO_CHANGE
+    verdict = slice_verdict(p_adj <= alpha, estimate, unreadable=bool(row.reasons),
+                            margin=row.margin, low=low)
     return _fast_replace(
         row,
         p_holm=p_adj,
@@ -952,4 +1001,4 @@ def _verdict(
 
 def worst_verdict(comparisons: Sequence[Comparison]) -> str:
     """The most severe verdict (regression > inconclusive > no regression > improves)."""
-    return max((c.verdict for c in comparisons), key=_SEVERITY.index)
+    return max((c.verdict for c in comparisons), key=SEVERITY.index)

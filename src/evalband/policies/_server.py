@@ -96,11 +96,12 @@ class PolicyServer:
                  max_batch: int = 8, max_wait_ms: float = 2.0) -> None:
         if max_batch < 1 or max_wait_ms < 0:
             raise InvalidParameterError(
-                f"--max-batch must be >= 1 and --max-wait-ms >= 0; got {max_batch}, "
-                f"{max_wait_ms}")
+                f"`max_batch` must be >= 1 and `max_wait_ms` >= 0; got {max_batch}, "
+                f"{max_wait_ms}", parameters=("max_batch", "max_wait_ms"))
         self.runtime = as_runtime(policy)
         if (refusal := self.runtime.batch_refusal(name)) is not None:
-            raise InvalidParameterError(refusal.replace("--batch", "serving several clients"))
+            refusal = refusal.replace("`batch_size` > 1", "serving several clients")
+            raise InvalidParameterError(refusal.replace(", or drop `batch_size`", ""))
         self.name, self.host, self.port = name, host, port
         self.max_batch, self.max_wait_s = int(max_batch), max_wait_ms / 1000.0
         self.stats = {"requests": 0, "batches": 0, "clients": 0}

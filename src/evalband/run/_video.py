@@ -98,7 +98,8 @@ def parse_record(
             chosen = sorted(specs, key=rank)[:count]
             return RecordPlan("sample", frozenset(s.key for s in chosen), rate, codec)
     raise InvalidParameterError(
-        f"--record must be failures, all or sample:K (K a whole number); got {text!r}"
+        f"`record` must be failures, all or sample:K (K a whole number); got {text!r}",
+        parameters=("record",),
     )
 
 
