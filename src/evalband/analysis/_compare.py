@@ -121,7 +121,10 @@ class SliceComparison:
     ``delta_unadjusted`` the same construction at the nominal level (labelled as such).
     ``detectable_drop`` is the smallest drop this slice's design catches with 80% power at the
     strictest adjusted level; ``episodes_for_effect`` the episodes (pairs) it would need for the
-    declared ``effect``.
+    declared ``effect``. ``time_to_success_delta_s`` is the paired mean time-to-success
+    difference, candidate - baseline in seconds, over the matched pairs where both succeeded
+    (with recorded times), with its Student t interval at the nominal confidence (descriptive:
+    not part of the verdict, not adjusted); ``None`` with fewer than two such pairs.
     """
 
     kind: str  # "factor", "cell" or "all"
@@ -159,6 +162,7 @@ class SliceComparison:
     margin: float | None = None
     mean_time_to_success_baseline_s: float | None = None
     mean_time_to_success_candidate_s: float | None = None
+    time_to_success_delta_s: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
@@ -390,6 +394,74 @@ def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
     return float(times.sum() / times.size) if times.size else None
 
 
+@dataclass(frozen=True)
+class _PairedTimes:
+    """Per cell: pairs where both succeeded with a recorded time, and their sums.
+
+    ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
+    candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
+    variance exact to rounding).
+    """
+
+    count: NDArray[np.float64]
+    total: NDArray[np.float64]
+    squares: NDArray[np.float64]
+    shift: float
+
+
+def _paired_times(base: RunColumns, cand: RunColumns, n_cells: int) -> _PairedTimes:
+    """The time-to-success differences of every pair where both episodes succeeded.
+
+    Episodes pair by ``(cell, episode, repeat)``, as in :func:`cell_tables`.
+    """
+    ok_b = base.success & ~np.isnan(base.time_to_success)
+    ok_c = cand.success & ~np.isnan(cand.time_to_success)
+    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+
+    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
+        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+
+    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                               return_indices=True)
+    cell = base.cell[ok_b][ib]
+    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    shift = float(d.mean()) if d.size else 0.0
+    d = d - shift
+    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
+
+    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(df: int, confidence: float) -> float:
+    """Student's t two-sided critical value (``scipy.special.stdtrit``, memoised: it iterates)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.5 + confidence / 2))
+
+
+def _paired_time_delta(times: _PairedTimes, members: NDArray[np.bool_],
+                       confidence: float) -> dict[str, Any] | None:
+    """Mean time-to-success difference (candidate - baseline) over a slice's pairs.
+
+    ``members`` are the slice's cells; the pairs are those where both succeeded. The interval
+    is Student's t on the paired differences, ``mean ± t(n-1) · sd / sqrt(n)`` (as
+    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs.
+    """
+    n = int(times.count[members].sum())
+    if n < 2:
+        return None
+    total = float(times.total[members].sum())
+    centred = total / n
+    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
+    mean = times.shift + centred
+    half = _t_quantile(n - 1, confidence) * math.sqrt(var / n)
+    return {"estimate": mean, "low": mean - half, "high": mean + half, "n": n,
+            "confidence": confidence, "method": "paired t, pairs where both succeeded"}
+
+
 def _copied(d: Mapping[str, Any]) -> dict[str, Any]:
     """A fresh copy of a cached result dict (its dict values copied too)."""
     return {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
@@ -481,10 +553,12 @@ def _slice_row(
     *,
     errors_as_failures: bool,
     confidence: float = 0.95,
+    times: _PairedTimes | None = None,
 ) -> SliceComparison:
     """A slice row from two runs' columns: summed cell tables, plus the episodes' extras.
 
-    The extras are what only episodes carry: errors, interventions, latency, time to success.
+    The extras are what only episodes carry: errors, interventions, latency, time to success
+    (``times``: :func:`_paired_times` of the two runs, computed here when not given).
     """
     table = PairTable()
     for i in np.flatnonzero(members):
@@ -527,6 +601,9 @@ def _slice_row(
         margin=_margin_for(name, slices, panel.non_inferiority_margin),
         mean_time_to_success_baseline_s=_mean_time(base, use_b),
         mean_time_to_success_candidate_s=_mean_time(cand, use_c),
+        time_to_success_delta_s=_paired_time_delta(
+            _paired_times(base, cand, members.size) if times is None else times, members,
+            confidence),
     )
 
 
@@ -686,9 +763,10 @@ def compare_many(
         eaf = baseline.errors_as_failures or cand.errors_as_failures
         cand_cols = cand.compare_columns(cell_keys)
         tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
+        times = _paired_times(base_cols, cand_cols, len(cell_keys))
         rows = [
             _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
-                       errors_as_failures=eaf, confidence=confidence)
+                       errors_as_failures=eaf, confidence=confidence, times=times)
             for (kind, name, slices), members in zip(definitions, memberships, strict=True)
         ]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),

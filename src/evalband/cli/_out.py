@@ -95,6 +95,6 @@ def pct(x: float | None, digits: int = 1) -> str:
     >>> pct(0.140625, 6)
     '14.062500%'
     """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{100 * x:.{digits}f}%"
+    from evalband.report._format import percent
+
+    return percent(x, digits)
