@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import coin_panel
 from evalband.errors import PanelError
 from evalband.panel import Budget, Panel, builtin_panels, default_condition_seed, load_panel
+from testkit import coin_panel
 
 
 def test_builtin_reach_panel_loads() -> None:

@@ -7,6 +7,8 @@ exits with status 2.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "EvalbandError",
     "InvalidInputError",
@@ -28,7 +30,21 @@ __all__ = [
 
 
 class EvalbandError(Exception):
-    """Root of every error evalband raises on purpose."""
+    """Root of every error evalband raises on purpose.
+
+    Messages speak the library's language: they name the Python arguments involved in
+    backticks (```max_batch```, ```allow_empty=True```), never command-line flags. Pass those
+    names as ``parameters`` and the command line shows them as its flags (``--max-batch``,
+    ``--allow-empty``), so one message serves both audiences.
+
+    >>> err = EvalbandError("`max_batch` must be >= 1; got 0", parameters=("max_batch",))
+    >>> str(err), err.parameters
+    ('`max_batch` must be >= 1; got 0', ('max_batch',))
+    """
+
+    def __init__(self, *args: object, parameters: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # kwargs: e.g. ModuleNotFoundError's name
+        self.parameters = tuple(parameters)
 
 
 class InvalidInputError(EvalbandError, ValueError):
@@ -111,8 +127,9 @@ class ImportFormatError(InvalidInputError):
         path: str | None = None,
         where: str | None = None,
         column: str | None = None,
+        parameters: tuple[str, ...] = (),
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, parameters=parameters)
         self.path = path
         self.where = where
         self.column = column

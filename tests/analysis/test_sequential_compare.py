@@ -67,6 +67,11 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
     assert out.splitlines()[0].startswith("PEEKING") and "--sequential" in out.splitlines()[0]
     page = html.read_text()
     assert "PEEKING" in page and page.index("PEEKING") < page.index('class="verdict')
+    md = tmp_path / "cmp.md"  # Markdown: the notice is its first line, not a footnote
+    run_cli(capsys, "compare", base_id, cand_id, "--store", db, "--md", str(md))
+    text = md.read_text()
+    assert text.startswith("> **PEEKING:") and "--sequential" in text.splitlines()[0]
+    assert text.count("PEEKING") == 1
     # the anytime-valid verdict: no notice, its own procedure
     code, out = run_cli(capsys, "compare", base_id, cand_id, "--store", db, "--json",
                         "--sequential")

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from conftest import coin_panel
 from evalband.run import Recorder
 from evalband.store import open_store
 from evalband.view import serve_in_background
+from testkit import coin_panel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import coin_panel
 from evalband.cli import main
+from testkit import coin_panel
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import comparable
 from evalband.envs._check import same_play
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testkit import comparable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from fake_envs_src import SOURCE
 
-from conftest import comparable
 from evalband.cli import main
 from evalband.envs._contract import ControlPeriod, control_dt
 from evalband.errors import EnvError
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testkit import comparable
 
 
 @pytest.fixture

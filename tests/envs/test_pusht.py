@@ -17,7 +17,6 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from conftest import comparable  # noqa: E402
 from evalband.envs._pusht_model import (  # noqa: E402
     ACT_DIM,
     OBS_DIM,
@@ -33,6 +32,7 @@ from evalband.policies import resolve_policy  # noqa: E402
 from evalband.policies.pusht import ScriptedExpert, collect_demos, expert  # noqa: E402
 from evalband.run import run_panel  # noqa: E402
 from evalband.stats import interval  # noqa: E402
+from testkit import comparable  # noqa: E402
 
 
 def rollout(env: PushTEnv, seed: int, policy, start: str = "train"):

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.analysis import paired_counts
 from evalband.errors import InvalidParameterError, PanelMismatchError
 from evalband.labs import hidden_regression_panel, simulate_hidden_regression
@@ -17,6 +16,7 @@ from evalband.panel import default_condition_seed
 from evalband.run import Recorder
 from evalband.stats import diff_paired
 from evalband.store import RunStore, open_store
+from testkit import coin_panel, comparable
 
 # The seed-003 lab's probabilities, written out here (not imported) as the test's oracle:
 # easy slice 0.7 -> 0.9, hardest slice 0.6 -> 0.4, the third unchanged.

@@ -23,7 +23,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import coin_panel, comparable  # noqa: E402
 from evalband.episode import Outcome  # noqa: E402
 from evalband.errors import (  # noqa: E402
     InvalidInputError,
@@ -44,6 +43,7 @@ from evalband.policies.bc import (  # noqa: E402
     train_bc,
 )
 from evalband.run import run_panel  # noqa: E402
+from testkit import coin_panel, comparable  # noqa: E402
 
 SMALL = {"hidden_dim": 32, "epochs": 15, "batch_size": 64}
 

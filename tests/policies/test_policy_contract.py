@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.policies import EpisodeContext, PolicyRuntime, episode_seed
 from evalband.run import run_panel
+from testkit import coin_panel, comparable
 
 CHUNK = 3
 

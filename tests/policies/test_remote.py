@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import comparable
 from evalband.episode import Outcome
 from evalband.panel import load_panel
 from evalband.policies import EpisodeContext
 from evalband.run import run_panel
+from testkit import comparable
 
 openpi_client = pytest.importorskip("openpi_client")
 websockets = pytest.importorskip("websockets")

@@ -13,11 +13,11 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import evalband
-from conftest import coin_panel
 from evalband.cli import main
 from evalband.errors import PanelMismatchError
 from evalband.report import render_html, render_markdown, write_report
 from evalband.store import open_store
+from testkit import coin_panel
 
 
 def text_of(markup: str) -> str:
@@ -45,8 +45,9 @@ def test_slice_table_cells_are_compact(labs) -> None:
     page = labs.page(*labs.hidden)
     table = slice_table(page)
     headers = [text_of(h).split()[0] for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
-    assert headers == ["slice", "Δ", "verdict", "n", "baseline", "candidate", "pairs", "p",
-                       "Holm"]
+    # the decision's columns first, in this order; descriptive statistics follow them
+    assert headers[:9] == ["slice", "Δ", "verdict", "n", "baseline", "candidate", "pairs", "p",
+                           "Holm"]
     c = evalband.compare(*labs.hidden, store=labs.store)
     rows = re.findall(r"<tr class=\"([^\"]+)\">(.*?)</tr>", table, re.DOTALL)
     assert len(rows) == len(c.slice_rows)
@@ -148,7 +149,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open_store(path) as st:
         for n in (1, 5):
             panel = evalband.load_panel({**base, "name": f"reach1d-{n}", "episodes": n})
-            for policy in ("reach1d:baseline", "reach1d:damped", "conftest:raising"):
+            for policy in ("reach1d:baseline", "reach1d:damped", "testkit:raising"):
                 evalband.run_panel(panel, policy, st,
                                    run_id=f"{n}-{policy.split(':')[1]}")
     return path

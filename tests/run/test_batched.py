@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.episode import Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testkit import coin_panel, comparable
 
 torch = pytest.importorskip("torch")
 mujoco = pytest.importorskip("mujoco")
@@ -321,7 +321,7 @@ def test_guided_chunks_cover_the_plan_once_in_order(n: int, workers: int, at_lea
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "4"])
 def test_bad_batch_size_is_refused(store, bad: Any) -> None:
-    with pytest.raises(InvalidParameterError, match="--batch must be a whole number"):
+    with pytest.raises(InvalidParameterError, match="`batch_size` must be a whole number"):
         run_panel(coin_panel(), ZERO, store, run_id="x", batch_size=bad)
     assert store.get_run("x") is None
 

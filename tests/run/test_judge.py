@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from conftest import coin_panel
 from evalband.episode import Outcome
 from evalband.panel import SuccessRule
 from evalband.run._judge import Judge
 from evalband.run._runner import GroupCommit
+from testkit import coin_panel
 
 
 def _play(rule: SuccessRule, steps: list[tuple[float, bool, bool, dict[str, Any]]],

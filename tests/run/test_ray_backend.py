@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import comparable
 from evalband.envs._coin import CoinEnv
 from evalband.errors import BackendError, InvalidParameterError
 from evalband.panel import Panel, load_panel
 from evalband.run import RunTask, get_backend, run_panel
 from evalband.run._backends import guided_chunks
+from testkit import comparable
 
 pytestmark = pytest.mark.slow
 
@@ -191,7 +191,7 @@ def test_chunk_failing_every_attempt_stops_the_run(cluster, tmp_path) -> None:
     with pytest.raises(BackendError, match="failed all 2 attempts") as info:
         for record in backend.run(task, specs):
             got.append(record.key)
-    assert "worker died" in str(info.value) and "resume with the same --run-id" in str(info.value)
+    assert "worker died" in str(info.value) and "resume with the same `run_id`" in str(info.value)
     assert f"episode {specs[-1].episode} " in str(info.value)
     assert sorted(got) == sorted(s.key for s in specs[:-1])
     assert (tmp_path / f"crashed-{specs[-1].condition_seed}").exists()
@@ -280,8 +280,8 @@ def test_missing_ray_names_the_extra(monkeypatch, capsys, tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("backend", "address", "match"),
-    [("ray", "not an address", "--address must be"), ("ray", "ray://head", "--address must be"),
-     ("process", "auto", "--address is for --backend ray"), ("dask", None, "serial, process, ray")],
+    [("ray", "not an address", "`address` must be"), ("ray", "ray://head", "`address` must be"),
+     ("process", "auto", "`address` is for `backend` ray"), ("dask", None, "serial, process, ray")],
 )
 def test_bad_backend_arguments(backend, address, match) -> None:
     with pytest.raises(InvalidParameterError, match=match):

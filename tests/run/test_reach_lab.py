@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import comparable
 from evalband.analysis import paired_counts, summarize
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testkit import comparable
 
 BASE, DAMPED = "reach1d:baseline", "reach1d:damped"
 

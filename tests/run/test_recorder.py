@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import coin_panel
 from evalband.errors import InvalidInputError, PanelMismatchError, StoreError
 from evalband.run import Recorder
+from testkit import coin_panel
 
 
 def test_each_log_is_durable_and_reopening_continues(store, tmp_path) -> None:

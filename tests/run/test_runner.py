@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import coin_panel, comparable
 from evalband.episode import Outcome
 from evalband.errors import PanelMismatchError, PolicyNotFoundError, StoreError
 from evalband.run import run_panel
+from testkit import coin_panel, comparable
 
 ZERO = "evalband.policies._builtin:zero_action"
 
@@ -40,7 +40,7 @@ def test_errors_are_recorded_never_failures(store) -> None:
 
 
 def test_policy_exception_becomes_error_episode(store) -> None:
-    run_id, summary = run_panel(coin_panel(), "conftest:raising", store)
+    run_id, summary = run_panel(coin_panel(), "testkit:raising", store)
     assert summary.counts["error"] == summary.n_attempted
     assert "RuntimeError" in store.episode_records(run_id)[0].error
 
@@ -82,7 +82,7 @@ def test_resume_skips_finished_episodes(store) -> None:
 def test_resume_with_another_policy_is_refused(store) -> None:
     run_panel(coin_panel(), ZERO, store, run_id="x")
     with pytest.raises(StoreError, match="policy"):
-        run_panel(coin_panel(), "conftest:raising", store, run_id="x")
+        run_panel(coin_panel(), "testkit:raising", store, run_id="x")
 
 
 def test_unknown_policy_lists_available(store) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import coin_panel
 from evalband.cli import main
 from evalband.errors import PanelError
 from evalband.panel import load_panel
 from evalband.run import run_panel
 from evalband.store import open_store
+from testkit import coin_panel
 
 POLICY = "evalband.policies._builtin:zero_action"
 

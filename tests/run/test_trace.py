@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from conftest import coin_panel
 from evalband.envs.reach1d import Reach1DEnv
 from evalband.panel import load_panel
 from evalband.policies.reach1d import damped
 from evalband.run import run_panel
 from evalband.run._trace import DIGITS, MAX_POINTS, TRACE_EPISODES
+from testkit import coin_panel
 
 
 def _traces(store, run_id: str) -> dict[tuple[str, int, int], dict]:

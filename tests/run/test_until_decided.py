@@ -111,55 +111,52 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(capsys.readouterr().out)["peeking"]
 
 
-SLOW = """\
-name: slow-seq
-env: evalband/Coin-v0
-env_kwargs: {length: 1, sleep_s: 0.04, p: 0.5}
-episodes: 150
-seed: 3
-budget: {steps: 2}
-factors: {arm: {a: {length: 1}, b: {length: 1}}}
-"""
+def slow_zero(obs: object) -> np.ndarray:
+    """The coin's zero action, 20 ms late: a run slow enough to be killed mid-way."""
+    import time
+
+    from evalband.policies._builtin import zero_action
+
+    time.sleep(0.02)
+    return zero_action(obs)
 
 
 @pytest.mark.slow
 def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
-        tmp_path: Path) -> None:
+        tmp_path: Path, lab_store: tuple[Path, str]) -> None:
+    """The must-show end-to-end test on the hidden-regression lab panel: an uninterrupted
+    --until-decided run stops before its maximum naming the regression; the same command
+    killed with SIGKILL mid-way and run again reaches the same decision with the same looks."""
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    from evalband.panel import load_panel
-
+    panel = hidden_regression_panel(200)
     yaml = tmp_path / "panel.yaml"
-    yaml.write_text(SLOW)
-    panel = load_panel(yaml)
-    db = tmp_path / "s.sqlite"
-    with open_store(db) as st, Recorder(st, panel, "base", run_id="base") as rec:
-        for spec in panel.episode_specs():  # the baseline: 0.65 on the coin's own draws
-            u = float(np.random.default_rng(spec.condition_seed).random())
-            rec.log(cell=spec.cell, episode=spec.episode, repeat=spec.repeat,
-                    outcome="success" if u < 0.65 else "failure", steps=1, sim_time_s=0.1)
+    yaml.write_text(panel.to_yaml())
+    db, base_id = _copy(lab_store, tmp_path)
 
     def args(rid: str) -> list[str]:
-        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy", COIN,
-                "--against", "base", "--until-decided", "--chunk", "4", "--run-id", rid,
-                "--store", str(db), "--json"]
+        return [sys.executable, "-m", "evalband.cli", "run", str(yaml), "--policy",
+                "test_until_decided:slow_zero", "--against", base_id, "--until-decided",
+                "--max-episodes", "450", "--chunk", "9", "--run-id", rid, "--store", db,
+                "--json"]
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     ref = subprocess.run(args("ref"), capture_output=True, text=True, timeout=300, env=env)
     assert ref.returncode == 4, ref.stderr
     reference = json.loads(ref.stdout)["sequential"]
-    assert reference["looks"][-1]["episodes"] < 300
+    stopped = reference["looks"][-1]["episodes"]
+    assert stopped < 450 and reference["decision"] == "regression"
+    assert f"regression on {FACTOR}=" in reference["sentence"]
     proc = subprocess.Popen(args("killme"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120
-    target = reference["looks"][-1]["episodes"] // 2
     while time.monotonic() < deadline and proc.poll() is None:
         with open_store(db) as st:
-            if st.get_run("killme") is not None and st.count_episodes("killme") >= target:
+            if st.get_run("killme") is not None and st.count_episodes("killme") >= stopped // 2:
                 break
         time.sleep(0.05)
     assert proc.poll() is None, "the run finished before it could be killed"
@@ -167,9 +164,86 @@ def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
     proc.wait()
     with open_store(db) as st:
         killed_at = st.count_episodes("killme")
-    assert 0 < killed_at < reference["looks"][-1]["episodes"]
+        looks_then = len((st.require_run("killme").extra.get("sequential") or {})
+                         .get("looks", []))
+    assert 0 < killed_at < stopped and 0 < looks_then < len(reference["looks"])
     done = subprocess.run(args("killme"), capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 4, done.stderr
     resumed = json.loads(done.stdout)["sequential"]
     assert resumed["decision"] == reference["decision"]
+    assert resumed["sentence"] == reference["sentence"]
     assert resumed["looks"] == reference["looks"]
+
+
+def _lab_until(db: str, base_id: str, rid: str, **options: object) -> dict[str, object]:
+    from evalband.run._until import run_until_decided
+
+    panel = hidden_regression_panel(200)
+    with open_store(db) as st:
+        run_until_decided(panel, COIN, st, against=base_id, run_id=rid, max_episodes=450,
+                          chunk=9, **options)
+        state: dict[str, object] = st.require_run(rid).extra["sequential"]
+    return state
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["process", "ray"])
+def test_every_backend_takes_the_same_looks_and_decision(
+        tmp_path: Path, lab_store: tuple[Path, str], backend: str) -> None:
+    """Looks are taken on the recorded prefix of the play order, so a parallel backend that
+    returns episodes out of order reaches the serial run's decision with the same looks."""
+    db, base_id = _copy(lab_store, tmp_path)
+    serial = _lab_until(db, base_id, "serial")
+    assert serial["decision"] == "regression"
+    if backend == "ray":
+        import ray
+
+        from evalband.run._ray import connect
+
+        if ray.is_initialized():
+            ray.shutdown()
+        assert connect(workers=2)
+        try:
+            parallel = _lab_until(db, base_id, "par", backend="ray", workers=2)
+        finally:
+            ray.shutdown()
+    else:
+        parallel = _lab_until(db, base_id, "par", backend="process", workers=2)
+    assert parallel["decision"] == serial["decision"]
+    assert parallel["sentence"] == serial["sentence"]
+    assert parallel["looks"] == serial["looks"]
+    with open_store(db) as st:
+        manifest = st.require_run("par")
+        assert manifest.backend == backend
+        # every looked-at episode is stored; a parallel backend may have finished a few more
+        assert st.count_episodes("par") >= serial["looks"][-1]["episodes"]  # type: ignore[index]
+
+
+def test_both_arms_chunk_by_chunk_on_matched_conditions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--against-policy plays the baseline policy too: each chunk by both arms on the same
+    conditions, then a look; reach1d's weak baseline policy regresses against its expert long
+    before the 64 planned episodes, and a rerun plays nothing more."""
+    db = str(tmp_path / "s.sqlite")
+    args = ["run", "reach1d", "--policy", "reach1d:baseline", "--against-policy",
+            "reach1d:expert", "--until-decided", "--chunk", "4", "--run-id", "cand",
+            "--store", db, "--json"]
+    code = main(args)
+    out = json.loads(capsys.readouterr().out)
+    state = out["sequential"]
+    assert code == 4 and state["decision"] == "regression" and state["both_arms"]
+    looked = state["looks"][-1]["episodes"]
+    assert looked < 64 and [look["episodes"] for look in state["looks"]] == list(
+        range(4, looked + 1, 4))
+    base_id = out["baseline_run_id"]
+    with open_store(db) as st:
+        cand = {r.key for r in st.episode_records("cand")}
+        base = {r.key for r in st.episode_records(base_id)}
+        assert st.require_run(base_id).policy == "reach1d:expert"
+    assert cand == base and len(cand) == looked  # matched, chunk by chunk, nothing beyond
+    assert main(args) == 4  # resume: decided, looks intact, nothing more played
+    assert json.loads(capsys.readouterr().out)["sequential"]["looks"] == state["looks"]
+    with open_store(db) as st:
+        assert st.count_episodes("cand") == st.count_episodes(base_id) == looked
+    assert main(["run", "reach1d", "--policy", "reach1d:baseline", "--until-decided",
+                 "--store", db]) == 2  # no baseline named

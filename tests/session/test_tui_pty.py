@@ -318,5 +318,56 @@ def test_empty_trial_command_is_refused(tmp_path: Path) -> None:
 
     with SessionStore(tmp_path / "s.sqlite") as ss:
         ss.create(plan_session(["a"], scenes=1, attempts=1, seed=0, session_id="x"))
-        with pytest.raises(InvalidInputError, match="--trial-cmd is empty"):
+        with pytest.raises(InvalidInputError, match="`trial_cmd` is empty"):
             _run_keys(ss, "x", "", trial_cmd="  ")
+
+
+@pytest.mark.slow
+def test_until_decided_stops_scheduling_blocks_once_the_planned_comparison_is_decided(
+        tmp_path: Path) -> None:
+    """A always succeeds, B never: the pre-registered A vs B comparison is decided after a few
+    blocks; the session stops at a block boundary (complete blocks only), says so, and a rerun
+    schedules nothing more."""
+    from evalband.session._prereg import lock_prereg
+
+    db = tmp_path / "store.sqlite"
+    plan = _create(db, plan_session(["A", "B"], scenes=10, attempts=2, seed=4,
+                                    session_id="seq"))
+    prereg = tmp_path / "plan.yaml"
+    prereg.write_text("session: seq\ncomparisons: [[A, B]]\n")
+    lock_prereg(prereg, store=db)
+    op = Operator("seq", db, "--until-decided")
+    n = 1
+    while True:
+        m = op.expect(r"── trial (\d+) of 40 · scene \d+ of \d+ · attempt \d+ of \d+ ──|"
+                      r"decided after (\d+) of 10 scenes: ([^;\r\n]+)")
+        if m.group(2) is not None:
+            scenes, text = int(m.group(2)), m.group(3)
+            break
+        assert int(m.group(1)) == n
+        label = op.expect(r"policy: ([^\x1b\r\n]+)").group(1).strip()
+        op.expect("press a digit")
+        op.score(n, 2 if label == "A" else 0)
+        n += 1
+    assert "A better than B" in text
+    assert 1 < scenes < 10
+    op.expect("no more blocks scheduled")
+    assert op.finish() == 0
+    recorded = [i for i, _ in _rows(db, "seq")]
+    assert recorded == list(range(4 * scenes))  # whole blocks, nothing of the next one
+    assert all(plan.trials[i].scene <= scenes for i in recorded)
+    again = Operator("seq", db, "--until-decided")  # resume: decided, nothing scheduled
+    again.expect(rf"decided after {scenes} of 10 scenes")
+    assert again.finish() == 0
+    assert len(_rows(db, "seq")) == 4 * scenes
+    assert "── trial" not in again.screen()
+
+
+def test_until_decided_needs_a_preregistration(tmp_path: Path) -> None:
+    db = tmp_path / "store.sqlite"
+    _create(db, plan_session(["A", "B"], scenes=2, attempts=1, seed=4, session_id="np"))
+    done = subprocess.run([*_evalband(), "session", "run", "np", "--store", str(db),
+                           "--until-decided"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert "prereg lock" in done.stderr and "Traceback" not in done.stderr

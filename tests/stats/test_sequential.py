@@ -183,20 +183,74 @@ def test_pair_in_order_is_valid_under_the_null() -> None:
     assert counts["baseline_only"] == 3 and sum(counts.values()) == 3
 
 
+def _brute_operating(n: int, d: int, theta: float, side: float, futility: float,
+                     probs: tuple[float, float, float]) -> tuple[float, float]:
+    """(P(regressed), E[pairs]) by enumerating all 3^n pair sequences through the test."""
+    decisions: dict[tuple[int, int], str] = {}  # the test's decision per (b, c), asked once
+    rate = mean = 0.0
+    for seq in itertools.product((0, 1, 2), repeat=n):
+        prob = math.prod(probs[x] for x in seq)
+        b = c = 0
+        stop, regressed = n, False
+        for t, x in enumerate(seq, start=1):
+            b += x == 1
+            c += x == 2
+            if b + c == 0:
+                continue
+            if (b, c) not in decisions:
+                decisions[b, c] = sequential_paired_test(
+                    b, c, alpha_side=side, theta=theta, horizon=d, futility=futility).decision
+            dec = decisions[b, c]
+            if dec != "continue":
+                stop, regressed = t, dec == "regressed"
+                break
+        rate += prob * regressed
+        mean += prob * stop
+    return rate, mean
+
+
+@pytest.mark.parametrize(("n", "d", "theta", "futility"), [(8, 5, 0.8, 4.0), (9, 9, 0.7, 2.0)])
+def test_operating_characteristics_match_enumeration(n: int, d: int, theta: float,
+                                                     futility: float) -> None:
+    """The design's exact power and expected pairs equal brute force over every sequence of
+    pairs played through ``sequential_paired_test`` itself (with a loose level so it can reject)."""
+    from evalband.stats._sequential_design import operating_characteristics
+
+    probs = (0.5, 0.4, 0.1)
+    rate, mean, _ = operating_characteristics(n, d, theta, 0.2, futility, probs)
+    want_rate, want_mean = _brute_operating(n, d, theta, 0.2, futility, probs)
+    assert rate == pytest.approx(want_rate, abs=1e-9)
+    assert mean == pytest.approx(want_mean, abs=1e-9)
+    assert 0.0 < rate < 1.0
+
+
+def test_discordant_cap_stops_as_futile() -> None:
+    assert sequential_paired_test(3, 2, alpha_side=0.025, horizon=5,
+                                  futility=None).decision == "futile"
+    assert sequential_paired_test(3, 1, alpha_side=0.025, horizon=5,
+                                  futility=None).decision == "continue"
+
+
 def test_sequential_design_against_fixed_n_and_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    """The design's power is measured, not assumed: it reaches the target at its maximum, the
-    expected pairs are below the maximum, and the null false-regression rate is within alpha/2."""
+    """The design's exact power reaches the target, Monte Carlo agrees with it, the expected
+    pairs are below the fixed-n design's, and the null false-regression rate is within alpha/2."""
     import json
 
     from evalband.cli import main
     from evalband.stats._procedure import episodes_for_drop
     from evalband.stats._sequential_design import sequential_design
 
-    d = sequential_design(0.8, 0.2, discordant=0.3, reps=1500, seed=3)
+    reps = 2000
+    d = sequential_design(0.8, 0.2, discordant=0.3, reps=reps, seed=3)
     assert d.n_fixed == episodes_for_drop(0.8, 0.2, 0.05, paired=True, discordant=0.3)
-    assert d.power >= 0.8 - 3 * math.sqrt(0.16 / 1500)
-    assert d.expected_pairs < d.n_fixed  # saves pairs at the design effect
-    assert not too_many(round(d.null_false_regression * 1500), 1500, 0.025)
+    assert d.power >= 0.8 and d.null_false_regression <= 0.025
+    assert d.mc_power is not None and d.mc_expected_pairs is not None
+    assert abs(d.mc_power - d.power) <= 4 * math.sqrt(0.16 / reps)
+    assert abs(d.mc_expected_pairs - d.expected_pairs) <= 0.05 * d.expected_pairs
+    assert d.mc_null_false_regression is not None
+    assert not too_many(round(d.mc_null_false_regression * reps), reps, 0.025)
+    assert d.expected_pairs < 0.75 * d.n_fixed  # saves pairs at the design effect
+    assert d.max_discordant <= d.max_pairs
     with pytest.raises(InvalidParameterError):
         sequential_design(0.8, 0.2, discordant=0.1)
     code = main(["power", "--p-a", "0.6", "--p-b", "0.8", "--paired", "--discordant", "0.3",
@@ -204,3 +258,4 @@ def test_sequential_design_against_fixed_n_and_cli(capsys: pytest.CaptureFixture
     out = json.loads(capsys.readouterr().out)
     assert code in (0, None) and out["sequential"]["n_fixed"] == d.n_fixed
     assert out["sequential"]["max_pairs"] >= out["sequential"]["expected_pairs"]
+    assert out["sequential"]["expected_pairs"] == pytest.approx(d.expected_pairs)

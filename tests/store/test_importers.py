@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import coin_panel
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import (
     ImportFormatError,
@@ -31,6 +30,7 @@ from evalband.panel import Panel, default_condition_seed, panel_from_yaml
 from evalband.store import IMPORT_COLUMNS, IMPORT_FORMATS, RunStore, import_results
 from evalband.store._import_lerobot import LEROBOT_SEED_PAIRING
 from evalband.store._importers import LEROBOT_PAIRING, infer_import_format
+from testkit import coin_panel
 
 # -- ground truth ------------------------------------------------------------------------------
 

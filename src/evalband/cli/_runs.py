@@ -93,6 +93,9 @@ def run(
     ),
     against: str | None = typer.Option(
         None, "--against", help="Baseline run id to compare with (--until-decided)."),
+    against_policy: str | None = typer.Option(
+        None, "--against-policy", help="With --until-decided: play this baseline policy too, "
+        "both arms chunk by chunk on matched conditions (instead of --against)."),
     until_decided: bool = typer.Option(
         False, "--until-decided", help="Play cells interleaved, look after each chunk with "
         "the anytime-valid comparison against --against, stop once it is decided."),
@@ -110,9 +113,9 @@ def run(
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 
-        from evalband.run._isolation import worker_init
-        from evalband.run._pool import prestart
+        from evalband.run._pool import prestart, worker_init
 
+        # (a no-op when evalband.cli._fast started them before typer loaded)
         prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
@@ -121,10 +124,13 @@ def run(
 
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
-    if until_decided or against is not None:
+    if until_decided or against is not None or against_policy is not None:
         from evalband.cli._until import run_until
 
-        run_until(panel_obj, policy, store, against=against, until_decided=until_decided,
+        if against_policy is not None:
+            resolve_policy(against_policy)
+        run_until(panel_obj, policy, store, against=against, against_policy=against_policy,
+                  until_decided=until_decided,
                   max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
                   run_id=run_id, backend=backend, workers=workers, address=address,
                   errors_as_failures=errors_as_failures, as_json=as_json)
@@ -464,6 +470,7 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_cmd)
     from evalband.cli._reach_bc import reach_bc_app
 
-    lab_app.add_typer(reach_bc_app, name="reach-bc")
+    if not any(info.typer_instance is reach_bc_app for info in lab_app.registered_groups):
+        lab_app.add_typer(reach_bc_app, name="reach-bc")  # once per process, for every app
     app.add_typer(lab_app, name="lab")
     app.command("noise")(noise)

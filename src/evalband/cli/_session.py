@@ -15,6 +15,8 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
     from evalband.session import SessionPlan
@@ -151,13 +153,42 @@ def run(
         help='Shell command per trial, e.g. "python go.py {policy} {scene} {attempt}" '
         "(also {trial} {session} {code}); it gets the real policy name even when blinded.",
     ),
+    until_decided: bool = typer.Option(
+        False, "--until-decided",
+        help="Stop scheduling blocks once the pre-registered comparisons are decided "
+        "(anytime-valid test, looked at after each complete block).",
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", help="With --until-decided: family-wise error."),
     store: Path | None = STORE_OPTION,
 ) -> None:
     """The operator's terminal: score each trial by keypress; re-run to resume."""
     from evalband.session import SessionStore, run_session
 
-    with SessionStore(store_path(store)) as ss:
-        run_session(ss, session_id, trial_cmd=trial_cmd)
+    path = store_path(store)
+    with SessionStore(path) as ss:
+        stop_when = _stop_rule(ss.plan(session_id), path, alpha) if until_decided else None
+        run_session(ss, session_id, trial_cmd=trial_cmd, stop_when=stop_when)
+
+
+def _stop_rule(plan_obj: SessionPlan, path: Path, alpha: float) -> Callable[..., str | None]:
+    """The --until-decided stop rule: the pre-registered comparisons, decided at a block end."""
+    from evalband.errors import InvalidInputError
+    from evalband.session._prereg import prereg_for_session
+    from evalband.session._sequential import session_look
+
+    if not 0 < alpha < 1:
+        raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
+    prereg = prereg_for_session(plan_obj.session_id, path)
+    if prereg is None or not prereg.comparisons:
+        raise InvalidInputError(
+            f"--until-decided stops when the pre-registered comparisons of session "
+            f"{plan_obj.session_id!r} are decided, and none names them; lock a plan first: "
+            "evalband prereg lock PLAN.yaml (with session: and comparisons:)")
+
+    def stop(records: list[Any]) -> str | None:
+        look = session_look(plan_obj, records, prereg.comparisons, alpha=alpha)
+        return look.sentence(plan_obj) if look.decided else None
+    return stop
 
 
 @session_app.command("list")

@@ -16,7 +16,8 @@ __all__ = ["run_until"]
 
 
 def run_until(
-    panel: Panel, policy: str, store: Path | None, *, against: str | None, until_decided: bool,
+    panel: Panel, policy: str, store: Path | None, *, against: str | None,
+    against_policy: str | None = None, until_decided: bool,
     max_episodes: int | None, alpha: float, margin: float | None, chunk: int | None,
     run_id: str | None, as_json: bool, **run_options: Any,
 ) -> None:
@@ -24,11 +25,13 @@ def run_until(
     import typer
 
     from evalband.errors import InvalidInputError
-    from evalband.run._until import run_until_decided
+    from evalband.run._until import run_both_until_decided, run_until_decided
     from evalband.store import open_store
 
-    if against is None or not until_decided:
-        raise InvalidInputError("--until-decided and --against BASE_RUN go together; give both")
+    if (against is None) == (against_policy is None) or not until_decided:
+        raise InvalidInputError(
+            "--until-decided goes with one baseline: --against BASE_RUN (a stored run) or "
+            "--against-policy BASE_POLICY (played too); give one of them")
     if not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
 
@@ -43,15 +46,22 @@ def run_until(
         sys.stderr.write(f"look at {look['episodes']} episodes: "
                          f"{look['decision'] or 'continue'}{extra}\n")
 
+    common: dict[str, Any] = {
+        "run_id": run_id, "max_episodes": max_episodes, "chunk": chunk,
+        "confidence": 1.0 - alpha, "margin": margin, "on_look": on_look,
+        "command": "evalband " + shlex.join(sys.argv[1:]), **run_options}
+    base_rid = against
     with open_store(store_path(store)) as st:
-        rid, summary, monitor = run_until_decided(
-            panel, policy, st, against=against, run_id=run_id, max_episodes=max_episodes,
-            chunk=chunk, confidence=1.0 - alpha, margin=margin, on_look=on_look,
-            command="evalband " + shlex.join(sys.argv[1:]), **run_options)
+        if against_policy is not None:
+            rid, base_rid, summary, _ = run_both_until_decided(panel, policy, against_policy,
+                                                               st, **common)
+        else:
+            assert against is not None
+            rid, summary, _ = run_until_decided(panel, policy, st, against=against, **common)
         state = st.require_run(rid).extra.get("sequential", {})
     if as_json:
-        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict(),
-                   "sequential": state})
+        emit_json({"run_id": rid, "baseline_run_id": base_rid, "policy": policy,
+                   "summary": summary.as_dict(), "sequential": state})
     else:
         console.print(f"{rid}: {state.get('sentence') or 'undecided'} "
                       f"({len(state.get('looks', []))} look(s))")

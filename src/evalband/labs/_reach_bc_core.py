@@ -167,7 +167,8 @@ def split_episodes(
     if n < FINAL_EPISODES + 2:
         raise InvalidParameterError(
             f"the split needs >= {FINAL_EPISODES + 2} episodes ({FINAL_EPISODES} final, "
-            f">= 1 validation, >= 1 train), got {n}; generate more with --episodes"
+            f">= 1 validation, >= 1 train), got {n}; generate more with `episodes`",
+            parameters=("episodes",),
         )
     n_val = max(1, round((n - FINAL_EPISODES) / 4))
     order = stage_rng(seed, STAGE_SPLIT).permutation(n)

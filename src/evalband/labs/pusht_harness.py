@@ -136,7 +136,7 @@ def run_harness(
     if reused:  # evaluation starts must never be training starts
         raise InvalidParameterError(
             f"evaluation condition seeds {reused[:3]} are also demonstration seeds; "
-            "choose another --seed"
+            "choose another `seed`", parameters=("seed",),
         )
     checkpoints = _train_policies(config, out, log)
     runs: dict[str, str] = {}
@@ -189,11 +189,13 @@ def _rate(records: list[EpisodeRecord]) -> dict[str, Any]:
 
 def _paired(a: list[EpisodeRecord], b: list[EpisodeRecord]) -> dict[str, Any]:
     from evalband.analysis import paired_counts
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import diff_paired
 
     pairs = paired_counts(a, b)
     diff = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
-    return {"pairs": pairs.as_dict(), "difference": diff.as_dict()}
+    return {"pairs": pairs.as_dict(), "difference": diff.as_dict(),
+            "verdict": interval_verdict(diff).value}
 
 
 def movements(
@@ -202,6 +204,7 @@ def movements(
     """The seed's four movements, computed from the stored episodes."""
     import numpy as np
 
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import bootstrap_interval, diff_unpaired
 
     def pick(records: list[EpisodeRecord], start: str, suite: int | None = None) -> list[Any]:
@@ -243,5 +246,6 @@ def movements(
             "train": pooled,
             "held_out": _rate(held),
             "gap": gap.as_dict(),
+            "verdict": interval_verdict(gap).value,
         },
     }

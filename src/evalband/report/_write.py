@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from evalband.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    from evalband.analysis import Comparison
     from evalband.store import RunStore
 
 __all__ = ["write_report"]
@@ -25,6 +26,7 @@ def write_report(
     confidence: float = 0.95,
     sequential: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    comparisons: Sequence[Comparison] | None = None,
 ) -> list[Path]:
     """Write the HTML report and/or the Markdown summary; the runs are read once.
 
@@ -39,6 +41,8 @@ def write_report(
         sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
         progress: called as ``progress(stage, episodes done, episodes in all)`` while the
             runs are read (then ``("rendering", 0, 1)`` and ``("rendering", 1, 1)``).
+        comparisons: the comparisons of these runs, already computed (rendered as given);
+            else the result ``evalband compare`` stored, while current, else computed.
 
     Returns:
         The paths written, HTML first.
@@ -65,7 +69,7 @@ def write_report(
         )
     data = collect(sources, store, command=command, confidence=confidence,
                    allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
-                   progress=progress)
+                   comparisons=comparisons, progress=progress)
     if progress is not None:
         progress("rendering", 0, 1)
     written = []

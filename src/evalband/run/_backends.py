@@ -156,7 +156,10 @@ class ProcessBackend:
 
     def __init__(self, workers: int = 2, chunk_size: int | None = None) -> None:
         if workers < 1:
-            raise InvalidParameterError(f"--workers must be >= 1, got {workers}")
+            raise InvalidParameterError(
+                f"`workers` must be >= 1, got {workers}",
+                parameters=("workers",),
+            )
         self.workers = workers
         self.chunk_size = chunk_size
 
@@ -320,7 +323,10 @@ def get_backend(name: str, workers: int | None = 1, address: str | None = None) 
     'serial'
     """
     if address is not None and name != "ray":
-        raise InvalidParameterError(f"--address is for --backend ray; got --backend {name}")
+        raise InvalidParameterError(
+            f"`address` is for `backend` ray; got `backend` {name}",
+            parameters=("address", "backend"),
+        )
     if name == "serial":
         return SerialBackend()
     if name == "process":
@@ -330,5 +336,5 @@ def get_backend(name: str, workers: int | None = 1, address: str | None = None) 
 
         return RayBackend(workers=workers, address=address)
     raise InvalidParameterError(
-        f"--backend must be one of {', '.join(BACKENDS)}; got {name!r}"
+        f"`backend` must be one of {', '.join(BACKENDS)}; got {name!r}", parameters=("backend",),
     )

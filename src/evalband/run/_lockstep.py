@@ -83,8 +83,8 @@ def check_batch_size(value: object) -> int:
         return 0
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise InvalidParameterError(
-            "--batch must be a whole number of episodes >= 1 (omit it to play one episode "
-            f"at a time); got {value!r}"
+            "`batch_size` must be a whole number of episodes >= 1 (omit it to play one episode "
+            f"at a time); got {value!r}", parameters=("batch_size",),
         )
     return int(value)
 
@@ -203,7 +203,7 @@ def play_lockstep(
     runtime = as_runtime(policy)
     refusal = runtime.batch_refusal(task.policy)
     if refusal is not None:
-        raise InvalidParameterError(refusal)
+        raise InvalidParameterError(refusal, parameters=("batch_size",))
     runtime.setup()  # once per runtime, before any timing
     if any(spec.env_kwargs for spec in specs):  # a cell's constructor args: its own envs
         start = 0

@@ -72,7 +72,9 @@ def normalize_address(address: str | None) -> str:
     if _HOST_PORT.match(text.removeprefix("ray://")):
         return text
     raise InvalidParameterError(
-        f"--address must be local, auto, ray://HOST:PORT or HOST:PORT (a Ray head); got {address!r}"
+        "`address` must be local, auto, ray://HOST:PORT or HOST:PORT (a Ray head); "
+        f"got {address!r}",
+        parameters=("address",),
     )
 
 
@@ -102,8 +104,8 @@ def probe_address(where: str, timeout_s: float = 3.0) -> None:
         reason = exc.strerror or type(exc).__name__
     raise BackendError(
         f"nothing accepts connections at {where} ({reason}); start the Ray head there "
-        "(`ray start --head`, see docs/ray.md), check the address, or drop --address to run "
-        "on a local cluster"
+        "(`ray start --head`, see docs/ray.md), check the address, or drop `address` to run "
+        "on a local cluster", parameters=("address",),
     )
 
 
@@ -164,7 +166,10 @@ def connect(
     """
     where = normalize_address(address)
     if workers is not None and workers < 1:
-        raise InvalidParameterError(f"--workers must be >= 1, got {workers}")
+        raise InvalidParameterError(
+            f"`workers` must be >= 1, got {workers}",
+            parameters=("workers",),
+        )
     if where not in ("local", "auto"):
         probe_address(where)  # before importing Ray: a dead address is one line at once
     ray = _import_ray()
@@ -191,8 +196,8 @@ def connect(
     except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
         raise BackendError(
             f"could not connect to the Ray cluster at {where!r}: {exc}; start one with "
-            "`ray start --head --port=6379` (see docs/ray.md) or drop --address to run on a "
-            "local cluster"
+            "`ray start --head --port=6379` (see docs/ray.md) or drop `address` to run on a "
+            "local cluster", parameters=("address",),
         ) from None
     _cluster_messages_to_stderr()
     return True
@@ -341,5 +346,6 @@ class RayBackend:
             raise BackendError(
                 f"a chunk of {len(chunk)} episode(s) ({first} to {last}) failed all "
                 f"{attempt} attempts on Ray; last error: {last_line}; "
-                "the finished episodes are stored: resume with the same --run-id"
+                "the finished episodes are stored: resume with the same `run_id`",
+                parameters=("run_id",),
             ) from None

@@ -286,7 +286,7 @@ def run_panel(
 
     lockstep = check_batch_size(batch_size)
     if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
-        raise InvalidParameterError(refusal)
+        raise InvalidParameterError(refusal, parameters=("batch_size",))
     batch_extra: dict[str, object] = {"batch_size": lockstep}
     probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
     if lockstep and callable(probe) and (mode := probe()) is not None:
@@ -307,8 +307,9 @@ def run_panel(
         cls = env_class(panel.env)
         if cls is not None and not accepts_kwarg(cls, "render_mode"):
             raise InvalidParameterError(
-                f"--record needs frames, but env {panel.env} takes no render_mode; record "
-                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop --record"
+                f"`record` needs frames, but env {panel.env} takes no render_mode; record "
+                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop `record`",
+                parameters=("record",),
             )
         env_kwargs.setdefault("render_mode", "rgb_array")
     run_id = run_id or default_run_id(panel, policy)
@@ -327,19 +328,19 @@ def run_panel(
             raise PanelMismatchError(
                 f"run {run_id} was recorded on panel {existing.panel_name} "
                 f"(fingerprint {existing.panel_fingerprint[:12]}), not this panel "
-                f"({panel.fingerprint[:12]}); use a new --run-id"
+                f"({panel.fingerprint[:12]}); use a new `run_id`", parameters=("run_id",),
             )
         if existing.policy != policy:
             raise StoreError(
                 f"run {run_id} was recorded with policy {existing.policy!r}, not {policy!r}; "
-                "use a new --run-id"
+                "use a new `run_id`", parameters=("run_id",),
             )
         current = getattr(resolved, "checkpoint_hash", None)
         if current and existing.policy_hash and current != existing.policy_hash:
             raise StoreError(
                 f"run {run_id} was recorded with checkpoint sha256 {existing.policy_hash[:12]}, "
                 f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
-                "use a new --run-id"
+                "use a new `run_id`", parameters=("run_id",),
             )
         lease = RunLease(store, run_id)
         lease.acquire()  # a second writer on a live run is refused here, before any change

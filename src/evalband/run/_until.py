@@ -2,7 +2,11 @@
 
 The candidate plays the panel's episodes interleaved across cells (episode 0 of every cell,
 then episode 1, ...), the baseline's recorded conditions first, so every slice grows together
-and every episode pairs. After every ``chunk`` episodes a *look*
+and every episode pairs. Looks are taken on the *prefix* of that order: after the first
+``chunk``, ``2 chunk``, ... planned episodes are all recorded, whatever order a parallel backend
+(process, ray) returns them in. So a look never sees a selection of episodes that finished
+early (a fast success before a slow failure), and the looks and the decision are the same on
+every backend. At each look
 compares the episodes so far against the baseline run with the anytime-valid verdict
 (:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
 maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
@@ -17,13 +21,17 @@ as the overall decision is made:
 
 A killed run resumes with ``--run-id``: its recorded looks are kept, play continues where it
 stopped, and the looks go on from there.
+
+With ``--against-policy`` (:func:`run_both_until_decided`) the baseline is played too: each
+chunk of the plan by the baseline policy, then by the candidate on the same conditions, then
+the look.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from evalband.episode import EpisodeRecord, EpisodeSpec
@@ -34,7 +42,8 @@ if TYPE_CHECKING:
     from evalband.panel import Panel
     from evalband.store import RunStore
 
-__all__ = ["interleave", "play_order", "overall_decision", "SequentialMonitor", "run_until_decided"]
+__all__ = ["interleave", "play_order", "overall_decision", "SequentialMonitor", "run_until_decided",
+           "run_both_until_decided"]
 
 _DECIDED = {"regressed", "improved", "non-inferior", "no detectable change"}
 
@@ -91,10 +100,12 @@ def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> di
 
 @dataclass
 class SequentialMonitor:
-    """Looks at a candidate run after every ``chunk`` episodes; says when to stop.
+    """Looks at a candidate run after every ``chunk`` planned episodes; says when to stop.
 
-    Call :meth:`start` with the already-recorded episodes (a resume), then the monitor with
-    each new record; it returns True when the run should stop.
+    ``count`` is the length of the recorded prefix of the play order (:func:`play_order`):
+    a look at ``n`` compares the first ``n`` planned episodes only. Call :meth:`start` with the
+    already-recorded episodes (a resume), then the monitor with each new record; it returns
+    True when the run should stop.
     """
 
     store: RunStore
@@ -107,29 +118,40 @@ class SequentialMonitor:
     effect: float = 0.10
     margin: float | None = None
     on_look: Callable[[dict[str, Any]], None] | None = None
+    live_baseline: bool = False
     count: int = 0
     looks: list[dict[str, Any]] = field(default_factory=list)
     decision: str | None = None
     sentence: str = ""
 
     def __post_init__(self) -> None:
-        self.horizons = _slice_horizons(self.panel, play_order(self.panel, self.baseline),
-                                        self.max_episodes)
+        plan = play_order(self.panel, self.baseline)
+        self.horizons = _slice_horizons(self.panel, plan, self.max_episodes)
+        self._keys = [s.key for s in plan[: self.max_episodes]]
+        self._done: set[tuple[str, int, int]] = set()
 
     def start(self, finished: Sequence[EpisodeRecord]) -> None:
-        """Take the looks already recorded (resume) and the count of finished episodes."""
+        """Take the looks already recorded (resume) and the finished episodes."""
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
-        self.count = len(finished)
-        due = self.count and (self.count % self.chunk == 0 or self.count >= self.max_episodes)
-        if due and self.decision is None and (not self.looks
-                                              or self.looks[-1]["episodes"] != self.count):
-            self.look()  # killed between an episode and its look: take the look now
+        self.sentence = state.get("sentence") or ""
+        self.count = self.looks[-1]["episodes"] if self.looks else 0
+        self._done = {r.key for r in finished}
+        self._advance()  # killed between an episode and its look: take the looks now
+
+    def _advance(self) -> None:
+        """Grow the recorded prefix, taking a look at every chunk boundary it passes."""
+        while self.decision is None and self.count < len(self._keys) and (
+                self._keys[self.count] in self._done):
+            self.count += 1
+            if self.count % self.chunk == 0 or self.count >= self.max_episodes:
+                self.look()
 
     def design(self) -> dict[str, Any]:
         """The declared design, stored beside the looks."""
-        return {"against": self.baseline.run_id, "max_episodes": self.max_episodes,
+        return {"against": self.baseline.run_id, "both_arms": self.live_baseline,
+                "max_episodes": self.max_episodes,
                 "chunk": self.chunk, "alpha": 1.0 - self.confidence, "effect": self.effect,
                 "margin": self.margin, "max_pairs": self.horizons}
 
@@ -138,7 +160,11 @@ class SequentialMonitor:
         from evalband._api import load_run
         from evalband.analysis._sequential import compare_sequential
 
-        cand = load_run(self.run_id, self.store)
+        if self.live_baseline:  # both arms played together: the baseline grows too
+            self.baseline = load_run(self.baseline.run_id, self.store)
+        run = load_run(self.run_id, self.store)
+        seen = set(self._keys[: self.count])
+        cand = replace(run, records=[r for r in run.records if r.key in seen])
         c = compare_sequential(self.baseline, cand, confidence=self.confidence,
                                effect=self.effect, max_pairs=self.horizons, margin=self.margin)
         decision = overall_decision(c, at_maximum=self.count >= self.max_episodes)
@@ -170,10 +196,9 @@ class SequentialMonitor:
         return look
 
     def __call__(self, record: EpisodeRecord) -> bool:
-        """Count a new record; look at chunk boundaries; True when the run should stop."""
-        self.count += 1
-        if self.count % self.chunk == 0 or self.count >= self.max_episodes:
-            self.look()
+        """Take a new record; look at chunk boundaries; True when the run should stop."""
+        self._done.add(record.key)
+        self._advance()
         return self.decision is not None or self.count >= self.max_episodes
 
 
@@ -219,13 +244,16 @@ def run_until_decided(
     if base.panel_fingerprint != panel.fingerprint:
         raise PanelMismatchError(
             f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
-            f"{panel.fingerprint[:12]}); --until-decided needs the baseline's panel")
+            f"{panel.fingerprint[:12]}); a sequential run needs the baseline's panel",
+        )
     planned = len(panel.episode_specs())
     limit = planned if max_episodes is None else int(max_episodes)
     step = len(panel.cells()) if chunk is None else int(chunk)
     if not 1 <= limit <= planned or step < 1:
         raise InvalidParameterError(
-            f"--max-episodes must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}")
+            f"`max_episodes` must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}",
+            parameters=("max_episodes",),
+        )
     rid = run_id or default_run_id(panel, policy)
     outer_start = run_options.pop("on_start", None)
     monitor: SequentialMonitor | None = None
@@ -260,3 +288,84 @@ def run_until_decided(
             not monitor.looks or monitor.looks[-1]["episodes"] != monitor.count):
         monitor.look()
     return rid, summary, monitor
+
+
+def run_both_until_decided(
+    panel: Panel,
+    policy: str,
+    baseline_policy: str,
+    store: RunStore,
+    *,
+    run_id: str | None = None,
+    baseline_run_id: str | None = None,
+    max_episodes: int | None = None,
+    chunk: int | None = None,
+    confidence: float = 0.95,
+    effect: float = 0.10,
+    margin: float | None = None,
+    on_look: Callable[[dict[str, Any]], None] | None = None,
+    **run_options: Any,
+) -> tuple[str, str, RunSummary, SequentialMonitor]:
+    """Run both arms chunk by chunk in plan order until their comparison is decided.
+
+    Each chunk of the interleaved plan (:func:`interleave`) is played by the baseline policy,
+    then by the candidate on the same conditions, then looked at; so every look compares
+    matched episodes of both arms. The baseline run is ``baseline_run_id`` or
+    ``<run id>-baseline``. Resumable: the same ``run_id`` plays only what is missing, and a
+    decided pair of runs plays nothing more.
+
+    Returns:
+        ``(candidate run id, baseline run id, candidate summary, monitor)``.
+
+    Raises:
+        InvalidParameterError: a maximum or chunk out of range.
+    """
+    from evalband._api import load_run
+    from evalband.run._runner import default_run_id, run_panel
+
+    plan = interleave(panel.episode_specs())
+    limit = len(plan) if max_episodes is None else int(max_episodes)
+    step = len(panel.cells()) if chunk is None else int(chunk)
+    if not 1 <= limit <= len(plan) or step < 1:
+        raise InvalidParameterError(
+            f"`max_episodes` must be 1..{len(plan)} and the chunk >= 1; got {max_episodes}, "
+            f"{chunk}", parameters=("max_episodes",))
+    rid = run_id or default_run_id(panel, policy)
+    existing = store.get_run(rid)
+    recorded = ((existing.extra.get("sequential") or {}).get("against")
+                if existing is not None else None)
+    base_rid = baseline_run_id or recorded or f"{rid}-baseline"
+    if existing is not None and (existing.extra.get("sequential") or {}).get("decision"):
+        _, done = run_panel(panel, policy, store, run_id=rid, order=lambda todo: [],
+                            **run_options)
+        monitor = SequentialMonitor(store, rid, load_run(base_rid, store), panel, limit, step,
+                                    confidence, effect, margin, on_look, live_baseline=True)
+        monitor.start(store.episode_records(rid))
+        return rid, base_rid, done, monitor
+    holder: list[SequentialMonitor] = []
+    summary: RunSummary | None = None
+    for start in range(0, limit, step):
+        keys = {s.key for s in plan[start : start + step]}
+
+        def only(todo: list[EpisodeSpec], keys: set[tuple[str, int, int]] = keys
+                 ) -> list[EpisodeSpec]:
+            return interleave([s for s in todo if s.key in keys])
+
+        run_panel(panel, baseline_policy, store, run_id=base_rid, order=only, **run_options)
+
+        def on_start(total: int, finished: list[EpisodeRecord]) -> None:
+            if not holder:
+                holder.append(SequentialMonitor(
+                    store, rid, load_run(base_rid, store), panel, limit, step, confidence,
+                    effect, margin, on_look, live_baseline=True))
+                holder[0].start(finished)
+
+        def stop_when(record: EpisodeRecord) -> bool:
+            return holder[0](record)
+
+        _, summary = run_panel(panel, policy, store, run_id=rid, order=only,
+                               on_start=on_start, stop_when=stop_when, **run_options)
+        if holder and holder[0].decision is not None:
+            break
+    assert holder and summary is not None
+    return rid, base_rid, summary, holder[0]

@@ -83,6 +83,7 @@ class SessionRunOutcome:
         undone: trials undone during this run.
         finished: every planned trial is recorded.
         counts: trials per status at the end (``pending``, ``scored``, ``skipped``, ``total``).
+        decided: with a stop rule, the sentence of the decision that stopped the session.
 
     >>> SessionRunOutcome("s", 3, 0, False, {"pending": 1}).finished
     False
@@ -93,6 +94,7 @@ class SessionRunOutcome:
     undone: int
     finished: bool
     counts: dict[str, int] = field(default_factory=dict)
+    decided: str | None = None
 
 
 # -- keys --------------------------------------------------------------------------------
@@ -464,6 +466,7 @@ def run_session(
     trial_cmd: str | None = None,
     keys: KeySource | None = None,
     out: IO[str] | None = None,
+    stop_when: Callable[[list[TrialRecord]], str | None] | None = None,
 ) -> SessionRunOutcome:
     r"""Run the operator's loop until every trial is recorded or the operator quits.
 
@@ -481,6 +484,9 @@ def run_session(
             ``{trial} {session} {code}``) placeholders; it gets the real policy name.
         keys: where keys come from; the terminal (cbreak) or stdin lines when ``None``.
         out: where the screen goes (stdout when ``None``).
+        stop_when: asked with the confirmed trials before each block's first trial; a
+            sentence stops the session there (blocks stay complete), ``None`` goes on
+            (``session run --until-decided``).
 
     Returns:
         A :class:`SessionRunOutcome`.
@@ -500,13 +506,14 @@ def run_session(
     """
     plan = store.plan(session_id)
     if trial_cmd is not None and not trial_cmd.strip():
-        raise InvalidInputError("--trial-cmd is empty; give a shell command or leave it out")
+        raise InvalidInputError("`trial_cmd` is empty; give a shell command or leave it out",
+                                parameters=("trial_cmd",))
     screen = _Screen(plan, out)
     outcome = SessionRunOutcome(session_id, 0, 0, False)
     screen.start(store.counts(session_id), trial_cmd)
     with _default_keys() if keys is None else _given(keys) as source:
         try:
-            _loop(store, plan, screen, source, trial_cmd, outcome)
+            _loop(store, plan, screen, source, trial_cmd, outcome, stop_when)
         except KeyboardInterrupt:
             screen.say("")
             screen.say("interrupted")
@@ -531,7 +538,14 @@ def _farewell(
     assisted = sum(1 for r in records if r.assisted)
     store_opt = _hint_store(store)
     screen.say("")
-    if outcome.finished:
+    if outcome.decided is not None:
+        screen.say(
+            f"{outcome.decided}; no more blocks scheduled: {done} of {plan.n_trials} trials "
+            f"recorded ({counts['scored']} scored, {counts['skipped']} skipped)",
+            style="bold green",
+        )
+        screen.say(f"next: evalband session analyze {plan.session_id}{store_opt}")
+    elif outcome.finished:
         screen.say(
             f"session {plan.session_id} complete: {done} of {plan.n_trials} trials recorded "
             f"({counts['scored']} scored, {counts['skipped']} skipped; {wins} successes, "
@@ -556,6 +570,7 @@ def _loop(
     keys: KeySource,
     trial_cmd: str | None,
     outcome: SessionRunOutcome,
+    stop_when: Callable[[list[TrialRecord]], str | None] | None = None,
 ) -> None:
     restored: dict[int, _TrialState] = {}
     focus: int | None = None
@@ -565,6 +580,10 @@ def _loop(
         if index is None:
             return
         trial = plan.trials[index]
+        if stop_when is not None and trial.position == 0:  # a block boundary
+            outcome.decided = stop_when(store.records(plan.session_id))
+            if outcome.decided is not None:
+                return
         state = restored.pop(index, None) or _TrialState()
         command = None if trial_cmd is None else substitute_command(trial_cmd, trial, plan)
         records = store.records(plan.session_id)

@@ -15,12 +15,16 @@ candidate is ``effect`` worse) against 1/2,
 is a nonnegative martingale with mean 1 under H0 (Wald's 1945 SPRT statistic; an e-process in
 the sense of Shafer & Vovk 2019 and Ramdas et al. 2023). By Ville's inequality
 ``P(sup_m E_m >= 1 / a) <= a``, so rejecting when ``E >= 1 / a`` has level ``a`` under any
-monitoring. When a maximum number of pairs ``N`` is declared, the threshold is instead computed
-*exactly* for that horizon: the largest boundary whose crossing probability by ``N`` discordant
-pairs under ``Bin(m, 1/2)`` is at most ``a`` (a dynamic programme over the discordant walk; the
+monitoring. When a maximum ``N`` of discordant pairs is declared (a maximum of pairs is one:
+no more pairs than that can disagree), the threshold is instead computed *exactly* for that
+horizon: the smallest boundary whose crossing probability by ``N`` discordant pairs under
+``Bin(m, 1/2)`` is at most ``a`` (a dynamic programme over the discordant walk; the
 truncated-SPRT / group-sequential idea of Armitage 1957 and Jennison & Turnbull 2000, ch. 3,
-with looks after every pair). Looking less often, or stopping earlier, can only lower the
-crossing probability, so the level holds for any looks up to ``N``.
+with looks after every pair), and the test stops ("futile") at the ``N``-th discordant pair.
+Looking less often, or stopping earlier, can only lower the crossing probability, so the level
+holds for any looks up to ``N`` whatever the discordance. A design with fewer discordant than
+matched pairs (:mod:`evalband.stats._sequential_design`) spends its error on the pairs that
+carry evidence.
 
 The improvement direction mirrors it (``theta -> 1 - theta``). Each direction of each of ``m``
 slices gets ``alpha / (2 m)`` (e-value Bonferroni; Vovk & Wang 2021), so the family-wise chance
@@ -194,7 +198,7 @@ class SequentialTest:
         threshold: the e-value each must reach (per direction).
         decision: "regressed", "improved", "futile" (only with a horizon) or "continue".
         theta: the design share of "baseline only" among discordant pairs.
-        horizon: the declared maximum number of pairs (None: unbounded, Ville's threshold).
+        horizon: the declared maximum of discordant pairs (None: unbounded, Ville's threshold).
         alpha_side: the level of each direction.
     """
 
@@ -229,7 +233,8 @@ def sequential_paired_test(
         candidate_only: discordant pairs won by the candidate.
         alpha_side: level of each direction (``alpha / (2 m)`` for ``m`` slices).
         theta: the design alternative (:func:`design_theta`).
-        horizon: declared maximum number of pairs (the threshold is then exact for it).
+        horizon: declared maximum number of discordant pairs (or of pairs; the threshold is
+            then exact for it, and reaching it undecided stops as futile).
         futility: with a horizon, stop as futile when both ratios are at most ``1/futility``.
 
     >>> t = sequential_paired_test(14, 1, alpha_side=0.025)
@@ -250,8 +255,8 @@ def sequential_paired_test(
         decision = "regressed"
     elif m and log_imp >= log_t:
         decision = "improved"
-    elif (horizon is not None and futility is not None and m
-          and max(log_reg, log_imp) <= -math.log(futility)):
+    elif horizon is not None and m and (m >= horizon or (
+            futility is not None and max(log_reg, log_imp) <= -math.log(futility))):
         decision = "futile"
     else:
         decision = "continue"

@@ -1,42 +1,91 @@
-"""Design a sequential comparison: the maximum, power and pairs to a decision, by simulation.
+"""Design a sequential comparison: the maxima, power and pairs to a decision, computed exactly.
 
-For a baseline rate, a drop and the discordance ``psi`` (probability a matched pair
-disagrees), :func:`sequential_design` compares the anytime-valid test of
-:mod:`evalband.stats._sequential` with the fixed-n exact McNemar design of the same alpha and
-power (:func:`~evalband.stats._procedure.episodes_for_drop`): it picks the declared maximum
-``N = r n_fixed`` as the ``r`` of a grid with the smallest expected pairs at >= ``power`` (on one
-seed) and measures power, expected and 90th-percentile pairs to a decision, under the drop and
-under the null, on another seed. ``evalband power --sequential`` and ``bench/bench_sequential.py``
-both use it.
+For a baseline rate, a drop and the discordance ``psi`` (probability a matched pair disagrees),
+:func:`sequential_design` compares the anytime-valid test of :mod:`evalband.stats._sequential`
+with the fixed-n exact McNemar design of the same alpha and power
+(:func:`~evalband.stats._procedure.episodes_for_drop`).
+
+**The declared design** has two maxima: ``N`` pairs and ``D`` *discordant* pairs (only
+discordant pairs carry evidence). The test's threshold is exact for ``D`` discordant pairs
+(:func:`~evalband.stats._sequential.sequential_threshold`), so its level holds whatever the
+discordance and however often one looks; the run stops at the first decision, at ``D``
+discordant pairs or at ``N`` pairs. A non-binding futility stop (both likelihood ratios at
+most ``1 / futility``) and the design share ``theta`` complete it.
+
+**Exact operating characteristics, no simulation.** Given that a pair is discordant it is
+"baseline only" with probability ``s`` independently of when it came, so the stopping rule
+is a walk on the discordant pairs (a dynamic programme gives, per ``m``, the probability of
+stopping at the ``m``-th discordant pair and of stopping there with "regressed"), and the pair
+index ``T_m`` of the ``m``-th discordant pair is negative binomial, independent of the walk:
+``P(decided "regressed") = sum_m r_m P(T_m <= N)`` and ``E[pairs] = sum_m s_m E[min(T_m, N)]``
+(Wald 1947, ch. 3; the DP is the truncated-SPRT computation of Armitage 1957 / Jennison &
+Turnbull 2000, ch. 19). The design searches ``N`` (a multiple of the fixed-n pairs), ``D`` (a
+fraction of the discordant pairs expected in ``N``), the futility factor and ``theta`` (the
+design share, or one moved further from 1/2) for the smallest expected pairs at the design
+drop with exact power at least ``power`` -- a stopping rule built for a declared maximum, as
+the RSS 2025 policy-comparison test STEP (Snyder et al.) builds its near-optimal one for
+``N_max``. :func:`simulate_sequential` is the Monte
+Carlo check of the same numbers.
+
+Sources: Wald, A. (1947) *Sequential Analysis*; Armitage, P. (1957) *Biometrika* 44:9-26;
+Jennison, C. & Turnbull, B. W. (2000) *Group Sequential Methods with Applications to Clinical
+Trials*; Snyder, D., Hancock, A. J., Badithela, A., Dixon, E., Miller, P., Ambrus, R. A.,
+Majumdar, A., Itkina, M. & Nishimura, H. (2025) "Is your imitation learning policy better than
+mine? Policy comparison with near-optimal stopping", *Robotics: Science and Systems*
+(arXiv:2503.10966).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from evalband.errors import InvalidParameterError
 
-__all__ = ["RATIOS", "SequentialDesign", "simulate_sequential", "sequential_design"]
+__all__ = [
+    "RATIOS",
+    "DISCORDANT_FRACTIONS",
+    "FUTILITIES",
+    "THETA_STRETCH",
+    "SequentialDesign",
+    "operating_characteristics",
+    "simulate_sequential",
+    "sequential_design",
+]
 
-RATIOS = (0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.75, 2.0)
-"""Candidate maxima, as multiples of the fixed-n design's pairs."""
+RATIOS = tuple(round(0.8 + 0.1 * i, 1) for i in range(18))
+"""Candidate pair maxima ``N``, as multiples of the fixed-n design's pairs (0.8 .. 2.5)."""
+DISCORDANT_FRACTIONS = (0.8, 0.9, 1.0, 1.1)
+"""Candidate discordant maxima ``D``, as fractions of the discordant pairs expected in ``N``."""
+FUTILITIES = (2.0, 3.0, 4.0)
+"""Candidate futility factors."""
+THETA_STRETCH = (1.0, 1.15)
+"""Candidate test alternatives: the design share's distance from 1/2, times these."""
 
 
 @dataclass(frozen=True)
 class SequentialDesign:
-    """A sequential design next to the fixed-n one (pairs per slice, one slice)."""
+    """A sequential design next to the fixed-n one (pairs per slice, one slice).
+
+    ``power``, the pairs and the null figures are exact (see the module docstring);
+    ``mc_power``, ``mc_expected_pairs`` and ``mc_null_false_regression`` are their Monte Carlo
+    check over ``reps`` runs each (None when ``reps`` is 0).
+    """
 
     p_base: float
     drop: float
     discordant: float
     alpha: float
     theta: float
+    futility: float
     n_fixed: int
     max_pairs: int
+    max_discordant: int
     power: float
     expected_pairs: float
     p90_pairs: float
@@ -45,36 +94,114 @@ class SequentialDesign:
     null_expected_pairs: float
     null_p90_pairs: float
     reps: int
+    mc_power: float | None
+    mc_expected_pairs: float | None
+    mc_null_false_regression: float | None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
 
 
+@lru_cache(maxsize=8)
+def _binomial_cdf(psi: float, size: int) -> NDArray[np.float64]:
+    """``P(Bin(t, psi) <= k)`` for ``t, k = 0..size`` (rows ``t``), by the pmf recurrence."""
+    pmf = np.zeros((size + 1, size + 1))
+    pmf[0, 0] = 1.0
+    for t in range(1, size + 1):
+        pmf[t] = pmf[t - 1] * (1.0 - psi)
+        pmf[t, 1:] += pmf[t - 1, :-1] * psi
+    return np.minimum(np.cumsum(pmf, axis=1), 1.0)
+
+
+@lru_cache(maxsize=1024)
+def _walk(horizon: int, theta: float, log_t: float, futility: float | None,
+          share: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per ``m = 0..horizon``: P(stop at the m-th discordant pair "regressed"), P(stop there)."""
+    a, b = math.log(2.0 * theta), math.log(2.0 * (1.0 - theta))
+    alive = np.zeros(horizon + 2)
+    alive[0] = 1.0
+    reg_at = np.zeros(horizon + 1)
+    stop_at = np.zeros(horizon + 1)
+    ks = np.arange(horizon + 1, dtype=np.float64)
+    fut = -math.log(futility) if futility else -math.inf
+    for m in range(1, horizon + 1):
+        nxt = np.zeros(horizon + 2)
+        nxt[: m + 1] = alive[: m + 1] * (1.0 - share)
+        nxt[1 : m + 1] += alive[:m] * share
+        k = ks[: m + 1]
+        log_reg = k * a + (m - k) * b
+        log_imp = (m - k) * a + k * b
+        reg = log_reg >= log_t - 1e-12
+        stop = reg | (log_imp >= log_t - 1e-12) | (np.maximum(log_reg, log_imp) <= fut)
+        if m == horizon:
+            stop[:] = True
+        here = nxt[: m + 1]
+        reg_at[m] = float(here[reg].sum())
+        stop_at[m] = float(here[stop].sum())
+        here[stop] = 0.0
+        alive = nxt
+    return reg_at, stop_at
+
+
+def operating_characteristics(
+    max_pairs: int, max_discordant: int, theta: float, alpha_side: float,
+    futility: float | None, probs: tuple[float, float, float],
+) -> tuple[float, float, float]:
+    """Exact (P(decided "regressed"), E[pairs], 90th percentile of pairs) of a design.
+
+    ``probs``: per pair, P(concordant), P(baseline only), P(candidate only).
+
+    >>> rate, mean, p90 = operating_characteristics(60, 20, 0.8, 0.025, 4.0, (0.7, 0.25, 0.05))
+    >>> 0.5 < rate < 1.0 and mean < p90 <= 60
+    True
+    """
+    from evalband.stats._sequential import sequential_threshold
+
+    c, bo, co = (float(x) for x in probs)
+    psi = bo + co
+    if psi <= 0:
+        return 0.0, float(max_pairs), float(max_pairs)
+    horizon = max(1, min(int(max_discordant), int(max_pairs)))
+    log_t = math.log(sequential_threshold(alpha_side, horizon, theta))
+    reg_at, stop_at = _walk(horizon, float(theta), log_t, futility, bo / psi)
+    size = 1 << max(6, int(max_pairs).bit_length())  # a few table sizes serve every design
+    cdf = _binomial_cdf(round(psi, 12), size)
+    later = np.zeros((max_pairs + 1, horizon + 1))  # P(T_m > t) = P(Bin(t, psi) <= m - 1)
+    later[:, 1:] = cdf[: max_pairs + 1, :horizon]
+    reached = 1.0 - later[max_pairs]  # P(T_m <= N)
+    rate = float((reg_at * reached).sum())
+    later = later[:max_pairs]
+    mean = float((stop_at * later.sum(axis=0)).sum())
+    done_by = 1.0 - later @ stop_at  # P(stopped by pair t), t < N
+    over = np.nonzero(done_by[1:] >= 0.9 - 1e-12)[0]
+    p90 = float(over[0] + 1) if over.size else float(max_pairs)
+    return min(1.0, rate), mean, p90
+
+
 def simulate_sequential(
     probs: tuple[float, float, float], horizon: int, theta: float, alpha_side: float,
-    reps: int, rng: np.random.Generator,
+    reps: int, rng: np.random.Generator, *, max_discordant: int | None = None,
+    futility: float | None = 4.0,
 ) -> tuple[float, float, float]:
-    """(share decided "regressed", mean pairs, 90th percentile pairs) over ``reps`` runs.
+    """Monte Carlo (share decided "regressed", mean pairs, 90th percentile pairs).
 
-    ``probs``: per pair, P(concordant), P(baseline only), P(candidate only). Each run looks
-    after every pair, stops at the first regression, improvement or futility decision of
-    :func:`~evalband.stats._sequential.sequential_paired_test` (threshold exact for
-    ``horizon``), or at ``horizon`` pairs.
+    The check of :func:`operating_characteristics`: each run looks after every pair and stops
+    at the first decision of :func:`~evalband.stats._sequential.sequential_paired_test`
+    (threshold exact for ``max_discordant``, default ``horizon``), at ``max_discordant``
+    discordant pairs, or at ``horizon`` pairs.
 
     >>> rate, mean, p90 = simulate_sequential((0.7, 0.25, 0.05), 60, 0.8, 0.025, 200,
     ...                                       np.random.default_rng(0))
     >>> rate > 0.5 and mean < 60
     True
     """
-    from evalband.stats._sequential import (
-        DEFAULT_FUTILITY,
-        log_likelihood_ratio,
-        sequential_threshold,
-    )
+    from evalband.stats._sequential import log_likelihood_ratio, sequential_threshold
 
     p = np.asarray(probs, dtype=np.float64)
-    log_t = math.log(sequential_threshold(alpha_side, horizon, theta)) - 1e-12
+    cap = horizon if max_discordant is None else max(1, min(int(max_discordant), horizon))
+    log_t = math.log(sequential_threshold(alpha_side, cap, theta)) - 1e-12
+    fut = -math.log(futility) if futility else -math.inf
     regressed = np.zeros(reps, dtype=bool)
     pairs = np.empty(reps, dtype=np.int64)
     chunk = max(1, min(reps, 2_000_000 // max(horizon, 1)))
@@ -86,15 +213,28 @@ def simulate_sequential(
         m = b + c
         log_reg = log_likelihood_ratio(b, m, theta)
         log_imp = log_likelihood_ratio(c, m, theta)
-        reg = log_reg >= log_t
-        fut = (np.maximum(log_reg, log_imp) <= -math.log(DEFAULT_FUTILITY)) & (m > 0)
-        stop = reg | (log_imp >= log_t) | fut
+        reg = (log_reg >= log_t) & (m > 0)
+        stop = reg | ((log_imp >= log_t) & (m > 0)) | (m >= cap) | (
+            (np.maximum(log_reg, log_imp) <= fut) & (m > 0))
         any_stop = stop.any(axis=1)
         first = np.where(any_stop, stop.argmax(axis=1), horizon - 1)
         rows = np.arange(size)
         regressed[start : start + size] = reg[rows, first] & any_stop
         pairs[start : start + size] = first + 1
     return float(regressed.mean()), float(pairs.mean()), float(np.percentile(pairs, 90))
+
+
+def _smallest_n(n_fixed: int, psi: float, theta: float, alpha_side: float,
+                futility: float, fraction: float, alt: tuple[float, float, float],
+                power: float, ratios: tuple[float, ...]) -> tuple[float, int, int] | None:
+    """(E[pairs], N, D) at the smallest ratio of the grid reaching ``power`` (exactly)."""
+    for r in ratios:
+        n = max(1, int(math.ceil(r * n_fixed)))
+        d = max(1, min(n, int(math.ceil(fraction * psi * n))))
+        pw, mean, _ = operating_characteristics(n, d, theta, alpha_side, futility, alt)
+        if pw >= power:
+            return mean, n, d
+    return None
 
 
 def sequential_design(
@@ -104,7 +244,7 @@ def sequential_design(
     discordant: float,
     alpha: float = 0.05,
     power: float = 0.8,
-    reps: int = 2000,
+    reps: int = 0,
     seed: int = 0,
     ratios: tuple[float, ...] = RATIOS,
 ) -> SequentialDesign:
@@ -116,16 +256,16 @@ def sequential_design(
         discordant: the probability a matched pair disagrees (at least ``drop``).
         alpha: two-sided level (each direction gets half).
         power: the target power at ``drop``.
-        reps: simulated runs per evaluation.
-        seed: the seed (the design step and the measurement use separate streams).
-        ratios: candidate maxima as multiples of the fixed-n pairs.
+        reps: simulated runs for the Monte Carlo check (0: none).
+        seed: the seed of the Monte Carlo check.
+        ratios: candidate pair maxima as multiples of the fixed-n pairs.
 
     Raises:
         InvalidParameterError: a drop outside ``(0, p_base]`` or a discordance below it.
 
-    >>> d = sequential_design(0.8, 0.2, discordant=0.3, reps=400, seed=1)
-    >>> d.n_fixed, d.max_pairs >= int(0.8 * d.n_fixed), d.expected_pairs < d.max_pairs
-    (61, True, True)
+    >>> d = sequential_design(0.8, 0.2, discordant=0.3)
+    >>> d.n_fixed, d.power >= 0.8, d.expected_pairs < d.n_fixed, d.null_false_regression <= 0.025
+    (61, True, True, True)
     """
     from evalband.stats._procedure import episodes_for_drop
     from evalband.stats._sequential import design_theta
@@ -142,22 +282,36 @@ def sequential_design(
         raise InvalidParameterError(f"no fixed-n design reaches {power:.0%} power for this drop")
     alt = (1.0 - psi, (psi + drop) / 2.0, (psi - drop) / 2.0)
     null = (1.0 - psi, psi / 2.0, psi / 2.0)
-    theta = design_theta(drop, psi)
-    design_rng, measure_rng = (np.random.default_rng(s)
-                               for s in np.random.SeedSequence([int(seed), 29]).spawn(2))
-    best: tuple[float, float] | None = None
-    for r in ratios:
-        horizon = max(1, int(math.ceil(r * n_fixed)))
-        pw, mean, _ = simulate_sequential(alt, horizon, theta, alpha / 2.0, reps, design_rng)
-        if pw >= power and (best is None or mean < best[1]):
-            best = (r, mean)
-    horizon = max(1, int(math.ceil((best[0] if best else ratios[-1]) * n_fixed)))
-    pw, mean, p90 = simulate_sequential(alt, horizon, theta, alpha / 2.0, reps, measure_rng)
-    false, null_mean, null_p90 = simulate_sequential(null, horizon, theta, alpha / 2.0, reps,
-                                                     measure_rng)
+    side = alpha / 2.0
+    base_theta = design_theta(drop, psi)
+    best: tuple[float, int, int, float, float] | None = None
+    for stretch in THETA_STRETCH:
+        theta = min(0.95, 0.5 + stretch * (base_theta - 0.5))
+        for futility in FUTILITIES:
+            for fraction in DISCORDANT_FRACTIONS:
+                found = _smallest_n(n_fixed, psi, theta, side, futility, fraction, alt, power,
+                                    ratios)
+                if found is not None and (best is None or found[0] < best[0]):
+                    best = (*found, theta, futility)
+    if best is None:  # the largest maximum, the design share: report what it reaches
+        n = int(math.ceil(ratios[-1] * n_fixed))
+        best = (0.0, n, n, base_theta, FUTILITIES[-1])
+    _, n_max, d_max, theta, futility = best
+    pw, mean, p90 = operating_characteristics(n_max, d_max, theta, side, futility, alt)
+    false, null_mean, null_p90 = operating_characteristics(n_max, d_max, theta, side, futility,
+                                                           null)
+    mc_power = mc_mean = mc_false = None
+    if reps > 0:
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 29]))
+        mc_power, mc_mean, _ = simulate_sequential(alt, n_max, theta, side, int(reps), rng,
+                                                   max_discordant=d_max, futility=futility)
+        mc_false, _, _ = simulate_sequential(null, n_max, theta, side, int(reps), rng,
+                                             max_discordant=d_max, futility=futility)
     return SequentialDesign(
         p_base=float(p_base), drop=float(drop), discordant=psi, alpha=float(alpha),
-        theta=theta, n_fixed=int(n_fixed), max_pairs=horizon, power=pw, expected_pairs=mean,
-        p90_pairs=p90, savings=1.0 - mean / n_fixed, null_false_regression=false,
+        theta=float(theta), futility=float(futility), n_fixed=int(n_fixed), max_pairs=n_max,
+        max_discordant=d_max, power=pw, expected_pairs=mean, p90_pairs=p90,
+        savings=1.0 - mean / n_fixed, null_false_regression=false,
         null_expected_pairs=null_mean, null_p90_pairs=null_p90, reps=int(reps),
+        mc_power=mc_power, mc_expected_pairs=mc_mean, mc_null_false_regression=mc_false,
     )

@@ -66,8 +66,9 @@ def check_k_n(k: object, n: object, *, allow_empty: bool = False) -> tuple[int, 
         )
     if n_int == 0 and not allow_empty:
         raise InvalidCountsError(
-            "n (trials) must be >= 1, got n=0; pass allow_empty=True (CLI: --allow-empty) "
-            "for the vacuous interval [0, 1]"
+            "n (trials) must be >= 1, got n=0; pass `allow_empty=True` for the vacuous "
+            "interval [0, 1]",
+            parameters=("allow_empty",),
         )
     return k_int, n_int
 

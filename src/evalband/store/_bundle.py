@@ -140,7 +140,8 @@ def _check_target(out: Path, overwrite: bool) -> None:
     if not overwrite:
         raise BundleError(
             f"bundle directory {out} is not empty; pass an empty or new directory, "
-            "or overwrite=True (--overwrite) to replace an existing bundle"
+            "or `overwrite=True` to replace an existing bundle",
+            parameters=("overwrite",),
         )
     if not (out / _MANIFEST).is_file():
         raise BundleError(

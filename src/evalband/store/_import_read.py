@@ -138,13 +138,17 @@ def _show(got: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _fail(path: Path, where: str, column: str | None, expected: str, got: Any) -> ImportFormatError:
+def _fail(
+    path: Path, where: str, column: str | None, expected: str, got: Any,
+    parameters: tuple[str, ...] = (),
+) -> ImportFormatError:
     at = where if column is None else f"{where}, column {column!r}"
     return ImportFormatError(
         f"cannot import {path}: {at}: expected {expected}; got {_show(got)} (nothing was imported)",
         path=str(path),
         where=where,
         column=column,
+        parameters=parameters,
     )
 
 
@@ -342,8 +346,9 @@ def _check_column_name(path: Path, name: str, where: str) -> bool:
             where,
             name,
             f"a known column (did you mean {close[0]!r}? to keep this column as it is, name "
-            f"it with --factors or --metrics)",
+            f"it in `factors` or `metrics`)",
             name,
+            parameters=("factors", "metrics"),
         )
     return False
 

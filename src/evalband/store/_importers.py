@@ -174,8 +174,8 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
             classify_columns(path, table, factors, metrics)
         elif factors or metrics:
             raise InvalidParameterError(
-                f"--factors/--metrics apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
-                "import names its slices and metrics itself"
+                f"`factors`/`metrics` apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
+                "import names its slices and metrics itself", parameters=("factors", "metrics"),
             )
     return tables
 

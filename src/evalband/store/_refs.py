@@ -133,7 +133,8 @@ def resolve_run(
                  else "no run store was given")
         raise RunNotFoundError(
             f"{shown(text)} is neither a stored run nor an artifact-bundle path ({where}); give a "
-            "bundle directory as a path (./NAME) or pass --store with the store holding it"
+            "bundle directory as a path (./NAME) or pass `store` with the store holding it",
+            parameters=("store",),
         )
     store.require_run(text)  # raises, listing recent runs
     raise AssertionError("unreachable")  # pragma: no cover
