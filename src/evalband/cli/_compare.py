@@ -45,7 +45,11 @@ def compare(
         "tuned to --effect) instead of the fixed-n one."),
     max_pairs: int | None = typer.Option(
         None, "--max-pairs", help="With --sequential: the declared maximum of pairs per slice "
-        "(the threshold is then exact for it, with a futility stop)."),
+        "(default: the slice's planned pairs)."),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="With --sequential: the design's probability that a "
+        "matched pair disagrees (default: the conservative value for independent episodes at "
+        "the baseline's rate)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -68,13 +72,17 @@ def compare(
             with open_store(store_path(store), read_only=True) as st:
                 base = load_run(baseline, st)
                 cands = [load_run(c, st) for c in candidates]
+                recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
+                    m := st.get_run(c.run_id)) is not None else {} for c in cands}
             if sequential:
                 from evalband.analysis._sequential import compare_sequential
+                from evalband.analysis._sequential_plan import design_for
 
-                results = [compare_sequential(base, c, confidence=confidence, effect=effect,
-                                              max_pairs=max_pairs,
-                                              allow_panel_mismatch=allow_panel_mismatch)
-                           for c in cands]
+                results = [compare_sequential(
+                    base, c, allow_panel_mismatch=allow_panel_mismatch, design=design_for(
+                        base, recorded=recorded[c.run_id], effect=effect, confidence=confidence,
+                        discordant=discordant, max_pairs=max_pairs))
+                    for c in cands]
             else:
                 results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
                                        confidence=confidence, effect=effect)

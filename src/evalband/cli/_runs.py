@@ -107,6 +107,13 @@ def run(
     chunk: int | None = typer.Option(
         None, "--chunk", min=1, help="With --until-decided: episodes between looks "
         "(default: one per cell)."),
+    effect: float = typer.Option(
+        0.10, "--effect", help="With --until-decided: the drop in success rate the design "
+        "catches with 80% power (0.10 = 10 points)."),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="With --until-decided: the design's probability that a "
+        "matched pair disagrees (default: the conservative value for independent episodes "
+        "at the baseline's rate)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -132,7 +139,8 @@ def run(
         run_until(panel_obj, policy, store, against=against, against_policy=against_policy,
                   until_decided=until_decided,
                   max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
-                  run_id=run_id, backend=backend, workers=workers, address=address,
+                  effect=effect, discordant=discordant, run_id=run_id, backend=backend,
+                  workers=workers, address=address,
                   errors_as_failures=errors_as_failures, as_json=as_json)
         return
     rid = run_id or default_run_id(panel_obj, policy)

@@ -300,10 +300,12 @@ def collect(
     comparisons: tuple[Comparison, ...] = ()
     if len(views) > 1 and sequential:
         from evalband.analysis._sequential import compare_sequential
+        from evalband.analysis._sequential_plan import design_for
 
-        comparisons = tuple(compare_sequential(views[0].data, v.data, confidence=confidence,
-                                               allow_panel_mismatch=allow_panel_mismatch)
-                            for v in views[1:])
+        comparisons = tuple(compare_sequential(  # the candidate's recorded design, or a new one
+            views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
+            design=design_for(views[0].data, recorded=v.manifest.extra.get("sequential"),
+                              confidence=confidence)) for v in views[1:])
     elif len(views) > 1:
         comparisons = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
                                          confidence=confidence, seed=seed,

@@ -414,8 +414,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _report(
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
+        from evalband.analysis._sequential import incomplete
+
         state, running = store_state(store, run_ids)
-        if running and len(run_ids) > 1:  # read live, as episodes arrive: the anytime-valid verdict
+        partial = any(m is not None and incomplete(store.count_episodes(r), m.n_planned, m.status)
+                      for r in run_ids for m in [store.get_run(r)])
+        if (running or partial) and len(run_ids) > 1:
+            # read live or off a partial run: the anytime-valid verdict (valid at every look)
             options = {**(options or {}), "sequential": True}
         ignored: list[str] = []
         empty = [r for r in run_ids if store.count_episodes(r) == 0]
