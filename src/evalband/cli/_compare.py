@@ -48,8 +48,8 @@ def compare(
         "(default: the slice's planned pairs)."),
     discordant: float | None = typer.Option(
         None, "--discordant", help="With --sequential: the design's probability that a "
-        "matched pair disagrees (default: the conservative value for independent episodes at "
-        "the baseline's rate)."),
+        "matched pair disagrees (default: the largest independent episodes can have at "
+        "this effect)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.

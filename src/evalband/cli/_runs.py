@@ -112,8 +112,8 @@ def run(
         "catches with 80% power (0.10 = 10 points)."),
     discordant: float | None = typer.Option(
         None, "--discordant", help="With --until-decided: the design's probability that a "
-        "matched pair disagrees (default: the conservative value for independent episodes "
-        "at the baseline's rate)."),
+        "matched pair disagrees (default: the largest independent episodes can have "
+        "at this effect)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""

@@ -139,25 +139,20 @@ class SequentialMonitor:
 
         A new run computes its design here, once
         (:func:`~evalband.analysis._sequential_plan.comparison_design`: the declared effect,
-        alpha and power, the baseline's pooled rate -- unknown when both arms are played -- and
-        the declared or conservative discordance, each slice's maximum the pairs it can reach
-        within ``max_episodes``) and records it before the first look; a resumed run reads it
-        back, so every look of a run uses one design.
+        alpha, power and discordance -- or the conservative one, which does not read the
+        baseline's outcomes -- each slice's maximum the pairs it can reach within
+        ``max_episodes``) and records it before the first look; a resumed run reads it back,
+        so every look of a run uses one design.
         """
-        from evalband.analysis._sequential_plan import (
-            ComparisonDesign,
-            baseline_rate,
-            comparison_design,
-        )
+        from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design
 
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
         if state.get("design"):
             self.plan = ComparisonDesign.from_dict(state["design"])
         else:
-            rate = None if self.live_baseline else baseline_rate(self.baseline)
             self.plan = comparison_design(self.horizons, effect=self.effect,
                                           alpha=1.0 - self.confidence, power=self.power,
-                                          p_base=rate, discordant=self.discordant)
+                                          discordant=self.discordant)
             self._record()
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
@@ -231,8 +226,11 @@ class SequentialMonitor:
         return self.decision is not None or self.count >= self.max_episodes
 
 
-def _limits(panel: Panel, max_episodes: int | None, chunk: int | None) -> tuple[int, int]:
+def _limits(panel: Panel, max_episodes: int | None, chunk: int | None, effect: float = 0.10,
+            discordant: float | None = None) -> tuple[int, int]:
     """(maximum, chunk) of a sequential run: the planned episodes and one per cell by default.
+
+    Checks the design's inputs too, before anything is played.
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
@@ -240,6 +238,13 @@ def _limits(panel: Panel, max_episodes: int | None, chunk: int | None) -> tuple[
     >>> _limits(p, None, None), _limits(p, 3, 1)
     ((4, 2), (3, 1))
     """
+    if not 0.0 < effect < 1.0:
+        raise InvalidParameterError(f"`effect` must be in (0, 1) (a drop in rate); got {effect}",
+                                    parameters=("effect",))
+    if discordant is not None and not effect <= discordant <= 1.0:
+        raise InvalidParameterError(
+            f"`discordant` (the probability a matched pair disagrees) must be between the "
+            f"effect ({effect:g}) and 1; got {discordant}", parameters=("discordant",))
     planned = len(panel.episode_specs())
     limit = planned if max_episodes is None else int(max_episodes)
     step = len(panel.cells()) if chunk is None else int(chunk)
@@ -283,13 +288,13 @@ def run_until_decided(
         on_look: called with each look.
         power: the design's target power per slice at ``effect``.
         discordant: the declared probability that a pair disagrees (None: the conservative
-            value from the baseline's rate, see
-            :func:`~evalband.analysis._sequential_plan.comparison_design`).
+            value of :func:`~evalband.analysis._sequential_plan.comparison_design`).
         **run_options: passed on to :func:`evalband.run.run_panel` (backend, workers, ...).
 
     Raises:
         PanelMismatchError: the baseline was run on another panel.
-        InvalidParameterError: a maximum or chunk below 1.
+        InvalidParameterError: a maximum or chunk out of range, an effect outside (0, 1) or a
+            discordance below the effect.
     """
     from evalband._api import load_run
     from evalband.run._runner import default_run_id, run_panel
@@ -300,7 +305,7 @@ def run_until_decided(
             f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
             f"{panel.fingerprint[:12]}); a sequential run needs the baseline's panel",
         )
-    limit, step = _limits(panel, max_episodes, chunk)
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
     rid = run_id or default_run_id(panel, policy)
     outer_start = run_options.pop("on_start", None)
     monitor: SequentialMonitor | None = None
@@ -366,8 +371,7 @@ def run_both_until_decided(
     Returns:
         ``(candidate run id, baseline run id, candidate summary, monitor)``.
 
-    ``power`` and ``discordant`` are :func:`run_until_decided`'s; the baseline rate is not
-    known when the design is made, so the design assumes the most discordant one.
+    ``power`` and ``discordant`` are :func:`run_until_decided`'s.
 
     Raises:
         InvalidParameterError: a maximum or chunk out of range.
@@ -376,7 +380,7 @@ def run_both_until_decided(
     from evalband.run._runner import default_run_id, run_panel
 
     plan = interleave(panel.episode_specs())
-    limit, step = _limits(panel, max_episodes, chunk)
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
     rid = run_id or default_run_id(panel, policy)
     existing = store.get_run(rid)
     recorded = ((existing.extra.get("sequential") or {}).get("against")
