@@ -8,10 +8,11 @@ and every episode pairs. Looks are taken on the *prefix* of that order: after th
 early (a fast success before a slow failure), and the looks and the decision are the same on
 every backend. At each look
 compares the episodes so far against the baseline run with the anytime-valid verdict
-(:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
-maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
-count, the decision, and per slice the statistic and its boundary), and stops the run as soon
-as the overall decision is made:
+(:func:`evalband.analysis._sequential.compare_sequential`) under the run's one declared design
+(:func:`evalband.analysis._sequential_plan.comparison_design`, computed at the start, recorded in
+``extra["sequential"]["design"]`` and read back on resume), records the look in the run's
+manifest (``extra["sequential"]["looks"]``: episode count, the decision, and per slice the
+statistic and its boundary), and stops the run as soon as the overall decision is made:
 
 * ``regression`` -- a (primary) slice regressed;
 * ``improvement`` / ``non-inferior`` -- every slice improved or was shown non-inferior
