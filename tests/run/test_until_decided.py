@@ -126,7 +126,8 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
         assert rows[name]["verdict"] == sl["verdict"]
         assert rows[name]["test"]["threshold"] == pytest.approx(math.exp(sl["boundary"]))
     assert main(["show", "cand", "--store", db]) in (0, None)
-    assert "until decided against" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "until decided against" in shown and "design: a 10-point drop" in shown
     html = tmp_path / "cand.html"
     assert main(["report", "cand", "--store", db, "--html", str(html)]) in (0, None)
     capsys.readouterr()

@@ -262,6 +262,15 @@ def show(
         console.print(f"  until decided against {sequential.get('against')}: "
                       f"{len(sequential.get('looks', []))} look(s); "
                       f"{sequential.get('sentence') or 'undecided so far'}")
+        design = sequential.get("design") or {}
+        caps = sorted({(d["max_pairs"], d["max_discordant"], d["power"])
+                       for d in (design.get("slices") or {}).values()})
+        if caps:
+            console.print(
+                f"  design: a {100 * design['effect']:g}-point drop, discordance "
+                f"{design['discordant']:.3g} ({design['discordant_source']}); per slice at most "
+                + ", ".join(f"{n} pairs or {d} discordant (power {pw:.0%})"
+                            for n, d, pw in caps))
     if len(slices) > 1:
         from evalband.report._terminal import slice_summary_table
 
