@@ -2,7 +2,8 @@
 #   make run   installs evalband alone (no torch) and runs the reaching lab.
 #   make test  installs the dev tools and the optional extras (torch CPU, mujoco), Debian's
 #              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
-#              and tests.
+#              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
+#              gym-aloha, dm_control, Fetch; built with uv in seconds), and tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,6 +11,10 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 CORE_STAMP := $(VENV)/.core-installed
 DEV_STAMP := $(VENV)/.dev-installed
+# MuJoCo 3.x envs beside the main venv's MuJoCo 4 (versions: requirements/mujoco3.txt).
+MJ3_VENV := .venv-mujoco3
+MJ3_STAMP := $(MJ3_VENV)/.installed
+MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics
 
 .PHONY: run test lint typecheck bench clean
 
@@ -29,17 +34,24 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-deps 'openpi-client>=0.1.2'
 	touch $(DEV_STAMP) $(CORE_STAMP)
 
+$(MJ3_STAMP): pyproject.toml requirements/mujoco3.txt | $(DEV_STAMP)
+	rm -rf $(MJ3_VENV)
+	$(BIN)/uv venv --quiet --python "$$(command -v $(PYTHON))" $(MJ3_VENV)
+	$(BIN)/uv pip install --quiet --python $(MJ3_VENV)/bin/python \
+		-c requirements/mujoco3.txt -e '.[$(MJ3_EXTRAS)]'
+	touch $(MJ3_STAMP)
+
 run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
-test: $(DEV_STAMP)
+test: $(DEV_STAMP) $(MJ3_STAMP)
 	scripts/ensure-chromium
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-bench: $(DEV_STAMP)
+bench: $(DEV_STAMP) $(MJ3_STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MJ3_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -18,8 +18,9 @@ Reported: episodes per wall second of each (``ratio``: served over local, one ep
 worker at a time; ``ratio_batch8``: the same with ``--batch 8`` on both sides; the issue's
 goal is >= 2, which assumes the inference process has hardware the workers lack), per-step
 latency as the episodes saw it (median over episodes of their p50 and p95, milliseconds: the
-served figure is the full round trip), the server's mean batch size, and whether the records (every
-field but timing, ``extra`` and the policy's name) are identical: the server's batched rows
+served figure is the full round trip), the server's mean batch size and its CPU time per
+step (``/proc``), and whether the records (every field but timing, ``extra`` and the
+policy's name) are identical: the server's batched rows
 are bitwise the local single calls (``TorchPolicy``'s row blocks) and msgpack carries
 float64 exactly.
 """
@@ -27,6 +28,7 @@ float64 exactly.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -70,6 +72,15 @@ def _serve(checkpoint: str) -> tuple[subprocess.Popen[str], str]:
     return proc, json.loads(proc.stdout.readline())["url"]
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stats(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(f"http://{url.removeprefix('ws://')}/stats") as response:
         stats: dict[str, Any] = json.loads(response.read())
@@ -89,14 +100,17 @@ def run(quick: bool = False) -> dict[str, Any]:
             run_panel(pusht_panel(2), url, store, run_id="warm")  # server warm, imports
             timings: dict[str, float] = {}
             batches: dict[str, float] = {}
+            server_cpu: dict[str, float] = {}
             plan = (("local", checkpoint, None), ("served", url, None),
                     ("local_b8", checkpoint, 8), ("served_b8", url, 8))
             for name, policy, batch in plan:
                 before = _stats(url)
+                cpu0 = _cpu_s(proc.pid)
                 t0 = time.perf_counter()
                 run_panel(panel, policy, store, run_id=name, backend="process",
                           workers=WORKERS, batch_size=batch)
                 timings[name] = time.perf_counter() - t0
+                server_cpu[name] = _cpu_s(proc.pid) - cpu0
                 after = _stats(url)
                 requests = after["requests"] - before["requests"]
                 batches[name] = requests / max(after["batches"] - before["batches"], 1)
@@ -123,6 +137,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         "latency_ms_p95": {k: round(v[1], 3) for k, v in latency.items()},
         "mean_batch_size": {k: round(v, 2) for k, v in batches.items()
                             if k.startswith("served")},
+        # the policy server's own CPU time per simulated step (all its threads)
+        "server_cpu_ms_per_step": {k: round(1000.0 * v / steps, 4)
+                                   for k, v in server_cpu.items() if k.startswith("served")},
         "ratio": ratio,
         "ratio_batch8": eps["served_b8"] / eps["local_b8"],
         "ratio_batch8_vs_local_single": eps["served_b8"] / eps["local"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -45,6 +44,8 @@ def source_hash(obj: Any) -> str | None:
     >>> len(source_hash(source_hash) or "")
     64
     """
+    import inspect  # ~10 ms: not at start-up (``evalband`` itself imports this module)
+
     try:
         text = inspect.getsource(obj)
     except (OSError, TypeError):

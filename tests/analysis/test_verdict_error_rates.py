@@ -27,8 +27,9 @@ from evalband.analysis._compare import (
 from evalband.episode import EpisodeRecord
 from evalband.labs.hidden_regression import hidden_regression_panel
 from evalband.panel import load_panel
-from evalband.report._html import _comparison_table
-from evalband.report._markdown import comparison_markdown, fmt_delta
+from evalband.report._format import points as fmt_delta
+from evalband.report._html import comparison_table_html
+from evalband.report._markdown import comparison_markdown
 from evalband.report._terminal import comparison_renderables
 from evalband.stats._procedure import stratified_difference
 
@@ -165,7 +166,7 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
                          power_statements=False)
     markdown = comparison_markdown([c])
     terminal = _terminal_text(c)
-    html = _comparison_table(c)
+    html = comparison_table_html(c)
     for r in c.slice_rows:
         decided = r.p_holm is not None and r.p_holm <= 0.05
         assert r.delta is not None and r.level is not None

@@ -1,6 +1,6 @@
-"""Start-up: what ``evalband --help``, ``ci`` and ``power`` import, and the shortcuts that
-keep it small (plain values without pydantic, plain text without rich) against the real
-typer and rich."""
+"""Start-up: what ``evalband --help``, ``ci``, ``diff`` and ``power`` import, and the
+shortcuts that keep it small (no typer for a plain line, plain values without pydantic,
+plain text without rich) against the real typer and rich."""
 
 from __future__ import annotations
 
@@ -20,33 +20,53 @@ from evalband.cli._common import console
 
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "pydantic", "pyarrow", "torch", "mujoco",
          "rich", "yaml", "sqlite3")
+TYPER = ("typer", "click")
 
 
 def imported_after(args: list[str]) -> set[str]:
-    """Top-level packages imported by running the CLI with ``args`` in a fresh interpreter."""
+    """Modules imported by running the CLI with ``args`` in a fresh interpreter (full names
+    and their top-level packages)."""
     code = (
         "import contextlib, io, json, sys\n"
         "from evalband.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main({args!r})\n"
-        "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules})]))\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     code_, modules = json.loads(done.stdout.strip().splitlines()[-1])
     assert code_ == 0, done.stderr
-    return set(modules)
+    return {m.split(".")[0] for m in modules} | set(modules)
 
 
 @pytest.mark.parametrize("args", [
     ["--help"],
     ["ci", "8", "20"],
+    ["ci", "8", "20", "--method", "agresti-coull", "-c", "0.9", "--json"],
     ["power", "--p-a", "0.6", "--p-b", "0.4"],
+    ["diff", "8/20", "12/20"],
+    ["diff", "--paired", "10", "3", "8", "20", "--json"],
 ])
-def test_short_commands_import_no_heavy_package(args: list[str]) -> None:
+def test_short_commands_import_neither_typer_nor_a_heavy_package(args: list[str]) -> None:
     loaded = imported_after(args)
-    assert "typer" in loaded and "evalband" in loaded  # the probe saw the imports
+    assert "evalband.cli._fast" in loaded  # the probe saw the imports
+    assert not loaded & set(HEAVY + TYPER), sorted(loaded & set(HEAVY + TYPER))
+    assert "importlib.metadata" not in loaded  # no distribution scan at start-up
+
+
+@pytest.mark.parametrize("args", [["ci", "8", "20", "--help"], ["ci", "8", "20", "-c0.9"]])
+def test_a_line_the_short_path_leaves_goes_to_typer_without_heavy_packages(
+        args: list[str]) -> None:
+    loaded = imported_after(args)
+    assert "typer" in loaded and "evalband.cli._app" in loaded
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_an_exact_band_loads_scipy_special_only() -> None:
+    loaded = imported_after(["ci", "8", "20", "--method", "clopper-pearson"])
+    assert "scipy.special" in loaded and "scipy.stats" not in loaded
+    assert not loaded & set(TYPER)
 
 
 def test_a_short_run_loads_no_analysis_or_display_package(tmp_path: Path) -> None:

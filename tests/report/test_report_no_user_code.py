@@ -19,6 +19,7 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 RENDER = textwrap.dedent("""
     import json, sys, urllib.request
     from evalband.report import render_html, render_markdown
+    from evalband.report._data import collect
     from evalband.store import RunStore
     from evalband.view import serve_in_background
 
@@ -29,6 +30,7 @@ RENDER = textwrap.dedent("""
         pages["md " + " ".join(sources)] = render_markdown(sources, store)
     with RunStore(store, read_only=True) as st:
         compared = [c["comparison_id"] for c in st.comparisons()]
+        source = collect(runs, st).comparisons_from  # the stored result, not recomputed
     paths = ["/", *(f"/run/{r}" for r in runs), f"/run/{runs[0]}/episodes",
              *(f"/compare/{c}" for c in compared)]
     with serve_in_background(store) as server:
@@ -39,7 +41,8 @@ RENDER = textwrap.dedent("""
     bad = sorted(m for m in sys.modules
                  if m.split(".")[:2] in (["evalband", "run"], ["evalband", "envs"],
                                          ["evalband", "policies"]))
-    print(json.dumps({"imported": bad, "pages": pages, "compared": len(compared)}))
+    print(json.dumps({"imported": bad, "pages": pages, "compared": len(compared),
+                      "source": source}))
 """)
 
 
@@ -56,6 +59,7 @@ def test_reports_and_the_viewer_import_no_runner_env_or_policy(labs, tmp_path) -
     result = render_fresh(labs.store, list(labs.reach), tmp_path)
     assert result["imported"] == []
     assert result["compared"] >= 1  # the lab records its comparison: /compare/ was served
+    assert result["source"] == "stored"  # ... with its result, which the pages render
     both = " ".join(labs.reach)
     assert "fig-traces" in result["pages"][f"html {both}"]
     assert any("fig-traces" in p for k, p in result["pages"].items() if k.startswith("GET /run"))

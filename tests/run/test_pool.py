@@ -75,3 +75,23 @@ def test_prestart_hands_its_pool_to_the_run() -> None:
         assert pool is started
         pids = {pool.submit(os.getpid).result() for _ in range(4)}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
+
+
+def _imported(name: str) -> bool:
+    return name in sys.modules
+
+
+def test_prestart_again_asks_the_warm_workers_for_the_new_modules() -> None:
+    import time
+
+    _pool.prestart(1, ["json"])
+    (started,) = _pool._IDLE.values()
+    _pool.prestart(1, ["json"])  # nothing new: no second warm-up
+    assert _pool._ASKED[id(started)] == {"json"}
+    _pool.prestart(1, ["json", "colorsys"])  # the run names more (its env, its policy)
+    (same,) = _pool._IDLE.values()
+    assert same is started and _pool._ASKED[id(started)] == {"json", "colorsys"}
+    deadline = time.monotonic() + 60
+    while not started.submit(_imported, "colorsys").result():  # the warm-up is queued
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from evalband.errors import InvalidParameterError
-from evalband.panel import load_panel
+from evalband.panel import Panel, load_panel
 from evalband.run import run_panel
 from evalband.run._video import encode_video, parse_record
 from evalband.store import RunStore, media_dir, media_file
 
 
-def pusht_panel(episodes: int = 4, steps: int = 6) -> object:
+def pusht_panel(episodes: int = 4, steps: int = 6) -> Panel:
     return load_panel({"name": "pt-video", "env": "evalband/PushT-v0", "episodes": episodes,
                        "seed": 5, "budget": {"steps": steps},
                        "factors": {"start": ["train", "held_out"]}})
@@ -90,3 +90,55 @@ def test_a_clip_too_large_to_hold_stops_and_says_so(
     for r in store.episode_records(run_id):
         assert r.media[0]["frames"] == 5
         assert "stops after 5 frames" in r.extra["media_note"]
+
+
+@pytest.mark.parametrize("mode", ["sample:2", "failures"])
+def test_a_clip_shows_the_frames_the_env_drew(store: RunStore, mode: str) -> None:
+    """Decoded clip frames match the env's own renders of the same episode, frame by frame."""
+    from evalband.envs.pusht import PushTEnv
+    from evalband.policies.pusht import expert
+    from evalband.run._execute import env_options
+
+    panel = pusht_panel(episodes=3, steps=12)
+    run_id, _ = run_panel(panel, "pusht:expert", store, run_id="content", record_video=mode)
+    specs = {s.key: s for s in panel.episode_specs()}
+    filmed = [r for r in store.episode_records(run_id) if r.media]
+    assert filmed
+    env = PushTEnv(render_mode="rgb_array", render_size=96)
+    for r in filmed:
+        spec = specs[r.key]
+        obs, _ = env.reset(seed=spec.condition_seed, options=env_options(spec))
+        drawn = [np.asarray(env.render())]
+        for _ in range(r.steps):
+            obs, *_ = env.step(expert(obs))
+            drawn.append(np.asarray(env.render()))
+        path = media_file(store.path, r.media[0])
+        assert path is not None
+        frames = decoded_frames(path)
+        assert len(frames) == len(drawn) == r.steps + 1
+        errors = np.array([[np.abs(f.astype(int) - d.astype(int)).mean() for d in drawn]
+                           for f in frames])
+        # lossy, but close to its own frame (a few grey levels) and closer than to any other
+        assert errors.diagonal().max() < 4.0
+        nearest = errors.argmin(axis=1)
+        assert all(np.array_equal(drawn[j], drawn[i]) for i, j in enumerate(nearest))
+
+
+def test_an_encoder_that_fails_never_stalls_or_fails_the_run(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalband.run._encode as encode
+
+    def broken(frames: object, fps: float = 10.0, codec: str = "h264") -> object:
+        raise RuntimeError("no encoder here")
+
+    monkeypatch.setattr(encode, "encode_frames", broken)
+    monkeypatch.setattr(encode, "QUEUE_FRAMES", 4)
+    monkeypatch.setattr(encode, "HANDOFF_FRAMES", 2)
+    # more frames per episode than the encoder queue holds: the player must not wait forever
+    run_id, _ = run_panel(pusht_panel(episodes=3, steps=30), "pusht:expert", store,
+                          run_id="broken", record_video="all")
+    records = store.episode_records(run_id)
+    assert len(records) == 6 and all(not r.media for r in records)
+    assert all("no encoder here" in r.extra["media_error"] for r in records)
+    assert min(r.steps for r in records) > 4

@@ -23,6 +23,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband import stats
+from evalband.analysis import SliceVerdict
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.session import (
@@ -440,6 +441,9 @@ def test_cli_labels_unplanned_comparisons_exploratory_in_terminal_and_html(
     rows = html_rows(report.read_text())
     assert rows["A vs C"][1] == "confirmatory"
     assert rows["A vs B"][1] == LABEL and rows["B vs C"][1] == LABEL
+    code, out, _ = run_cli(capsys, "session", "analyze", "grasp", "--store", str(db), "--json")
+    verdicts = {c["name"]: c["verdict"] for c in json.loads(out)["comparisons"]}
+    assert {name: rows[name][8] for name in verdicts} == verdicts  # the HTML's verdict column
     assert "<svg" in report.read_text() and "<script src" not in report.read_text()
     code, out, _ = run_cli(capsys, "session", "analyze", "grasp", "--store", str(db), "--json",
                            "--group", "A,B vs C")
@@ -500,3 +504,7 @@ def test_every_row_p_holm_p_and_interval_agree(seed, scenes, attempts, rates) ->
         assert c.p_holm >= c.test.p_value
         assert c.difference.high > c.difference.low
         assert f"Holm p = {c.p_holm:.3g}" in c.sentence
+        # one verdict vocabulary: compare's SliceVerdict, read on A - B
+        expected = (SliceVerdict.NO_CHANGE if not c.significant else SliceVerdict.IMPROVED
+                    if c.difference.estimate > 0 else SliceVerdict.REGRESSED)
+        assert c.verdict is expected

@@ -12,6 +12,7 @@ from sessionkit import store_session
 from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.multitest import multipletests
 
+from evalband.analysis import slice_verdict
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.session import EXPLORATORY, plan_session, session_drift, simulate_session
@@ -108,6 +109,7 @@ def test_interval_and_holm_p_agree_in_every_row() -> None:
             d = row.change if hasattr(row, "change") else row.difference
             assert d.excludes_zero == significant, row.sentence
             assert d.confidence >= 0.95 - 1e-12
+            assert row.verdict == slice_verdict(significant, d.estimate)  # compare's words
 
 
 def test_several_shared_policies_are_holm_corrected() -> None:
@@ -163,7 +165,7 @@ def test_cli_drift_verdict_comes_before_any_model_comparison(capsys, tmp_path: P
                            "--json")
     data = json.loads(out)
     keys = list(data)
-    assert data["drifted"] is True and keys.index("verdict") < keys.index("cross")
+    assert data["drifted"] is True and keys.index("sentence") < keys.index("cross")
     lone = plan_session(["P"], scenes=2, attempts=2, seed=1, session_id="lone")
     store_session(db, lone, simulate_session(lone, success_prob={"P": .5}, seed=1))
     code, out, err = run_cli(capsys, "session", "drift", "week1", "lone", "--store", str(db))

@@ -148,6 +148,8 @@ def test_rubric_defaults_and_success() -> None:
         ("success_at: 1\n", "needs 'levels'"),
         ("levels: [miss, hit]\n", "mapping"),
         ("levels: {0: miss\n", "not valid YAML"),
+        ("levels: {0: miss, '0': again, 1: hit}\nsuccess_at: 1\n", "level 0 is given twice"),
+        ("levels: {0: miss, 1: hit}\nsuccess_at: true\n", "integer from 0 to 9"),
     ],
 )
 def test_rubric_yaml_errors_name_the_file(tmp_path: Path, text: str, match: str) -> None:

@@ -70,10 +70,16 @@ def test_parse_reads_every_field() -> None:
     ("comparisons: [[A, B]\n", "not valid YAML"),
     ("- just a list\n", "mapping"),
     ("name: 'bad name!'\ncomparisons: [[A, B]]\n", "name"),
+    ("comparisons: [[A, B]]\npositive_control_floor: '0.3'\n", "positive_control_floor"),
+    ("comparisons: [[A, B]]\npositive_control_floor: .nan\n", "positive_control_floor"),
+    ("groupings: [1]\n", "groupings must map a name to two groups"),
+    ("groupings: {g: {x: [], y: [B]}}\n", "non-empty list of policies"),
+    ("comparisons: A vs B\n", "list of policy pairs"),
 ])
 def test_parse_refuses_malformed_plans(text: str, needle: str) -> None:
-    with pytest.raises(InvalidInputError, match=needle):
+    with pytest.raises(InvalidInputError, match=needle) as info:
         parse_prereg(text, name="x")
+    assert len(str(info.value).splitlines()) == 1 and "Value error" not in str(info.value)
 
 
 def test_lock_records_text_hash_and_time_and_refuses_changes(tmp_path: Path) -> None:

@@ -134,14 +134,19 @@ def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
 
 def test_read_only_store_without_sessions_reads_empty(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
-    open_store(db).close()  # a run store that never held a session
+    open_store(db).close()
+    with sqlite3.connect(db) as con:  # a schema-1 store that never held a session
+        con.execute("DROP TABLE session_trials")
+        con.execute("DROP TABLE sessions")
+        con.execute("PRAGMA user_version = 1")
     with SessionStore(db, read_only=True) as ss:
         assert ss.session_ids() == []
         with pytest.raises(SessionNotFoundError):
             ss.plan("x")
-    with sqlite3.connect(db) as con:
+    with sqlite3.connect(db) as con:  # read as it is: nothing created, not migrated
         assert con.execute("SELECT name FROM sqlite_master WHERE name='sessions'").fetchone() \
             is None
+        assert con.execute("PRAGMA user_version").fetchone() == (1,)
 
 
 def test_custom_rubric_success_threshold(tmp_path: Path) -> None:

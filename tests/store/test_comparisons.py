@@ -16,6 +16,7 @@ from evalband.cli import main
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.run import run_panel
 from evalband.store import RunManifest, RunStore, export_bundle, open_store
+from evalband.store._schema import SCHEMA_VERSION
 from testkit import coin_panel
 
 
@@ -80,7 +81,9 @@ def test_comparisons_round_trip_newest_first(three: RunStore) -> None:
     assert listed[0]["run_ids"] == ["c", "a", "b"]
     assert listed[1]["options"] == {"confidence": 0.9}
     assert listed[0]["options"] == {}
-    assert set(listed[0]) == {"comparison_id", "run_ids", "options", "created_at"}
+    assert set(listed[0]) == {"comparison_id", "run_ids", "options", "created_at", "has_result",
+                              "current"}
+    assert listed[0]["has_result"] is False and listed[0]["current"] is False
     assert three.get_comparison(older) == listed[1]
     assert three.get_comparison("cmp-000000000000") is None
 
@@ -138,7 +141,11 @@ def test_a_store_without_the_table_reads_empty_and_records(tmp_path: Path) -> No
         st.create_run(manifest("b"))
     with sqlite3.connect(path) as conn:  # a schema-1 store made before the table existed
         conn.execute("DROP TABLE comparisons")
-    with open_store(path) as st:
+        conn.execute("PRAGMA user_version = 1")
+    with open_store(path, read_only=True) as st:  # read as it is: no comparisons, no write
+        assert st.comparisons() == [] and st.schema_version == 1
+    with open_store(path) as st:  # opened to write: migrated to the current schema
+        assert st.schema_version == SCHEMA_VERSION
         assert st.comparisons() == []
         assert st.get_comparison("cmp-000000000000") is None
         cid = st.record_comparison(["a", "b"])
@@ -150,7 +157,8 @@ def test_a_new_store_has_the_table(tmp_path: Path) -> None:
     open_store(path).close()
     with sqlite3.connect(path) as conn:
         cols = [r[1] for r in conn.execute("PRAGMA table_info(comparisons)")]
-    assert cols == ["comparison_id", "run_ids", "options", "created_at"]
+    assert cols == ["comparison_id", "run_ids", "options", "created_at", "result",
+                    "episode_counts", "attempt_totals", "computed_at"]
 
 
 # -- the read-only store ---------------------------------------------------------------------

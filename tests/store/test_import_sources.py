@@ -16,7 +16,10 @@ The fixtures are written the way each tool writes them (not by evalband's export
   results.csv`` (``run,seed,episode,episode_id,baseline_success,cgvd_success,...``).
 - ManiSkill: ``mani_skill/utils/wrappers/record.py`` (``RecordEpisode.flush_trajectory``)
   dumps ``{"env_info", "commit_info", "episodes": [{"episode_id", "episode_seed",
-  "control_mode", "elapsed_steps", "reset_kwargs", "success", "fail"}]}``.
+  "control_mode", "elapsed_steps", "reset_kwargs", "success", "fail"}]}``;
+  ``flush_video`` writes ``<output_dir>/<video id>.mp4`` (``images_to_video``).
+- videos: openpi's LIBERO client writes ``<video_out_path>/rollout_<task>_<outcome>.mp4``
+  after each episode (overwriting); the fixtures' tiny MP4s are written with PyAV.
 """
 
 from __future__ import annotations
@@ -102,9 +105,39 @@ def test_lerobot_per_episode_seeds_are_conditions(store: RunStore, tmp_path: Pat
 # -- LIBERO (openpi client log) --------------------------------------------------------------
 
 
+def tiny_mp4(path: Path, shade: int, frames: int = 3) -> None:
+    """A few flat grey 16x16 frames, written with PyAV the way imageio's ffmpeg writer would."""
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), mode="w") as container:
+        stream: Any = container.add_stream("libx264", rate=10)
+        stream.width = stream.height = 16
+        stream.pix_fmt = "yuv420p"
+        for _ in range(frames):
+            image = np.full((16, 16, 3), shade, np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def shade_of(path: Path) -> int:
+    import av
+
+    with av.open(str(path)) as container:
+        frame = next(container.decode(video=0)).to_ndarray(format="rgb24")
+    return int(round(float(frame.mean())))
+
+
 def libero_log(path: Path, results: dict[str, list[bool]], crash: tuple[str, int] | None = None,
-               cut: bool = False) -> Path:
-    """Write the log through ``logging`` exactly as openpi's examples/libero/main.py does."""
+               cut: bool = False, videos: Path | None = None, log_saving: bool = False) -> Path:
+    """Write the log through ``logging`` exactly as openpi's examples/libero/main.py does.
+
+    With ``videos``, each episode's video is written there as the client does
+    (``rollout_<task>_<success|failure>.mp4``, overwriting), a flat frame of shade
+    ``10 * (its position in the log + 1)``; ``log_saving`` logs ``Saving video to ...`` first
+    (newer clients)."""
     logger = logging.getLogger(f"libero-{path.name}")
     logger.propagate = False
     handler = logging.FileHandler(path, mode="w")
@@ -125,6 +158,12 @@ def libero_log(path: Path, results: dict[str, list[bool]], crash: tuple[str, int
                 if cut and task == list(results)[-1] and n == len(outcomes) - 1:
                     return path
                 total += 1
+                if videos is not None:
+                    out = videos / f"rollout_{task.replace(' ', '_')}_" \
+                                   f"{'success' if done else 'failure'}.mp4"
+                    if log_saving:
+                        logger.info(f"Saving video to {out} (3 frames @ 50fps = 0.1s real time)")
+                    tiny_mp4(out, 10 * total)
                 successes += done
                 task_successes += done
                 logger.info(f"Success: {done}")
@@ -158,6 +197,27 @@ def test_libero_logs_pair_by_task_and_initial_state(store: RunStore, tmp_path: P
     cmp = evalband.compare(a, b, store=store)
     assert {row.name for row in cmp.slice_rows if row.kind == "factor"} == {
         f"task={t}" for t in tasks}
+
+
+@pytest.mark.parametrize("log_saving", [False, True])
+def test_libero_videos_belong_to_the_last_episode_of_each_task_and_outcome(
+    store: RunStore, tmp_path: Path, log_saving: bool
+) -> None:
+    outcomes = {"open the top drawer": [True, False, True, False, False],
+                "put the bowl on the plate": [False, True]}
+    videos = tmp_path / "data" / "libero" / "videos"  # the client's default video_out_path
+    log = libero_log(tmp_path / "eval.log", outcomes, videos=videos, log_saving=log_saving)
+    run = import_results(store, log)
+    records = {r.key: r for r in store.episode_records(run)}
+    filmed = {k for k, r in records.items() if r.media}
+    # the file of a (task, outcome) holds its last episode: earlier ones were overwritten
+    drawer, bowl = "task=open the top drawer", "task=put the bowl on the plate"
+    assert filmed == {(drawer, 2, 0), (drawer, 4, 0), (bowl, 0, 0), (bowl, 1, 0)}
+    position = {(drawer, i, 0): i + 1 for i in range(5)} | {(bowl, i, 0): 6 + i for i in range(2)}
+    for key in filmed:
+        stored = media_file(store.path, records[key].media[0])
+        assert stored is not None and abs(shade_of(stored) - 10 * position[key]) <= 2
+    assert "last episode" in store.require_run(run).extra["videos"]
 
 
 def test_an_interrupted_libero_log_is_refused_whole(store: RunStore, tmp_path: Path) -> None:
@@ -278,6 +338,26 @@ def maniskill_json(path: Path, outcomes: list[tuple[int, str]]) -> Path:
                      "max_episode_steps": 50},
         "commit_info": {}, "episodes": episodes}, indent=2))
     return path
+
+
+def test_maniskill_videos_are_the_episodes_media(store: RunStore, tmp_path: Path) -> None:
+    # RecordEpisode(save_video=True) flushes episode i's video as <output_dir>/<i>.mp4
+    path = maniskill_json(tmp_path / "20250101_120000.json",
+                          [(5, "success"), (1, "timeout"), (9, "fail")])
+    for episode_id in range(3):
+        tiny_mp4(tmp_path / f"{episode_id}.mp4", 40 + 60 * episode_id)
+    run = import_results(store, path)
+    for r in store.episode_records(run):
+        (ref,) = r.media
+        stored = media_file(store.path, ref)
+        assert ref["path"] == f"{r.extra['episode_id']}.mp4" and stored is not None
+        assert abs(shade_of(stored) - (40 + 60 * r.extra["episode_id"])) <= 2
+    # several GPU-parallel envs: tiled videos show no single episode, so none is attached
+    parallel = json.loads(path.read_text())
+    parallel["env_info"]["env_kwargs"]["num_envs"] = 16
+    (tmp_path / "gpu.json").write_text(json.dumps(parallel))
+    tiled = import_results(store, tmp_path / "gpu.json")
+    assert all(not r.media for r in store.episode_records(tiled))
 
 
 def test_maniskill_trajectories_pair_by_episode_seed(store: RunStore, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import types
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +19,8 @@ from typing import Any
 
 import pytest
 
-import evalband.report
+import evalband.report._data
+import evalband.report._html
 from evalband.episode import EpisodeRecord
 from evalband.errors import InvalidParameterError, StoreError
 from evalband.run import run_panel
@@ -70,20 +72,24 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def fake_render(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Replace the report renderer with a cheap one that records its calls."""
+    """Replace the report's gathering and rendering with cheap ones that record their calls."""
     calls: list[list[str]] = []
 
-    def render(sources: list[str], store: Any = None, *, command: str | None = None,
-               title: str | None = None, confidence: float = 0.95,
-               allow_panel_mismatch: bool = False) -> str:
+    def collect(sources: list[str], store: Any = None, *, confidence: float = 0.95,
+                allow_panel_mismatch: bool = False, sequential: bool = False,
+                effect: float | None = None, max_pairs: int | None = None) -> Any:
         calls.append(list(sources))
         OPTIONS_SEEN.append((confidence, allow_panel_mismatch))
         assert isinstance(store, RunStore) and store.read_only
+        return types.SimpleNamespace(sources=list(sources), comparisons_from="computed")
+
+    def render(data: Any) -> str:
         return ("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" "
                 "content=\"default-src 'none'\"></head><body><h1>report of "
-                f"{', '.join(sources)}</h1></body></html>")
+                f"{', '.join(data.sources)}</h1></body></html>")
 
-    monkeypatch.setattr(evalband.report, "render_html", render)
+    monkeypatch.setattr(evalband.report._data, "collect", collect)
+    monkeypatch.setattr(evalband.report._html, "report_html", render)
     return calls
 
 

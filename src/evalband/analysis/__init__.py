@@ -31,6 +31,14 @@ if TYPE_CHECKING:
         paired_outcomes,
         summarize,
     )
+    from evalband.analysis._verdicts import (
+        ControlStatus,
+        SliceVerdict,
+        Standing,
+        Verdict,
+        decide_holm,
+        slice_verdict,
+    )
 
 __all__ = [
     "VERDICT_EXIT_CODES",
@@ -50,6 +58,12 @@ __all__ = [
     "summarize",
     "NoiseFloor",
     "noise_floor",
+    "Verdict",
+    "SliceVerdict",
+    "Standing",
+    "ControlStatus",
+    "slice_verdict",
+    "decide_holm",
 ]
 
 _LAZY = {
@@ -59,6 +73,10 @@ _LAZY = {
         "evalband.analysis._compare",
     ),
     **dict.fromkeys(("NoiseFloor", "noise_floor"), "evalband.analysis._noise"),
+    **dict.fromkeys(
+        ("Verdict", "SliceVerdict", "Standing", "ControlStatus", "slice_verdict", "decide_holm"),
+        "evalband.analysis._verdicts",
+    ),
     **dict.fromkeys(
         ("PairedCounts", "PairedOutcomes", "RunSummary", "counted", "paired_counts",
          "paired_outcomes", "summarize"),

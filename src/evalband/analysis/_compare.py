@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +37,13 @@ from evalband.analysis._pairs import (
     columns_from_arrays,
     pair_table,
     run_columns,
+)
+from evalband.analysis._verdicts import (
+    SEVERITY,
+    VERDICT_EXIT_CODES,
+    SliceVerdict,
+    Verdict,
+    slice_verdict,
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
@@ -76,28 +82,6 @@ __all__ = [
 
 
 
-class Verdict(StrEnum):
-    """The overall verdict of a comparison (compares equal to its text)."""
-
-    IMPROVES = "improves"
-    NO_REGRESSION = "no regression"
-    INCONCLUSIVE = "inconclusive"
-    REGRESSION = "regression"
-
-
-class SliceVerdict(StrEnum):
-    """The verdict of one slice (compares equal to its text)."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    NON_INFERIOR = "non-inferior"
-    NO_CHANGE = "no detectable change"
-    INCONCLUSIVE = "inconclusive"
-
-
-VERDICT_EXIT_CODES = {"improves": 0, "no regression": 3, "regression": 4, "inconclusive": 5}
-"""Exit status of ``evalband compare`` per overall verdict (2 is reserved for bad input)."""
-_SEVERITY = ("improves", "no regression", "inconclusive", "regression")
 DEFAULT_EFFECT = 0.10
 """The drop in success rate (10 points) that power statements are computed for by default."""
 POWER_TARGET = 0.8
@@ -137,7 +121,10 @@ class SliceComparison:
     ``delta_unadjusted`` the same construction at the nominal level (labelled as such).
     ``detectable_drop`` is the smallest drop this slice's design catches with 80% power at the
     strictest adjusted level; ``episodes_for_effect`` the episodes (pairs) it would need for the
-    declared ``effect``.
+    declared ``effect``. ``time_to_success_delta_s`` is the paired mean time-to-success
+    difference, candidate - baseline in seconds, over the matched pairs where both succeeded
+    (with recorded times), with its Student t interval at the nominal confidence (descriptive:
+    not part of the verdict, not adjusted); ``None`` with fewer than two such pairs.
     """
 
     kind: str  # "factor", "cell" or "all"
@@ -175,10 +162,16 @@ class SliceComparison:
     margin: float | None = None
     mean_time_to_success_baseline_s: float | None = None
     mean_time_to_success_candidate_s: float | None = None
+    time_to_success_delta_s: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SliceComparison:
+        """The row back from :meth:`as_dict` (a stored result); unknown keys are ignored."""
+        return cls(**_known(cls, data, verdict=SliceVerdict(data["verdict"])))
 
 
 @dataclass(frozen=True)
@@ -197,6 +190,11 @@ class Aggregate:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Aggregate:
+        """The aggregate back from :meth:`as_dict`."""
+        return cls(**_known(cls, data))
 
 
 @dataclass(frozen=True)
@@ -281,6 +279,70 @@ class Comparison:
         """The comparison as JSON text (NaN written as null)."""
         return json.dumps(_finite(self.as_dict()), indent=2)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison back from :meth:`as_dict` (what the run store keeps).
+
+        ``Comparison.from_dict(c.as_dict()).as_dict() == c.as_dict()``, also after a JSON
+        round trip (NaN kept: the store writes JSON with ``allow_nan``). The ``procedure``
+        block and ``exit_code`` follow from the fields and are not read back.
+
+        Raises:
+            InvalidInputError: not an ``evalband-comparison/2`` dict.
+
+        >>> from evalband.analysis._compare import _example_comparison
+        >>> c = _example_comparison()
+        >>> Comparison.from_dict(json.loads(json.dumps(c.as_dict()))) == c
+        True
+        """
+        from evalband.errors import InvalidInputError
+
+        if not isinstance(data, Mapping) or data.get("schema") != "evalband-comparison/2":
+            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+            raise InvalidInputError(
+                f"a stored comparison must be an evalband-comparison/2 dict; got {got!r}: "
+                "record it again with this evalband (evalband compare)"
+            )
+        procedure = data.get("procedure") or {}
+        return cls(**_known(
+            cls, data,
+            slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
+            aggregate=Aggregate.from_dict(data["aggregate"]),
+            verdict=Verdict(data["verdict"]),
+            effect=procedure.get("effect", DEFAULT_EFFECT),
+            family_size=procedure.get("family_size", 0),
+        ))
+
+
+def _known(cls: type, data: Mapping[str, Any], **given: Any) -> dict[str, Any]:
+    """The dataclass's fields from ``data`` (missing ones take their defaults), ``given`` first."""
+    out = dict(given)
+    for f in fields(cls):
+        if f.name not in out and f.name in data:
+            out[f.name] = data[f.name]
+    return out
+
+
+def _example_comparison() -> Comparison:
+    """A small two-slice comparison built in memory (for doctests)."""
+    from evalband.episode import Outcome
+    from evalband.panel import load_panel
+
+    panel = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 6, "seed": 0,
+                        "budget": {"steps": 1}, "factors": {"f": ["a", "b"]}})
+
+    def records(run_id: str, wins: int) -> list[EpisodeRecord]:
+        return [EpisodeRecord(run_id=run_id, policy=run_id, panel_fingerprint=panel.fingerprint,
+                              cell=s.cell, slices=dict(s.slices), episode=s.episode,
+                              repeat=s.repeat, condition_seed=s.condition_seed,
+                              outcome=Outcome.SUCCESS if s.episode < wins else Outcome.FAILURE,
+                              terminated=True, truncated=False, steps=1)
+                for s in panel.episode_specs()]
+
+    base = RunData("base", "base", panel.fingerprint, panel, records("base", 5), source="memory")
+    cand = RunData("cand", "cand", panel.fingerprint, panel, records("cand", 2), source="memory")
+    return compare_runs(base, cand)
+
 
 def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
@@ -330,6 +392,74 @@ def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
     times = cols.time_to_success[use & cols.success]
     times = times[~np.isnan(times)]
     return float(times.sum() / times.size) if times.size else None
+
+
+@dataclass(frozen=True)
+class _PairedTimes:
+    """Per cell: pairs where both succeeded with a recorded time, and their sums.
+
+    ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
+    candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
+    variance exact to rounding).
+    """
+
+    count: NDArray[np.float64]
+    total: NDArray[np.float64]
+    squares: NDArray[np.float64]
+    shift: float
+
+
+def _paired_times(base: RunColumns, cand: RunColumns, n_cells: int) -> _PairedTimes:
+    """The time-to-success differences of every pair where both episodes succeeded.
+
+    Episodes pair by ``(cell, episode, repeat)``, as in :func:`cell_tables`.
+    """
+    ok_b = base.success & ~np.isnan(base.time_to_success)
+    ok_c = cand.success & ~np.isnan(cand.time_to_success)
+    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+
+    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
+        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+
+    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                               return_indices=True)
+    cell = base.cell[ok_b][ib]
+    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    shift = float(d.mean()) if d.size else 0.0
+    d = d - shift
+    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
+
+    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(df: int, confidence: float) -> float:
+    """Student's t two-sided critical value (``scipy.special.stdtrit``, memoised: it iterates)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.5 + confidence / 2))
+
+
+def _paired_time_delta(times: _PairedTimes, members: NDArray[np.bool_],
+                       confidence: float) -> dict[str, Any] | None:
+    """Mean time-to-success difference (candidate - baseline) over a slice's pairs.
+
+    ``members`` are the slice's cells; the pairs are those where both succeeded. The interval
+    is Student's t on the paired differences, ``mean ± t(n-1) · sd / sqrt(n)`` (as
+    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs.
+    """
+    n = int(times.count[members].sum())
+    if n < 2:
+        return None
+    total = float(times.total[members].sum())
+    centred = total / n
+    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
+    mean = times.shift + centred
+    half = _t_quantile(n - 1, confidence) * math.sqrt(var / n)
+    return {"estimate": mean, "low": mean - half, "high": mean + half, "n": n,
+            "confidence": confidence, "method": "paired t, pairs where both succeeded"}
 
 
 def _copied(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -423,10 +553,12 @@ def _slice_row(
     *,
     errors_as_failures: bool,
     confidence: float = 0.95,
+    times: _PairedTimes | None = None,
 ) -> SliceComparison:
     """A slice row from two runs' columns: summed cell tables, plus the episodes' extras.
 
-    The extras are what only episodes carry: errors, interventions, latency, time to success.
+    The extras are what only episodes carry: errors, interventions, latency, time to success
+    (``times``: :func:`_paired_times` of the two runs, computed here when not given).
     """
     table = PairTable()
     for i in np.flatnonzero(members):
@@ -469,6 +601,9 @@ def _slice_row(
         margin=_margin_for(name, slices, panel.non_inferiority_margin),
         mean_time_to_success_baseline_s=_mean_time(base, use_b),
         mean_time_to_success_candidate_s=_mean_time(cand, use_c),
+        time_to_success_delta_s=_paired_time_delta(
+            _paired_times(base, cand, members.size) if times is None else times, members,
+            confidence),
     )
 
 
@@ -628,9 +763,10 @@ def compare_many(
         eaf = baseline.errors_as_failures or cand.errors_as_failures
         cand_cols = cand.compare_columns(cell_keys)
         tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
+        times = _paired_times(base_cols, cand_cols, len(cell_keys))
         rows = [
             _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
-                       errors_as_failures=eaf, confidence=confidence)
+                       errors_as_failures=eaf, confidence=confidence, times=times)
             for (kind, name, slices), members in zip(definitions, memberships, strict=True)
         ]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
@@ -679,17 +815,8 @@ def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> S
     p_raw = float(row.p_value or 1.0)
     delta, estimate, low = _compatible(tuple(counts.items()), paired, 1.0 - level, p_raw)
     unadjusted, _, _ = _compatible(tuple(counts.items()), paired, 1.0 - alpha, p_raw)
-    rejected = p_adj <= alpha
-    if row.reasons:
-        verdict = SliceVerdict.INCONCLUSIVE
-    elif rejected and estimate < 0:
-        verdict = SliceVerdict.REGRESSED
-    elif rejected and estimate > 0:
-        verdict = SliceVerdict.IMPROVED
-    elif row.margin is not None and low > -row.margin:
-        verdict = SliceVerdict.NON_INFERIOR
-    else:
-        verdict = SliceVerdict.NO_CHANGE
+    verdict = slice_verdict(p_adj <= alpha, estimate, unreadable=bool(row.reasons),
+                            margin=row.margin, low=low)
     return _fast_replace(
         row,
         p_holm=p_adj,
@@ -874,4 +1001,4 @@ def _verdict(
 
 def worst_verdict(comparisons: Sequence[Comparison]) -> str:
     """The most severe verdict (regression > inconclusive > no regression > improves)."""
-    return max((c.verdict for c in comparisons), key=_SEVERITY.index)
+    return max((c.verdict for c in comparisons), key=SEVERITY.index)

@@ -201,22 +201,26 @@ def compare_sequential(
                    fixed.aggregate, confidence, m, effect)
     notes = [n for n in out.notes if not n.startswith("procedure:")
              and "Fisher's exact test" not in n]
+    per_side = f"{100 * alpha / (2 * m):.3g}% per direction"
     if design is not None:
         caps = sorted({(s.max_pairs, s.max_discordant) for s in design.slices.values()})
-        how = (f"the declared design (a {100 * effect:g}-point drop at {design.power:.0%} power, "
-               f"baseline rate {design.p_base:g}, discordance {design.discordant:.3g} "
-               f"({design.discordant_source}), theta = "
-               f"{next(iter(design.slices.values())).theta:.3f}; at most "
-               + ", ".join(f"{n} pairs or {d} discordant" for n, d in caps)
-               + " per slice, each slice stopped at its first decision)")
+        notes.insert(0, (
+            f"procedure: anytime-valid sequential test per slice under the declared design (a "
+            f"{100 * effect:g}-point drop at {design.power:.0%} power, discordance "
+            f"{design.discordant:.3g} ({design.discordant_source}), theta = "
+            f"{next(iter(design.slices.values())).theta:.3f}; at most "
+            + ", ".join(f"{n} pairs or {d} discordant" for n, d in caps)
+            + f" per slice, each slice stopped at its first decision), e-value Bonferroni "
+            f"across {m} slice(s) at {per_side}; intervals are confidence sequences, valid at "
+            "every n"))
     else:
-        how = (f"likelihood ratio of a {100 * effect:g}-point drop, theta = {theta:.3f}"
-               + ("; threshold exact for the declared maximum of pairs" if max_pairs else
-                  "; Ville's threshold, valid under any monitoring") + ")")
-    notes.insert(0, (
-        f"procedure: anytime-valid sequential test per slice ({how}, e-value Bonferroni across "
-        f"{m} slice(s) at {100 * alpha / (2 * m):.3g}% per direction; intervals are "
-        "confidence sequences, valid at every n"))
+        notes.insert(0, (
+            f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
+            f"{100 * effect:g}-point drop, theta = {theta:.3f}), e-value Bonferroni across {m} "
+            f"slice(s) at {per_side}"
+            + (", threshold exact for the declared maximum of pairs" if max_pairs else
+               ", Ville's threshold (valid under any monitoring)")
+            + "; intervals are confidence sequences, valid at every n"))
     return replace(out, notes=notes)
 
 

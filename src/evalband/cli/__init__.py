@@ -1,114 +1,52 @@
 """The ``evalband`` command line (typer): thin commands that parse, call the API, render.
 
-Start-up is part of the interface: ``evalband --help``, ``ci`` and ``power`` answer in about
-a tenth of a second. Command modules import only typer and the standard library at the
-top; numpy, scipy, pandas, rich tables and the rest load inside the command that uses
-them (``tests/cli/test_cli_startup.py`` guards the import set of ``--help``). Help is
-plain text (rich's help formatter imports a markdown parser, ~0.15 s), and plain values
-skip typer's pydantic coercion (:mod:`evalband.cli._coerce`).
+Start-up is part of the interface: ``evalband --help``, ``ci``, ``diff`` and ``power``
+answer in well under a fifth of a second. A plain command line for one of them is answered
+without typer (:mod:`evalband.cli._fast`); every other goes to the typer application
+(:mod:`evalband.cli._app`, loaded on first use, also as ``evalband.cli.app``). Either way
+the library's errors exit 2 with one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-import typer
-
-from evalband.cli._coerce import install as _install_plain_coercion
 from evalband.cli._errors import error_line
+from evalband.cli._out import CommandExit
 from evalband.errors import EvalbandError
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="evalband",
-    help="Honest robot-policy evaluation: seeded panels, stored episodes, verdicts with bands.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help; sub-apps inherit it
-)
-_install_plain_coercion()
 
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from evalband.cli._app import app
 
-def _register() -> None:
-    from evalband.cli import (
-        _calibrate,
-        _compare,
-        _envs,
-        _harness,
-        _report,
-        _runs,
-        _serve,
-        _session,
-        _session_analysis,
-        _stats,
-        _view,
-    )
-
-    _stats.register(app)
-    _runs.register(app)
-    _serve.register(app)
-    _compare.register(app)
-    _envs.register(app)
-    _calibrate.register(app)
-    app.add_typer(_harness.harness_app, name="harness")
-    _session.register(app)
-    _session_analysis.register_prereg(app)
-    _report.register(app)
-    _view.register(app)
-
-
-_register()
-
-
-def _app_for(args: list[str]) -> typer.Typer:
-    """``app``, or for a top-level command an app that holds only that command.
-
-    typer builds the parser of every registered command (signatures, type hints) before
-    it dispatches; ``evalband ci 8 20`` needs one. The one-command app keeps the group
-    form (a no-op callback), so usage lines, help and errors read as with ``app``.
-    """
-    if not args or args[0].startswith("-"):
         return app
-    for info in app.registered_commands:
-        callback = info.callback
-        name = info.name or (callback.__name__.lower().replace("_", "-") if callback else "")
-        if name == args[0]:
-            one = typer.Typer(
-                name=app.info.name, help=app.info.help, add_completion=False,
-                pretty_exceptions_enable=False, rich_markup_mode=app.rich_markup_mode,
-            )
-            one.callback()(_group)
-            one.registered_commands.append(info)
-            return one
-    return app
-
-
-def _group() -> None:
-    """The one-command app's group callback (does nothing)."""
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with one line on stderr, never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = _app_for(args)(args=args, standalone_mode=False, prog_name="evalband")
+        from evalband.cli._fast import dispatch
+
+        code = dispatch(args)
+        if code is None:
+            from evalband.cli._app import run
+
+            code = run(args)
     except EvalbandError as exc:
         sys.stderr.write(f"error: {error_line(exc)}\n")
         return 2
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        sys.stderr.write("error: aborted\n")
-        return 130
-    except typer.TyperException as exc:  # usage errors: bad option, missing argument
-        sys.stderr.write(f"error: {exc.format_message().splitlines()[0]}\n")
-        return 2
+    except CommandExit as exc:
+        return exc.code
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; re-run with the same --run-id to resume\n")
         return 130
-    return int(result) if isinstance(result, int) else 0
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -97,13 +97,15 @@ def compare(
         try:
             peeking = check_and_record(store_path(store), base, cands, confidence=confidence,
                                        allow_panel_mismatch=allow_panel_mismatch,
-                                       sequential=sequential)
+                                       sequential=sequential, results=results, effect=effect,
+                                       max_pairs=max_pairs, discordant=discordant)
         except StoreError:
             peeking = []  # a store this user cannot write is still compared, just not listed
-        if peeking:
-            from dataclasses import replace
+    computed = results  # what the report renders: the result as stored, notes in a banner
+    if peeking:
+        from dataclasses import replace
 
-            results = [replace(r, notes=peeking + r.notes) for r in results]
+        results = [replace(r, notes=peeking + r.notes) for r in results]
     if not as_json:
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
@@ -114,7 +116,8 @@ def compare(
 
         written = write_html_report([baseline, *candidates], store_path(store), report,
                                     quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
-                                    confidence=confidence, sequential=sequential)
+                                    confidence=confidence, sequential=sequential,
+                                    comparisons=computed)
         if peeking:
             from evalband.cli._peeking import mark_html
 

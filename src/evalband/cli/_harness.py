@@ -21,9 +21,7 @@ def _band(rate: dict[str, Any]) -> str:
 
 def _diff(block: dict[str, Any]) -> str:
     d = block["difference"]
-    verdict = ("ranking established" if d["excludes_zero"]
-               else "the interval contains 0: ranking NOT established")
-    return f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] ({verdict})"
+    return f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] ({block['verdict']})"
 
 
 def _print(result: dict[str, Any]) -> None:
@@ -53,7 +51,7 @@ def _print(result: dict[str, Any]) -> None:
     console.print("[bold][4] Held-out[/]: the strong policy on train vs held-out starts")
     console.print(f"    train {_band(held['train'])}  held-out {_band(held['held_out'])}  gap "
                   f"{gap['estimate']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}] "
-                  f"({'real drop' if gap['excludes_zero'] else 'not established'})")
+                  f"(train against held-out: {held['verdict']})")
     runs = result["runs"]
     console.print(f"runs: {runs['strong']} and {runs['weak']} (evalband compare "
                   f"{runs['weak']} {runs['strong']})")

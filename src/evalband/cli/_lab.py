@@ -16,7 +16,9 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     """Run both reaching controllers on the panel and print the paired comparison."""
     from rich.table import Table
 
-    from evalband.analysis import paired_counts, summarize
+    from evalband._api import load_run
+    from evalband.analysis import compare_many, paired_counts, summarize
+    from evalband.analysis._verdicts import slice_verdict
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.run import run_panel
@@ -34,7 +36,10 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
                           f"{panel_name}", on_episode=progress.advance, on_start=progress.start)
             records[policy] = st.episode_records(run_id)
             results[policy] = {"run_id": run_id, "summary": summarize(records[policy]).as_dict()}
-        st.record_comparison([results[p]["run_id"] for p in LAB_POLICIES])  # for evalband view
+        ids = [results[p]["run_id"] for p in LAB_POLICIES]
+        stored = [load_run(r, st) for r in ids]
+        compared = compare_many(stored[0], stored[1:])
+        st.record_comparison(ids, result=[c.as_dict() for c in compared])  # for evalband view
     base, damped = (records[p] for p in LAB_POLICIES)
     pairs = paired_counts(base, damped)
     difference = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
@@ -47,6 +52,10 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         "paired": pairs.as_dict(),
         "difference_baseline_minus_damped": difference.as_dict(),
         "mcnemar": test.as_dict(),
+        # the shared verdict vocabulary, read on damped - baseline (the candidate's change)
+        "verdict_damped_against_baseline": slice_verdict(
+            difference.excludes_zero, -difference.estimate
+        ).value,
     }
     if as_json:
         emit_json(out)
@@ -74,13 +83,8 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         f"[{-100 * difference.high:+.2f}, {-100 * difference.low:+.2f}]; exact McNemar "
         f"p = {test.p_value:.3g}"
     )
-    verdict = (
-        "the damped controller is better on these matched conditions: the interval excludes 0"
-        if difference.high < 0
-        else "the baseline is better: the interval excludes 0" if difference.low > 0
-        else "the interval contains 0: the ranking is not established at this n"
-    )
-    console.print(f"verdict: {verdict}")
+    console.print(f"verdict (damped against baseline): {out['verdict_damped_against_baseline']}: "
+                  f"the interval {'excludes' if difference.excludes_zero else 'contains'} 0")
     console.print(f"store: {store}  (evalband runs / evalband show RUN_ID)")
     return out
 
@@ -100,7 +104,7 @@ def hidden_regression_lab(
             st, episodes=episodes, seed=DEFAULT_SEED if seed is None else seed
         )
         comparison = compare_runs(load_run(base_id, st), load_run(cand_id, st))
-        st.record_comparison([base_id, cand_id])  # listed by evalband view
+        st.record_comparison([base_id, cand_id], result=[comparison.as_dict()])  # evalband view
     out = comparison.as_dict()
     if as_json:
         emit_json(out)

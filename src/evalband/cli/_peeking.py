@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalband.analysis import RunData
+    from evalband.analysis import Comparison, RunData
 
 __all__ = ["check_and_record", "mark_html"]
 
@@ -20,22 +20,31 @@ def check_and_record(
     confidence: float,
     allow_panel_mismatch: bool,
     sequential: bool,
+    results: Sequence[Comparison] | None = None,
+    effect: float | None = None,
+    max_pairs: int | None = None,
+    discordant: float | None = None,
 ) -> list[str]:
     """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
+
+    ``results`` (what was computed, before any note is added) are stored with it: reports and
+    the viewer render them while the runs keep these episodes.
 
     The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
     they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
     """
+    from evalband.analysis._compare import DEFAULT_EFFECT
     from evalband.analysis._sequential import episode_counts, peeking_notes
+    from evalband.analysis._stored import comparison_options, result_payload
     from evalband.store import open_store
 
     runs = [base, *cands]
     counts = episode_counts(runs)
-    options: dict[str, object] = {} if confidence == 0.95 else {"confidence": confidence}
-    if allow_panel_mismatch:
-        options["allow_panel_mismatch"] = True
-    if sequential:
-        options["sequential"] = True
+    options = comparison_options(confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
+                                 sequential=sequential,
+                                 effect=DEFAULT_EFFECT if effect is None else effect,
+                                 max_pairs=max_pairs if sequential else None,
+                                 discordant=discordant)
     with open_store(store) as st:
         previous = [c for c in st.comparisons() if not (c.get("options") or {}).get("sequential")]
         planned = {}
@@ -44,7 +53,9 @@ def check_and_record(
             if manifest is not None:
                 planned[r.run_id] = (int(manifest.n_planned), str(manifest.status))
         # one row per pair of runs and set of counts (the store dedupes identical options)
-        st.record_comparison([r.run_id for r in runs], {**options, "episode_counts": counts})
+        st.record_comparison([r.run_id for r in runs], {**options, "episode_counts": counts},
+                             result=None if results is None else result_payload(results),
+                             episode_counts=counts)
     if sequential:
         return []
     return peeking_notes(counts, planned, previous)

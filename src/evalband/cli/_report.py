@@ -7,10 +7,14 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison
 
 __all__ = ["register", "default_report_path", "write_html_report", "cli_command"]
 
@@ -45,13 +49,17 @@ def write_html_report(
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
     sequential: bool = False,
+    comparisons: Sequence[Comparison] | None = None,
 ) -> Path:
-    """Write the HTML report for ``--report`` options; say where (stderr when ``quiet``)."""
+    """Write the HTML report for ``--report`` options; say where (stderr when ``quiet``).
+
+    ``comparisons``: the ones the command just computed (rendered, not computed again).
+    """
     from evalband.report import write_report
 
     written = write_report(list(sources), store, html=path, command=cli_command(),
                            allow_panel_mismatch=allow_panel_mismatch, confidence=confidence,
-                           sequential=sequential)[0]
+                           sequential=sequential, comparisons=comparisons)[0]
     if quiet:
         sys.stderr.write(f"report: {written}\n")
     else:

@@ -120,9 +120,9 @@ def run(
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 
-        from evalband.run._isolation import worker_init
-        from evalband.run._pool import prestart
+        from evalband.run._pool import prestart, worker_init
 
+        # (a no-op when evalband.cli._fast started them before typer loaded)
         prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
@@ -483,6 +483,7 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_cmd)
     from evalband.cli._reach_bc import reach_bc_app
 
-    lab_app.add_typer(reach_bc_app, name="reach-bc")
+    if not any(info.typer_instance is reach_bc_app for info in lab_app.registered_groups):
+        lab_app.add_typer(reach_bc_app, name="reach-bc")  # once per process, for every app
     app.add_typer(lab_app, name="lab")
     app.command("noise")(noise)

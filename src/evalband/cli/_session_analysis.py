@@ -1,6 +1,7 @@
 """``evalband session analyze | drift`` and ``evalband prereg lock | show``.
 
-Thin commands: load the session(s) from the store, call :mod:`evalband.session`, render. The
+Thin commands: load the session(s) from the store, call :mod:`evalband.session`, render (the
+terminal here, the HTML report section in :mod:`evalband.report._session`). The
 terminal reading order is the seed's: the flip floor and the positive control (the instrument)
 before any policy rate, confirmatory comparisons before exploratory ones, the drift verdict
 before any cross-session comparison. Every exploratory comparison carries the words
@@ -9,7 +10,6 @@ before any cross-session comparison. Every exploratory comparison carries the wo
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,9 +26,11 @@ from evalband.cli._common import (
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from evalband.report._session import TableText
     from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
     from evalband.session._plan import SessionPlan
-    from evalband.stats import Difference, Interval
 
 __all__ = [
     "register",
@@ -36,7 +38,6 @@ __all__ = [
     "prereg_app",
     "render_analysis",
     "render_drift",
-    "analysis_html",
     "parse_group",
 ]
 
@@ -47,22 +48,7 @@ prereg_app = typer.Typer(
 )
 
 
-# --------------------------------------------------------------------------- formatting
-
-
-def _rate(rate: Interval | None) -> str:
-    if rate is None:
-        return "-"
-    return f"{100 * rate.estimate:.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}]"
-
-
-def _points(d: Difference) -> str:
-    """A difference in points with its interval, e.g. ``+3.8 [-14.8, +22.1]``."""
-    return f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
-
-
-def _p(value: float) -> str:
-    return f"{value:.3g}"
+# --------------------------------------------------------------------------- parsing
 
 
 def parse_group(text: str, index: int = 1) -> Grouping:
@@ -99,11 +85,28 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 # --------------------------------------------------------------------------- terminal
 
 
+def _rich_table(
+    table: TableText, title: str | None = None, markup: frozenset[int] | set[int] = frozenset()
+) -> Table:
+    """A shared table definition (plain text) as a rich table; ``markup``: styled columns."""
+    from rich.table import Table
+
+    headers, rows = table
+    out = Table(title=title)
+    for col in headers:
+        out.add_column(escape(col))
+    for row in rows:
+        out.add_row(*(cell if i in markup else escape(cell) for i, cell in enumerate(row)))
+    return out
+
+
 def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
     from rich.table import Table
 
-    from evalband.session import CONFIRMATORY
+    from evalband.analysis import Standing
+    from evalband.report._session import comparison_table, flip_policy_table, policy_table
+    from evalband.report._session import rate_text as _rate
 
     prog = result.progress
     console.print(
@@ -126,19 +129,7 @@ def render_analysis(result: SessionAnalysis) -> None:
         for point in flip.by_scene:
             table.add_row(str(point.scene), str(point.pairs), str(point.flips), _rate(point.rate))
         console.print(table)
-        table = Table(title="flip rate per policy")
-        for col in ("policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"):
-            table.add_column(col)
-        for pf in flip.by_policy:
-            table.add_row(
-                escape(pf.policy),
-                str(pf.flip.pairs),
-                str(pf.flip.flips),
-                _rate(pf.flip.rate),
-                f"{100 * pf.flip.independent_reference:.1f}%",
-            )
-        console.print(table)
-
+        console.print(_rich_table(flip_policy_table(result), title="flip rate per policy"))
     console.print("\n[bold]2. positive control[/]")
     if result.control is None:
         console.print("no positive control in this session (plan one: --positive-control)")
@@ -150,71 +141,18 @@ def render_analysis(result: SessionAnalysis) -> None:
         console.print(f"[{style}]{text}[/]" if style else text)
 
     console.print("\n[bold]3. per-policy success[/] (unaided; skipped and assisted apart)")
-    levels = result.rubric["levels"]
-    table = Table()
-    for col in (
-        "policy",
-        "unaided",
-        "successes",
-        "rate (scene = cluster)",
-        "skipped",
-        "assisted",
-        "pending",
-        *(f"{k} {v}" for k, v in levels.items()),
-        "mean score",
-    ):
-        table.add_column(col)
-    for row in result.policies:
-        name = escape(row.policy) + (" (positive control)" if row.positive_control else "")
-        table.add_row(
-            name,
-            str(row.unaided),
-            str(row.successes),
-            _rate(row.rate),
-            str(row.skipped),
-            str(row.assisted),
-            str(row.pending),
-            *(str(row.scores.get(int(k), 0)) for k in levels),
-            "-" if row.mean_score is None else f"{row.mean_score:.2f}",
-        )
-    console.print(table)
-
+    console.print(_rich_table(policy_table(result)))
     console.print("\n[bold]4. comparisons[/] (A - B; Holm within each family)")
     if not result.comparisons:
         console.print("no comparison has matched trials yet")
     else:
-        table = Table()
-        for col in (
-            "comparison",
-            "label",
-            "pairing",
-            "A",
-            "B",
-            "A - B points (Holm-step interval)",
-            "p",
-            "Holm p",
-            "reading",
-        ):
-            table.add_column(col)
-        for c in result.comparisons:
-            label = (
-                f"[green]{c.label}[/]"
-                if c.label == CONFIRMATORY
-                else f"[yellow]{escape(c.label)}[/]"
-            )
-            d = c.difference
-            table.add_row(
-                escape(c.name),
-                label,
-                c.pairing,
-                _rate(c.rate_a),
-                _rate(c.rate_b),
-                _points(d),
-                _p(c.test.p_value),
-                _p(c.p_holm),
-                "significant" if c.significant else "not established",
-            )
-        console.print(table)
+        headers, rows = comparison_table(result)
+        styled = [
+            [row[0], f"[{'green' if row[1] == Standing.CONFIRMATORY else 'yellow'}]{row[1]}[/]",
+             *row[2:-1]]
+            for row in rows
+        ]  # the sentence column is printed under the table
+        console.print(_rich_table((headers[:-1], styled), markup={1}))
         for c in result.comparisons:
             console.print(f"{escape(c.label)}: {escape(c.sentence)}")
 
@@ -267,8 +205,12 @@ def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
     from rich.table import Table
 
+    from evalband.report._session import p_text as _p
+    from evalband.report._session import points_text as _points
+    from evalband.report._session import rate_text as _rate
+
     style = "bold red" if report.drifted else "green"
-    console.print(f"[{style}]{escape(report.verdict)}[/]")
+    console.print(f"[{style}]{escape(report.sentence)}[/]")
     table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")
     for col in (
         "policy",
@@ -291,7 +233,7 @@ def render_drift(report: DriftReport) -> None:
             _points(c),
             _p(a.test.p_value),
             _p(a.p_holm),
-            "DRIFT" if a.drifted else "no",
+            f"DRIFT ({a.verdict})" if a.drifted else "no",
         )
     console.print(table)
     for note in report.notes:
@@ -301,264 +243,6 @@ def render_drift(report: DriftReport) -> None:
     console.print("\ncross-session model comparisons (read only after the drift check above):")
     for x in report.cross:
         console.print(f"{escape(x.label)}: {escape(x.sentence)}")
-
-
-# --------------------------------------------------------------------------- HTML
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return (
-        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
-    )
-
-
-def _cumulative_svg(result: SessionAnalysis) -> str:
-    from matplotlib.ticker import MaxNLocator
-
-    from evalband.report import figure_svg
-    from evalband.report._svg import PALETTE, new_figure, styled
-
-    @styled
-    def draw() -> str:
-        fig = new_figure(7.5, 3.4)
-        ax = fig.add_subplot()
-        for i, series in enumerate(result.cumulative):
-            pts = [(p.scene, p.rate) for p in series.points if p.rate is not None]
-            if not pts:
-                continue
-            x = [s for s, _ in pts]
-            colour = PALETTE[i % len(PALETTE)]
-            ax.plot(
-                x,
-                [100 * r.estimate for _, r in pts],
-                color=colour,
-                lw=1.5,
-                marker=".",
-                label=series.policy,
-            )
-            ax.fill_between(
-                x,
-                [100 * r.low for _, r in pts],
-                [100 * r.high for _, r in pts],
-                color=colour,
-                alpha=0.07,
-                lw=0,
-            )
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("scenes so far")
-        ax.set_ylabel("unaided success (%)")
-        ax.set_ylim(0, 100)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, frameon=False, ncol=3)
-        return figure_svg(fig)
-
-    return draw()
-
-
-def _flip_svg(result: SessionAnalysis) -> str:
-    from matplotlib.ticker import MaxNLocator
-
-    from evalband.report import figure_svg
-    from evalband.report._svg import NEUTRAL, PALETTE, new_figure, styled
-
-    flip = result.flip
-    if flip is None:
-        return ""
-
-    @styled
-    def draw() -> str:
-        fig = new_figure(7.5, 3.0)
-        ax = fig.add_subplot()
-        x = [p.scene for p in flip.by_scene]
-        ax.plot(
-            x,
-            [100 * p.rate.estimate for p in flip.by_scene],
-            color=PALETTE[0],
-            lw=1.6,
-            marker=".",
-            label="flip rate so far",
-        )
-        ax.fill_between(
-            x,
-            [100 * p.rate.low for p in flip.by_scene],
-            [100 * p.rate.high for p in flip.by_scene],
-            color=PALETTE[0],
-            alpha=0.15,
-            lw=0,
-            label="band (scene = cluster)",
-        )
-        ax.axhline(
-            100 * flip.independent_reference,
-            color=NEUTRAL,
-            ls="--",
-            lw=1,
-            label="independent attempts, 2p(1-p)",
-        )
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("scenes so far")
-        ax.set_ylabel("flipped pairs (%)")
-        ax.set_ylim(0, 100)
-        ax.legend(fontsize=8, frameon=False)
-        return figure_svg(fig)
-
-    return draw()
-
-
-def analysis_html(result: SessionAnalysis) -> str:
-    """A self-contained HTML report of a session analysis (sortable tables, inline SVG)."""
-    from evalband.report import html_page
-    from evalband.session import CONFIRMATORY
-
-    e = html.escape
-    prog = result.progress
-    parts = [
-        f"<h1>Session {e(result.session_id)}</h1>",
-        f'<p class="subtitle">{prog.scored} scored, {prog.skipped} skipped, {prog.pending} '
-        f"pending of {prog.planned} trials; {prog.scenes_complete} of {prog.scenes} scenes "
-        f"complete; success = score &ge; {result.rubric['success_at']}; bands at "
-        f"{100 * result.confidence:.0f}%</p>",
-        "<ul>" + "".join(f'<li class="note">{e(n)}</li>' for n in result.notes) + "</ul>",
-        "<h2>1. Flip floor</h2>",
-    ]
-    if result.flip is None:
-        parts.append("<p>No policy has two unaided attempts in one scene yet.</p>")
-    else:
-        flip = result.flip
-        parts.append(f"<p>{e(flip.sentence)}</p>")
-        parts.append(
-            f"<figure>{_flip_svg(result)}<figcaption>The pooled flip rate of "
-            "same-policy, same-scene attempt pairs as scenes accumulated, with its "
-            "band with the scene as the unit; dashed: what independent attempts would give."
-            "</figcaption></figure>"
-        )
-        parts.append(
-            _table(
-                ["policy", "pairs", "flips", "flip rate", "independent 2p(1-p)"],
-                [
-                    [
-                        e(pf.policy),
-                        str(pf.flip.pairs),
-                        str(pf.flip.flips),
-                        _rate(pf.flip.rate),
-                        f"{100 * pf.flip.independent_reference:.1f}%",
-                    ]
-                    for pf in flip.by_policy
-                ],
-            )
-        )
-    parts.append("<h2>2. Positive control</h2>")
-    if result.control is None:
-        parts.append("<p>No positive control in this session.</p>")
-    else:
-        cls = ' class="alert"' if result.control.status == "misbehaving" else ""
-        parts.append(f"<p{cls}>{e(result.control.sentence)}</p>")
-    parts.append("<h2>3. Per-policy success</h2>")
-    levels = result.rubric["levels"]
-    parts.append(
-        _table(
-            [
-                "policy",
-                "unaided",
-                "successes",
-                "rate (scene = cluster)",
-                "skipped",
-                "assisted",
-                "pending",
-                *(f"{k} {v}" for k, v in levels.items()),
-                "mean score",
-            ],
-            [
-                [
-                    e(r.policy) + (" (positive control)" if r.positive_control else ""),
-                    str(r.unaided),
-                    str(r.successes),
-                    _rate(r.rate),
-                    str(r.skipped),
-                    str(r.assisted),
-                    str(r.pending),
-                    *(str(r.scores.get(int(k), 0)) for k in levels),
-                    "-" if r.mean_score is None else f"{r.mean_score:.2f}",
-                ]
-                for r in result.policies
-            ],
-        )
-    )
-    parts.append("<h2>4. Comparisons</h2>")
-    rows = []
-    for c in result.comparisons:
-        d = c.difference
-        label = (
-            f"<strong>{e(c.label)}</strong>"
-            if c.label == CONFIRMATORY
-            else f'<em class="exploratory">{e(c.label)}</em>'
-        )
-        rows.append(
-            [
-                e(c.name),
-                label,
-                e(c.pairing),
-                _rate(c.rate_a),
-                _rate(c.rate_b),
-                _points(d),
-                _p(c.test.p_value),
-                _p(c.p_holm),
-                e(c.sentence),
-            ]
-        )
-    parts.append(
-        _table(
-            [
-                "comparison",
-                "label",
-                "pairing",
-                "A",
-                "B",
-                "A - B points (Holm-step interval)",
-                "p",
-                "Holm p",
-                "reading",
-            ],
-            rows,
-        )
-        if rows
-        else "<p>No comparison has matched trials yet.</p>"
-    )
-    parts.append("<h2>5. Cumulative success per policy</h2>")
-    parts.append(
-        f"<figure>{_cumulative_svg(result)}<figcaption>Unaided success over the "
-        "scenes so far, with bands that take the scene as the unit: where seed 004's three "
-        "wrong stories were "
-        "told.</figcaption></figure>"
-    )
-    parts.append("<h2>6. Power price list</h2>")
-    if result.prices is not None:
-        pr = result.prices
-        parts.append(
-            _table(
-                [
-                    "gap",
-                    "rates",
-                    "unpaired (z test)",
-                    f"scenes, session discordance (alpha 0.05/{pr.comparisons})",
-                    f"scenes, at the flip floor (alpha 0.05/{pr.comparisons})",
-                ],
-                [
-                    [
-                        f"{100 * x.gap:.0f} points",
-                        f"{100 * x.p_a:.0f}% vs {100 * x.p_b:.0f}%",
-                        str(x.unpaired),
-                        "-" if x.paired is None else str(x.paired),
-                        "-" if x.at_flip_floor is None else str(x.at_flip_floor),
-                    ]
-                    for x in pr.entries
-                ],
-            )
-        )
-        parts.append(f"<p>{e(pr.sentence)}</p>")
-    return html_page(f"evalband session {result.session_id}", "\n".join(parts))
 
 
 # --------------------------------------------------------------------------- commands
@@ -584,6 +268,7 @@ def analyze(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Analyze a session: flip floor, positive control, rates, comparisons, prices."""
+    from evalband.report._session import session_html
     from evalband.session import analyze_session, get_prereg, load_session, prereg_for_session
 
     path = store_path(store)
@@ -609,7 +294,7 @@ def analyze(
     )
     if html_out is not None:
         try:
-            html_out.write_text(analysis_html(result), encoding="utf-8")
+            html_out.write_text(session_html(result), encoding="utf-8")
         except OSError as exc:
             raise InvalidInputError(f"cannot write the HTML report {html_out}: {exc}") from None
     if early is not None:

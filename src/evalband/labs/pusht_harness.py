@@ -189,11 +189,13 @@ def _rate(records: list[EpisodeRecord]) -> dict[str, Any]:
 
 def _paired(a: list[EpisodeRecord], b: list[EpisodeRecord]) -> dict[str, Any]:
     from evalband.analysis import paired_counts
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import diff_paired
 
     pairs = paired_counts(a, b)
     diff = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
-    return {"pairs": pairs.as_dict(), "difference": diff.as_dict()}
+    return {"pairs": pairs.as_dict(), "difference": diff.as_dict(),
+            "verdict": interval_verdict(diff).value}
 
 
 def movements(
@@ -202,6 +204,7 @@ def movements(
     """The seed's four movements, computed from the stored episodes."""
     import numpy as np
 
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import bootstrap_interval, diff_unpaired
 
     def pick(records: list[EpisodeRecord], start: str, suite: int | None = None) -> list[Any]:
@@ -243,5 +246,6 @@ def movements(
             "train": pooled,
             "held_out": _rate(held),
             "gap": gap.as_dict(),
+            "verdict": interval_verdict(gap).value,
         },
     }

@@ -8,7 +8,7 @@ behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a polic
 into a policy. torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)[:4]
-['gym_pusht:push', 'inverted_pendulum:pd', 'point_maze:p', 'pusht:expert']
+['aloha:hold', 'fetch_reach:p', 'gym_pusht:push', 'inverted_pendulum:pd']
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ BUILTIN_POLICIES: dict[str, str] = {
     "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
     "point_maze:p": "evalband.policies.classical:point_maze_p",
     "gym_pusht:push": "evalband.policies.classical:pusht_push",
+    "fetch_reach:p": "evalband.policies.classical:fetch_reach_p",
+    "point_mass:pd": "evalband.policies.classical:point_mass_pd",
+    "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
+    "metaworld:push": "evalband.policies.scripted:metaworld_push",
+    "aloha:hold": "evalband.policies.classical:aloha_hold",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import time
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,6 +171,17 @@ class PolicyRuntime:
         if callable(reset):
             reset(context)
 
+    def resets(self, slot: int = 0) -> bool:
+        """Whether the policy playing ``slot`` has a ``reset``.
+
+        Without one :meth:`reset` is a no-op, and the runner does not build the episode's
+        context for it.
+
+        >>> as_runtime(lambda obs: obs).resets()
+        False
+        """
+        return callable(getattr(self._instance(slot), "reset", None))
+
     def episode_info(self, slot: int = 0) -> dict[str, Any]:
         """What the policy adds to an episode's record ``extra`` (its ``episode_info(slot)``).
 
@@ -193,6 +204,20 @@ class PolicyRuntime:
         target = self._instance(slot)
         act = getattr(target, "act", None)
         return act(obs) if callable(act) else target(obs)
+
+    def actor(self, slot: int = 0) -> Callable[[Any], Any]:
+        """:meth:`act` for ``slot`` as one callable, looked up once.
+
+        The runner calls it every step of an episode.
+
+        >>> as_runtime(lambda obs: obs + 1).actor()(1)
+        2
+        """
+        if self.kind == "slots":
+            return lambda obs: self.act(obs, slot)
+        target = self._instance(slot)
+        act = getattr(target, "act", None)
+        return act if callable(act) else target  # type: ignore[no-any-return]
 
     @property
     def batches(self) -> bool:

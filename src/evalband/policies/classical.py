@@ -10,6 +10,12 @@ so a batched call equals the single calls bit for bit.
 * :func:`inverted_pendulum_pd` — gymnasium ``InvertedPendulum-v5``: a linear state feedback.
 * :func:`point_maze_p` — gymnasium-robotics ``PointMaze_Open-v3``: a P-controller toward
   the goal with velocity damping (dict observations).
+* :func:`fetch_reach_p` — gymnasium-robotics ``FetchReach-v4``: a P-controller moving the
+  gripper toward the goal (dict observations).
+* :func:`point_mass_pd` — dm_control ``point_mass`` via shimmy
+  (``dm_control/point_mass-easy-v0``): a PD controller toward the target at the origin.
+* :func:`aloha_hold` — gym-aloha (``obs_type: pixels_agent_pos``): holds the joints where
+  they are (a negative control: the bimanual tasks need a learned policy).
 * :func:`pusht_push` — gym-pusht ``PushT-v0`` (state observations): pushes the T onto the
   goal pose (a scripted positive control: about half its episodes meet the coverage rule).
 """
@@ -22,7 +28,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["reacher_ik_pd", "inverted_pendulum_pd", "point_maze_p", "pusht_push"]
+__all__ = [
+    "aloha_hold",
+    "fetch_reach_p",
+    "inverted_pendulum_pd",
+    "point_mass_pd",
+    "point_maze_p",
+    "pusht_push",
+    "reacher_ik_pd",
+]
 
 Array = NDArray[np.float64]
 
@@ -93,6 +107,38 @@ def point_maze_p(obs: dict[str, Any], kp: float = 10.0, kd: float = 1.0) -> Arra
     here = np.asarray(obs["achieved_goal"], dtype=np.float64)
     velocity = np.asarray(obs["observation"], dtype=np.float64)[2:4]
     return np.asarray(np.clip(kp * (goal - here) - kd * velocity, -1.0, 1.0))
+
+
+def fetch_reach_p(obs: dict[str, Any], kp: float = 10.0) -> Array:
+    """FetchReach-v4: gripper displacement ``kp (goal - gripper)`` in [-1, 1], gripper still.
+
+    >>> fetch_reach_p({"achieved_goal": np.zeros(3), "desired_goal": np.array([0.05, 0, -1])})
+    array([ 0.5,  0. , -1. ,  0. ])
+    """
+    goal = np.asarray(obs["desired_goal"], dtype=np.float64)
+    here = np.asarray(obs["achieved_goal"], dtype=np.float64)
+    move = np.clip(kp * (goal - here), -1.0, 1.0)
+    return np.concatenate([move, np.zeros(move.shape[:-1] + (1,))], axis=-1)
+
+
+def point_mass_pd(obs: dict[str, Any], kp: float = 20.0, kd: float = 3.0) -> Array:
+    """dm_control point_mass: ``-kp position - kd velocity`` in [-1, 1] (target at the origin).
+
+    >>> point_mass_pd({"position": np.array([0.01, -0.2]), "velocity": np.zeros(2)})
+    array([-0.2,  1. ])
+    """
+    position = np.asarray(obs["position"], dtype=np.float64)
+    velocity = np.asarray(obs["velocity"], dtype=np.float64)
+    return np.asarray(np.clip(-kp * position - kd * velocity, -1.0, 1.0))
+
+
+def aloha_hold(obs: dict[str, Any]) -> Array:
+    """gym-aloha: command the current joint positions (``agent_pos``, 14 numbers).
+
+    >>> aloha_hold({"agent_pos": np.arange(14.0), "pixels": {}}).shape
+    (14,)
+    """
+    return np.array(obs["agent_pos"], dtype=np.float64)
 
 
 PUSHT_GOAL = (256.0, 256.0, math.pi / 4)

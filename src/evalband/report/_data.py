@@ -77,7 +77,9 @@ class RunView:
 class ReportData:
     """Everything one report shows: the runs (baseline first) and their comparisons.
 
-    ``confidence`` is the level of every band on the page.
+    ``confidence`` is the level of every band on the page. ``comparisons_from`` says where
+    the comparisons came from: ``"stored"`` (the result ``evalband compare`` stored, still
+    current), ``"given"`` (passed in by the caller that computed them) or ``"computed"``.
     """
 
     runs: tuple[RunView, ...]
@@ -88,6 +90,7 @@ class ReportData:
     confidence: float = 0.95
     clips: tuple[Clip, ...] = ()
     clips_left_out: int = 0
+    comparisons_from: str = "computed"
 
     @property
     def is_comparison(self) -> bool:
@@ -266,8 +269,16 @@ def collect(
     seed: int = 0,
     allow_panel_mismatch: bool = False,
     sequential: bool = False,
+    effect: float | None = None,
+    max_pairs: int | None = None,
+    comparisons: Sequence[Comparison] | None = None,
 ) -> ReportData:
-    """Load the runs and compute what the report shows.
+    """Load the runs and gather what the report shows.
+
+    The comparisons are, in this order: ``comparisons`` when given (the caller computed
+    them: ``compare --report``), the result ``evalband compare`` stored for these runs and
+    options while the runs keep the episodes it was computed from, else computed here from
+    the stored episodes. No env, policy or runner is imported either way.
 
     Args:
         sources: run ids (in ``store``) or artifact-bundle directories; the first is the
@@ -279,6 +290,9 @@ def collect(
         seed: seed of the comparison's aggregate bootstrap.
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
         sequential: the anytime-valid verdict (``compare --sequential``; the viewer's live one).
+        effect: the declared drop the power statements are for (``compare --effect``).
+        max_pairs: with ``sequential``, the declared maximum of pairs (``--max-pairs``).
+        comparisons: the comparisons of these runs (baseline first), already computed.
 
     Raises:
         InvalidParameterError: no sources.
@@ -286,7 +300,9 @@ def collect(
         PanelMismatchError: runs made on different panels.
     """
     from evalband.analysis import compare_many
+    from evalband.analysis._compare import DEFAULT_EFFECT
 
+    effect = DEFAULT_EFFECT if effect is None else effect
     names = [str(s) for s in sources] if not isinstance(sources, str | Path) else [str(sources)]
     if not names:
         raise InvalidParameterError(
@@ -294,32 +310,47 @@ def collect(
         )
     if all(is_bundle(name) for name in names):
         store = None  # never create a store file just to read bundles
+    found: tuple[Comparison, ...] | None = None
+    source = "computed"
+    if comparisons is not None:
+        found, source = tuple(comparisons), "given"
     with open_for(store, names) as st:
         views = tuple(_view(name, st, confidence) for name in names)
         store_file = None if st is None else st.path
-    comparisons: tuple[Comparison, ...] = ()
-    if len(views) > 1 and sequential:
+        if found is None and st is not None and len(views) > 1 and seed == 0 and all(
+                v.data.source == "store" for v in views):
+            from evalband.analysis._stored import comparison_options, stored_comparisons
+
+            found = stored_comparisons(st, [v.run_id for v in views], comparison_options(
+                confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
+                sequential=sequential, effect=effect, max_pairs=max_pairs if sequential
+                else None))
+            source = "computed" if found is None else "stored"
+    if len(views) < 2:
+        found = ()
+    elif found is None and sequential:
         from evalband.analysis._sequential import compare_sequential
         from evalband.analysis._sequential_plan import design_for
 
-        comparisons = tuple(compare_sequential(  # the candidate's recorded design, or a new one
+        found = tuple(compare_sequential(  # the candidate's recorded design, or a new one
             views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
             design=design_for(views[0].data, recorded=v.manifest.extra.get("sequential"),
-                              confidence=confidence)) for v in views[1:])
-    elif len(views) > 1:
-        comparisons = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
-                                         confidence=confidence, seed=seed,
-                                         allow_panel_mismatch=allow_panel_mismatch))
+                              effect=effect, confidence=confidence, max_pairs=max_pairs))
+            for v in views[1:])
+    elif found is None:
+        found = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
+                                   confidence=confidence, seed=seed, effect=effect,
+                                   allow_panel_mismatch=allow_panel_mismatch))
     if title is None:
         ids = [v.run_id for v in views]
         title = (f"evalband report: {ids[0]}" if len(ids) == 1
                  else f"evalband report: {', '.join(ids[1:])} vs {ids[0]}")
     from evalband.report._clips import choose_clips
 
-    clips, left_out = choose_clips(views, comparisons, _locators(views, names, store_file))
-    return ReportData(runs=views, comparisons=comparisons, title=title, command=command,
+    clips, left_out = choose_clips(views, found, _locators(views, names, store_file))
+    return ReportData(runs=views, comparisons=found, title=title, command=command,
                       sources=tuple(names), confidence=confidence, clips=clips,
-                      clips_left_out=left_out)
+                      clips_left_out=left_out, comparisons_from=source)
 
 
 def _locators(

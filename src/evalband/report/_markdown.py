@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalband.report import _format as fmt
+from evalband.report._table import headings, is_sequential, markdown_columns
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, SliceComparison
+    from evalband.analysis import Comparison
     from evalband.report._data import ReportData, RunView
     from evalband.store import RunStore
 
@@ -17,117 +20,17 @@ __all__ = [
     "run_verdict_text",
     "report_markdown",
     "render_markdown",
-    "fmt_rate",
-    "fmt_delta",
-    "fmt_seconds",
-    "fmt_p",
-    "verdict_text",
-    "verdict_parts",
 ]
 
 
-def fmt_rate(rate: dict[str, Any] | None) -> str:
-    """``45.0% [38.1, 52.1]`` from an interval dict.
+def comparison_markdown(comparisons: Sequence[Comparison],
+                        columns: Sequence[str] | None = None) -> str:
+    """Markdown for one or more comparisons against one baseline, slices first.
 
-    >>> fmt_rate({"estimate": 0.45, "low": 0.381, "high": 0.521})
-    '45.0% [38.1, 52.1]'
+    ``columns`` keeps only the slice-table columns of these keys (see
+    :data:`evalband.report._table.COLUMNS`); all by default.
     """
-    if not rate:
-        return "-"
-    return f"{100 * rate['estimate']:.1f}% [{100 * rate['low']:.1f}, {100 * rate['high']:.1f}]"
-
-
-def fmt_delta(delta: dict[str, Any] | None) -> str:
-    """``+12.0 [+3.1, +20.2]`` points from a difference dict.
-
-    >>> fmt_delta({"estimate": 0.12, "low": 0.031, "high": 0.202})
-    '+12.0 [+3.1, +20.2]'
-    """
-    if not delta:
-        return "-"
-    return (
-        f"{100 * delta['estimate']:+.1f} [{100 * delta['low']:+.1f}, {100 * delta['high']:+.1f}]"
-    )
-
-
-def verdict_parts(row: SliceComparison) -> tuple[str, str]:
-    """A slice's verdict word and what backs it: its reasons, or what its n could resolve.
-
-    The HTML table shows the word and the detail on a second line; :func:`verdict_text`
-    joins them for the terminal and Markdown.
-    """
-    if row.reasons:
-        return row.verdict, "; ".join(row.reasons)
-    if row.verdict in ("regressed", "improved"):
-        return row.verdict, "" if row.primary else "secondary slice: does not decide the verdict"
-    if row.effect is None:
-        return row.verdict, ""
-    unit = "pairs" if row.pairing == "paired" else "episodes per arm"
-    parts = []
-    if row.detectable_drop is not None:
-        parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.0f} points")
-    else:
-        parts.append("too few episodes to catch any drop")
-    if row.episodes_for_effect is not None:
-        parts.append(f"~{row.episodes_for_effect} {unit} to catch a "
-                     f"{100 * row.effect:.0f}-point drop")
-    return row.verdict, "; ".join(parts)
-
-
-def verdict_text(row: SliceComparison) -> str:
-    """A slice's verdict in words, with its reason or what its n could resolve."""
-    word, detail = verdict_parts(row)
-    if not detail:
-        return word
-    return f"{word}: {detail}" if row.reasons else f"{word} ({detail})"
-
-
-def fmt_seconds(seconds: float | None) -> str:
-    """A time for reading: three significant figures at most, ``No successes`` for none.
-
-    >>> fmt_seconds(2.238017), fmt_seconds(13.64), fmt_seconds(136.4), fmt_seconds(0.0042)
-    ('2.24 s', '13.6 s', '136 s', '4.2 ms')
-    >>> fmt_seconds(None)
-    'No successes'
-    """
-    if seconds is None:
-        return "No successes"
-    if seconds >= 100:
-        return f"{seconds:,.0f} s"
-    if seconds >= 10:
-        return f"{seconds:.1f} s"
-    if seconds >= 0.01 or seconds == 0:
-        return f"{seconds:.2f} s"
-    return f"{1000 * seconds:.2g} ms"
-
-
-def _level(confidence: float) -> str:
-    """``95%`` from ``0.95``; ``99.9%`` keeps its decimal.
-
-    >>> _level(0.95), _level(0.999)
-    ('95%', '99.9%')
-    """
-    return f"{100 * confidence:.4g}%"
-
-
-def _run_confidence(view: RunView) -> float:
-    """The level of a run's bands (its summary's; 0.95 when it has no rate)."""
-    return view.summary.rate.confidence if view.summary.rate else 0.95
-
-
-def fmt_p(value: float | None) -> str:
-    """A p value: three significant figures, ``< 0.001`` below that (``-`` for none).
-
-    >>> fmt_p(0.0496), fmt_p(1.0), fmt_p(7.3e-12), fmt_p(None)
-    ('0.0496', '1', '< 0.001', '-')
-    """
-    if value is None:
-        return "-"
-    return "< 0.001" if value < 0.001 else f"{value:.3g}"
-
-
-def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
-    """Markdown for one or more comparisons against one baseline, slices first."""
+    shown = markdown_columns(columns)
     lines: list[str] = []
     for c in comparisons:
         for note in c.notes:  # the peeking notice comes first (compare adds it to the notes)
@@ -139,23 +42,19 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
         lines.append(c.sentence + "\n")
         lines.append(f"Panel `{c.panel_name}` (`{c.panel_fingerprint[:12]}`); runs "
                      f"`{c.baseline}` (baseline) and `{c.candidate}` (candidate).\n")
-        level = _level(c.confidence)
-        lines.append(f"| slice | n | baseline | candidate | Δ points ({level}, Holm-adjusted) "
-                     "| p | Holm p | verdict |")
-        lines.append("|---|---|---|---|---|---|---|---|")
+        words = vars(headings(c.confidence, is_sequential(c.slice_rows)))
+        lines.append("| " + " | ".join(col.markdown.format_map(words) for col in shown
+                                        if col.markdown) + " |")
+        lines.append("|" + "---|" * len(shown))
         for row in c.slice_rows:
-            verdict = verdict_text(row)
-            lines.append(
-                f"| {row.name} | {row.n_baseline}/{row.n_candidate} | "
-                f"{fmt_rate(row.rate_baseline)} | {fmt_rate(row.rate_candidate)} | "
-                f"{fmt_delta(row.delta)} | {fmt_p(row.p_value)} | {fmt_p(row.p_holm)} | {verdict} |"
-            )
+            lines.append("| " + " | ".join(col.text(row) for col in shown) + " |")
         agg = c.aggregate
         lines.append("")
         lines.append(
-            f"**Aggregate (last)**: ΔJ = {100 * agg.delta:+.1f} points "
-            f"[{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] ({agg.method}); baseline "
-            f"{100 * agg.rate_baseline:.1f}%, candidate {100 * agg.rate_candidate:.1f}%."
+            f"**Aggregate (last)**: ΔJ = {fmt.signed_points(agg.delta)} points "
+            f"[{fmt.signed_points(agg.low)}, {fmt.signed_points(agg.high)}] ({agg.method}); "
+            f"baseline {fmt.percent(agg.rate_baseline)}, candidate "
+            f"{fmt.percent(agg.rate_candidate)}."
         )
         if c.hidden_regressions:
             lines.append(f"\n**Hidden regression**: {', '.join(c.hidden_regressions)} regressed "
@@ -167,6 +66,11 @@ def comparison_markdown(comparisons: Sequence[Comparison]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run_confidence(view: RunView) -> float:
+    """The level of a run's bands (its summary's; 0.95 when it has no rate)."""
+    return view.summary.rate.confidence if view.summary.rate else 0.95
+
+
 def run_verdict_text(view: RunView) -> tuple[str, str, str]:
     """A single run's verdict: ``(css class, word, sentence)``."""
     s = view.summary
@@ -176,16 +80,16 @@ def run_verdict_text(view: RunView) -> tuple[str, str, str]:
                 f"({s.n_attempted} attempted, {c.get('error', 0)} errors).")
     rate = s.rate
     sentence = (f"{view.run_id} ({view.data.policy}) succeeded in {s.successes} of {s.n} "
-                f"counted episodes: {fmt_rate(rate.as_dict())} "
+                f"counted episodes: {fmt.rate(rate)} "
                 f"({int(round(100 * rate.confidence))}% Wilson band); "
                 f"{c.get('failure', 0)} failures, {c.get('timeout', 0)} timeouts, "
                 f"{c.get('error', 0)} errors. Mean time among successes: "
-                f"{fmt_seconds(s.mean_time_to_success_s)}.")
+                f"{fmt.seconds(s.mean_time_to_success_s)}.")
     if s.verdict_withheld:
         return ("withheld", "verdict withheld",
                 sentence + f" {c['error']} episode(s) errored: fix them, or count them as "
                 "failures (--errors-as-failures), before reading this rate.")
-    return ("run", f"{s.successes}/{s.n} = {100 * rate.estimate:.1f}%", sentence)
+    return ("run", f"{s.successes}/{s.n} = {fmt.percent(rate.estimate)}", sentence)
 
 
 def run_markdown(view: RunView) -> str:
@@ -199,7 +103,7 @@ def run_markdown(view: RunView) -> str:
     lines = [f"## {view.run_id} ({view.data.policy}): **{word}**\n", sentence + "\n",
              f"Panel `{m.panel_name}` (`{m.panel_fingerprint[:12]}`).\n",
              "| slice | n | success | failure | timeout | error | success rate "
-             f"({_level(_run_confidence(view))}) |",
+             f"({fmt.level(_run_confidence(view))}) |",
              "|---|---|---|---|---|---|---|"]
     for s in view.slices:
         c = s.summary.counts
@@ -207,14 +111,17 @@ def run_markdown(view: RunView) -> str:
         name = f"**{s.name}**" if s.kind == "all" else s.name
         lines.append(f"| {name} | {s.summary.n} | {c.get('success', 0)} | "
                      f"{c.get('failure', 0)} | {c.get('timeout', 0)} | {c.get('error', 0)} | "
-                     f"{fmt_rate(rate)} |")
+                     f"{fmt.rate(rate)} |")
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(data: ReportData) -> str:
-    """Markdown for collected report data: the comparisons, or the one run."""
+def report_markdown(data: ReportData, columns: Sequence[str] | None = None) -> str:
+    """Markdown for collected report data: the comparisons, or the one run.
+
+    ``columns`` selects slice-table columns by key (all by default).
+    """
     if data.comparisons:
-        return comparison_markdown(data.comparisons)
+        return comparison_markdown(data.comparisons, columns)
     return run_markdown(data.runs[0])
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalband.report import _format as fmt
 from evalband.report._svg import (
     IMPROVED,
     NEUTRAL,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from evalband.report._curves import PowerCurve
     from evalband.report._data import RunView
 
-__all__ = ["MAX_ROWS", "ForestRow", "plain_log_labels", "gap_text", "forest_rows", "forest_plot",
+__all__ = ["MAX_ROWS", "ForestRow", "plain_log_labels", "forest_rows", "forest_plot",
            "delta_plot", "outcome_plot", "power_plot", "shown_rows"]
 
 MAX_ROWS = 40
@@ -122,7 +123,7 @@ def forest_plot(rows: Sequence[ForestRow], labels: Sequence[str],
                     capsize=2.5, lw=1.3, label=label)
     _slice_axis(ax, [r.name for r in shown])
     ax.set_xlim(-2, 102)
-    ax.set_xlabel(f"success rate (%) with {100 * confidence:.4g}% Wilson band")
+    ax.set_xlabel(f"success rate (%) with {fmt.level(confidence)} Wilson band")
     if m > 1:
         fig.legend(loc="outside upper left", ncols=min(m, 3), frameon=False, fontsize=8)
     return fig
@@ -226,25 +227,16 @@ def power_plot(pc: PowerCurve) -> Figure:
     for gap, n, colour, side in marks:
         if gap is not None:
             ax.plot([100 * gap], [n], "o", color=colour, ms=6, mfc="white", mew=1.6)
-            ax.annotate(f"{gap_text(gap)} pts", (100 * gap, n),
+            ax.annotate(f"{fmt.gap(gap)} pts", (100 * gap, n),
                         xytext=(-6 if side == "right" else 6, 6), ha=side,
                         textcoords="offset points", fontsize=8, color=colour)
     ax.set_yscale("log")
     plain_log_labels(ax.yaxis)
-    ax.set_xlabel(f"gap from the baseline rate {100 * pc.p:.1f}% (points)")
+    ax.set_xlabel(f"gap from the baseline rate {fmt.percent(pc.p)} (points)")
     ax.set_ylabel("episodes per arm (80% power)")
     ax.grid(which="major", color="#e5e5e5", linewidth=0.6)
     fig.legend(loc="outside upper left", ncols=3, frameon=False, fontsize=8)
     return fig
-
-
-def gap_text(gap: float) -> str:
-    """A gap in points: whole points, or one decimal under five.
-
-    >>> gap_text(0.123), gap_text(0.0123)
-    ('12', '1.2')
-    """
-    return f"{100 * gap:.1f}" if gap < 0.05 else f"{100 * gap:.0f}"
 
 
 def plain_log_labels(axis: Any) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalband.report import _format as fmt
 from evalband.report._plots import plain_log_labels
 from evalband.report._svg import OUTCOME_COLOURS, PALETTE, new_figure, styled
 
@@ -52,8 +53,7 @@ def cumulative_plot(curves: Sequence[tuple[str, CumulativeCurve]],
     for point in stories[:-1][:8]:
         colour = _STORY_COLOURS[point.state]
         ax.axvline(point.pairs, color=colour, ls=":", lw=1.1)
-        ax.annotate(f"{point.state}\nΔ {100 * point.estimate:+.1f} "
-                    f"[{100 * point.low:+.1f}, {100 * point.high:+.1f}]",
+        ax.annotate(f"{point.state}\nΔ {fmt.points(point)}",
                     (point.pairs, 0.98), xycoords=("data", "axes fraction"), xytext=(3, 0),
                     textcoords="offset points", va="top", fontsize=7, color=colour)
     if longest > 1000:
@@ -93,7 +93,7 @@ def swing_plot(runs: Sequence[RunView]) -> Figure:
         sigma = floor.swing.binomial_std if floor.swing else 0.0
         if len(rates) <= MAX_SUITE_DOTS:
             ax.axhspan(100 * pooled.low, 100 * pooled.high, color=colour, alpha=0.2, lw=0,
-                       label=f"pooled {100 * floor.confidence:.4g}% band")
+                       label=f"pooled {fmt.level(floor.confidence)} band")
             ax.axhline(100 * pooled.estimate, color=colour, lw=1.0)
             for s in (-2, 2):
                 ax.axhline(100 * (pooled.estimate + s * sigma), color="#999999", lw=0.8,

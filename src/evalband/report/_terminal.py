@@ -6,11 +6,11 @@ which rich drops when it does not write to a terminal. Regressions are red every
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evalband.report._markdown import fmt_delta, fmt_p, fmt_rate, verdict_text
+from evalband.report import _format as fmt
+from evalband.report._table import headings, is_sequential, terminal_columns
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -62,41 +62,32 @@ def _styled(text: str, style: str) -> str:
     return f"[{style}]{escape(text)}[/]" if style else escape(text)
 
 
-def _log_e(test: dict[str, Any], key: str) -> str:
-    """``log E`` of a sequential test (regression / improvement), 2 decimals."""
-    value = test.get(key)
-    return "-" if value is None else f"{math.log(max(float(value), 1e-300)):.2f}"
+def comparison_renderables(c: Comparison, *, plain: bool = False,
+                           columns: Sequence[str] | None = None) -> list[RenderableType]:
+    """A comparison for the terminal: slice table first, pairs, aggregate last, the verdict.
 
-
-def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[RenderableType]:
-    """A comparison for the terminal: slice table first, pairs, aggregate last, the verdict."""
+    ``columns`` keeps only the slice-table columns of these keys (see
+    :data:`evalband.report._table.COLUMNS`); all by default.
+    """
     from rich.markup import escape
 
     out: list[RenderableType] = []
     if c.panel_mismatch:
         out.append("[bold red]PANEL MISMATCH[/]: these runs were made on different panels")
-    sequential = any(str((r.test or {}).get("method", "")).startswith("sequential")
-                     for r in c.slice_rows)
-    cols = (["delta points (confidence sequence)", "log E", "boundary"] if sequential
-            else ["delta points (Holm-adjusted)", "p", "Holm p"])
+    sequential = is_sequential(c.slice_rows)
+    shown = terminal_columns(sequential, columns)
+    words = headings(c.confidence, sequential)
+    headers = [col.terminal.format_map(vars(words)) for col in shown if col.terminal]
     table = new_table(
         f"{c.candidate} ({c.candidate_policy}) vs {c.baseline} ({c.baseline_policy}) - "
-        "slices first",
-        ["slice", "n", "baseline", "candidate", *cols, "verdict"],
-        plain=plain, right=["n", "baseline", "candidate", *cols],
+        "slices first", headers, plain=plain,
+        right=[h for h, col in zip(headers, shown, strict=True) if col.kind == "number"],
         keep=max((len(r.name) for r in c.slice_rows), default=0))
     for row in c.slice_rows:
         style = VERDICT_STYLES.get(row.verdict, "")
-        t = row.test or {}
-        stats = ((f"{_log_e(t, 'e_regression')}/{_log_e(t, 'e_improvement')}",
-                  f"{math.log(t['threshold']):.2f}" if "threshold" in t else "-")
-                 if sequential else (fmt_p(row.p_value), fmt_p(row.p_holm)))
-        table.add_row(
-            escape(row.name), f"{row.n_baseline}/{row.n_candidate}", fmt_rate(row.rate_baseline),
-            fmt_rate(row.rate_candidate), fmt_delta(row.delta), *stats,
-            _styled(verdict_text(row), style),
-            style="red" if row.verdict == "regressed" else None,
-        )
+        cells = [_styled(col.text(row), style) if col.kind == "verdict" else escape(col.text(row))
+                 for col in shown]
+        table.add_row(*cells, style="red" if row.verdict == "regressed" else None)
     out.append(table)
     for row in c.slice_rows:
         if row.pairing == "paired" and row.kind in ("all", "factor"):
@@ -105,8 +96,9 @@ def comparison_renderables(c: Comparison, *, plain: bool = False) -> list[Render
                        f"{p['baseline_only']}, candidate-only {p['candidate_only']}, "
                        f"neither {p['neither']}")
     agg = c.aggregate
-    out.append(f"aggregate (last): delta J = {100 * agg.delta:+.1f} points "
-               f"[{100 * agg.low:+.1f}, {100 * agg.high:+.1f}], {escape(agg.method)}")
+    out.append(f"aggregate (last): delta J = {fmt.signed_points(agg.delta)} points "
+               f"[{fmt.signed_points(agg.low)}, {fmt.signed_points(agg.high)}], "
+               f"{escape(agg.method)}")
     if c.hidden_regressions:
         out.append(f"[bold red]hidden regression[/]: {escape(', '.join(c.hidden_regressions))} "
                    "regressed while the aggregate does not show it")
@@ -134,8 +126,8 @@ def slice_summary_table(slices: Sequence[SliceSummary], *, plain: bool = False,
                   for o in ("success", "failure", "timeout", "error")]
         table.add_row(
             escape(s.name), str(s.summary.n), *counts,
-            f"{100 * rate.estimate:.1f}%" if rate else "-",
-            f"[{100 * rate.low:.1f}%, {100 * rate.high:.1f}%]" if rate else "-",
+            fmt.percent(rate.estimate) if rate else "-",
+            f"[{fmt.percent(rate.low)}, {fmt.percent(rate.high)}]" if rate else "-",
             s.summary.time_text,
             style="bold" if s.kind == "all" else None,
         )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from evalband.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    from evalband.analysis import Comparison
     from evalband.store import RunStore
 
 __all__ = ["write_report"]
@@ -24,6 +25,7 @@ def write_report(
     allow_panel_mismatch: bool = False,
     confidence: float = 0.95,
     sequential: bool = False,
+    comparisons: Sequence[Comparison] | None = None,
 ) -> list[Path]:
     """Write the HTML report and/or the Markdown summary; the runs are read once.
 
@@ -36,6 +38,8 @@ def write_report(
         allow_panel_mismatch: compare runs of different panels anyway (the page says so).
         confidence: level of every band.
         sequential: the anytime-valid verdict (as ``evalband compare --sequential``).
+        comparisons: the comparisons of these runs, already computed (rendered as given);
+            else the result ``evalband compare`` stored, while current, else computed.
 
     Returns:
         The paths written, HTML first.
@@ -61,7 +65,8 @@ def write_report(
             "write_report needs a destination: html=PATH and/or md=PATH; got neither"
         )
     data = collect(sources, store, command=command, confidence=confidence,
-                   allow_panel_mismatch=allow_panel_mismatch, sequential=sequential)
+                   allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
+                   comparisons=comparisons)
     written = []
     for path, render in ((html, report_html), (md, report_markdown)):
         if path is None:

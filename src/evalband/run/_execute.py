@@ -307,7 +307,9 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     dt = env_dt(env, task)
     trace = start_trace(env, spec, dt, task.trace_episodes)
     try:
-        runtime.reset(episode_context(task, spec))
+        if runtime.resets():  # the context (a SeedSequence draw) only for a policy that reads it
+            runtime.reset(episode_context(task, spec))
+        act = runtime.actor()
         t0 = time.perf_counter()
         obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
         env_s += time.perf_counter() - t0
@@ -315,7 +317,7 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
             trace.add(0)
         while True:
             t0 = time.perf_counter()
-            action = runtime.act(obs)
+            action = act(obs)
             latencies.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             obs, reward, terminated, truncated, info = env.step(action)

@@ -9,36 +9,30 @@ this module handles a worker *process* dying (a segfault in an env's C code, the
   in its own process, and an episode whose process dies is recorded as an ``error`` episode
   saying how the process ended (e.g. "killed by signal SIGSEGV"); nothing is dropped;
 * workers die with the driver: each sets ``PR_SET_PDEATHSIG`` (Linux; it fires when its
-  parent, the forkserver, exits) and watches the driver's pid (:func:`worker_init`), so a
-  driver killed with ``kill -9`` leaves no worker playing on.
+  parent, the forkserver, exits) and watches the driver's pid
+  (:func:`~evalband.run._pool.worker_init`, which lives with the pool so that the command
+  line can start workers before it imports anything heavy), so a driver killed with
+  ``kill -9`` leaves no worker playing on.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import signal
-import sys
 import tempfile
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, _record, execute_chunk_list
+from evalband.run._pool import worker_init
 
 __all__ = [
     "worker_init", "play_isolated", "death_text", "crash_record", "check_not_bootstrapping",
     "GUARD_HINT", "check_workers_start",
 ]
-
-_PR_SET_PDEATHSIG = 1
-WATCH_INTERVAL_S = 0.25
-"""How often a worker checks that its driver still lives."""
-
 
 GUARD_HINT = (
     "if you run evalband from a script, put the calls under `if __name__ == \"__main__\":` "
@@ -81,39 +75,6 @@ def check_workers_start(context: Any, task: RunTask) -> None:
 
         raise BackendError(f"worker processes die before playing any episode ({how}); "
                            f"{GUARD_HINT}; or see the worker's message above")
-
-
-def _set_parent_death_signal() -> None:
-    """Linux: ask the kernel to SIGKILL this process when its parent exits."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-
-
-def _watch_driver(driver_pid: int) -> None:
-    while True:
-        time.sleep(WATCH_INTERVAL_S)
-        try:
-            os.kill(driver_pid, 0)
-        except ProcessLookupError:
-            os.kill(os.getpid(), signal.SIGKILL)
-        except PermissionError:  # pragma: no cover - the pid was reused by another user
-            os.kill(os.getpid(), signal.SIGKILL)
-
-
-def worker_init(driver_pid: int) -> None:
-    """Initialise a worker process so that it dies with the driver (see the module doc).
-
-    >>> worker_init(os.getpid())  # in the driver itself: harmless, the driver lives
-    """
-    _set_parent_death_signal()
-    if driver_pid != os.getpid():
-        threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
-                         name="evalband-driver-watch").start()
 
 
 def death_text(exitcode: int | None) -> str:

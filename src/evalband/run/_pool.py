@@ -12,16 +12,26 @@ and planning. The pool closes with the interpreter (or :func:`close_pools`).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["warm_pool", "prestart", "close_pools", "forkserver_context"]
+__all__ = ["warm_pool", "prestart", "close_pools", "forkserver_context", "worker_init",
+           "WATCH_INTERVAL_S"]
 
 _LOCK = threading.Lock()
+_PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL_S = 0.25
+"""How often a worker checks that its driver still lives."""
 _IDLE: dict[tuple[Any, ...], ProcessPoolExecutor] = {}  # key -> a pool no run is using
+_ASKED: dict[int, set[str]] = {}  # id(pool) -> the modules its workers were asked to import
 
 
 def forkserver_context(preload: Sequence[str] = ()) -> Any:
@@ -136,7 +146,10 @@ def prestart(
     The pool is the session's idle pool from now on (the next :func:`warm_pool` with the
     same workers, initializer and arguments takes it, started or not); its workers
     import ``modules`` while the caller goes on with its own imports, the panel and the
-    store. Errors are left for the run itself to meet.
+    store. Called again for a pool that is already idle (the command line starts it before
+    it knows the env; ``run_panel`` then names the env's and the policy's modules), it
+    asks the workers to import the modules not asked for yet. Errors are left for the run
+    itself to meet.
 
     Args:
         workers: worker processes to start.
@@ -149,10 +162,14 @@ def prestart(
     context = forkserver_context(modules)
     key = _key(workers, context, initializer, initargs)
     with _LOCK:
-        if key in _IDLE:  # already warm (or warming)
-            return
-        pool = _IDLE[key] = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                                initializer=initializer, initargs=initargs)
+        pool = _IDLE.get(key)
+        warming = pool is not None
+        if pool is None:
+            pool = _IDLE[key] = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                    initializer=initializer, initargs=initargs)
+    if warming and set(modules) <= _ASKED.get(id(pool), set()):
+        return  # already warm (or warming) with these modules
+    _ASKED.setdefault(id(pool), set()).update(modules)
 
     def start() -> None:  # each submit starts a worker; the first also the forkserver
         try:
@@ -172,5 +189,39 @@ def close_pools() -> None:
     with _LOCK:
         pools = list(_IDLE.values())
         _IDLE.clear()
+        _ASKED.clear()
     for pool in pools:
         pool.shutdown(wait=True)
+
+
+def _set_parent_death_signal() -> None:
+    """Linux: ask the kernel to SIGKILL this process when its parent exits."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+
+def _watch_driver(driver_pid: int) -> None:
+    while True:
+        time.sleep(WATCH_INTERVAL_S)
+        try:
+            os.kill(driver_pid, 0)
+        except ProcessLookupError:
+            os.kill(os.getpid(), signal.SIGKILL)
+        except PermissionError:  # pragma: no cover - the pid was reused by another user
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def worker_init(driver_pid: int) -> None:
+    """Initialise a worker so that it dies with the driver (:mod:`evalband.run._isolation`).
+
+    >>> worker_init(os.getpid())  # in the driver itself: harmless, the driver lives
+    """
+    _set_parent_death_signal()
+    if driver_pid != os.getpid():
+        threading.Thread(target=_watch_driver, args=(driver_pid,), daemon=True,
+                         name="evalband-driver-watch").start()

@@ -17,11 +17,9 @@ encoding, milliseconds) is kept in ``extra["media_ms"]`` of each filmed episode.
 from __future__ import annotations
 
 import hashlib
-import io
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,8 +27,11 @@ import numpy as np
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import EpisodeSpec
+from evalband.run._encode import ClipStream, encode_video, frame_for_encoder
 
 __all__ = ["RecordPlan", "encode_video", "parse_record", "play_recorded", "store_pending_media"]
+
+# encode_video lives in evalband.run._encode; re-exported here, where clips are made
 
 PENDING = "_media_pending"
 """The ``extra`` key a worker puts encoded clips under until the driver stores them."""
@@ -103,92 +104,63 @@ def parse_record(
     )
 
 
-def encode_video(frames: Sequence[np.ndarray], fps: float = 10.0, codec: str = "h264") -> bytes:
-    """Encode RGB uint8 frames (all one size) to an MP4 (H.264) or WebM (VP9) file's bytes.
-
-    Odd widths and heights are padded by one pixel (the codecs' 4:2:0 sampling needs even
-    sizes).
-
-    >>> clip = encode_video([np.full((32, 32, 3), i * 20, np.uint8) for i in range(8)], fps=5)
-    >>> clip[4:8]
-    b'ftyp'
-    """
-    import av
-
-    if not frames:
-        raise InvalidParameterError("a video needs at least one frame")
-    first = np.asarray(frames[0])
-    height, width = first.shape[0] + first.shape[0] % 2, first.shape[1] + first.shape[1] % 2
-    container_format, codec_name = ("mp4", "libx264") if codec == "h264" else ("webm", "libvpx-vp9")
-    buffer = io.BytesIO()
-    rate = Fraction(fps).limit_denominator(1000)
-    reformatter = _reformatter(av)
-    with av.open(buffer, mode="w", format=container_format) as container:
-        stream: Any = container.add_stream(codec_name, rate=rate)  # a video stream
-        stream.width, stream.height = width, height
-        stream.pix_fmt = "yuv420p"
-        stream.thread_count = 1  # small frames: threads cost more than they save
-        if codec == "h264":
-            stream.options = {"preset": "ultrafast", "tune": "zerolatency", "crf": "28"}
-        else:
-            stream.options = {"deadline": "realtime", "cpu-used": "8", "crf": "40", "b": "0"}
-        for frame in frames:
-            image = np.asarray(frame, dtype=np.uint8)[..., :3]
-            if image.shape[:2] != (height, width):
-                padded = np.zeros((height, width, 3), dtype=np.uint8)
-                padded[: image.shape[0], : image.shape[1]] = image
-                image = padded
-            rgb = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="rgb24")
-            for packet in stream.encode(reformatter.reformat(rgb, format="yuv420p")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-    return buffer.getvalue()
-
-
-_REFORMATTERS: dict[int, Any] = {}
-
-
-def _reformatter(av: Any) -> Any:
-    """One RGB -> YUV converter per thread (it keeps its scaler between frames and clips)."""
-    import threading
-
-    from av.video.reformatter import VideoReformatter
-
-    key = threading.get_ident()
-    if key not in _REFORMATTERS:
-        _REFORMATTERS[key] = VideoReformatter()
-    return _REFORMATTERS[key]
-
-
 MAX_RAW_BYTES = 512 * 1024 * 1024
-"""Most bytes of raw frames one episode keeps before encoding; later frames are dropped (and
-the record says so in ``extra["media_note"]``)."""
+"""Most bytes of raw frames one clip takes; later frames are dropped (and the record says so
+in ``extra["media_note"]``). With ``failures`` they are held until the episode ends."""
+
+MAX_OPEN_CLIPS = 2
+"""Clips still encoding before the player waits for the oldest (bounds memory and threads)."""
 
 
-class _Filming:
-    """An env seen through a camera: frames after ``reset`` and after every ``step``."""
+class _Camera:
+    """An env seen through a camera: frames after ``reset`` and after every ``step``.
+
+    One camera per env, reused across episodes; it films only between :meth:`start` and
+    :meth:`stop`. Frames go to a :class:`ClipStream` as they are drawn (``sample``, ``all``:
+    the clip is kept whatever happens) or into a list (``failures``: kept only if the episode
+    fails, so it is encoded once the outcome is known).
+    """
 
     def __init__(self, env: Any) -> None:
         self._env = env
-        self.frames: list[np.ndarray] = []
+        self.stream: ClipStream | None = None
+        self.held: list[np.ndarray] | None = None
         self.render_s = 0.0
         self.raw_bytes = 0
+        self.frames = 0
         self.dropped = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
 
+    def start(self, plan: RecordPlan) -> None:
+        self.render_s, self.raw_bytes, self.frames, self.dropped = 0.0, 0, 0, 0
+        if plan.mode == "failures":
+            self.held = []
+        else:
+            self.stream = ClipStream(plan.fps, plan.codec)
+
+    def stop(self) -> tuple[ClipStream | None, list[np.ndarray] | None]:
+        stream, held = self.stream, self.held
+        self.stream = self.held = None
+        if stream is not None:
+            stream.close()
+        return stream, held
+
     def _shoot(self) -> None:
         t0 = time.perf_counter()
         frame = self._env.render()
         if frame is not None:
-            image = np.asarray(frame)
+            image = frame_for_encoder(frame)
             if self.raw_bytes + image.nbytes > MAX_RAW_BYTES:
                 self.dropped += 1
             else:
-                self.frames.append(image)
                 self.raw_bytes += image.nbytes
+                self.frames += 1
+                if self.stream is not None:
+                    self.stream.add(image)
+                elif self.held is not None:
+                    self.held.append(image)
         self.render_s += time.perf_counter() - t0
 
     def reset(self, **kwargs: Any) -> Any:
@@ -202,25 +174,35 @@ class _Filming:
         return out
 
 
-def _attach_clip(record: EpisodeRecord, frames: list[np.ndarray], plan: RecordPlan,
-                 render_s: float) -> EpisodeRecord:
-    """Encode a filmed episode's frames and attach the clip (runs on the encoder thread)."""
-    encode_s = 0.0
-    if plan.keeps(record) and frames:
-        t0 = time.perf_counter()
-        try:
-            data = encode_video(frames, plan.fps, plan.codec)
-        except Exception as exc:  # noqa: BLE001 - a clip that fails never fails the run
-            record.extra["media_error"] = f"{type(exc).__name__}: {exc}"
-        else:
-            encode_s = time.perf_counter() - t0
-            content_type = "video/mp4" if plan.codec == "h264" else "video/webm"
-            record.extra[PENDING] = [
-                {"data": data, "content_type": content_type, "frames": len(frames)}
-            ]
-    # what filming cost this episode: drawing the frames and encoding the clip
-    record.extra["media_ms"] = round(1000.0 * (render_s + encode_s), 3)
-    return record
+class _Filmed:
+    """A filmed episode's record waiting for its clip."""
+
+    def __init__(self, record: EpisodeRecord, plan: RecordPlan, clip: ClipStream | None,
+                 render_s: float | None) -> None:
+        self.record, self.plan, self.clip, self.render_s = record, plan, clip, render_s
+
+    @property
+    def done(self) -> bool:
+        return self.clip is None or self.clip.done
+
+    def result(self) -> EpisodeRecord:
+        """The record with its encoded clip attached (``extra[PENDING]``) and its cost."""
+        record, encode_s = self.record, 0.0
+        if self.render_s is None:  # not filmed
+            return record
+        if self.clip is not None:
+            try:
+                data, frames, encode_s = self.clip.finish()
+            except Exception as exc:  # noqa: BLE001 - a clip that fails never fails the run
+                record.extra["media_error"] = f"{type(exc).__name__}: {exc}"
+            else:
+                content_type = "video/mp4" if self.plan.codec == "h264" else "video/webm"
+                record.extra[PENDING] = [
+                    {"data": data, "content_type": content_type, "frames": frames}
+                ]
+        # what filming cost this episode: drawing the frames and encoding the clip
+        record.extra["media_ms"] = round(1000.0 * (self.render_s + encode_s), 3)
+        return record
 
 
 def play_recorded(
@@ -232,41 +214,58 @@ def play_recorded(
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
 
-    Clips are encoded on one background thread (PyAV releases the GIL while it converts and
-    encodes), so the next episode plays meanwhile; records are still yielded in spec order,
-    a filmed one once its clip is ready.
+    Only those episodes call ``render()``: ``sample:K`` and ``all`` know before an episode
+    starts that its clip is kept, and stream its frames to an encoder thread while it is
+    played; ``failures`` cannot know, so it draws every episode and encodes the failed
+    ones' frames once the outcome is known (on a thread too). Records are yielded in spec
+    order, a filmed one once its clip is ready.
     """
     from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from evalband.run._execute import task_env
 
     plan: RecordPlan = task.record
-    waiting: deque[Future[EpisodeRecord]] = deque()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalband-encode") as encoder:
+    waiting: deque[_Filmed] = deque()
+    cameras: dict[int, _Camera] = {}
+    try:
         for spec in specs:
+            played = task_env(task, env, spec)
             if not plan.films(spec):
-                record = play(env, policy, spec, task)
-                done: Future[EpisodeRecord] = Future()
-                done.set_result(record)
-                waiting.append(done)
+                waiting.append(_Filmed(play(played, policy, spec, task), plan, None, None))
             else:
-                camera = _Filming(env)
-                record = play(camera, policy, spec, task)
+                camera = cameras.get(id(played))
+                if camera is None or camera._env is not played:
+                    camera = cameras[id(played)] = _Camera(played)
+                camera.start(plan)
+                try:
+                    record = play(camera, policy, spec, task)
+                finally:
+                    stream, held = camera.stop()
                 if record.env_ms is not None:
                     record = replace(
                         record, env_ms=max(0.0, record.env_ms - camera.render_s * 1000.0)
                     )
                 if camera.dropped:
                     record.extra["media_note"] = (
-                        f"the clip stops after {len(camera.frames)} frames: the last "
+                        f"the clip stops after {camera.frames} frames: the last "
                         f"{camera.dropped} were over the {MAX_RAW_BYTES >> 20} MiB of raw "
                         "frames one episode may hold"
                     )
-                waiting.append(encoder.submit(_attach_clip, record, camera.frames, plan,
-                                              camera.render_s))
-            while waiting and waiting[0].done():
+                if held is not None and held and plan.keeps(record):
+                    stream = ClipStream(plan.fps, plan.codec, held)
+                waiting.append(_Filmed(record, plan, stream, camera.render_s))
+                if sum(1 for w in waiting if not w.done) > MAX_OPEN_CLIPS:
+                    oldest = next(w.clip for w in waiting if not w.done)
+                    if oldest is not None:
+                        oldest.wait()
+            while waiting and waiting[0].done:
                 yield waiting.popleft().result()
         while waiting:
             yield waiting.popleft().result()
+    finally:
+        for filmed in waiting:  # an interrupted run: let the encoder threads end
+            if filmed.clip is not None:
+                filmed.clip.close()
 
 
 def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from evalband.analysis._verdicts import SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
-from evalband.session._analyze import _policy_results, _Row, _rows, _scene_counts
 from evalband.session._results import EXPLORATORY, PolicyResult
+from evalband.session._trials import Row, policy_results, scene_counts, trial_rows
 from evalband.stats import Difference, Interval, TestResult
 from evalband.stats._validate import check_choice, check_confidence
 
@@ -50,6 +52,10 @@ class AnchorDrift:
         p_holm: Holm-adjusted across the shared policies.
         drifted: ``p_holm <= 1 - confidence``.
         sentence: the check in words.
+        verdict: the decided change ``after - before`` in the words of ``compare``
+            (:class:`~evalband.analysis.SliceVerdict`): ``regressed`` when the shared policy
+            fell significantly, ``improved`` when it rose, ``no detectable change`` otherwise;
+            either direction is drift.
     """
 
     policy: str
@@ -61,6 +67,7 @@ class AnchorDrift:
     p_holm: float
     drifted: bool
     sentence: str
+    verdict: SliceVerdict
 
 
 @dataclass(frozen=True)
@@ -75,9 +82,11 @@ class CrossComparison:
         difference: ``a - b``, the interval of ``test`` at its Holm step's level.
         test: the same test as the drift check.
         p_holm: Holm-adjusted across the cross-session comparisons.
-        label: :data:`~evalband.session.EXPLORATORY` (never pre-registered across sessions).
+        label: :attr:`~evalband.analysis.Standing.EXPLORATORY` (never pre-registered across
+            sessions).
         caveat: what the difference carries besides the models (drift, other scenes).
         sentence: the comparison in words.
+        verdict: the decided difference ``a - b`` (:class:`~evalband.analysis.SliceVerdict`).
     """
 
     a: str
@@ -87,9 +96,10 @@ class CrossComparison:
     difference: Difference
     test: TestResult
     p_holm: float
-    label: str
+    label: Standing
     caveat: str
     sentence: str
+    verdict: SliceVerdict
 
 
 @dataclass(frozen=True)
@@ -102,8 +112,9 @@ class DriftReport:
         confidence: the level of every band; the drift family level is ``1 - confidence``.
         test: ``"fisher"`` or ``"boschloo"``.
         anchors: one check per shared policy with trials in both sessions.
-        drifted: whether any shared policy changed significantly.
-        verdict: the drift verdict in words (read it before ``cross``).
+        drifted: whether any shared policy changed significantly (the decision; each
+            anchor's ``verdict`` says which way).
+        sentence: the drift reading in words (read it before ``cross``).
         cross: cross-session comparisons of the policies each session ran alone.
         notes: rubric differences, shared policies without data.
     """
@@ -114,7 +125,7 @@ class DriftReport:
     test: str
     anchors: tuple[AnchorDrift, ...]
     drifted: bool
-    verdict: str
+    sentence: str
     cross: tuple[CrossComparison, ...]
     notes: tuple[str, ...]
 
@@ -129,7 +140,7 @@ class DriftReport:
                 "confidence",
                 "test",
                 "drifted",
-                "verdict",
+                "sentence",
                 "anchors",
                 "notes",
                 "cross",
@@ -224,11 +235,11 @@ def session_drift(
     >>> t1 = simulate_session(week1, success_prob={"ctrl": 0.8, "A": 0.5}, seed=1)
     >>> t2 = simulate_session(week2, success_prob={"ctrl": 0.3, "B": 0.5}, seed=2)
     >>> report = session_drift(week1, t1, week2, t2)
-    >>> report.drifted, report.anchors[0].role, report.cross[0].label
-    (True, 'positive control', 'exploratory — a hypothesis, not a finding')
+    >>> report.drifted, report.anchors[0].role, report.anchors[0].verdict.value
+    (True, 'positive control', 'regressed')
+    >>> report.cross[0].label.value
+    'exploratory — a hypothesis, not a finding'
     """
-    from evalband.stats import holm_levels
-
     level = check_confidence(confidence)
     how = check_choice(test, "test", DRIFT_TESTS)
     if plan_a.session_id == plan_b.session_id:
@@ -253,9 +264,9 @@ def session_drift(
                 parameters=("on",),
             )
         shared = [p for p in shared if p in chosen]
-    rows_a, rows_b = _rows(plan_a, trials_a), _rows(plan_b, trials_b)
-    res_a = _by_name(_policy_results(plan_a, rows_a, level))
-    res_b = _by_name(_policy_results(plan_b, rows_b, level))
+    rows_a, rows_b = trial_rows(plan_a, trials_a), trial_rows(plan_b, trials_b)
+    res_a = _by_name(policy_results(plan_a, rows_a, level))
+    res_b = _by_name(policy_results(plan_b, rows_b, level))
     controls = {plan_a.positive_control, plan_b.positive_control} - {None}
     notes: list[str] = []
     if plan_a.rubric != plan_b.rubric:
@@ -273,46 +284,43 @@ def session_drift(
             )
             continue
         exact = _test(how, rb.successes, rb.unaided, ra.successes, ra.unaided)
-        family = _Family(_by_scene(rows_b, policy), _by_scene(rows_a, policy), exact)
+        family = _Family(_by_scene(rows_b, policy), _by_scene(rows_a, policy), exact, level)
         role = "positive control" if policy in controls else "bridge"
-        raw.append((policy, role, ra.rate, rb.rate, family, family.at(level)[1]))
+        raw.append((policy, role, ra.rate, rb.rate, family))
     if not raw:
         raise InvalidInputError(
             f"no shared policy ({', '.join(shared)}) has unaided trials in both sessions; "
             "score the bridge arm in both before reading drift"
         )
     alpha = 1.0 - level
-    adjusted, rejected, levels = holm_levels([r[5].p_value for r in raw], alpha)
     anchors = []
-    for (policy, role, before, after, family, _), p, drifted, step in zip(
-        raw, adjusted.tolist(), rejected.tolist(), levels.tolist(), strict=True
-    ):
-        change, result = family.at(1.0 - step)
+    decisions = decide_holm([r[4] for r in raw], alpha)
+    for (policy, role, before, after, family), decided in zip(raw, decisions, strict=True):
+        change, result = decided.difference, family.test_at(1.0 - decided.level)
         head = (
             f"{role} {policy}: {_pct(before)} in {plan_a.session_id} -> {_pct(after)} in "
             f"{plan_b.session_id}, change {_band(change)}, {result.method} Holm p = "
-            f"{float(p):.3g}"
+            f"{decided.p_holm:.3g}"
         )
         tail = (
             "RIG DRIFT: the same policy behaved differently"
-            if drifted
+            if decided.rejected
             else "no significant change (the band is how much drift could hide)"
         )
         anchors.append(
-            AnchorDrift(
-                policy, role, before, after, change, result, float(p), drifted, f"{head}: {tail}"
-            )
+            AnchorDrift(policy, role, before, after, change, result, decided.p_holm,
+                        decided.rejected, f"{head}: {tail}", decided.verdict)
         )
     drifted_on = [a.policy for a in anchors if a.drifted]
     if drifted_on:
-        verdict = (
+        sentence = (
             f"RIG DRIFT between {plan_a.session_id} and {plan_b.session_id}: "
             f"{', '.join(drifted_on)} changed significantly (Holm, family level {alpha:.2g}). "
             "Suspect the rig (worn block edges, polished gripper pads, loose screws) or the "
             "protocol before comparing models across these sessions"
         )
     else:
-        verdict = (
+        sentence = (
             f"no significant drift between {plan_a.session_id} and {plan_b.session_id} on "
             f"{', '.join(a.policy for a in anchors)}; a drift inside the bands above could "
             "still hide at these n"
@@ -325,7 +333,7 @@ def session_drift(
         how,
         tuple(anchors),
         bool(drifted_on),
-        verdict,
+        sentence,
         cross,
         tuple(notes),
     )
@@ -334,15 +342,13 @@ def session_drift(
 def _cross(
     plan_a: SessionPlan,
     plan_b: SessionPlan,
-    rows: tuple[Sequence[_Row], Sequence[_Row]],
+    rows: tuple[Sequence[Row], Sequence[Row]],
     res_a: dict[str, PolicyResult],
     res_b: dict[str, PolicyResult],
     level: float,
     how: str,
     drifted_on: Sequence[str],
 ) -> tuple[CrossComparison, ...]:
-    from evalband.stats import holm_levels
-
     only_a = [
         (p, res_a[p], rate)
         for p in plan_a.policies
@@ -357,46 +363,61 @@ def _cross(
     for a, ra, rate_a in only_a:
         for b, rb, rate_b in only_b:
             exact = _test(how, ra.successes, ra.unaided, rb.successes, rb.unaided)
-            family = _Family(_by_scene(rows[0], a), _by_scene(rows[1], b), exact)
-            raw.append((a, b, rate_a, rate_b, family, family.at(level)[1]))
+            family = _Family(_by_scene(rows[0], a), _by_scene(rows[1], b), exact, level)
+            raw.append((a, b, rate_a, rate_b, family))
     if not raw:
         return ()
-    adjusted, _, levels = holm_levels([r[5].p_value for r in raw], 1.0 - level)
+    decisions = decide_holm([r[4] for r in raw], 1.0 - level)
     caveat = (
         f"carries the rig drift measured on {', '.join(drifted_on)}"
         if drifted_on
         else "different sessions and scenes: unpaired, and drift below detection may remain"
     )
     out = []
-    for (a, b, rate_a, rate_b, family, _), p, step in zip(
-        raw, adjusted.tolist(), levels.tolist(), strict=True
-    ):
-        diff, result = family.at(1.0 - step)
+    for (a, b, rate_a, rate_b, family), decided in zip(raw, decisions, strict=True):
+        diff, result = decided.difference, family.test_at(1.0 - decided.level)
         sentence = (
             f"{a} ({plan_a.session_id}) vs {b} ({plan_b.session_id}): {_band(diff)}, "
-            f"Holm p = {float(p):.3g}; {caveat}"
+            f"Holm p = {decided.p_holm:.3g}; {caveat}"
         )
         out.append(
-            CrossComparison(
-                a, b, rate_a, rate_b, diff, result, float(p), EXPLORATORY, caveat, sentence
-            )
+            CrossComparison(a, b, rate_a, rate_b, diff, result, decided.p_holm, EXPLORATORY,
+                            caveat, sentence, decided.verdict)
         )
     return tuple(out)
 
 
-def _by_scene(rows: Sequence[_Row], policy: str) -> tuple[list[int], list[int]]:
+def _by_scene(rows: Sequence[Row], policy: str) -> tuple[list[int], list[int]]:
     """A policy's unaided successes and trials per scene (scenes with trials only)."""
     scenes = sorted({r.scene for r in rows if r.unaided and r.policy == policy})
-    return _scene_counts(rows, (policy,), scenes)
+    return scene_counts(rows, (policy,), scenes)
 
 
 @dataclass(frozen=True)
 class _Family:
-    """One rate change: the clustered score test, with an exact test joined at 0."""
+    """One rate change: the clustered score test, with an exact test joined at 0.
+
+    A :class:`~evalband.analysis._verdicts.Hypothesis` (its p-value at the nominal
+    ``confidence``), decided by :func:`~evalband.analysis._verdicts.decide_holm`.
+    """
 
     first: tuple[list[int], list[int]]
     second: tuple[list[int], list[int]]
     exact: TestResult
+    confidence: float
+
+    @cached_property
+    def p_value(self) -> float:
+        """The joined test's p-value at 0."""
+        return self.test_at(self.confidence).p_value
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The change's interval that inverts the joined test at ``confidence``."""
+        return self.at(confidence)[0]
+
+    def test_at(self, confidence: float) -> TestResult:
+        """The joined test as reported with the interval at ``confidence``."""
+        return self.at(confidence)[1]
 
     def at(self, level: float) -> tuple[Difference, TestResult]:
         from evalband.stats import clustered_diff_unpaired

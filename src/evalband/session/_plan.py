@@ -42,20 +42,16 @@ _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"  # no 0/O, 1/I: read aloud w
 _CODE_STREAM = 0xB1D  # child stream of the seed that draws blind codes (scenes use 1..N)
 
 
-def _level(value: Any, what: str) -> int:
-    """An integer level 0-9 from an int or a digit string (JSON turns keys into strings)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(
-            f"rubric {what} must be an integer from 0 to 9 (one key on the keyboard); "
-            f"got {value!r}"
-        )
-    if not 0 <= value <= 9:
-        raise InvalidInputError(
-            f"rubric {what} must be an integer from 0 to 9 (one key on the keyboard); got {value}"
-        )
-    return value
+def _rubric_spec(data: Mapping[str, Any]) -> Any:
+    """``data`` validated by :class:`~evalband.session._files.RubricSpec` (one-line errors)."""
+    from pydantic import ValidationError
+
+    from evalband.session._files import RubricSpec, one_line
+
+    try:
+        return RubricSpec.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInputError(one_line(exc, list(RubricSpec.model_fields), "rubric")) from None
 
 
 @dataclass(frozen=True)
@@ -63,8 +59,9 @@ class Rubric:
     """The ordinal score levels of a trial and the level from which a trial is a success.
 
     Levels are single digits (the operator presses the key). A score ``>= success_at`` is a
-    success. The default is seed 004's grasp score: 0 never held, 1 acquired but lost,
-    2 held through the stress (success).
+    success. The fields are validated by :class:`~evalband.session._files.RubricSpec`
+    (pydantic), also when a rubric is built in code. The default is seed 004's grasp score:
+    0 never held, 1 acquired but lost, 2 held through the stress (success).
 
     Raises:
         InvalidInputError: levels that are not integers 0-9 with a text each, fewer than two
@@ -81,38 +78,9 @@ class Rubric:
     success_at: int = 2
 
     def __post_init__(self) -> None:
-        if not isinstance(self.levels, Mapping):
-            raise InvalidInputError(
-                "rubric levels must be a mapping of integer level to its meaning, e.g. "
-                f"{{0: 'never held', 1: 'held'}}; got {type(self.levels).__name__}"
-            )
-        levels: dict[int, str] = {}
-        for key, text in self.levels.items():
-            level = _level(key, "level")
-            if not isinstance(text, str) or not text.strip():
-                raise InvalidInputError(
-                    f"rubric level {level} needs a non-empty text saying what it means; "
-                    f"got {text!r}"
-                )
-            if level in levels:
-                raise InvalidInputError(f"rubric level {level} is given twice")
-            levels[level] = text.strip()
-        if len(levels) < 2:
-            raise InvalidInputError(
-                f"a rubric needs at least two levels (a failure and a success); got {len(levels)}"
-            )
-        success_at = _level(self.success_at, "success_at")
-        if success_at not in levels:
-            raise InvalidInputError(
-                f"rubric success_at must be one of the levels {sorted(levels)}; got {success_at}"
-            )
-        if success_at == min(levels):
-            raise InvalidInputError(
-                f"rubric success_at {success_at} is the lowest level, so no trial could fail; "
-                f"choose one of {sorted(levels)[1:]}"
-            )
-        object.__setattr__(self, "levels", dict(sorted(levels.items())))
-        object.__setattr__(self, "success_at", success_at)
+        spec = _rubric_spec({"levels": self.levels, "success_at": self.success_at})
+        object.__setattr__(self, "levels", dict(spec.levels))
+        object.__setattr__(self, "success_at", spec.success_at)
 
     def check_score(self, score: int) -> int:
         """The score, when it is one of the levels.
@@ -172,18 +140,8 @@ class Rubric:
                 "a rubric must be a mapping with 'levels' and 'success_at'; "
                 f"got {type(data).__name__}"
             )
-        unknown = sorted(set(data) - {"levels", "success_at"})
-        if unknown:
-            raise InvalidInputError(
-                f"unknown rubric field(s) {', '.join(map(str, unknown))}; expected 'levels' "
-                "and 'success_at'"
-            )
-        if "levels" not in data:
-            raise InvalidInputError(
-                "a rubric needs 'levels', e.g. levels: {0: never held, 1: acquired but lost, "
-                "2: held through the stress}"
-            )
-        return cls(levels=data["levels"], success_at=data.get("success_at", 2))
+        spec = _rubric_spec(data)
+        return cls(levels=spec.levels, success_at=spec.success_at)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Rubric:

@@ -30,9 +30,6 @@ different text under a locked name is refused (lock it under a new name).
 from __future__ import annotations
 
 import hashlib
-import math
-import numbers
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
@@ -41,6 +38,7 @@ from typing import Any
 
 from evalband._ids import check_name
 from evalband.errors import InvalidInputError, PreregistrationError
+from evalband.session._files import PRIMARY_METRICS
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
 
 __all__ = [
@@ -55,27 +53,7 @@ __all__ = [
     "PRIMARY_METRICS",
 ]
 
-#: Primary metrics a pre-registration may name (success at the rubric's threshold).
-PRIMARY_METRICS: tuple[str, ...] = ("success",)
-
-_FIELDS = (
-    "name",
-    "session",
-    "primary_metric",
-    "comparisons",
-    "groupings",
-    "positive_control_floor",
-    "notes",
-)
-_CREATE = (
-    "CREATE TABLE IF NOT EXISTS preregistrations (\n"
-    '    "name" TEXT PRIMARY KEY,\n'
-    '    "sha256" TEXT NOT NULL,\n'
-    '    "locked_at" TEXT NOT NULL,\n'
-    '    "session_id" TEXT,\n'
-    '    "source" TEXT,\n'
-    '    "yaml" TEXT NOT NULL\n)'
-)
+# The preregistrations table is created with the store (evalband.store._schema).
 _SELECT = 'SELECT "name", "sha256", "locked_at", "source", "yaml" FROM preregistrations'
 
 
@@ -150,74 +128,6 @@ class Preregistration:
         return out
 
 
-def _text(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"{what} must be a non-empty text; got {value!r}")
-    return value.strip()
-
-
-def _pair(item: object, index: int) -> tuple[str, str]:
-    if isinstance(item, str):
-        parts = [p.strip() for p in re.split(r"\s+vs\.?\s+", item.strip())]
-    elif isinstance(item, Sequence) and not isinstance(item, bytes):
-        parts = [p.strip() if isinstance(p, str) else p for p in item]
-    else:
-        parts = []
-    if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
-        raise InvalidInputError(
-            f"comparisons[{index}] must be a pair of policies, [A, B] or 'A vs B'; got {item!r}"
-        )
-    a, b = str(parts[0]), str(parts[1])
-    if a == b:
-        raise InvalidInputError(f"comparisons[{index}] compares {a!r} with itself")
-    return a, b
-
-
-def _members(value: object, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v for v in value.split(",")]
-    if not isinstance(value, Sequence) or isinstance(value, bytes) or not value:
-        raise InvalidInputError(f"{where} must be a non-empty list of policies; got {value!r}")
-    names = tuple(_text(v, f"each policy of {where}") for v in value)
-    if len(set(names)) != len(names):
-        raise InvalidInputError(f"{where} lists a policy twice: {list(names)}")
-    return names
-
-
-def _groupings(value: object) -> tuple[Grouping, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(
-            "groupings must map a name to two groups, e.g. groupings: {norm: {BN: [a, b], "
-            f"GN: [c, d]}}; got {value!r}"
-        )
-    out = []
-    for name, groups in value.items():
-        gname = _text(name, "a grouping's name")
-        if not isinstance(groups, Mapping) or len(groups) != 2:
-            raise InvalidInputError(
-                f"grouping {gname!r} must have exactly two groups (label: [policies]); "
-                f"got {groups!r}"
-            )
-        (la, ma), (lb, mb) = list(groups.items())
-        first = _members(ma, f"group {la!r} of grouping {gname!r}")
-        second = _members(mb, f"group {lb!r} of grouping {gname!r}")
-        overlap = sorted(set(first) & set(second))
-        if overlap:
-            raise InvalidInputError(
-                f"grouping {gname!r}: a policy cannot be in both groups ({', '.join(overlap)})"
-            )
-        out.append(
-            Grouping(
-                gname,
-                (_text(str(la), "a group label"), _text(str(lb), "a group label")),
-                (first, second),
-            )
-        )
-    return tuple(out)
-
-
 def parse_prereg(
     text: str, *, name: str | None = None, source: str | None = None
 ) -> Preregistration:
@@ -230,6 +140,8 @@ def parse_prereg(
 
     Returns:
         An unlocked :class:`Preregistration`.
+
+    The fields are validated by :class:`~evalband.session._files.PreregSpec` (pydantic).
 
     Raises:
         InvalidInputError: bad YAML, unknown fields, no comparison and no grouping, a
@@ -255,65 +167,34 @@ def parse_prereg(
             "a pre-registration is a YAML mapping with comparisons: and/or groupings:; got "
             f"{type(data).__name__}"
         )
-    unknown = sorted(str(k) for k in set(data) - set(_FIELDS))
-    if unknown:
+    from pydantic import ValidationError
+
+    from evalband.session._files import PreregSpec, one_line
+
+    try:
+        spec = PreregSpec.model_validate(data)
+    except ValidationError as exc:
         raise InvalidInputError(
-            f"unknown pre-registration field(s) {', '.join(unknown)}; expected some of "
-            f"{', '.join(_FIELDS)}"
-        )
-    chosen = data.get("name", name)
+            one_line(exc, list(PreregSpec.model_fields), "pre-registration")
+        ) from None
+    chosen = spec.name if spec.name is not None else name
     if chosen is None:
         raise InvalidInputError("a pre-registration needs a name: (or a file to take it from)")
     pname = str(chosen).strip()
     check_name(pname, "pre-registration name", 64)
-    session = data.get("session")
-    session_id = None if session is None else _text(str(session), "session")
-    metric = str(data.get("primary_metric", "success")).strip()
-    if metric not in PRIMARY_METRICS:
-        raise InvalidInputError(
-            f"primary_metric must be one of {', '.join(PRIMARY_METRICS)} (success at the "
-            f"rubric's threshold); got {metric!r}"
-        )
-    raw = data.get("comparisons") or []
-    if isinstance(raw, str) or not isinstance(raw, Sequence):
-        raise InvalidInputError(
-            f"comparisons must be a list of policy pairs, e.g. [[A, B], 'C vs D']; got {raw!r}"
-        )
-    pairs = tuple(_pair(item, i) for i, item in enumerate(raw))
-    seen: set[frozenset[str]] = set()
-    for a, b in pairs:
-        key = frozenset((a, b))
-        if key in seen:
-            raise InvalidInputError(f"the comparison {a} vs {b} is listed twice")
-        seen.add(key)
-    groupings = _groupings(data.get("groupings"))
-    if not pairs and not groupings:
-        raise InvalidInputError(
-            "a pre-registration must plan at least one comparison (comparisons: [[A, B]]) "
-            "or grouping (groupings: {name: {g1: [A], g2: [B]}})"
-        )
-    floor = data.get("positive_control_floor")
-    if floor is not None:
-        if (
-            isinstance(floor, bool)
-            or not isinstance(floor, numbers.Real)
-            or not (math.isfinite(float(floor)) and 0.0 < float(floor) <= 1.0)
-        ):
-            raise InvalidInputError(
-                f"positive_control_floor must be a success rate in (0, 1]; got {floor!r}"
-            )
-        floor = float(floor)
-    notes = data.get("notes")
     return Preregistration(
         name=pname,
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         text=text,
-        session_id=session_id,
-        primary_metric=metric,
-        comparisons=pairs,
-        groupings=groupings,
-        positive_control_floor=floor,
-        notes=None if notes is None else str(notes),
+        session_id=spec.session,
+        primary_metric=spec.primary_metric,
+        comparisons=tuple(spec.comparisons),
+        groupings=tuple(
+            Grouping(gname, (first[0], second[0]), (tuple(first[1]), tuple(second[1])))
+            for gname, (first, second) in spec.groupings.items()
+        ),
+        positive_control_floor=spec.positive_control_floor,
+        notes=spec.notes,
         locked_at=None,
         source=source,
     )
@@ -385,7 +266,6 @@ def lock_prereg(
         if prereg.session_id is not None:
             _check_session_policies(runs, prereg)
         with runs.transaction() as conn:
-            conn.execute(_CREATE)
             row = conn.execute(_SELECT + " WHERE name = ?", (prereg.name,)).fetchone()
             if row is None:
                 conn.execute(

@@ -2,22 +2,28 @@
 
 Frozen dataclasses, in the order a reader meets them (policy results, comparisons, the flip
 floor, cumulative success, the positive-control check, the price list, progress, the
-pre-registration's standing) and :class:`SessionAnalysis`, which holds them all. Pure data:
-the computations live in :mod:`evalband.session._analyze`, the renderings in the CLI.
+pre-registration's standing) and :class:`SessionAnalysis`, which holds them all. Pure data: the
+computations live in :mod:`evalband.session._analyze`, the HTML section in
+:mod:`evalband.report._session`. Verdicts and labels are the enums of
+:mod:`evalband.analysis._verdicts`, shared with ``compare`` and drift.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any
 
 from evalband.analysis._noise import FlipRate
+from evalband.analysis._verdicts import ControlStatus, SliceVerdict, Standing
 from evalband.stats import Difference, Interval, TestResult
 
 __all__ = [
     "EXPLORATORY",
     "CONFIRMATORY",
     "PRICE_GAPS",
+    "ComparisonKind",
+    "ComparisonSpec",
     "PolicyResult",
     "SessionComparison",
     "ScenePoint",
@@ -35,12 +41,18 @@ __all__ = [
 
 #: The label of every comparison not planned in a pre-registration locked before the data
 #: (seed 004, section 5: "anything discovered post-hoc buys a hypothesis, not a finding").
-EXPLORATORY = "exploratory — a hypothesis, not a finding"
+EXPLORATORY = Standing.EXPLORATORY
 #: The label of a comparison planned in a pre-registration locked before the first scored trial.
-CONFIRMATORY = "confirmatory"
+CONFIRMATORY = Standing.CONFIRMATORY
 #: The gaps of the price list (seed 004, section 4: 20, 15, 10 and 5 points).
 PRICE_GAPS: tuple[float, ...] = (0.20, 0.15, 0.10, 0.05)
 
+
+class ComparisonKind(StrEnum):
+    """What a session comparison compares (compares equal to its text)."""
+
+    POLICIES = "policies"
+    GROUPING = "grouping"
 
 
 @dataclass(frozen=True)
@@ -81,19 +93,41 @@ class PolicyResult:
 
 
 @dataclass(frozen=True)
-class SessionComparison:
+class ComparisonSpec:
+    """What a session comparison compares and on which trials, before it is decided.
+
+    The fields :class:`SessionComparison` starts with (see it for their meaning).
+    """
+
+    name: str
+    kind: ComparisonKind
+    grouping: str | None
+    a: str
+    b: str
+    members_a: tuple[str, ...]
+    members_b: tuple[str, ...]
+    planned: bool
+    label: Standing
+    pairing: str
+    rate_a: Interval
+    rate_b: Interval
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SessionComparison(ComparisonSpec):
     """One comparison: two policies paired by scene, or two pooled groups of policies.
 
     Attributes:
         name: ``"A vs B"``.
-        kind: ``"policies"`` or ``"grouping"``.
+        kind: two policies, or two pooled groups of policies.
         grouping: the grouping's name (``kind == "grouping"``).
         a: policy A or the first group's label; the difference is A - B.
         b: policy B or the second group's label.
         members_a: the policies behind ``a``.
         members_b: the policies behind ``b``.
         planned: named in the pre-registration used (whether or not it counts).
-        label: :data:`CONFIRMATORY` or :data:`EXPLORATORY`.
+        label: :attr:`Standing.CONFIRMATORY` or :attr:`Standing.EXPLORATORY`.
         pairing: how trials were matched.
         rate_a: A's rate over the trials used.
         rate_b: B's rate over the trials used.
@@ -104,27 +138,18 @@ class SessionComparison:
         family_size: comparisons in that family.
         significant: ``p_holm <= 1 - confidence``.
         sentence: the comparison in words.
+        verdict: the decision on ``A - B`` in the words of ``compare``
+            (:class:`~evalband.analysis.SliceVerdict`): ``improved`` when A is significantly
+            above B, ``regressed`` when below, ``no detectable change`` otherwise.
     """
 
-    name: str
-    kind: str
-    grouping: str | None
-    a: str
-    b: str
-    members_a: tuple[str, ...]
-    members_b: tuple[str, ...]
-    planned: bool
-    label: str
-    pairing: str
-    rate_a: Interval
-    rate_b: Interval
-    counts: dict[str, int]
     difference: Difference
     test: TestResult
     p_holm: float
     family_size: int
     significant: bool
     sentence: str
+    verdict: SliceVerdict
 
     @property
     def exploratory(self) -> bool:
@@ -223,7 +248,8 @@ class ControlCheck:
         rate: its unaided success rate.
         floor: the rate it must reach, when one was stated.
         floor_source: where the floor came from.
-        status: ``"ok"``, ``"misbehaving"``, ``"unclear"`` or ``"no data"``.
+        status: ``ok``, ``misbehaving``, ``unclear`` or ``no data``
+            (:class:`~evalband.analysis.ControlStatus`).
         beaten_by: policies whose comparison with the control shows them significantly
             better (Holm).
         reasons: why the status is what it is.
@@ -234,7 +260,7 @@ class ControlCheck:
     rate: Interval | None
     floor: float | None
     floor_source: str | None
-    status: str
+    status: ControlStatus
     beaten_by: tuple[str, ...]
     reasons: tuple[str, ...]
     sentence: str
@@ -388,7 +414,7 @@ class SessionAnalysis:
     prices: PriceList | None
     prereg: PreregUse | None
     notes: tuple[str, ...]
-    exploratory_label: str = EXPLORATORY
+    exploratory_label: Standing = EXPLORATORY
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (nested results as dictionaries)."""

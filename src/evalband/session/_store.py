@@ -55,34 +55,8 @@ TRIAL_COLUMNS = (
 )
 """The columns of :meth:`SessionStore.trials`, one row per planned trial, in this order."""
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS sessions (\n"
-    '    "session_id" TEXT PRIMARY KEY,\n'
-    '    "created_at" TEXT NOT NULL,\n'
-    '    "policies" TEXT NOT NULL,\n'
-    '    "scenes" INTEGER NOT NULL,\n'
-    '    "attempts" INTEGER NOT NULL,\n'
-    '    "seed" INTEGER NOT NULL,\n'
-    '    "blind" INTEGER NOT NULL CHECK ("blind" IN (0, 1)),\n'
-    '    "n_trials" INTEGER NOT NULL,\n'
-    '    "plan" TEXT NOT NULL\n)',
-    "CREATE TABLE IF NOT EXISTS session_trials (\n"
-    '    "session_id" TEXT NOT NULL,\n'
-    '    "trial_index" INTEGER NOT NULL,\n'
-    '    "seq" INTEGER NOT NULL,\n'
-    "    \"status\" TEXT NOT NULL CHECK (\"status\" IN ('scored', 'skipped')),\n"
-    '    "score" INTEGER,\n'
-    '    "success" INTEGER CHECK ("success" IN (0, 1)),\n'
-    '    "assisted" INTEGER NOT NULL CHECK ("assisted" IN (0, 1)),\n'
-    '    "note" TEXT,\n'
-    '    "exit_code" INTEGER,\n'
-    '    "duration_s" REAL,\n'
-    '    "output_tail" TEXT,\n'
-    '    "scored_at" TEXT NOT NULL,\n'
-    "    CHECK ((\"status\" = 'scored') = (\"score\" IS NOT NULL)),\n"
-    '    PRIMARY KEY ("session_id", "trial_index"),\n'
-    '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)',
-)
+# The sessions and session_trials tables are created (and migrated) with the store, under
+# its one schema version: evalband.store._schema.SESSIONS and SESSION_TRIALS.
 _ROW_FIELDS = (
     "session_id",
     "trial_index",
@@ -169,8 +143,8 @@ def _record_from_row(row: tuple[Any, ...]) -> TrialRecord:
 class SessionStore:
     """Hardware sessions kept in the run store's SQLite file.
 
-    Opening it creates the session tables when missing (nothing else changes in the file);
-    with ``read_only=True`` nothing is created and a store without sessions reads as empty.
+    The session tables are the store's own (created and migrated with it); with
+    ``read_only=True`` a store of an older schema without them reads as empty.
 
     Args:
         store: the store file (:data:`~evalband.store.DEFAULT_STORE_PATH` when ``None``) or an
@@ -201,14 +175,6 @@ class SessionStore:
             self.runs, self._owned = RunStore(path, read_only=read_only), True
         self.read_only = bool(getattr(self.runs, "read_only", False))
         self._plans: dict[str, SessionPlan] = {}
-        try:
-            if not self.read_only:
-                with self.runs.transaction() as conn:
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-        except BaseException:
-            self.close()
-            raise
 
     @property
     def path(self) -> Path:

@@ -18,9 +18,17 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from evalband.errors import InvalidCountsError, InvalidInputError, InvalidParameterError
+from evalband.errors import InvalidInputError, InvalidParameterError
+from evalband.stats._exact import (
+    MCNEMAR_METHODS,
+    _arm,
+    _check_flag,
+    _columns_table,
+    fisher_exact_test,
+    mcnemar,
+)
 from evalband.stats._types import TestResult
-from evalband.stats._validate import as_count, check_choice, check_k_n
+from evalband.stats._validate import as_count
 
 __all__ = [
     "MCNEMAR_METHODS",
@@ -30,151 +38,6 @@ __all__ = [
     "cochran_q",
     "cmh_test",
 ]
-
-#: Methods accepted by :func:`mcnemar`.
-MCNEMAR_METHODS: tuple[str, ...] = ("exact", "mid-p", "asymptotic")
-
-
-def _check_flag(value: object, name: str) -> bool:
-    """Accept only a real ``bool`` for on/off switches."""
-    if not isinstance(value, bool | np.bool_):
-        raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def _arm(k: object, n: object, arm: str, *, allow_empty: bool = False) -> tuple[int, int]:
-    """Validate one arm's counts; name the arm in the error message."""
-    try:
-        return check_k_n(k, n, allow_empty=allow_empty)
-    except InvalidCountsError as err:
-        raise InvalidCountsError(f"{arm}: {err}") from err
-
-
-def _columns_table(k_a: int, n_a: int, k_b: int, n_b: int) -> list[list[int]]:
-    """The 2x2 table with the two policies (arms) as COLUMNS: successes row, failures row."""
-    return [[k_a, k_b], [n_a - k_a, n_b - k_b]]
-
-
-def mcnemar(
-    a_only: int, b_only: int, method: str = "exact", correction: bool = False
-) -> TestResult:
-    """McNemar's test of equal success rates for two policies on matched episodes.
-
-    Only the discordant pairs carry information: ``b`` = ``a_only`` episodes where only
-    policy A succeeded and ``c`` = ``b_only`` where only B did, ``m = b + c``. Under the
-    null hypothesis ``b | m ~ Binomial(m, 1/2)`` (McNemar, Q. (1947). Note on the
-    sampling error of the difference between correlated proportions or percentages.
-    *Psychometrika* 12:153-157).
-
-    * ``"exact"`` (default): the two-sided exact conditional (sign) test,
-      ``p = min(1, 2 * P[X <= min(b, c)])`` with ``X ~ Binomial(m, 1/2)``.
-    * ``"mid-p"``: Fagerland, M. W., Lydersen, S. & Laake, P. (2013). The McNemar test
-      for binary matched-pairs data: mid-p and asymptotic are better than exact
-      conditional. *BMC Medical Research Methodology* 13:91, eq. (2) of the supplement:
-      ``p = 2 * P[X <= min(b, c)] - P[X = min(b, c)]``, and ``1 - P[X = b]/2`` when
-      ``b == c``.
-    * ``"asymptotic"``: ``chi2 = (|b - c| - cc)**2 / (b + c)`` on 1 degree of freedom;
-      ``cc = 1`` with ``correction=True`` (Edwards, A. L. (1948). Note on the "correction
-      for continuity" in testing the significance of the difference between correlated
-      proportions. *Psychometrika* 13:185-187), floored so that ``|b - c| - cc >= 0``.
-
-    With no discordant pairs (``b = c = 0``) there is no evidence either way and every
-    method returns ``p = 1`` (statistic 0 for the asymptotic test); the formulas above
-    would give 0/0, or 0.5 for the mid-p.
-
-    Args:
-        a_only: matched episodes where only policy A succeeded (b).
-        b_only: matched episodes where only policy B succeeded (c).
-        method: one of :data:`MCNEMAR_METHODS`.
-        correction: Edwards' continuity correction; only with ``method="asymptotic"``.
-
-    Returns:
-        A :class:`~evalband.stats.TestResult`; ``statistic`` is the chi-square value for
-        the asymptotic test and NaN for the exact and mid-p tests. ``details`` holds the
-        counts.
-
-    Raises:
-        InvalidCountsError: counts that are not whole or negative.
-        InvalidParameterError: unknown ``method``, or ``correction`` with a method other
-            than ``"asymptotic"``.
-
-    Example (Fagerland et al. 2013's Bentur et al. data: 1 vs 7 discordant pairs):
-
-    >>> round(mcnemar(1, 7).p_value, 4)
-    0.0703
-    >>> round(mcnemar(1, 7, method="mid-p").p_value, 4)
-    0.0391
-    """
-    from scipy.stats import binom, chi2
-
-    b = as_count(a_only, "a_only (matched episodes where only policy A succeeded)")
-    c = as_count(b_only, "b_only (matched episodes where only policy B succeeded)")
-    chosen = check_choice(method, "method", MCNEMAR_METHODS)
-    use_cc = _check_flag(correction, "correction")
-    if use_cc and chosen != "asymptotic":
-        raise InvalidParameterError(
-            f"correction=True applies only to method='asymptotic'; got method={method!r}. "
-            "The exact and mid-p tests need no continuity correction."
-        )
-    m = b + c
-    details: dict[str, object] = {"a_only": b, "b_only": c, "discordant": m}
-    if chosen == "asymptotic":
-        name = "mcnemar-asymptotic-cc" if use_cc else "mcnemar-asymptotic"
-        details["df"] = 1
-        if m == 0:
-            return TestResult(0.0, 1.0, name, details)
-        excess = max(abs(b - c) - (1 if use_cc else 0), 0)
-        stat = excess**2 / m
-        return TestResult(float(stat), float(chi2.sf(stat, 1)), name, details)
-    name = f"mcnemar-{chosen}"
-    if m == 0:
-        return TestResult(math.nan, 1.0, name, details)
-    low = min(b, c)
-    if chosen == "exact":
-        p = 2.0 * float(binom.cdf(low, m, 0.5))
-    elif b == c:
-        p = 1.0 - 0.5 * float(binom.pmf(b, m, 0.5))
-    else:
-        p = 2.0 * float(binom.cdf(low, m, 0.5)) - float(binom.pmf(low, m, 0.5))
-    return TestResult(math.nan, min(1.0, p), name, details)
-
-
-def fisher_exact_test(k_a: int, n_a: int, k_b: int, n_b: int) -> TestResult:
-    """Fisher's exact test of equal success rates for two policies on independent episodes.
-
-    Fisher, R. A. (1935). The logic of inductive inference. *Journal of the Royal
-    Statistical Society* 98:39-82. Conditional on both margins, the number of successes
-    of A is hypergeometric; the two-sided p-value sums the probabilities of all tables no
-    more likely than the observed one (``scipy.stats.fisher_exact``). The table handed to
-    scipy has the two policies as columns::
-
-        [[k_a,       k_b      ],
-         [n_a - k_a, n_b - k_b]]
-
-    Args:
-        k_a: successes of policy A.
-        n_a: episodes of policy A (>= 1).
-        k_b: successes of policy B.
-        n_b: episodes of policy B (>= 1).
-
-    Returns:
-        A :class:`~evalband.stats.TestResult` with ``statistic`` NaN (the test has none);
-        ``details["odds_ratio"]`` is the sample odds ratio.
-
-    Raises:
-        InvalidCountsError: counts that are not whole, negative, ``k > n`` or ``n == 0``.
-
-    >>> round(fisher_exact_test(9, 10, 3, 10).p_value, 4)
-    0.0198
-    """
-    from scipy.stats import fisher_exact
-
-    ka, na = _arm(k_a, n_a, "policy A")
-    kb, nb = _arm(k_b, n_b, "policy B")
-    result = fisher_exact(_columns_table(ka, na, kb, nb), alternative="two-sided")
-    details = {"k_a": ka, "n_a": na, "k_b": kb, "n_b": nb, "odds_ratio": float(result[0])}
-    return TestResult(math.nan, min(1.0, float(result[1])), "fisher-exact", details)
-
 
 def boschloo_test(
     k_a: int, n_a: int, k_b: int, n_b: int, *, sampling_points: int = 32

@@ -1,18 +1,31 @@
 """The run store (SQLite, WAL) and artifact bundles (manifest + panel + parquet).
 
+Names load on first use: a run needs the store, not the bundle and import readers.
+
 >>> import tempfile
 >>> from pathlib import Path
+>>> from evalband.store import open_store
 >>> with tempfile.TemporaryDirectory() as d, open_store(Path(d) / "runs.sqlite") as store:
 ...     store.list_runs()
 []
 """
 
-from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
-from evalband.store._importers import IMPORT_COLUMNS, IMPORT_FORMATS, import_results, import_runs
-from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
-from evalband.store._media import media_dir, media_file, store_media_bytes, store_media_file
-from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
-from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
+from typing import TYPE_CHECKING
+
+from evalband._imports import lazy_attributes
+
+if TYPE_CHECKING:
+    from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
+    from evalband.store._importers import (
+        IMPORT_COLUMNS,
+        IMPORT_FORMATS,
+        import_results,
+        import_runs,
+    )
+    from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
+    from evalband.store._media import media_dir, media_file, store_media_bytes, store_media_file
+    from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
+    from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
     "RunStore",
@@ -39,3 +52,31 @@ __all__ = [
     "looks_like_path",
     "is_bundle_path",
 ]
+
+_LAZY = {
+    "BUNDLE_FORMAT": "evalband.store._bundle",
+    "export_bundle": "evalband.store._bundle",
+    "import_bundle": "evalband.store._bundle",
+    "load_bundle": "evalband.store._bundle",
+    "IMPORT_COLUMNS": "evalband.store._importers",
+    "IMPORT_FORMATS": "evalband.store._importers",
+    "import_results": "evalband.store._importers",
+    "import_runs": "evalband.store._importers",
+    "RunManifest": "evalband.store._manifest",
+    "environment_versions": "evalband.store._manifest",
+    "git_sha": "evalband.store._manifest",
+    "new_manifest": "evalband.store._manifest",
+    "media_dir": "evalband.store._media",
+    "media_file": "evalband.store._media",
+    "store_media_bytes": "evalband.store._media",
+    "store_media_file": "evalband.store._media",
+    "RunRef": "evalband.store._refs",
+    "is_bundle_path": "evalband.store._refs",
+    "looks_like_path": "evalband.store._refs",
+    "resolve_run": "evalband.store._refs",
+    "DEFAULT_STORE_PATH": "evalband.store._sqlite",
+    "RunStore": "evalband.store._sqlite",
+    "open_store": "evalband.store._sqlite",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -32,7 +32,8 @@ Each reader turns one source layout into the raw rows of :mod:`evalband.store._i
   "episode_seed", "control_mode", "elapsed_steps", "success", "fail", ...}]}``. The episode
   seed is the condition seed (a repeated seed is a repeat); ``elapsed_steps`` the steps; not
   successful and at the step budget is a ``timeout``, ``fail`` or an earlier end a
-  ``failure``.
+  ``failure``. The wrapper's ``<episode_id>.mp4`` videos beside the ``.json`` are the
+  episodes' media.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ from evalband.store._import_read import (
     _Table,
     _Text,
 )
+from evalband.store._import_videos import (
+    LIBERO_SAVED,
+    attach_libero_videos,
+    attach_maniskill_videos,
+)
 
 __all__ = ["detect_format", "SOURCE_READERS", "PAIRED_SUFFIX"]
 
@@ -73,11 +79,15 @@ _LIBERO_ERROR = re.compile(r"Caught exception: (.*?)\s*$")
 
 def _read_libero(path: Path) -> list[_Table]:
     rows: list[_Raw] = []
+    logged: list[str | None] = []  # per row: the video path a "Saving video to" line gave
+    saved: str | None = None
     suites: list[str] = []
     task: str | None = None
     open_: tuple[int, int, str | None] | None = None  # (line, episode number, error)
     for number, line in enumerate(_read_text(path).splitlines(), 1):
-        if m := _LIBERO_SUITE.search(line):
+        if m := LIBERO_SAVED.search(line):
+            saved = m.group(1) if open_ is not None else saved
+        elif m := _LIBERO_SUITE.search(line):
             if m.group(1) not in suites:
                 suites.append(m.group(1))
         elif m := _LIBERO_TASK.search(line):
@@ -91,6 +101,7 @@ def _read_libero(path: Path) -> list[_Table]:
                 raise _fail(path, f"line {number}", None, "a 'Task: ...' line before the "
                             "first episode", _Text("'Starting episode' with no task"))
             open_ = (number, int(m.group(1)), None)
+            saved = None
         elif m := _LIBERO_ERROR.search(line):
             if open_ is not None:
                 open_ = (open_[0], open_[1], m.group(1))
@@ -117,6 +128,7 @@ def _read_libero(path: Path) -> list[_Table]:
                 extra["suite"] = suites[-1]
             rows.append(_Raw(f"line {start}", values, extra,
                              {"episode": "Starting episode", "slice.task": "Task"}))
+            logged.append(saved)
             open_ = None
     if open_ is not None:
         raise _fail(path, f"line {open_[0]}", None, f"a 'Success: True|False' line ending "
@@ -130,6 +142,10 @@ def _read_libero(path: Path) -> list[_Table]:
     table.manifest_extra["pairing"] = "task and LIBERO initial state (episode N -> state N-1)"
     if suites:
         table.manifest_extra["suite"] = suites[0]
+    if attach_libero_videos(path, rows, logged):
+        table.manifest_extra["videos"] = (
+            "rollout_<task>_<success|failure>.mp4: the last episode of each task and outcome "
+            "(the client overwrites the earlier ones)")
     return [table]
 
 
@@ -417,6 +433,9 @@ def _read_maniskill(path: Path) -> list[_Table]:
     for key in ("env_id", "max_episode_steps"):
         if key in env_info:
             table.manifest_extra[key] = env_info[key]
+    note = attach_maniskill_videos(path, rows, env_info)
+    if note is not None:
+        table.notes.append(note)
     return [table]
 
 

@@ -32,15 +32,7 @@ STALE_AFTER_S = 120.0
 HEARTBEAT_S = 5.0
 """How often :meth:`RunLease.beat` renews the heartbeat at most."""
 
-_CREATE = (
-    "CREATE TABLE IF NOT EXISTS run_leases (\n"
-    '    "run_id" TEXT PRIMARY KEY,\n'
-    '    "host" TEXT NOT NULL,\n'
-    '    "pid" INTEGER NOT NULL,\n'
-    '    "pid_start" TEXT,\n'
-    '    "acquired_at" TEXT NOT NULL,\n'
-    '    "heartbeat" REAL NOT NULL\n)'
-)
+# The run_leases table is created with the store (evalband.store._schema.RUN_LEASES).
 
 
 class RunLockedError(StoreError):
@@ -116,7 +108,6 @@ class RunLease:
         """Take the lease, or take it over from a dead holder; refuse a live one."""
         now = time.time()
         with self.store.transaction() as conn:
-            conn.execute(_CREATE)
             row = conn.execute(
                 'SELECT "host", "pid", "pid_start", "acquired_at", "heartbeat" FROM run_leases '
                 "WHERE run_id = ?",

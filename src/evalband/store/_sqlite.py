@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import hashlib
 import json
 import math
 import os
@@ -21,27 +20,26 @@ import sqlite3
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evalband._ids import check_run_id, shown
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
-from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
+from evalband.errors import RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
+from evalband.store._schema import OLDEST_READABLE, SCHEMA_VERSION, create_tables, migrate
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from evalband.store._comparisons import StoredComparison
+
 __all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID"]
 
 DEFAULT_STORE_PATH = Path("evalband-runs") / "evalband.sqlite"
 """Where :func:`open_store` puts the store when no path is given (relative to the cwd)."""
-
-SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of the schema this code writes."""
 
 APPLICATION_ID = 0x4556424E  # "EVBN"
 """``PRAGMA application_id`` marking a SQLite file as an evalband store."""
@@ -111,20 +109,7 @@ def _schema() -> list[str]:
         '    PRIMARY KEY ("run_id", "cell", "episode", "repeat"),\n'
         '    FOREIGN KEY ("run_id") REFERENCES runs ("run_id") ON DELETE CASCADE\n)',
         'CREATE INDEX IF NOT EXISTS runs_started_at ON runs ("started_at")',
-        _CREATE_COMPARISONS,
     ]
-
-
-# Added after schema version 1 shipped: a version-1 store may lack it; it is created by the
-# first record_comparison, and readers treat a missing table as no comparisons.
-_CREATE_COMPARISONS = (
-    "CREATE TABLE IF NOT EXISTS comparisons (\n"
-    '    "comparison_id" TEXT PRIMARY KEY,\n'
-    '    "run_ids" TEXT NOT NULL,\n'
-    '    "options" TEXT NOT NULL,\n'
-    '    "created_at" TEXT NOT NULL\n)'
-)
-_SELECT_COMPARISONS = 'SELECT "comparison_id", "run_ids", "options", "created_at" FROM comparisons'
 
 
 def _quoted(names: Sequence[str]) -> str:
@@ -413,6 +398,8 @@ class RunStore:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self.schema_version = SCHEMA_VERSION
+        """The file's schema version: older only when opened read-only (never migrated)."""
         self._check_file()
         if read_only:
             self._conn = self._open_read_only()
@@ -549,8 +536,7 @@ class RunStore:
                 try:
                     app_id, version, tables = self._inspect(conn)
                     if app_id == 0 and not tables:
-                        for statement in _schema():
-                            conn.execute(statement)
+                        create_tables(conn, _schema())
                         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     conn.execute("COMMIT")
@@ -559,12 +545,40 @@ class RunStore:
                     raise
                 app_id, version, tables = self._inspect(conn)
             self._check_ours(app_id, version, tables)
+            if version < SCHEMA_VERSION:
+                self._migrate(conn)
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             raise self._not_ours(f"SQLite says: {exc}") from None
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring an older store to this schema: every step in one transaction, or none.
+
+        The version is read again inside the write transaction, so two processes opening
+        the same old file migrate it once.
+        """
+        version = self.schema_version
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._inspect(conn)[1]
+                if version < SCHEMA_VERSION:
+                    migrate(conn, version)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot migrate the run store {self.path} from schema version {version} to "
+                f"{SCHEMA_VERSION}: {exc}; it is left as it was (read commands still read it); "
+                "retry when no other evalband is writing it"
+            ) from None
+        self.schema_version = SCHEMA_VERSION
 
     @staticmethod
     def _inspect(conn: sqlite3.Connection) -> tuple[int, int, set[str]]:
@@ -587,12 +601,14 @@ class RunStore:
                 f"the run store {self.path} has schema version {version}, newer than this "
                 f"evalband understands ({SCHEMA_VERSION}); upgrade evalband"
             )
-        if version < SCHEMA_VERSION or not {"runs", "episodes"} <= tables:
+        if version < OLDEST_READABLE or not {"runs", "episodes"} <= tables:
             raise StoreError(
                 f"the run store {self.path} has schema version {version} and tables "
-                f"{', '.join(sorted(tables)) or 'none'}; expected version {SCHEMA_VERSION} with "
-                "tables runs and episodes; pass `store` with a new path", parameters=("store",),
+                f"{', '.join(sorted(tables)) or 'none'}; expected version {OLDEST_READABLE} to "
+                f"{SCHEMA_VERSION} with tables runs and episodes; pass `store` with a new path",
+                parameters=("store",),
             )
+        self.schema_version = version
 
     # -- durability ----------------------------------------------------------------------
 
@@ -619,8 +635,9 @@ class RunStore:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) under the store's lock.
 
-        For modules that keep their own tables in the same file (the hardware-session tables
-        of :mod:`evalband.session`): the statements in the block commit together, durable
+        For modules that keep rows in the store's other tables (hardware sessions,
+        pre-registrations, leases; every table is created by the store's one schema,
+        :mod:`evalband.store._schema`): the statements in the block commit together, durable
         (``synchronous=FULL``) when the block exits, or none of them when it raises.
         """
         with self._lock:
@@ -748,17 +765,29 @@ class RunStore:
     # -- comparisons ---------------------------------------------------------------------
 
     def record_comparison(
-        self, run_ids: Sequence[str], options: dict[str, Any] | None = None
+        self,
+        run_ids: Sequence[str],
+        options: dict[str, Any] | None = None,
+        *,
+        result: Sequence[dict[str, Any]] | None = None,
+        episode_counts: dict[str, int] | None = None,
     ) -> str:
-        """Remember that these runs were compared (baseline first), for ``evalband view``.
+        """Record that these runs were compared (baseline first), and what came out.
 
         Idempotent: the id is a hash of ``run_ids`` (in order) and ``options``, so recording
-        the same comparison again returns the same id and keeps the first ``created_at``.
+        the same comparison again returns the same id and keeps the first ``created_at``;
+        a ``result`` recorded again replaces the stored one (the newest computation of the
+        recipe; ``compare`` puts the episode counts in ``options``, so a run that gained
+        episodes makes a new row).
 
         Args:
             run_ids: two or more run ids in the store, the baseline first.
             options: JSON-serialisable settings of the comparison (e.g. ``{"confidence":
                 0.9}``); ``None`` and ``{}`` are the same.
+            result: what was computed, one ``Comparison.as_dict()`` per candidate; reports
+                and the viewer render it while the runs keep these episodes.
+            episode_counts: episodes per run that ``result`` was computed from (default:
+                the stored counts now).
 
         Returns:
             The comparison id, ``cmp-`` and 12 hex digits.
@@ -766,7 +795,8 @@ class RunStore:
         Raises:
             InvalidInputError: fewer than two run ids, or one that is not a non-empty string.
             RunNotFoundError: a run id that is not in the store.
-            StoreError: options that are not a JSON-serialisable dict.
+            StoreError: options or a result that are not JSON-serialisable, or a read-only
+                store.
 
         >>> import tempfile
         >>> from evalband.store._manifest import _example
@@ -774,81 +804,50 @@ class RunStore:
         ...     for rid in ("a", "b"):
         ...         store.create_run(_example().replace(run_id=rid))
         ...     cid = store.record_comparison(["a", "b"])
-        ...     again = store.record_comparison(("a", "b"), {})
+        ...     again = store.record_comparison(("a", "b"), {}, result=[{"verdict": "improves"}])
         ...     print(cid == again, [c["run_ids"] for c in store.comparisons()])
+        ...     print(store.comparison_result(cid).result, store.comparison_result(cid).current)
         True [['a', 'b']]
+        [{'verdict': 'improves'}] True
         """
-        if isinstance(run_ids, str):
-            raise InvalidInputError(
-                f"run_ids must be a list of run ids, baseline first; got the string {run_ids!r}"
-            )
-        ids = list(run_ids)
-        if len(ids) < 2 or not all(isinstance(r, str) and r for r in ids):
-            raise InvalidInputError(
-                f"a comparison needs two or more run ids (non-empty strings); got {ids!r}"
-            )
-        if options is not None and not isinstance(options, dict):
-            raise StoreError(f"comparison options must be a dict; got {type(options).__name__}")
-        try:
-            opts_text = json.dumps(options or {}, sort_keys=True, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(
-                f"comparison options must be JSON-serialisable to be stored: {exc}"
-            ) from None
-        ids_text = json.dumps(ids)
-        digest = hashlib.sha256(f"{ids_text}\n{opts_text}".encode()).hexdigest()
-        comparison_id = f"cmp-{digest[:12]}"
-        if self.read_only:
-            raise StoreError(f"the run store {self.path} is open read-only; cannot record")
-        with self._lock:
-            for rid in ids:
-                self.require_run(rid)
-            self.conn.execute(_CREATE_COMPARISONS)
-            self.conn.execute(
-                'INSERT OR IGNORE INTO comparisons ("comparison_id", "run_ids", "options", '
-                '"created_at") VALUES (?, ?, ?, ?)',
-                (comparison_id, ids_text, opts_text, datetime.now(UTC).isoformat("T", "seconds")),
-            )
-        return comparison_id
+        from evalband.store._comparisons import record_comparison
 
-    def _has_comparisons_table(self) -> bool:
-        row = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'comparisons'"
-        ).fetchone()
-        return row is not None
-
-    @staticmethod
-    def _comparison_from_row(row: Sequence[Any]) -> dict[str, Any]:
-        return {
-            "comparison_id": str(row[0]),
-            "run_ids": [str(r) for r in json.loads(row[1])],
-            "options": dict(json.loads(row[2])),
-            "created_at": str(row[3]),
-        }
+        return record_comparison(self, run_ids, options, result=result,
+                                 episode_counts=episode_counts)
 
     def comparisons(self) -> list[dict[str, Any]]:
         """The recorded comparisons, newest first.
 
-        Each is a dict with ``comparison_id``, ``run_ids`` (baseline first), ``options`` and
-        ``created_at``. A store that never recorded one gives ``[]``.
+        Each is a dict with ``comparison_id``, ``run_ids`` (baseline first), ``options``,
+        ``created_at``, ``has_result`` (a result is stored) and ``current`` (it is up to
+        date with the runs' episodes). A store that never recorded one gives ``[]``.
         """
-        with self._lock:
-            if not self._has_comparisons_table():
-                return []
-            rows = self.conn.execute(
-                _SELECT_COMPARISONS + " ORDER BY created_at DESC, rowid DESC"
-            ).fetchall()
-        return [self._comparison_from_row(r) for r in rows]
+        from evalband.store._comparisons import list_comparisons
+
+        return list_comparisons(self)
 
     def get_comparison(self, comparison_id: str) -> dict[str, Any] | None:
         """One recorded comparison (as in :meth:`comparisons`), or ``None`` when unknown."""
-        with self._lock:
-            if not self._has_comparisons_table():
-                return None
-            row = self.conn.execute(
-                _SELECT_COMPARISONS + " WHERE comparison_id = ?", (comparison_id,)
-            ).fetchone()
-        return None if row is None else self._comparison_from_row(row)
+        from evalband.store._comparisons import get_comparison
+
+        return get_comparison(self, comparison_id)
+
+    def comparison_result(self, comparison_id: str) -> StoredComparison | None:
+        """A recorded comparison with its stored result, or ``None`` when unknown."""
+        from evalband.store._comparisons import stored_result
+
+        return stored_result(self, comparison_id)
+
+    def find_comparison_result(
+        self, run_ids: Sequence[str], options: dict[str, Any] | None = None
+    ) -> StoredComparison | None:
+        """The newest up-to-date stored result of these runs (in order) under ``options``.
+
+        ``options`` are matched without ``episode_counts``; ``None`` when there is none.
+        """
+        from evalband.store._comparisons import find_result
+
+        return find_result(self, run_ids, options)
 
     # -- episodes: writing ---------------------------------------------------------------
 
@@ -1181,7 +1180,11 @@ def open_store(path: str | Path | None = None, *, read_only: bool = False) -> Ru
 
     Raises:
         StoreError: when the file exists and is not an evalband store (it is left untouched),
-            cannot be written (unless ``read_only``), or is missing (with ``read_only``).
+            is of a newer schema than this evalband, cannot be written (unless
+            ``read_only``), or is missing (with ``read_only``).
+
+    A store of an older schema is migrated when opened to write (in one transaction) and
+    read as it is with ``read_only`` (see :mod:`evalband.store._schema`).
 
     >>> import tempfile
     >>> from pathlib import Path

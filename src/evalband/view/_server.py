@@ -25,7 +25,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import html
-import inspect
 import ipaddress
 import json
 import re
@@ -144,7 +143,8 @@ class ViewServer(ThreadingHTTPServer):
         self.log_requests = log_requests
         self.address_family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self._render_lock = threading.Lock()
-        self._cache: collections.OrderedDict[tuple[str, ...], str] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[tuple[str, ...], tuple[str, str]] = (
+            collections.OrderedDict())
         self._cache_lock = threading.Lock()
         try:
             super().__init__((self.host, port), _Handler)
@@ -187,33 +187,37 @@ class ViewServer(ThreadingHTTPServer):
         state: str,
         store: RunStore,
         options: dict[str, Any] | None = None,
-    ) -> tuple[str, list[str]]:
+    ) -> tuple[str, list[str], str]:
         """A report for ``run_ids``, re-rendered only when their ``state`` changed.
 
-        ``options`` (a recorded comparison's, e.g. ``confidence``) go to the renderer where
-        it takes them as keywords.
+        ``options`` are a recorded comparison's (e.g. ``confidence``): the stored result of
+        those runs under those options is rendered while it is current (see
+        :func:`evalband.report._data.collect`); otherwise it is computed from the stored
+        episodes. Nothing runs a policy or builds an env.
 
         Returns:
-            The page, and the names of the options the renderer does not take.
+            The page, the names of recorded options this evalband does not know, and where
+            the comparisons came from (``"stored"`` or ``"computed"``).
         """
-        from evalband.report import render_html
+        from evalband.analysis._stored import comparison_settings
+        from evalband.report._data import collect
+        from evalband.report._html import report_html
 
-        params = inspect.signature(render_html).parameters
-        used = {k: v for k, v in (options or {}).items() if k in params and k != "sources"}
-        ignored = sorted(set(options or {}) - set(used) - {"episode_counts"})  # a record only
-        key = (*run_ids, "\x00", state, json.dumps(used, sort_keys=True))
+        settings, ignored = comparison_settings(options or {})
+        key = (*run_ids, "\x00", state, json.dumps(settings, sort_keys=True))
         with self._cache_lock:
-            page = self._cache.get(key)
-            if page is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
                 self._cache.move_to_end(key)
-                return page, ignored
+                return cached[0], ignored, cached[1]
         with self._render_lock:  # matplotlib's style context is process-global
-            page = render_html(list(run_ids), store, **used)
+            data = collect(list(run_ids), store, **settings)
+            page = report_html(data)
         with self._cache_lock:
-            self._cache[key] = page
+            self._cache[key] = (page, data.comparisons_from)
             while len(self._cache) > _CACHE_PAGES:
                 self._cache.popitem(last=False)
-        return page, ignored
+        return page, ignored, data.comparisons_from
 
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -423,6 +427,7 @@ class _Handler(BaseHTTPRequestHandler):
             # read live or off a partial run: the anytime-valid verdict (valid at every look)
             options = {**(options or {}), "sequential": True}
         ignored: list[str] = []
+        notes: list[str] = []
         empty = [r for r in run_ids if store.count_episodes(r) == 0]
         if empty:
             names = html.escape(", ".join(run_ids))
@@ -432,11 +437,14 @@ class _Handler(BaseHTTPRequestHandler):
                 f"{html.escape(', '.join(empty))}; the report appears with the first one.</p>",
             )
         else:
-            page, ignored = self.server.rendered(run_ids, state, store, options)
-        note = ""
+            page, ignored, source = self.server.rendered(run_ids, state, store, options)
+            if options is not None and source == "computed" and not (running or partial):
+                notes.append("computed from the stored episodes (this comparison was recorded "
+                             "without its result, or its runs changed since)")
         if ignored and options:
             recorded = ", ".join(f"{k} {options[k]}" for k in ignored)
-            note = f"recorded with {recorded}; this report uses the defaults"
+            notes.append(f"recorded with {recorded}; this report uses the defaults")
+        note = "; ".join(notes)
         return decorate_report(page, self.server.store_label, run_ids=run_ids, state=state,
                                running=running, poll_ms=self.server.poll_ms, note=note)
 

@@ -1,0 +1,100 @@
+"""Command output without typer: plain text (rich only when markup needs it), JSON, exits.
+
+Every command prints through these; the short commands that answer before typer is
+imported (:mod:`evalband.cli._fast`) use them too, so both paths print the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from typing import Any
+
+__all__ = ["CommandExit", "console", "emit_json", "escape", "fail", "pct"]
+
+
+class CommandExit(Exception):  # noqa: N818 - an exit, like typer.Exit
+    """End the command with ``code`` (``fail`` has printed the one line already)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+# What rich would change in a printed string: a markup tag or an emoji code (and tabs or
+# control characters, which str.isprintable refuses). A string with none of them prints as
+# itself, without loading rich.
+_RICH_SYNTAX = re.compile(r"\[[a-z#/@]|:\S*:")
+
+
+class _Out:
+    """Print through rich to the current stdout; wide and plain when it is not a terminal.
+
+    Plain strings (no markup, emoji code, tab or control character: what rich prints
+    unchanged) are written directly, so a command that prints only text, such as
+    ``evalband ci``, never imports rich (~0.06 s).
+    """
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if not kwargs and all(isinstance(o, str) for o in objects):
+            text = " ".join(objects)
+            if text.replace("\n", "").isprintable() and not _RICH_SYNTAX.search(text):
+                sys.stdout.write(text + "\n")
+                return
+        from rich.console import Console
+
+        tty = sys.stdout.isatty()
+        Console(highlight=False, soft_wrap=True, width=None if tty else 200).print(
+            *objects, **kwargs
+        )
+
+
+console = _Out()
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def emit_json(data: Any) -> None:
+    """Print ``data`` as JSON (NaN/inf as null) on stdout."""
+    import json
+
+    sys.stdout.write(json.dumps(_clean(data), indent=2, default=str) + "\n")
+
+
+def escape(text: str) -> str:
+    r"""``text`` with rich markup escaped (``rich.markup.escape``, loaded on first use).
+
+    >>> print(escape("[red]x"))
+    \[red]x
+    """
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def fail(message: str) -> None:
+    """Print one line to stderr and exit with status 2."""
+    sys.stderr.write(f"error: {message}\n")
+    raise CommandExit(2)
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A proportion as a percentage string.
+
+    >>> pct(0.140625, 6)
+    '14.062500%'
+    """
+    from evalband.report._format import percent
+
+    return percent(x, digits)

@@ -1,0 +1,217 @@
+"""The comparison's slice table, defined once for the terminal, Markdown and HTML renderers.
+
+:data:`COLUMNS` is an ordered tuple of :class:`Column` specs: what each column is called in
+each renderer, how its value is read off a :class:`~evalband.analysis.SliceComparison` and
+formatted (:mod:`evalband.report._format`), and which renderers show it. The terminal and
+Markdown show the columns in this order; the HTML table puts :data:`HTML_FIRST` first (the
+difference and the verdict, next to the slice name) and the rest in this order.
+
+Adding a column to ``evalband compare`` is adding one :class:`Column` here:
+
+>>> [c.key for c in COLUMNS if c.markdown]
+['slice', 'n', 'baseline', 'candidate', 'delta', 'p', 'p_holm', 'time_delta', 'verdict']
+>>> [c.key for c in html_columns()]
+['slice', 'delta', 'verdict', 'n', 'baseline', 'candidate', 'pairs', 'p', 'p_holm', 'time_delta']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalband.report import _format as fmt
+
+if TYPE_CHECKING:
+    from evalband.analysis import SliceComparison
+
+__all__ = [
+    "Column",
+    "COLUMNS",
+    "HTML_FIRST",
+    "Headings",
+    "headings",
+    "html_columns",
+    "markdown_columns",
+    "terminal_columns",
+    "is_sequential",
+    "verdict_parts",
+    "verdict_text",
+]
+
+
+@dataclass(frozen=True)
+class Headings:
+    """What a header may say: the band level (``95%``) and how the difference is adjusted."""
+
+    level: str
+    interval: str
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the slice table.
+
+    Attributes:
+        key: a stable name (``columns=`` of the renderers selects by it).
+        text: the cell's text, formatted (the terminal escapes it, HTML escapes it).
+        sort: the number a HTML table sorts the column by (``None``: not numeric there).
+        kind: ``name`` (the slice), ``verdict`` (styled in each renderer) or ``number``
+            (right-aligned).
+        band: HTML writes ``value [band]`` as the value over its band (a second line).
+        terminal: the terminal header (``str.format`` with :class:`Headings` fields), or
+            ``None`` when the terminal does not show it.
+        markdown: the Markdown header (same placeholders), or ``None``.
+        html: the HTML header and its second line, or ``None``.
+        verdicts: which comparisons the terminal shows it for: ``fixed`` (the fixed-n
+            verdict), ``sequential`` (the anytime-valid one) or ``both``. Markdown and HTML
+            show a column for either.
+    """
+
+    key: str
+    text: Callable[[SliceComparison], str]
+    sort: Callable[[SliceComparison], float | None] = lambda _: None
+    kind: Literal["name", "number", "verdict"] = "number"
+    band: bool = False
+    terminal: str | None = None
+    markdown: str | None = None
+    html: tuple[str, str] | None = None
+    verdicts: Literal["both", "fixed", "sequential"] = "both"
+
+
+# ---------------------------------------------------------------------------- cells
+
+
+def verdict_parts(row: SliceComparison) -> tuple[str, str]:
+    """A slice's verdict word and what backs it: its reasons, or what its n could resolve.
+
+    The HTML table shows the word and the detail on a second line; :func:`verdict_text`
+    joins them for the terminal and Markdown.
+    """
+    verdict = str(row.verdict)
+    if row.reasons:
+        return verdict, "; ".join(row.reasons)
+    if row.verdict in ("regressed", "improved"):
+        return verdict, "" if row.primary else "secondary slice: does not decide the verdict"
+    if row.effect is None:
+        return verdict, ""
+    unit = "pairs" if row.pairing == "paired" else "episodes per arm"
+    parts = []
+    if row.detectable_drop is not None:
+        parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.0f} points")
+    else:
+        parts.append("too few episodes to catch any drop")
+    if row.episodes_for_effect is not None:
+        parts.append(f"~{row.episodes_for_effect} {unit} to catch a "
+                     f"{100 * row.effect:.0f}-point drop")
+    return verdict, "; ".join(parts)
+
+
+def verdict_text(row: SliceComparison) -> str:
+    """A slice's verdict in words, with its reason or what its n could resolve."""
+    word, detail = verdict_parts(row)
+    if not detail:
+        return word
+    return f"{word}: {detail}" if row.reasons else f"{word} ({detail})"
+
+
+def is_sequential(rows: Sequence[SliceComparison]) -> bool:
+    """Whether the rows carry the anytime-valid (sequential) test."""
+    return any(str((r.test or {}).get("method", "")).startswith("sequential") for r in rows)
+
+
+def _log_e(row: SliceComparison) -> str:
+    """``log E`` of a sequential test, regression / improvement, 2 decimals each."""
+    test: dict[str, Any] = row.test or {}
+
+    def one(key: str) -> str:
+        value = test.get(key)
+        return "-" if value is None else f"{math.log(max(float(value), 1e-300)):.2f}"
+
+    return f"{one('e_regression')}/{one('e_improvement')}"
+
+
+def _boundary(row: SliceComparison) -> str:
+    test: dict[str, Any] = row.test or {}
+    return f"{math.log(test['threshold']):.2f}" if "threshold" in test else "-"
+
+
+def _estimate(band: Any) -> float | None:
+    """The estimate of an interval mapping or object (``None`` for none)."""
+    if not band:
+        return None
+    return band.get("estimate") if isinstance(band, dict) else band.estimate
+
+
+def _pairs(row: SliceComparison) -> str:
+    if row.pairing != "paired":
+        return "unpaired"
+    return f"{row.pairs.get('candidate_only', 0)} / {row.pairs.get('baseline_only', 0)}"
+
+
+# ---------------------------------------------------------------------------- the table
+
+COLUMNS: tuple[Column, ...] = (
+    Column("slice", lambda r: r.name, kind="name",
+           terminal="slice", markdown="slice", html=("slice", "")),
+    Column("n", lambda r: f"{r.n_baseline}/{r.n_candidate}", lambda r: r.n_baseline,
+           terminal="n", markdown="n", html=("n", "base/cand")),
+    Column("baseline", lambda r: fmt.rate(r.rate_baseline),
+           lambda r: _estimate(r.rate_baseline), band=True,
+           terminal="baseline", markdown="baseline", html=("baseline", "{level} Wilson")),
+    Column("candidate", lambda r: fmt.rate(r.rate_candidate),
+           lambda r: _estimate(r.rate_candidate), band=True,
+           terminal="candidate", markdown="candidate", html=("candidate", "{level} Wilson")),
+    Column("delta", lambda r: fmt.points(r.delta), lambda r: _estimate(r.delta), band=True,
+           terminal="delta points ({interval})", markdown="Δ points ({level}, Holm-adjusted)",
+           html=("Δ points", "Holm-adjusted, family {level}")),
+    Column("pairs", _pairs,
+           lambda r: r.pairs.get("candidate_only") if r.pairing == "paired" else None,
+           html=("pairs", "cand-only / base-only")),
+    Column("p", lambda r: fmt.p_value(r.p_value), lambda r: r.p_value,
+           terminal="p", markdown="p", html=("p", "exact"), verdicts="fixed"),
+    Column("p_holm", lambda r: fmt.p_value(r.p_holm), lambda r: r.p_holm,
+           terminal="Holm p", markdown="Holm p", html=("Holm p", "all slices"),
+           verdicts="fixed"),
+    Column("time_delta", lambda r: fmt.signed_seconds(r.time_to_success_delta_s),
+           lambda r: _estimate(r.time_to_success_delta_s), band=True,
+           terminal="delta time to success s", markdown="Δ time to success, s ({level})",
+           html=("Δ time to success", "s, paired t {level}, both succeeded")),
+    Column("log_e", _log_e, terminal="log E", verdicts="sequential"),
+    Column("boundary", _boundary, terminal="boundary", verdicts="sequential"),
+    Column("verdict", verdict_text, kind="verdict",
+           terminal="verdict", markdown="verdict", html=("verdict", "")),
+)
+"""The slice table's columns, in the terminal's and Markdown's order."""
+
+HTML_FIRST = ("slice", "delta", "verdict")
+"""The columns the HTML table shows first (the rest follow in :data:`COLUMNS` order)."""
+
+
+def headings(confidence: float, sequential: bool) -> Headings:
+    """The header placeholders for a comparison at ``confidence``."""
+    return Headings(level=fmt.level(confidence),
+                    interval="confidence sequence" if sequential else "Holm-adjusted")
+
+
+def _chosen(keys: Sequence[str] | None) -> tuple[Column, ...]:
+    return COLUMNS if keys is None else tuple(c for c in COLUMNS if c.key in keys)
+
+
+def terminal_columns(sequential: bool, keys: Sequence[str] | None = None) -> list[Column]:
+    """The terminal's columns for a fixed-n or a sequential comparison."""
+    mode = "sequential" if sequential else "fixed"
+    return [c for c in _chosen(keys) if c.terminal is not None and c.verdicts in ("both", mode)]
+
+
+def markdown_columns(keys: Sequence[str] | None = None) -> list[Column]:
+    """The Markdown table's columns."""
+    return [c for c in _chosen(keys) if c.markdown is not None]
+
+
+def html_columns(keys: Sequence[str] | None = None) -> list[Column]:
+    """The HTML table's columns: :data:`HTML_FIRST`, then the rest in order."""
+    shown = [c for c in _chosen(keys) if c.html is not None]
+    first = [c for k in HTML_FIRST for c in shown if c.key == k]
+    return first + [c for c in shown if c.key not in HTML_FIRST]

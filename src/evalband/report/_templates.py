@@ -1,0 +1,69 @@
+"""The report's Jinja2 templates and static files, shipped as package data.
+
+``evalband/report/templates/`` holds the page (``page.html.j2``), the report body
+(``report.html.j2``), its CSS (``page.css``) and its sort script (``sort.js``). Values are
+escaped as :func:`html.escape` escapes them (``finalize``), so a template never writes user
+text unescaped; trusted markup is passed as :class:`markupsafe.Markup`. Jinja2 is imported on
+first use.
+
+>>> "table.sortable" in static("page.css") and "aria-sort" in static("sort.js")
+True
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+__all__ = ["TEMPLATES", "environment", "render", "static"]
+
+TEMPLATES = "evalband.report"
+"""The package whose ``templates/`` folder holds the templates."""
+
+
+@lru_cache(maxsize=8)
+def static(name: str) -> str:
+    """The text of a file in ``templates/`` (CSS, script), read from the installed package."""
+    return (files(TEMPLATES) / "templates" / name).read_text(encoding="utf-8")
+
+
+def _format(value: Any, spec: str) -> str:
+    """``{{ x | f(".3g") }}``: Python's :func:`format` (Jinja's own ``format`` is ``%``)."""
+    return format(value, spec)
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """The Jinja2 environment: package templates, autoescape, blocks trimmed."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
+
+    from evalband.report import _format as fmt
+
+    escape = html.escape
+
+    def finalize(value: Any) -> Any:
+        """Escape as :func:`html.escape` does (quotes too); markup passes unchanged."""
+        return value if hasattr(value, "__html__") else Markup(escape(str(value)))
+
+    env = Environment(loader=PackageLoader(TEMPLATES, "templates"), autoescape=True,
+                      finalize=finalize, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True, undefined=StrictUndefined)
+    env.filters["f"] = _format
+    env.globals["fmt"] = fmt
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """Render ``templates/<template>`` with ``context``.
+
+    >>> render("page.html.j2", title="a < b", csp="", css="", script="", head="",
+    ...        body="").count("<title>a &lt; b</title>")
+    1
+    """
+    return environment().get_template(template).render(**context)

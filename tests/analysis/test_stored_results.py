@@ -1,0 +1,111 @@
+"""A stored comparison result round-trips exactly: as_dict(from_dict(d)) == d, typed back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from evalband.analysis._compare import (
+    Comparison,
+    RunData,
+    SliceVerdict,
+    Verdict,
+    compare_many,
+)
+from evalband.analysis._sequential import compare_sequential, sequential_as_dict
+from evalband.analysis._stored import (
+    comparison_options,
+    comparison_settings,
+    comparisons_from_result,
+    result_payload,
+)
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.errors import InvalidInputError
+from evalband.panel import load_panel
+
+OUTCOMES = (Outcome.SUCCESS, Outcome.FAILURE, Outcome.TIMEOUT, Outcome.ERROR)
+
+
+def random_runs(seed: int) -> tuple[RunData, list[RunData]]:
+    """A two-factor panel and a baseline + two candidates with random outcomes and metrics."""
+    rng = np.random.default_rng(seed)
+    episodes = int(rng.integers(3, 12))
+    panel = load_panel({"name": f"p{seed}", "env": "evalband/Coin-v0", "episodes": episodes,
+                        "seed": seed, "budget": {"steps": 1},
+                        "factors": {"f": ["a", "b", "c"], "g": ["x", "y"]}})
+
+    def run(run_id: str) -> RunData:
+        rates = rng.uniform(0, 1, size=4)
+        rates /= rates.sum()
+        records = []
+        for s in panel.episode_specs():
+            outcome = OUTCOMES[int(rng.choice(4, p=rates))]
+            success = outcome is Outcome.SUCCESS
+            records.append(EpisodeRecord(
+                run_id=run_id, policy=run_id, panel_fingerprint=panel.fingerprint, cell=s.cell,
+                slices=dict(s.slices), episode=s.episode, repeat=s.repeat,
+                condition_seed=s.condition_seed, outcome=outcome, terminated=success,
+                truncated=not success, steps=int(rng.integers(1, 50)),
+                time_to_success_s=float(rng.uniform(0.1, 3)) if success else None,
+                interventions=int(rng.random() < 0.1),
+                latency_ms_p95=float(rng.uniform(1, 40)),
+                error="boom" if outcome is Outcome.ERROR else None))
+        return RunData(run_id, run_id, panel.fingerprint, panel, records, source="memory")
+
+    return run("base"), [run("cand1"), run("cand2")]
+
+
+def json_round_trip(d: dict[str, Any]) -> dict[str, Any]:
+    """What the store gives back (JSON with NaN kept, as the store writes it)."""
+    return json.loads(json.dumps(d, allow_nan=True))  # type: ignore[no-any-return]
+
+
+def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal as JSON text: every number, key order and NaN included."""
+    return json.dumps(a, allow_nan=True) == json.dumps(b, allow_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fixed_n_results_round_trip_exactly(seed: int) -> None:
+    base, cands = random_runs(seed)
+    for c in compare_many(base, cands, confidence=0.9 if seed % 2 else 0.95):
+        stored = json_round_trip(c.as_dict())
+        back = Comparison.from_dict(stored)
+        assert same(back.as_dict(), stored)
+        assert same(back.as_dict(), c.as_dict())
+        assert isinstance(back.verdict, Verdict) and back.verdict == c.verdict
+        assert all(isinstance(r.verdict, SliceVerdict) for r in back.slice_rows)
+        assert back.family_size == c.family_size and back.effect == c.effect
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sequential_results_round_trip_exactly(seed: int) -> None:
+    base, cands = random_runs(100 + seed)
+    c = compare_sequential(base, cands[0], effect=0.2, max_pairs=200 if seed % 2 else None)
+    back = Comparison.from_dict(json_round_trip(c.as_dict()))
+    assert same(back.as_dict(), c.as_dict())
+    assert same(sequential_as_dict(back), sequential_as_dict(c))
+
+
+def test_a_payload_comes_back_as_the_same_comparisons() -> None:
+    base, cands = random_runs(7)
+    computed = compare_many(base, cands)
+    back = comparisons_from_result(json_round_trip({"r": result_payload(computed)})["r"])
+    assert [same(a.as_dict(), b.as_dict()) for a, b in zip(back, computed, strict=True)] == [
+        True, True]
+
+
+def test_a_dict_of_another_schema_is_refused_with_what_to_do() -> None:
+    with pytest.raises(InvalidInputError, match="evalband-comparison/2.*evalband compare"):
+        Comparison.from_dict({"schema": "evalband-comparison/1"})
+
+
+def test_recorded_options_and_settings_are_inverse() -> None:
+    for settings in ({}, {"confidence": 0.9}, {"allow_panel_mismatch": True},
+                     {"sequential": True, "effect": 0.2, "max_pairs": 50}):
+        options = comparison_options(**settings)
+        assert comparison_settings({**options, "episode_counts": {"a": 1}}) == (
+            {k: v for k, v in settings.items()}, [])
