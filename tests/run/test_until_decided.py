@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,25 @@ def test_lab_candidate_stops_early_with_the_hidden_regression_named(
     assert last["statistic"] >= last["boundary"] and last["verdict"] == "regressed"
     counts = [look["episodes"] for look in state["looks"]]
     assert counts == sorted(counts) and all(c % 6 == 0 for c in counts)
+    # one declared design, recorded with the looks, every look's boundary its threshold
+    design = state["design"]
+    assert design["alpha_side"] == pytest.approx(0.05 / (2 * 3))
+    for name, sl in design["slices"].items():
+        assert sl["max_discordant"] <= sl["max_pairs"] <= 200
+        assert sl["max_pairs"] <= monitor.horizons[name]
+        assert all(look["slices"][name]["boundary"] == pytest.approx(math.log(sl["threshold"]))
+                   for look in state["looks"] if name in look["slices"])
+
+
+def test_bad_design_inputs_stop_before_anything_is_played(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "s.sqlite")
+    code = main(["run", "reach1d", "--policy", "reach1d:baseline", "--against-policy",
+                 "reach1d:expert", "--until-decided", "--effect", "0.2", "--discordant", "0.1",
+                 "--store", db])
+    assert code == 2 and "--discordant" in capsys.readouterr().err
+    with open_store(db) as st:
+        assert st.list_runs() == []
 
 
 @pytest.mark.slow
@@ -99,8 +119,15 @@ def test_cli_until_decided_and_resume(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 4 and again["sequential"]["looks"] == looks
     with open_store(db) as st:
         assert st.count_episodes("cand") == n
+    # compare --sequential reads the run's recorded design: the last look's verdicts
+    assert main(["compare", base_id, "cand", "--store", db, "--json", "--sequential"]) == 4
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["slices"]}
+    for name, sl in looks[-1]["slices"].items():
+        assert rows[name]["verdict"] == sl["verdict"]
+        assert rows[name]["test"]["threshold"] == pytest.approx(math.exp(sl["boundary"]))
     assert main(["show", "cand", "--store", db]) in (0, None)
-    assert "until decided against" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "until decided against" in shown and "design: a 10-point drop" in shown
     html = tmp_path / "cand.html"
     assert main(["report", "cand", "--store", db, "--html", str(html)]) in (0, None)
     capsys.readouterr()
@@ -173,6 +200,7 @@ def test_sigkill_then_resume_reaches_the_same_decision_with_the_same_looks(
     assert resumed["decision"] == reference["decision"]
     assert resumed["sentence"] == reference["sentence"]
     assert resumed["looks"] == reference["looks"]
+    assert resumed["design"] == reference["design"]  # computed once, read back on resume
 
 
 def _lab_until(db: str, base_id: str, rid: str, **options: object) -> dict[str, object]:

@@ -28,15 +28,23 @@ from evalband.analysis._compare import (
     _verdict,
     compare_many,
 )
+from evalband.analysis._sequential_plan import (
+    ComparisonDesign,
+    SliceDesign,
+    decide_path,
+    slice_paths,
+)
 from evalband.stats._sequential import (
     DEFAULT_FUTILITY,
+    SequentialTest,
     confidence_sequence,
     design_theta,
     pair_in_order,
     sequential_paired_test,
 )
 
-__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "sequential_as_dict"]
+__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "sequential_as_dict",
+           "incomplete"]
 
 _SHORT = 1e-9
 
@@ -56,11 +64,30 @@ def _pairs_of(row: SliceComparison, base: RunData, cand: RunData) -> dict[str, i
     return pair_in_order(outcomes(base), outcomes(cand))
 
 
-def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,
-                theta: float, horizon: int | None, futility: float | None) -> SliceComparison:
+def _designed_test(row: SliceComparison, path: Any, sd: SliceDesign,
+                   alpha_side: float) -> tuple[SequentialTest, dict[str, Any]]:
+    """The slice's test at its stop along ``path`` under the declared design."""
+    decision, pairs = decide_path(path, sd)
     test = sequential_paired_test(pairs["baseline_only"], pairs["candidate_only"],
-                                  alpha_side=alpha / (2 * m), theta=theta, horizon=horizon,
-                                  futility=futility)
+                                  alpha_side=alpha_side, theta=sd.theta,
+                                  horizon=sd.max_discordant, futility=sd.futility)
+    test = replace(test, threshold=sd.threshold, decision=decision)
+    return test, {**pairs, "max_pairs": sd.max_pairs, "futility": sd.futility}
+
+
+def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,
+                theta: float, horizon: int | None, futility: float | None,
+                designed: tuple[SequentialTest, dict[str, Any]] | None = None
+                ) -> SliceComparison:
+    if designed is not None:
+        test, extra = designed
+        pairs = {k: int(extra[k]) for k in ("both", "baseline_only", "candidate_only",
+                                             "neither")}
+    else:
+        test = sequential_paired_test(pairs["baseline_only"], pairs["candidate_only"],
+                                      alpha_side=alpha / (2 * m), theta=theta, horizon=horizon,
+                                      futility=futility)
+        extra = {}
     cs = confidence_sequence(pairs["both"], pairs["baseline_only"], pairs["candidate_only"],
                              pairs["neither"], level=1.0 - alpha / m)
     low, high = cs.low, cs.high
@@ -96,7 +123,7 @@ def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float,
         delta_unadjusted=nominal.as_dict(), verdict=verdict, reasons=reasons,
         test={"method": "sequential (likelihood ratio of the design alternative, "
                         "anytime-valid)", "p_value": None, **test.as_dict(),
-              "pairs": dict(pairs)},
+              "pairs": dict(pairs), **{k: v for k, v in extra.items() if k not in pairs}},
         possible_regression=bool(cs.estimate < 0 and verdict != SliceVerdict.REGRESSED),
     )
 
@@ -112,8 +139,16 @@ def compare_sequential(
     futility: float | None = DEFAULT_FUTILITY,
     allow_panel_mismatch: bool = False,
     margin: float | None = None,
+    design: ComparisonDesign | None = None,
 ) -> Comparison:
     """The anytime-valid comparison of ``candidate`` against ``baseline``.
+
+    With a declared ``design`` (:func:`~evalband.analysis._sequential_plan.comparison_design`,
+    what ``run --until-decided`` records) each slice is decided at its first stop along its
+    pairs in play order (:func:`~evalband.analysis._sequential_plan.decide_path`), its counts,
+    interval and verdict those at the stop; ``effect``, ``discordant``, ``max_pairs`` and
+    ``futility`` are then the design's. Without one, the test reads the counts so far with
+    Ville's threshold (or one exact for ``max_pairs``).
 
     Args:
         baseline: the baseline run.
@@ -127,6 +162,7 @@ def compare_sequential(
         futility: the futility factor (with ``max_pairs``).
         allow_panel_mismatch: compare runs of different panels anyway.
         margin: a non-inferiority margin for every slice (default: the panel's).
+        design: the declared design (see above).
 
     >>> import tempfile
     >>> from evalband._api import load_run
@@ -139,16 +175,25 @@ def compare_sequential(
     >>> str(c.verdict), c.notes[0].startswith("procedure: anytime-valid")
     ('regression', True)
     """
+    if design is not None:
+        effect, confidence = design.effect, 1.0 - design.alpha
     (fixed,) = compare_many(baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
                             confidence=confidence, effect=effect, power_statements=False)
     alpha = 1.0 - confidence
     rows = [r if margin is None else replace(r, margin=float(margin)) for r in fixed.slice_rows]
-    m = max(1, sum(1 for r in rows if r.n_baseline and r.n_candidate))
+    active = [r for r in rows if r.n_baseline and r.n_candidate]
+    m = max(1, len(active) if design is None else len(design.slices))
     theta = design_theta(effect, discordant)
+    paths = ({} if design is None else slice_paths(
+        baseline, candidate, [r.name for r in active if r.name in design.slices],
+        {r.name: r.pairing == "paired" for r in active}))
     decided = [
-        _decide_row(r, _pairs_of(r, baseline, candidate), alpha=alpha, m=m, theta=theta,
+        _decide_row(r, _pairs_of(r, baseline, candidate) if r.name not in paths else {},
+                    alpha=alpha, m=m, theta=theta,
                     horizon=(max_pairs.get(r.name) if isinstance(max_pairs, Mapping)
-                             else max_pairs), futility=futility)
+                             else max_pairs), futility=futility,
+                    designed=(None if r.name not in paths or design is None else _designed_test(
+                        r, paths[r.name], design.slices[r.name], design.alpha_side)))
         if r.n_baseline and r.n_candidate else r
         for r in rows
     ]
@@ -156,13 +201,26 @@ def compare_sequential(
                    fixed.aggregate, confidence, m, effect)
     notes = [n for n in out.notes if not n.startswith("procedure:")
              and "Fisher's exact test" not in n]
-    notes.insert(0, (
-        f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
-        f"{100 * effect:g}-point drop, theta = {theta:.3f}), e-value Bonferroni across {m} "
-        f"slice(s) at {100 * alpha / (2 * m):.3g}% per direction"
-        + (", threshold exact for the declared maximum of pairs" if max_pairs else
-           ", Ville's threshold (valid under any monitoring)")
-        + "; intervals are confidence sequences, valid at every n"))
+    per_side = f"{100 * alpha / (2 * m):.3g}% per direction"
+    if design is not None:
+        caps = sorted({(s.max_pairs, s.max_discordant) for s in design.slices.values()})
+        notes.insert(0, (
+            f"procedure: anytime-valid sequential test per slice under the declared design (a "
+            f"{100 * effect:g}-point drop at {design.power:.0%} power, discordance "
+            f"{design.discordant:.3g} ({design.discordant_source}), theta = "
+            f"{next(iter(design.slices.values())).theta:.3f}; at most "
+            + ", ".join(f"{n} pairs or {d} discordant" for n, d in caps)
+            + f" per slice, each slice stopped at its first decision), e-value Bonferroni "
+            f"across {m} slice(s) at {per_side}; intervals are confidence sequences, valid at "
+            "every n"))
+    else:
+        notes.insert(0, (
+            f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
+            f"{100 * effect:g}-point drop, theta = {theta:.3f}), e-value Bonferroni across {m} "
+            f"slice(s) at {per_side}"
+            + (", threshold exact for the declared maximum of pairs" if max_pairs else
+               ", Ville's threshold (valid under any monitoring)")
+            + "; intervals are confidence sequences, valid at every n"))
     return replace(out, notes=notes)
 
 
@@ -192,6 +250,16 @@ def episode_counts(runs: Sequence[RunData]) -> dict[str, int]:
     return {r.run_id: len(r.records) for r in runs}
 
 
+def incomplete(episodes: int, planned: int, status: str) -> bool:
+    """A run still being written, or holding fewer episodes than planned (not an import).
+
+    >>> incomplete(20, 200, "finished"), incomplete(20, 20, "running"), incomplete(5, 9, "imported")
+    (True, True, False)
+    """
+    return status == "running" or (bool(planned) and episodes < planned
+                                   and status != "imported")
+
+
 def peeking_notes(
     counts: Mapping[str, int],
     planned: Mapping[str, tuple[int, str]],
@@ -214,7 +282,7 @@ def peeking_notes(
     notes: list[str] = []
     for rid, n in counts.items():
         plan, status = planned.get(rid, (0, "finished"))
-        if status == "running" or (plan and n < plan and status != "imported"):
+        if incomplete(n, plan, status):
             notes.append(
                 f"PEEKING: run {rid} is incomplete ({n} of {plan} planned episodes); a fixed-n "
                 "verdict read now and again later loses its error rate -- use --sequential "

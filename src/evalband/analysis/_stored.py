@@ -35,8 +35,12 @@ def comparison_options(
     sequential: bool = False,
     effect: float = DEFAULT_EFFECT,
     max_pairs: int | None = None,
+    discordant: float | None = None,
 ) -> dict[str, Any]:
     """The options a comparison is recorded under: each setting that is not the default.
+
+    ``discordant`` (a sequential design's declared discordance) is kept with ``sequential``
+    only.
 
     >>> comparison_options()
     {}
@@ -54,6 +58,8 @@ def comparison_options(
         options["effect"] = effect
     if max_pairs is not None:
         options["max_pairs"] = max_pairs
+    if sequential and discordant is not None:
+        options["discordant"] = discordant
     return options
 
 

@@ -45,7 +45,11 @@ def compare(
         "tuned to --effect) instead of the fixed-n one."),
     max_pairs: int | None = typer.Option(
         None, "--max-pairs", help="With --sequential: the declared maximum of pairs per slice "
-        "(the threshold is then exact for it, with a futility stop)."),
+        "(default: the slice's planned pairs)."),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="With --sequential: the design's probability that a "
+        "matched pair disagrees (default: the largest independent episodes can have at "
+        "this effect)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -69,13 +73,17 @@ def compare(
             with open_store(store_path(store), read_only=True) as st:
                 base = load_run(baseline, st, step.stage(f"reading {baseline}"))
                 cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
+                recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
+                    m := st.get_run(c.run_id)) is not None else {} for c in cands}
             if sequential:
                 from evalband.analysis._sequential import compare_sequential
+                from evalband.analysis._sequential_plan import design_for
 
-                results = [compare_sequential(base, c, confidence=confidence, effect=effect,
-                                              max_pairs=max_pairs,
-                                              allow_panel_mismatch=allow_panel_mismatch)
-                           for c in cands]
+                results = [compare_sequential(
+                    base, c, allow_panel_mismatch=allow_panel_mismatch, design=design_for(
+                        base, recorded=recorded[c.run_id], effect=effect, confidence=confidence,
+                        discordant=discordant, max_pairs=max_pairs))
+                    for c in cands]
             else:
                 results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
                                        confidence=confidence, effect=effect)
@@ -91,7 +99,7 @@ def compare(
             peeking = check_and_record(store_path(store), base, cands, confidence=confidence,
                                        allow_panel_mismatch=allow_panel_mismatch,
                                        sequential=sequential, results=results, effect=effect,
-                                       max_pairs=max_pairs)
+                                       max_pairs=max_pairs, discordant=discordant)
         except StoreError:
             peeking = []  # a store this user cannot write is still compared, just not listed
     computed = results  # what the report renders: the result as stored, notes in a banner

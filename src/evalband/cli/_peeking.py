@@ -23,6 +23,7 @@ def check_and_record(
     results: Sequence[Comparison] | None = None,
     effect: float | None = None,
     max_pairs: int | None = None,
+    discordant: float | None = None,
 ) -> list[str]:
     """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
 
@@ -42,7 +43,8 @@ def check_and_record(
     options = comparison_options(confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
                                  sequential=sequential,
                                  effect=DEFAULT_EFFECT if effect is None else effect,
-                                 max_pairs=max_pairs if sequential else None)
+                                 max_pairs=max_pairs if sequential else None,
+                                 discordant=discordant)
     with open_store(store) as st:
         previous = [c for c in st.comparisons() if not (c.get("options") or {}).get("sequential")]
         planned = {}

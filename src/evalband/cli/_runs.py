@@ -107,6 +107,13 @@ def run(
     chunk: int | None = typer.Option(
         None, "--chunk", min=1, help="With --until-decided: episodes between looks "
         "(default: one per cell)."),
+    effect: float = typer.Option(
+        0.10, "--effect", help="With --until-decided: the drop in success rate the design "
+        "catches with 80% power (0.10 = 10 points)."),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="With --until-decided: the design's probability that a "
+        "matched pair disagrees (default: the largest independent episodes can have "
+        "at this effect)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -132,7 +139,8 @@ def run(
         run_until(panel_obj, policy, store, against=against, against_policy=against_policy,
                   until_decided=until_decided,
                   max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
-                  run_id=run_id, backend=backend, workers=workers, address=address,
+                  effect=effect, discordant=discordant, run_id=run_id, backend=backend,
+                  workers=workers, address=address,
                   errors_as_failures=errors_as_failures, as_json=as_json)
         return
     rid = run_id or default_run_id(panel_obj, policy)
@@ -256,6 +264,15 @@ def show(
         console.print(f"  until decided against {sequential.get('against')}: "
                       f"{len(sequential.get('looks', []))} look(s); "
                       f"{sequential.get('sentence') or 'undecided so far'}")
+        design = sequential.get("design") or {}
+        caps = sorted({(d["max_pairs"], d["max_discordant"], d["power"])
+                       for d in (design.get("slices") or {}).values()})
+        if caps:
+            console.print(
+                f"  design: a {100 * design['effect']:g}-point drop, discordance "
+                f"{design['discordant']:.3g} ({design['discordant_source']}); per slice at most "
+                + ", ".join(f"{n} pairs or {d} discordant (power {pw:.0%})"
+                            for n, d, pw in caps))
     if len(slices) > 1:
         from evalband.report._terminal import slice_summary_table
 

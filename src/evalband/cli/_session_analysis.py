@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from evalband.report._session import TableText
     from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
+    from evalband.session._plan import SessionPlan
 
 __all__ = [
     "register",
@@ -273,14 +274,15 @@ def analyze(
     path = store_path(store)
     plan, trials = load_session(path, session_id)
     pending = int((trials["status"] == "pending").sum())
-    if plan.blind and pending and not unblind:
+    chosen: Preregistration | None = (
+        get_prereg(prereg, path) if prereg is not None else prereg_for_session(session_id, path)
+    )
+    early = _stopped_early(path, plan, chosen)
+    if plan.blind and pending and not unblind and early is None:
         raise InvalidInputError(
             f"session {session_id!r} is blinded and {pending} trials are pending: the analysis "
             "shows per-policy rates; finish the session first, or pass --unblind"
         )
-    chosen: Preregistration | None = (
-        get_prereg(prereg, path) if prereg is not None else prereg_for_session(session_id, path)
-    )
     groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
     result = analyze_session(
         plan,
@@ -295,12 +297,28 @@ def analyze(
             html_out.write_text(session_html(result), encoding="utf-8")
         except OSError as exc:
             raise InvalidInputError(f"cannot write the HTML report {html_out}: {exc}") from None
+    if early is not None:
+        from dataclasses import replace
+
+        result = replace(result, notes=(early, *result.notes))
     if as_json:
-        emit_json(result.as_dict())
+        emit_json({**result.as_dict(), "stopped_early": early})
         return
     render_analysis(result)
     if html_out is not None:
         console.print(f"HTML report: {escape(str(html_out))}")
+
+
+def _stopped_early(path: Path, plan: SessionPlan, prereg: Preregistration | None) -> str | None:
+    """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
+    from evalband.session import SessionStore
+    from evalband.session._sequential import stopped_early
+
+    if prereg is None or not prereg.comparisons:
+        return None
+    with SessionStore(path) as ss:
+        records = ss.records(plan.session_id)
+    return stopped_early(plan, records, prereg.comparisons)
 
 
 def drift(

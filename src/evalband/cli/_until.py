@@ -19,7 +19,8 @@ def run_until(
     panel: Panel, policy: str, store: Path | None, *, against: str | None,
     against_policy: str | None = None, until_decided: bool,
     max_episodes: int | None, alpha: float, margin: float | None, chunk: int | None,
-    run_id: str | None, as_json: bool, **run_options: Any,
+    run_id: str | None, as_json: bool, effect: float = 0.10, discordant: float | None = None,
+    **run_options: Any,
 ) -> None:
     """Play until decided, printing each look (not with --json) and the decision."""
     import typer
@@ -48,7 +49,8 @@ def run_until(
 
     common: dict[str, Any] = {
         "run_id": run_id, "max_episodes": max_episodes, "chunk": chunk,
-        "confidence": 1.0 - alpha, "margin": margin, "on_look": on_look,
+        "confidence": 1.0 - alpha, "margin": margin, "on_look": on_look, "effect": effect,
+        "discordant": discordant,
         "command": "evalband " + shlex.join(sys.argv[1:]), **run_options}
     base_rid = against
     with open_store(store_path(store)) as st:

@@ -344,11 +344,13 @@ def collect(
         found = ()
     elif found is None and sequential:
         from evalband.analysis._sequential import compare_sequential
+        from evalband.analysis._sequential_plan import design_for
 
-        found = tuple(compare_sequential(views[0].data, v.data, confidence=confidence,
-                                         effect=effect, max_pairs=max_pairs,
-                                         allow_panel_mismatch=allow_panel_mismatch)
-                      for v in views[1:])
+        found = tuple(compare_sequential(  # the candidate's recorded design, or a new one
+            views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
+            design=design_for(views[0].data, recorded=v.manifest.extra.get("sequential"),
+                              effect=effect, confidence=confidence, max_pairs=max_pairs))
+            for v in views[1:])
     elif found is None:
         found = tuple(compare_many(views[0].data, [v.data for v in views[1:]],
                                    confidence=confidence, seed=seed, effect=effect,

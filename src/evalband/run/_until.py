@@ -8,10 +8,11 @@ and every episode pairs. Looks are taken on the *prefix* of that order: after th
 early (a fast success before a slow failure), and the looks and the decision are the same on
 every backend. At each look
 compares the episodes so far against the baseline run with the anytime-valid verdict
-(:func:`evalband.analysis._sequential.compare_sequential`, its threshold exact for the declared
-maximum), records the look in the run's manifest (``extra["sequential"]["looks"]``: episode
-count, the decision, and per slice the statistic and its boundary), and stops the run as soon
-as the overall decision is made:
+(:func:`evalband.analysis._sequential.compare_sequential`) under the run's one declared design
+(:func:`evalband.analysis._sequential_plan.comparison_design`, computed at the start, recorded in
+``extra["sequential"]["design"]`` and read back on resume), records the look in the run's
+manifest (``extra["sequential"]["looks"]``: episode count, the decision, and per slice the
+statistic and its boundary), and stops the run as soon as the overall decision is made:
 
 * ``regression`` -- a (primary) slice regressed;
 * ``improvement`` / ``non-inferior`` -- every slice improved or was shown non-inferior
@@ -39,6 +40,7 @@ from evalband.errors import InvalidParameterError, PanelMismatchError
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, RunData, RunSummary
+    from evalband.analysis._sequential_plan import ComparisonDesign
     from evalband.panel import Panel
     from evalband.store import RunStore
 
@@ -119,6 +121,8 @@ class SequentialMonitor:
     margin: float | None = None
     on_look: Callable[[dict[str, Any]], None] | None = None
     live_baseline: bool = False
+    power: float = 0.8
+    discordant: float | None = None
     count: int = 0
     looks: list[dict[str, Any]] = field(default_factory=list)
     decision: str | None = None
@@ -129,10 +133,28 @@ class SequentialMonitor:
         self.horizons = _slice_horizons(self.panel, plan, self.max_episodes)
         self._keys = [s.key for s in plan[: self.max_episodes]]
         self._done: set[tuple[str, int, int]] = set()
+        self.plan: ComparisonDesign | None = None
 
     def start(self, finished: Sequence[EpisodeRecord]) -> None:
-        """Take the looks already recorded (resume) and the finished episodes."""
+        """Take the design and looks already recorded (resume) and the finished episodes.
+
+        A new run computes its design here, once
+        (:func:`~evalband.analysis._sequential_plan.comparison_design`: the declared effect,
+        alpha, power and discordance -- or the conservative one, which does not read the
+        baseline's outcomes -- each slice's maximum the pairs it can reach within
+        ``max_episodes``) and records it before the first look; a resumed run reads it back,
+        so every look of a run uses one design.
+        """
+        from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design
+
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
+        if state.get("design"):
+            self.plan = ComparisonDesign.from_dict(state["design"])
+        else:
+            self.plan = comparison_design(self.horizons, effect=self.effect,
+                                          alpha=1.0 - self.confidence, power=self.power,
+                                          discordant=self.discordant)
+            self._record()
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
         self.sentence = state.get("sentence") or ""
@@ -153,7 +175,14 @@ class SequentialMonitor:
         return {"against": self.baseline.run_id, "both_arms": self.live_baseline,
                 "max_episodes": self.max_episodes,
                 "chunk": self.chunk, "alpha": 1.0 - self.confidence, "effect": self.effect,
-                "margin": self.margin, "max_pairs": self.horizons}
+                "margin": self.margin, "max_pairs": self.horizons,
+                "design": None if self.plan is None else self.plan.as_dict()}
+
+    def _record(self) -> None:
+        extra = dict(self.store.require_run(self.run_id).extra)
+        extra["sequential"] = {**self.design(), "looks": self.looks, "decision": self.decision,
+                               "sentence": self.sentence}
+        self.store.update_run(self.run_id, extra=extra)
 
     def look(self) -> dict[str, Any]:
         """Compare the episodes so far, record the look, and set the decision if made."""
@@ -165,8 +194,7 @@ class SequentialMonitor:
         run = load_run(self.run_id, self.store)
         seen = set(self._keys[: self.count])
         cand = replace(run, records=[r for r in run.records if r.key in seen])
-        c = compare_sequential(self.baseline, cand, confidence=self.confidence,
-                               effect=self.effect, max_pairs=self.horizons, margin=self.margin)
+        c = compare_sequential(self.baseline, cand, margin=self.margin, design=self.plan)
         decision = overall_decision(c, at_maximum=self.count >= self.max_episodes)
         slices = {}
         for r in c.slice_rows:
@@ -187,10 +215,7 @@ class SequentialMonitor:
                              f"{decision}"
                              + (f" on {', '.join(regressed)}" if decision == "regression"
                                 and regressed else ""))
-        extra = dict(self.store.require_run(self.run_id).extra)
-        extra["sequential"] = {**self.design(), "looks": self.looks, "decision": self.decision,
-                               "sentence": self.sentence}
-        self.store.update_run(self.run_id, extra=extra)
+        self._record()
         if self.on_look is not None:
             self.on_look(look)
         return look
@@ -200,6 +225,35 @@ class SequentialMonitor:
         self._done.add(record.key)
         self._advance()
         return self.decision is not None or self.count >= self.max_episodes
+
+
+def _limits(panel: Panel, max_episodes: int | None, chunk: int | None, effect: float = 0.10,
+            discordant: float | None = None) -> tuple[int, int]:
+    """(maximum, chunk) of a sequential run: the planned episodes and one per cell by default.
+
+    Checks the design's inputs too, before anything is played.
+
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
+    ...                 "budget": {"steps": 1}, "factors": {"arm": ["a", "b"]}})
+    >>> _limits(p, None, None), _limits(p, 3, 1)
+    ((4, 2), (3, 1))
+    """
+    if not 0.0 < effect < 1.0:
+        raise InvalidParameterError(f"`effect` must be in (0, 1) (a drop in rate); got {effect}",
+                                    parameters=("effect",))
+    if discordant is not None and not effect <= discordant <= 1.0:
+        raise InvalidParameterError(
+            f"`discordant` (the probability a matched pair disagrees) must be between the "
+            f"effect ({effect:g}) and 1; got {discordant}", parameters=("discordant",))
+    planned = len(panel.episode_specs())
+    limit = planned if max_episodes is None else int(max_episodes)
+    step = len(panel.cells()) if chunk is None else int(chunk)
+    if not 1 <= limit <= planned or step < 1:
+        raise InvalidParameterError(
+            f"`max_episodes` must be 1..{planned} (the panel's planned episodes) and `chunk` at "
+            f"least 1; got {max_episodes}, {chunk}", parameters=("max_episodes", "chunk"))
+    return limit, step
 
 
 def run_until_decided(
@@ -215,6 +269,8 @@ def run_until_decided(
     effect: float = 0.10,
     margin: float | None = None,
     on_look: Callable[[dict[str, Any]], None] | None = None,
+    power: float = 0.8,
+    discordant: float | None = None,
     **run_options: Any,
 ) -> tuple[str, RunSummary, SequentialMonitor]:
     """Run ``policy`` on ``panel`` until its comparison with ``against`` is decided.
@@ -231,11 +287,15 @@ def run_until_decided(
         effect: the design drop the test is tuned to.
         margin: a non-inferiority margin for every slice.
         on_look: called with each look.
+        power: the design's target power per slice at ``effect``.
+        discordant: the declared probability that a pair disagrees (None: the conservative
+            value of :func:`~evalband.analysis._sequential_plan.comparison_design`).
         **run_options: passed on to :func:`evalband.run.run_panel` (backend, workers, ...).
 
     Raises:
         PanelMismatchError: the baseline was run on another panel.
-        InvalidParameterError: a maximum or chunk below 1.
+        InvalidParameterError: a maximum or chunk out of range, an effect outside (0, 1) or a
+            discordance below the effect.
     """
     from evalband._api import load_run
     from evalband.run._runner import default_run_id, run_panel
@@ -246,14 +306,7 @@ def run_until_decided(
             f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
             f"{panel.fingerprint[:12]}); a sequential run needs the baseline's panel",
         )
-    planned = len(panel.episode_specs())
-    limit = planned if max_episodes is None else int(max_episodes)
-    step = len(panel.cells()) if chunk is None else int(chunk)
-    if not 1 <= limit <= planned or step < 1:
-        raise InvalidParameterError(
-            f"`max_episodes` must be 1..{planned} and the chunk >= 1; got {max_episodes}, {chunk}",
-            parameters=("max_episodes",),
-        )
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
     rid = run_id or default_run_id(panel, policy)
     outer_start = run_options.pop("on_start", None)
     monitor: SequentialMonitor | None = None
@@ -261,7 +314,7 @@ def run_until_decided(
     def on_start(total: int, finished: list[EpisodeRecord]) -> None:
         nonlocal monitor
         monitor = SequentialMonitor(store, rid, base, panel, limit, step, confidence, effect,
-                                    margin, on_look)
+                                    margin, on_look, power=power, discordant=discordant)
         monitor.start(finished)
         if outer_start is not None:
             outer_start(limit, finished)
@@ -304,6 +357,8 @@ def run_both_until_decided(
     effect: float = 0.10,
     margin: float | None = None,
     on_look: Callable[[dict[str, Any]], None] | None = None,
+    power: float = 0.8,
+    discordant: float | None = None,
     **run_options: Any,
 ) -> tuple[str, str, RunSummary, SequentialMonitor]:
     """Run both arms chunk by chunk in plan order until their comparison is decided.
@@ -317,6 +372,8 @@ def run_both_until_decided(
     Returns:
         ``(candidate run id, baseline run id, candidate summary, monitor)``.
 
+    ``power`` and ``discordant`` are :func:`run_until_decided`'s.
+
     Raises:
         InvalidParameterError: a maximum or chunk out of range.
     """
@@ -324,12 +381,7 @@ def run_both_until_decided(
     from evalband.run._runner import default_run_id, run_panel
 
     plan = interleave(panel.episode_specs())
-    limit = len(plan) if max_episodes is None else int(max_episodes)
-    step = len(panel.cells()) if chunk is None else int(chunk)
-    if not 1 <= limit <= len(plan) or step < 1:
-        raise InvalidParameterError(
-            f"`max_episodes` must be 1..{len(plan)} and the chunk >= 1; got {max_episodes}, "
-            f"{chunk}", parameters=("max_episodes",))
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
     rid = run_id or default_run_id(panel, policy)
     existing = store.get_run(rid)
     recorded = ((existing.extra.get("sequential") or {}).get("against")
@@ -339,7 +391,8 @@ def run_both_until_decided(
         _, done = run_panel(panel, policy, store, run_id=rid, order=lambda todo: [],
                             **run_options)
         monitor = SequentialMonitor(store, rid, load_run(base_rid, store), panel, limit, step,
-                                    confidence, effect, margin, on_look, live_baseline=True)
+                                    confidence, effect, margin, on_look, live_baseline=True,
+                                    power=power, discordant=discordant)
         monitor.start(store.episode_records(rid))
         return rid, base_rid, done, monitor
     holder: list[SequentialMonitor] = []
@@ -357,7 +410,8 @@ def run_both_until_decided(
             if not holder:
                 holder.append(SequentialMonitor(
                     store, rid, load_run(base_rid, store), panel, limit, step, confidence,
-                    effect, margin, on_look, live_baseline=True))
+                    effect, margin, on_look, live_baseline=True, power=power,
+                    discordant=discordant))
                 holder[0].start(finished)
 
         def stop_when(record: EpisodeRecord) -> bool:

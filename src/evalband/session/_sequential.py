@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from evalband.session._plan import SessionPlan
     from evalband.session._store import TrialRecord
 
-__all__ = ["SessionLook", "blocks_complete", "session_look"]
+__all__ = ["SessionLook", "blocks_complete", "session_look", "stopped_early"]
 
 
 @dataclass(frozen=True)
@@ -119,3 +119,37 @@ def session_look(
                      "boundary": math.log(test.threshold)})
     decided = bool(rows) and all(r["decision"] != "continue" for r in rows)
     return SessionLook(scenes, decided, rows)
+
+
+def stopped_early(
+    plan: SessionPlan, records: Sequence[TrialRecord], comparisons: Sequence[tuple[str, str]],
+    *, alpha: float = 0.05,
+) -> str | None:
+    """The sentence for a session that ended where the stop rule decided, else None.
+
+    A session stopped by ``session run --until-decided`` holds exactly its first complete
+    blocks, fewer than planned, and the stop rule (:func:`session_look`) decides on them and
+    not on one block fewer. (The store does not say who stopped the session; the sentence says
+    what holds either way: it ended when its pre-registered comparisons were decided.)
+
+    >>> from evalband.session._plan import plan_session
+    >>> plan = plan_session(["A", "B"], scenes=4, attempts=1, seed=0, session_id="s")
+    >>> stopped_early(plan, [], [("A", "B")]) is None
+    True
+    """
+    if not comparisons:
+        return None
+    scenes = blocks_complete(plan, records)
+    per_block = len(plan.block(1)) if plan.scenes else 0
+    if not 0 < scenes < plan.scenes or len({r.trial_index for r in records}) != scenes * per_block:
+        return None
+    look = session_look(plan, records, comparisons, alpha=alpha)
+    if not look.decided:
+        return None
+    keep = {t.index for scene in range(1, scenes) for t in plan.block(scene)}
+    if session_look(plan, [r for r in records if r.trial_index in keep], comparisons,
+                    alpha=alpha).decided:
+        return None  # decided a block earlier: the rule would have stopped there
+    return (f"stopped early: {look.sentence(plan)} (the stop rule of session run "
+            f"--until-decided at alpha {alpha:g}); the {plan.scenes - scenes} scene(s) left "
+            "were never run, so the comparisons below read the complete blocks only")

@@ -224,17 +224,43 @@ def simulate_sequential(
     return float(regressed.mean()), float(pairs.mean()), float(np.percentile(pairs, 90))
 
 
-def _smallest_n(n_fixed: int, psi: float, theta: float, alpha_side: float,
+def _smallest_n(psi: float, theta: float, alpha_side: float,
                 futility: float, fraction: float, alt: tuple[float, float, float],
-                power: float, ratios: tuple[float, ...]) -> tuple[float, int, int] | None:
-    """(E[pairs], N, D) at the smallest ratio of the grid reaching ``power`` (exactly)."""
-    for r in ratios:
-        n = max(1, int(math.ceil(r * n_fixed)))
+                power: float, sizes: list[int]) -> tuple[float, int, int] | None:
+    """(E[pairs], N, D) at the smallest maximum ``N`` of ``sizes`` reaching ``power`` (exactly)."""
+    for n in sizes:
         d = max(1, min(n, int(math.ceil(fraction * psi * n))))
         pw, mean, _ = operating_characteristics(n, d, theta, alpha_side, futility, alt)
         if pw >= power:
             return mean, n, d
     return None
+
+
+def _most_powerful(n: int, psi: float, side: float, base_theta: float,
+                   alt: tuple[float, float, float]) -> tuple[float, int, int, float, float]:
+    """(E[pairs], N, D, theta, futility) of the most powerful design with ``N = n``."""
+    scored = []
+    for stretch in THETA_STRETCH:
+        theta = min(0.95, 0.5 + stretch * (base_theta - 0.5))
+        for futility in FUTILITIES:
+            for fraction in DISCORDANT_FRACTIONS:
+                d = max(1, min(n, int(math.ceil(fraction * psi * n))))
+                pw, mean, _ = operating_characteristics(n, d, theta, side, futility, alt)
+                scored.append((-pw, mean, d, theta, futility))
+    _, mean, d, theta, futility = min(scored)
+    return mean, n, d, theta, futility
+
+
+def _sizes(n_fixed: int | None, ratios: tuple[float, ...], cap: int | None) -> list[int]:
+    """Candidate maxima ``N``: multiples of the fixed-n pairs, below ``cap`` (then ``cap``).
+
+    >>> _sizes(100, (0.8, 1.0, 1.5), None), _sizes(100, (0.8, 1.0, 1.5), 120)
+    ([80, 100, 150], [80, 100, 120])
+    """
+    sizes = sorted({max(1, int(math.ceil(r * n_fixed))) for r in ratios}) if n_fixed else []
+    if cap is not None:
+        sizes = [n for n in sizes if n < cap] + [int(cap)]
+    return sizes
 
 
 def sequential_design(
@@ -247,6 +273,7 @@ def sequential_design(
     reps: int = 0,
     seed: int = 0,
     ratios: tuple[float, ...] = RATIOS,
+    max_pairs: int | None = None,
 ) -> SequentialDesign:
     """The sequential design for catching ``drop`` from ``p_base``, beside the fixed-n one.
 
@@ -259,9 +286,13 @@ def sequential_design(
         reps: simulated runs for the Monte Carlo check (0: none).
         seed: the seed of the Monte Carlo check.
         ratios: candidate pair maxima as multiples of the fixed-n pairs.
+        max_pairs: the most pairs a run can give (e.g. a slice's planned pairs): the design's
+            maximum is at most this; when no maximum up to it reaches ``power``, the design is
+            the most powerful one at ``max_pairs`` (its ``power`` says what it reaches).
 
     Raises:
-        InvalidParameterError: a drop outside ``(0, p_base]`` or a discordance below it.
+        InvalidParameterError: a drop outside ``(0, p_base]``, a discordance below it or a
+            ``max_pairs`` below 1.
 
     >>> d = sequential_design(0.8, 0.2, discordant=0.3)
     >>> d.n_fixed, d.power >= 0.8, d.expected_pairs < d.n_fixed, d.null_false_regression <= 0.025
@@ -277,9 +308,13 @@ def sequential_design(
         raise InvalidParameterError(
             f"the discordance must be between the drop ({drop}) and what the rates allow; "
             f"got {discordant}")
+    if max_pairs is not None and int(max_pairs) < 1:
+        raise InvalidParameterError(
+            f"`max_pairs` must be at least 1; got {max_pairs}", parameters=("max_pairs",))
     n_fixed = episodes_for_drop(p_base, drop, alpha, paired=True, discordant=psi, power=power)
-    if n_fixed is None:
+    if n_fixed is None and max_pairs is None:
         raise InvalidParameterError(f"no fixed-n design reaches {power:.0%} power for this drop")
+    sizes = _sizes(n_fixed, ratios, max_pairs)
     alt = (1.0 - psi, (psi + drop) / 2.0, (psi - drop) / 2.0)
     null = (1.0 - psi, psi / 2.0, psi / 2.0)
     side = alpha / 2.0
@@ -289,12 +324,13 @@ def sequential_design(
         theta = min(0.95, 0.5 + stretch * (base_theta - 0.5))
         for futility in FUTILITIES:
             for fraction in DISCORDANT_FRACTIONS:
-                found = _smallest_n(n_fixed, psi, theta, side, futility, fraction, alt, power,
-                                    ratios)
+                found = _smallest_n(psi, theta, side, futility, fraction, alt, power, sizes)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (*found, theta, futility)
+    if best is None and max_pairs is not None:  # the cap is too small: its most powerful design
+        best = _most_powerful(int(max_pairs), psi, side, base_theta, alt)
     if best is None:  # the largest maximum, the design share: report what it reaches
-        n = int(math.ceil(ratios[-1] * n_fixed))
+        n = sizes[-1]
         best = (0.0, n, n, base_theta, FUTILITIES[-1])
     _, n_max, d_max, theta, futility = best
     pw, mean, p90 = operating_characteristics(n_max, d_max, theta, side, futility, alt)
@@ -309,9 +345,9 @@ def sequential_design(
                                              max_discordant=d_max, futility=futility)
     return SequentialDesign(
         p_base=float(p_base), drop=float(drop), discordant=psi, alpha=float(alpha),
-        theta=float(theta), futility=float(futility), n_fixed=int(n_fixed), max_pairs=n_max,
+        theta=float(theta), futility=float(futility), n_fixed=int(n_fixed or 0), max_pairs=n_max,
         max_discordant=d_max, power=pw, expected_pairs=mean, p90_pairs=p90,
-        savings=1.0 - mean / n_fixed, null_false_regression=false,
+        savings=1.0 - mean / n_fixed if n_fixed else 0.0, null_false_regression=false,
         null_expected_pairs=null_mean, null_p90_pairs=null_p90, reps=int(reps),
         mc_power=mc_power, mc_expected_pairs=mc_mean, mc_null_false_regression=mc_false,
     )

@@ -418,8 +418,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _report(
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
+        from evalband.analysis._sequential import incomplete
+
         state, running = store_state(store, run_ids)
-        if running and len(run_ids) > 1:  # read live, as episodes arrive: the anytime-valid verdict
+        partial = any(m is not None and incomplete(store.count_episodes(r), m.n_planned, m.status)
+                      for r in run_ids for m in [store.get_run(r)])
+        if (running or partial) and len(run_ids) > 1:
+            # read live or off a partial run: the anytime-valid verdict (valid at every look)
             options = {**(options or {}), "sequential": True}
         ignored: list[str] = []
         notes: list[str] = []
@@ -433,7 +438,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         else:
             page, ignored, source = self.server.rendered(run_ids, state, store, options)
-            if options is not None and source == "computed" and not running:
+            if options is not None and source == "computed" and not (running or partial):
                 notes.append("computed from the stored episodes (this comparison was recorded "
                              "without its result, or its runs changed since)")
         if ignored and options:

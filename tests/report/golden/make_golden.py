@@ -90,7 +90,14 @@ def render_case(case: str) -> dict[str, str]:
     cwd = os.getcwd()
     os.chdir(HERE)
     try:
-        data = collect(sources, None, command="evalband report (golden)", sequential=sequential)
+        given = None
+        if sequential:  # the goldens' anytime-valid statistics: the design-free construction
+            from evalband.analysis._sequential import compare_sequential
+
+            runs = collect(sources, None).runs
+            given = [compare_sequential(runs[0].data, v.data) for v in runs[1:]]
+        data = collect(sources, None, command="evalband report (golden)", sequential=sequential,
+                       comparisons=given)
         cols = GOLDEN_COLUMNS
         out: dict[str, str] = {"md": report_markdown(data, columns=cols),
                                "html": normalise_html(report_html(data, columns=cols))}
