@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SliceSummary",
     "RunView",
+    "LatencyRow",
+    "latency_rows",
     "ReportData",
     "collect",
     "slice_summaries",
@@ -96,6 +98,61 @@ class ReportData:
     def is_comparison(self) -> bool:
         """Two or more runs: a comparison report."""
         return len(self.runs) > 1
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    """One run's policy inference time, over the episodes that recorded it (milliseconds).
+
+    Each episode records its calls' median, 95th percentile and maximum; a run is summarised
+    by the median episode's median, the 95th percentile of the episodes' 95th percentiles
+    and the slowest call of all.
+    """
+
+    run_id: str
+    episodes: int
+    median_p50_ms: float
+    p95_of_p95_ms: float
+    max_ms: float
+
+
+_LATENCY = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max")
+
+
+def latency_rows(runs: Sequence[RunView]) -> tuple[LatencyRow, ...]:
+    """The latency row of each run that timed its policy (imported runs usually did not).
+
+    A stored run's latency columns are read alone; no episode record is built.
+
+    >>> from types import SimpleNamespace as NS
+    >>> recs = [NS(latency_ms_p50=p, latency_ms_p95=2 * p, latency_ms_max=3 * p)
+    ...         for p in (1.0, 2.0, 3.0)]
+    >>> recs.append(NS(latency_ms_p50=None, latency_ms_p95=None, latency_ms_max=None))
+    >>> row, = latency_rows([NS(run_id="r", data=NS(records=recs))])
+    >>> row.episodes, row.median_p50_ms, row.max_ms
+    (3, 2.0, 9.0)
+    """
+    import numpy as np
+
+    from evalband.analysis._pairs import StoredRecords
+
+    rows = []
+    for view in runs:
+        records = view.data.records
+        stored = records if isinstance(records, StoredRecords) else None
+        columns = {name: stored.column(name) if stored is not None else None for name in _LATENCY}
+        values = {name: np.asarray(
+            col if col is not None else [getattr(r, name) for r in records], dtype=float)
+            for name, col in columns.items()}
+        timed = ~np.isnan(values["latency_ms_p50"])
+        if not timed.any():
+            continue
+        rows.append(LatencyRow(
+            run_id=view.run_id, episodes=int(timed.sum()),
+            median_p50_ms=float(np.median(values["latency_ms_p50"][timed])),
+            p95_of_p95_ms=float(np.percentile(values["latency_ms_p95"][timed], 95)),
+            max_ms=float(np.nanmax(values["latency_ms_max"][timed]))))
+    return tuple(rows)
 
 
 def suite_size_for(n: int) -> int | None:

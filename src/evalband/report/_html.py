@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalband.report._data import ReportData, RunView, collect
+from evalband.report._data import ReportData, RunView, collect, latency_rows
 from evalband.report._page import html_page
 
 if TYPE_CHECKING:
@@ -234,10 +234,13 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
     toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
+    latency = latency_rows(data.runs)
+    toc += [("latency", "Latency")] if latency else []
     toc += [("runs", "Runs")] if data.is_comparison else []
     toc += [("reproducibility", "Reproducibility")]
     body = render(
         "report.html.j2", data=data, toc=toc, plots=_plots(data), reasons=_reasons(data),
+        latency=latency,
         looks=Markup(looks) if looks else None, clips=clips, run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
         **_table_context(columns))
