@@ -62,7 +62,7 @@ def normalize_address(address: str | None) -> str:
     >>> normalize_address("head")
     Traceback (most recent call last):
     ...
-    evalband.errors.InvalidParameterError: --address must be local, auto, ray://HOST:PORT or ...
+    evalband.errors.InvalidParameterError: `address` must be local, auto, ray://HOST:PORT or ...
     """
     if address is None or address.strip() in ("", "local"):
         return "local"
@@ -162,7 +162,7 @@ def connect(
     >>> connect("local", workers=0)  # checked before Ray is imported or started
     Traceback (most recent call last):
     ...
-    evalband.errors.InvalidParameterError: --workers must be >= 1, got 0
+    evalband.errors.InvalidParameterError: `workers` must be >= 1, got 0
     """
     where = normalize_address(address)
     if workers is not None and workers < 1:
@@ -243,7 +243,7 @@ class RayBackend:
     >>> RayBackend(workers=2, address="head-node")  # arguments are checked before connecting
     Traceback (most recent call last):
     ...
-    evalband.errors.InvalidParameterError: --address must be local, auto, ray://HOST:PORT or ...
+    evalband.errors.InvalidParameterError: `address` must be local, auto, ray://HOST:PORT or ...
     """
 
     name = "ray"
