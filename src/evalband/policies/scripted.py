@@ -25,7 +25,8 @@ Array = NDArray[np.float64]
 def metaworld_policy(task: str) -> Callable[[Any], Array]:
     """Meta-World's scripted policy for ``task`` (``"push-v3"`` -> ``SawyerPushV3Policy``).
 
-    >>> metaworld_policy("reach-v3")(obs)  # doctest: +SKIP
+    Needs the ``envs-metaworld`` extra: ``metaworld_policy("reach-v3")(obs)`` is the
+    scripted action for ``obs`` (exercised in the MuJoCo 3 venv by ``tests/envs/test_mujoco3.py``).
     """
     import metaworld.policies as scripted
 
