@@ -20,6 +20,8 @@ from typing import Any
 
 import gymnasium
 
+from evalband.errors import EnvError
+
 __all__ = ["SeededReset", "make"]
 
 
@@ -47,14 +49,14 @@ def make(task: str = "reach-v3", render_mode: str | None = None) -> gymnasium.En
 
     Needs the ``envs-metaworld`` extra (Meta-World 3.1, which pins MuJoCo 3.3.0).
 
-    An unknown task name raises Meta-World's own ``KeyError`` (the adapter is exercised in
-    the MuJoCo 3 venv by ``tests/envs/test_mujoco3.py``).
+    An unknown task name raises :class:`~evalband.errors.EnvError` (the adapter is exercised
+    in the MuJoCo 3 venv by ``tests/envs/test_mujoco3.py``).
     """
     from metaworld.env_dict import ALL_V3_ENVIRONMENTS_GOAL_OBSERVABLE as tasks
 
     key = task if task.endswith("-goal-observable") else f"{task}-goal-observable"
     if key not in tasks:
-        raise ValueError(
+        raise EnvError(
             f"Meta-World has no task {task!r}; use one of its v3 names, e.g. reach-v3, push-v3"
         )
     return SeededReset(tasks[key](render_mode=render_mode))
