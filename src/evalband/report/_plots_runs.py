@@ -61,7 +61,7 @@ def cumulative_plot(curves: Sequence[tuple[str, CumulativeCurve]],
         xlim = (1.0, float(longest))
         major = [v for v in major if v <= longest]
         minor = [v for v in minor if v <= longest]
-    ax = fig.axes(xlim, (-2, 102), xlog=log, top=top, left=56)
+    ax = fig.axes(xlim, (-2, 102), xlog=log, top=top, left=56, right=28)
     if log:
         ax.frame(major, _ticks((-2, 102)), xminor=minor)
     else:
@@ -73,11 +73,12 @@ def cumulative_plot(curves: Sequence[tuple[str, CumulativeCurve]],
         if len(n) == 1:
             ax.markers(n, [100 * float(curve.rate[0])], colour, 4)
         ax.line(n, (100 * curve.rate).tolist(), colour, 1.5)
-    for point in stories[:-1][:8]:
+    for k, point in enumerate(stories[:-1][:8]):
         colour = _STORY_COLOURS[point.state]
         ax.vline(point.pairs, colour, 1.1, dash="1.5 2.5")
-        ax.text(ax.sx(point.pairs) + 3, ax.top + 10, f"{point.state}\nΔ {fmt.points(point)}",
-                colour, 9.5, baseline="auto")
+        # staggered down the panel: verdicts that changed close together stay readable
+        ax.text(ax.sx(point.pairs) + 3, ax.top + 10 + 25 * (k % 6),
+                f"{point.state}\nΔ {fmt.points(point)}", colour, 9.5, baseline="auto", halo=True)
     ax.xlabel("episodes counted (episode index first: every cell advances together)")
     ax.ylabel("cumulative success rate (%)", ax.left - 14)
     return fig.svg(columns)

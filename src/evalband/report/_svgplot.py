@@ -245,16 +245,22 @@ class Axes:
                           'stroke-width="0.8"/>')
 
     def text(self, px: float, py: float, s: str, colour: str = _AXIS, size: float = 10.0,
-             anchor: str = "start", baseline: str = "middle") -> None:
-        """Text at a pixel position (use :meth:`sx`/:meth:`sy` for data positions)."""
+             anchor: str = "start", baseline: str = "middle", halo: bool = False) -> None:
+        """Text at a pixel position (use :meth:`sx`/:meth:`sy` for data positions).
+
+        ``halo`` draws a white outline under the glyphs, legible over curves.
+        """
         lines = s.split("\n")
         if len(lines) == 1:
             body = escape(s)
         else:
             body = "".join(f'<tspan x="{_f(px)}" dy="{0 if i == 0 else 1.15}em">'
                            f"{escape(line)}</tspan>" for i, line in enumerate(lines))
+        extra = (' stroke="white" stroke-width="3" stroke-linejoin="round" paint-order="stroke"'
+                 if halo else "")
         self.parts.append(f'<text x="{_f(px)}" y="{_f(py)}" font-size="{size}" fill="{colour}" '
-                          f'text-anchor="{anchor}" dominant-baseline="{baseline}">{body}</text>')
+                          f'text-anchor="{anchor}" dominant-baseline="{baseline}"{extra}>'
+                          f"{body}</text>")
 
     def frame(self, xticks: Sequence[float] | None = None, yticks: Sequence[float] | None = None,
               *, ylabels: Sequence[str] | None = None, xminor: Sequence[float] = (),
