@@ -170,7 +170,6 @@ def test_single_run_curve_matches_the_summary(labs) -> None:
 def test_pusht_traces_come_from_the_stored_episodes(store) -> None:
     pytest.importorskip("mujoco")
     from evalband.panel import load_panel
-    from evalband.report import figure_svg
     from evalband.report._plots_runs import trace_plot
     from evalband.run import Recorder, run_panel
 
@@ -182,7 +181,7 @@ def test_pusht_traces_come_from_the_stored_episodes(store) -> None:
     assert traces is not None and traces.kind == "pusht" and not traces.notes
     assert sorted(t.condition_seed for t in traces.traces) == sorted(seeds)
     assert all(len(t.series["tee_x"]) == 4 for t in traces.traces)
-    svg = figure_svg(trace_plot(traces))
+    svg = trace_plot(traces)
     assert svg.count("<path") > 4 and "pt" in svg
     # A run logged without traces (made elsewhere) gets a note, not a replay.
     with Recorder(store, panel, "elsewhere.pt", run_id="logged") as rec:

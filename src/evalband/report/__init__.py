@@ -2,8 +2,9 @@
 
 The report layer reads results and renders them; every number comes from
 :mod:`evalband.analysis` and :mod:`evalband.stats` (it computes no statistic itself).
-Names load on first use and matplotlib only when a plot is drawn, so importing
-``evalband.report`` is cheap.
+Names load on first use, so importing ``evalband.report`` is cheap; the report's figures
+are SVG written directly (:mod:`evalband.report._svgplot`), and matplotlib loads only for
+:func:`figure_svg` of a figure of your own.
 
 >>> from evalband.report import html_page
 >>> html_page("t", "<p>x</p>").count("<script")

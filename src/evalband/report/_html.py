@@ -20,7 +20,6 @@ from evalband.report._page import html_page
 
 if TYPE_CHECKING:
     from markupsafe import Markup
-    from matplotlib.figure import Figure
 
     from evalband.analysis import Comparison
     from evalband.store import RunManifest, RunStore
@@ -82,12 +81,10 @@ def render_html(
 # ------------------------------------------------------------------------ what the template reads
 
 
-def _svg(fig: Figure) -> Markup:
+def _svg(svg: str) -> Markup:
     from markupsafe import Markup
 
-    from evalband.report._svg import figure_svg
-
-    return Markup(figure_svg(fig))
+    return Markup(svg)
 
 
 def _plots(data: ReportData) -> dict[str, Any]:

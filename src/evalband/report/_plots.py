@@ -1,7 +1,7 @@
 """The report's slice plots: forest of rates, per-slice deltas, outcome breakdown, power.
 
-Each function takes analysis results and returns a matplotlib figure (convert it with
-:func:`~evalband.report._svg.figure_svg`). Nothing here computes a statistic: rates, bands,
+Each function takes analysis results and returns the figure as inline SVG markup, written
+by :mod:`evalband.report._svgplot` (no matplotlib). Nothing here computes a statistic: rates, bands,
 deltas and sample sizes arrive computed. Element counts stay bounded: at most
 :data:`MAX_ROWS` slices are drawn (the tables list them all).
 """
@@ -15,26 +15,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalband.report import _format as fmt
-from evalband.report._svg import (
-    IMPROVED,
-    NEUTRAL,
-    OUTCOME_COLOURS,
-    PALETTE,
-    REGRESSED,
-    new_figure,
-    styled,
-)
+from evalband.report._svg import IMPROVED, NEUTRAL, OUTCOME_COLOURS, PALETTE, REGRESSED
+from evalband.report._svgplot import Axes, Canvas, label_width, log_ticks, nice_ticks
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
     from evalband.analysis import Comparison
     from evalband.report._curves import PowerCurve
     from evalband.report._data import RunView
 
-__all__ = ["MAX_ROWS", "ForestRow", "plain_log_labels", "forest_rows", "forest_plot",
-           "delta_plot", "outcome_plot", "power_plot", "shown_rows"]
+__all__ = ["MAX_ROWS", "ForestRow", "forest_rows", "forest_plot",
+           "delta_plot", "outcome_plot", "power_plot", "shown_rows", "log_axis"]
 
 MAX_ROWS = 40
 """Most slices a plot draws."""
@@ -95,42 +85,53 @@ def _height(rows: float, per_row: float = 0.32, base: float = 1.3) -> float:
     return max(2.0, base + per_row * rows)
 
 
-def _slice_axis(ax: Axes, names: Sequence[str]) -> None:
-    ax.set_yticks(-np.arange(len(names)), labels=list(names))
-    ax.set_ylim(-len(names) + 0.4, 0.6)
-    ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
-    ax.set_axisbelow(True)
+def _top(fig: Canvas, columns: int) -> float:
+    """The top margin: room for the legend rows above the panel."""
+    return 14 + 17 * fig.legend_rows(columns)
 
 
-@styled
+def _slice_axes(fig: Canvas, names: Sequence[str], xlim: tuple[float, float], *,
+                top: float = 14, right: float = 16, size: float = 12.0) -> Axes:
+    """A panel with one row per name (the first on top), its labels on the left."""
+    left = 12 + label_width(names, size)
+    ax = fig.axes(xlim, (-len(names) + 0.4, 0.6), left=left, top=top, right=right)
+    xticks = [v for v in nice_ticks(*xlim) if xlim[0] <= v <= xlim[1]]
+    ax.frame(xticks, [-float(i) for i in range(len(names))], ylabels=list(names), grid="x",
+             ytick_size=size)
+    return ax
+
+
 def forest_plot(rows: Sequence[ForestRow], labels: Sequence[str],
-                confidence: float = 0.95) -> Figure:
-    """Per-slice success rates with Wilson bands, one marker per run (baseline first)."""
+                confidence: float = 0.95) -> str:
+    """Per-slice success rates with Wilson bands, one marker per run (baseline first).
+
+    >>> svg = forest_plot([ForestRow("all", "all", ((0.5, 0.4, 0.6),))], ["a (p)"])
+    >>> svg.count('class="interval"')
+    1
+    """
     shown = list(rows[: shown_rows(len(rows))])
-    fig = new_figure(7.5, _height(len(shown) * max(1, len(labels)) / 1.6))
-    ax = fig.add_subplot()
     m = len(labels)
+    fig = Canvas(7.5, _height(len(shown) * max(1, m) / 1.6), "Per-slice success rates",
+                 f"{len(shown)} slices, success rate (%) with its {fmt.level(confidence)} "
+                 f"Wilson band for each of {m} run(s).")
+    if m > 1:
+        for j, label in enumerate(labels):
+            fig.add_legend(label, PALETTE[j % len(PALETTE)], "dot")
+    ax = _slice_axes(fig, [r.name for r in shown], (-2, 102), top=_top(fig, min(m, 3)))
     for j, label in enumerate(labels):
         offset = (j - (m - 1) / 2) * (0.7 / max(m, 1))
-        pts = [(i, r.rates[j]) for i, r in enumerate(shown) if j < len(r.rates) and r.rates[j]]
-        if not pts:
-            continue
-        y = np.array([-i + offset for i, _ in pts])
-        est = np.array([100 * t[0] for _, t in pts if t])
-        err = np.array([[100 * (t[0] - t[1]) for _, t in pts if t],
-                        [100 * (t[2] - t[0]) for _, t in pts if t]])
-        ax.errorbar(est, y, xerr=err, fmt="o", color=PALETTE[j % len(PALETTE)], ms=4.5,
-                    capsize=2.5, lw=1.3, label=label)
-    _slice_axis(ax, [r.name for r in shown])
-    ax.set_xlim(-2, 102)
-    ax.set_xlabel(f"success rate (%) with {fmt.level(confidence)} Wilson band")
-    if m > 1:
-        fig.legend(loc="outside upper left", ncols=min(m, 3), frameon=False, fontsize=8)
-    return fig
+        colour = PALETTE[j % len(PALETTE)]
+        for i, r in enumerate(shown):
+            t = r.rates[j] if j < len(r.rates) else None
+            if t:
+                ax.interval(-i + offset, 100 * t[0], 100 * t[1], 100 * t[2], colour,
+                            label=f"{r.name}, {label}: {100 * t[0]:.1f}% "
+                                  f"[{100 * t[1]:.1f}, {100 * t[2]:.1f}]")
+    ax.xlabel(f"success rate (%) with {fmt.level(confidence)} Wilson band")
+    return fig.svg(min(m, 3))
 
 
-@styled
-def delta_plot(c: Comparison) -> Figure:
+def delta_plot(c: Comparison) -> str:
     """Per-slice paired differences (candidate - baseline) with intervals; the aggregate last.
 
     Regressed slices are red, improved green, the rest grey; a hollow marker is a possible
@@ -138,115 +139,129 @@ def delta_plot(c: Comparison) -> Figure:
     """
     shown = [r for r in c.slice_rows if r.delta][: shown_rows(len(c.slice_rows))]
     names = [r.name for r in shown] + ["aggregate ΔJ (last)"]
-    fig = new_figure(7.5, _height(len(names)))
-    ax = fig.add_subplot()
-    ax.axvline(0, color="#333333", lw=0.8)
+    agg = c.aggregate
+    values = [100 * v for r in shown for v in ((r.delta or {})["low"], (r.delta or {})["high"])]
+    values += [100 * agg.low, 100 * agg.high, 0.0]
+    lo, hi = min(values), max(values)
+    pad = 0.05 * (hi - lo or 1.0)
+    fig = Canvas(7.5, _height(len(names)), f"Per-slice Δ, {c.candidate} - {c.baseline}",
+                 f"Paired difference in points with its interval for {len(shown)} slices, "
+                 "then the aggregate.")
+    ax = _slice_axes(fig, names, (lo - pad, hi + pad), top=30, right=70)
+    ax.vline(0, "#333333", 0.8)
     for i, row in enumerate(shown):
         d = row.delta or {}
         colour = (REGRESSED if row.verdict == "regressed" else
                   IMPROVED if row.verdict == "improved" else NEUTRAL)
-        hollow = row.possible_regression and row.verdict != "regressed"
-        ax.errorbar([100 * d["estimate"]], [-i],
-                    xerr=[[100 * (d["estimate"] - d["low"])], [100 * (d["high"] - d["estimate"])]],
-                    fmt="o", color=colour, mfc="white" if hollow else colour, ms=5, capsize=2.5,
-                    lw=1.4)
-        ax.annotate(row.verdict, (1.0, -i), xycoords=("axes fraction", "data"),
-                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=7.5,
-                    color=colour)
-    agg = c.aggregate
-    y = -len(shown)
-    ax.errorbar([100 * agg.delta], [y], xerr=[[100 * (agg.delta - agg.low)],
-                                              [100 * (agg.high - agg.delta)]],
-                fmt="D", color="#1f4e8c", ms=5, capsize=2.5, lw=1.6)
-    _slice_axis(ax, names)
-    ax.set_xlabel(f"candidate - baseline (points), {int(round(100 * c.confidence))}% interval")
-    ax.set_title(f"{c.candidate} vs {c.baseline}", loc="left")
-    return fig
+        hollow = bool(row.possible_regression and row.verdict != "regressed")
+        ax.interval(-i, 100 * d["estimate"], 100 * d["low"], 100 * d["high"], colour, size=5,
+                    hollow=hollow, width=1.4, label=f"{row.name}: {row.verdict}")
+        ax.text(ax.left + ax.width + 5, ax.sy(-i), row.verdict, colour, size=10)
+    ax.interval(-len(shown), 100 * agg.delta, 100 * agg.low, 100 * agg.high, "#1f4e8c",
+                size=5, shape="D", width=1.6, label="aggregate ΔJ")
+    ax.xlabel(f"candidate - baseline (points), {int(round(100 * c.confidence))}% interval")
+    ax.title(f"{c.candidate} vs {c.baseline}")
+    return fig.svg()
 
 
-@styled
-def outcome_plot(runs: Sequence[RunView]) -> Figure:
+def outcome_plot(runs: Sequence[RunView]) -> str:
     """Stacked shares of success / failure / timeout / error per slice and run."""
     kinds = [s for s in runs[0].slices]
     names = [s.name for s in kinds][: shown_rows(len(kinds))]
     labels, counts = [], []
     for name in names:
-        for j, view in enumerate(runs):
+        for view in runs:
             match = next((s for s in view.slices if s.name == name), None)
             if match is None:
                 continue
             labels.append(f"{name} · {view.run_id}" if len(runs) > 1 else name)
-            counts.append([match.summary.counts.get(o, 0) for o in _OUTCOMES] + [j])
-    fig = new_figure(7.5, _height(len(labels), per_row=0.26))
-    ax = fig.add_subplot()
-    data = np.array([row[:4] for row in counts], dtype=float)
+            counts.append([match.summary.counts.get(o, 0) for o in _OUTCOMES])
+    data = np.array(counts, dtype=float).reshape(len(counts), len(_OUTCOMES))
     totals = data.sum(axis=1, keepdims=True)
     shares = np.divide(100 * data, totals, out=np.zeros_like(data), where=totals > 0)
-    left = np.zeros(len(labels))
-    y = -np.arange(len(labels))
-    for k, outcome in enumerate(_OUTCOMES):
-        if not shares[:, k].any():
-            continue
-        ax.barh(y, shares[:, k], left=left, height=0.7, color=OUTCOME_COLOURS[outcome],
-                label=outcome)
-        left += shares[:, k]
-    for i, row in enumerate(counts):
-        ax.annotate(f"n={int(sum(row[:4]))}", (100, -i), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=7, color=NEUTRAL)
-    ax.set_yticks(y, labels=labels, fontsize=7.5)
-    ax.set_ylim(-len(labels) + 0.4, 0.6)
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("share of attempted episodes (%)")
-    fig.legend(loc="outside upper left", ncols=4, frameon=False, fontsize=8)
-    return fig
+    fig = Canvas(7.5, _height(len(labels), per_row=0.26), "Outcome breakdown",
+                 f"Share of success, failure, timeout and error for {len(labels)} "
+                 "slice and run rows.")
+    present = [k for k, _ in enumerate(_OUTCOMES) if shares[:, k].any()]
+    for k in present:
+        fig.add_legend(_OUTCOMES[k], OUTCOME_COLOURS[_OUTCOMES[k]], "box")
+    ax = _slice_axes(fig, labels, (0, 100), top=_top(fig, 4), right=62, size=10.0)
+    for i, row in enumerate(shares):
+        left = 0.0
+        for k in present:
+            if row[k] > 0:
+                ax.hbar(-i, left, float(row[k]), 0.7, OUTCOME_COLOURS[_OUTCOMES[k]],
+                        label=f"{labels[i]}: {_OUTCOMES[k]} {int(data[i, k])} "
+                              f"({row[k]:.1f}%)")
+            left += float(row[k])
+        ax.text(ax.left + ax.width + 5, ax.sy(-i), f"n={int(data[i].sum())}", NEUTRAL, 9.5)
+    ax.xlabel("share of attempted episodes (%)")
+    return fig.svg(4)
 
 
-@styled
-def power_plot(pc: PowerCurve) -> Figure:
+def log_axis(lo: float, hi: float) -> tuple[tuple[float, float], list[float], list[float]]:
+    """Limits padded to whole 2/5 steps around ``[lo, hi]``, major and minor log ticks.
+
+    >>> log_axis(30, 700)[0]
+    (20.0, 1000.0)
+    """
+    lo, hi = max(lo, 1e-12), max(hi, lo * 10)
+    steps = [m * 10.0**e for e in range(int(np.floor(np.log10(lo))) - 1,
+                                        int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
+    a = max([s for s in steps if s <= lo], default=lo)
+    b = min([s for s in steps if s >= hi], default=hi)
+    major, minor = log_ticks(a, b)
+    return (float(a), float(b)), major, minor
+
+
+def power_plot(pc: PowerCurve) -> str:
     """Episodes per arm needed against the gap; this run's n and the gap it resolves."""
-    fig = new_figure(7.5, 3.4)
-    ax = fig.add_subplot()
-    gaps = 100 * pc.gaps
-    ax.plot(gaps, pc.n_down, color=REGRESSED, lw=1.6, label="candidate worse by the gap")
-    ax.plot(gaps, pc.n_up, color=IMPROVED, lw=1.6, label="candidate better by the gap")
+    gaps = (100 * pc.gaps).tolist()
+    series = [np.asarray(pc.n_down), np.asarray(pc.n_up)]
     if pc.n_paired is not None and pc.discordant is not None:
-        ax.plot(gaps, pc.n_paired, color="#1f4e8c", lw=1.4, ls="--",
-                label=f"matched pairs, discordant share {100 * pc.discordant:.0f}%")
+        series.append(np.asarray(pc.n_paired))
+    values = np.concatenate(series)
+    values = values[np.isfinite(values) & (values > 0)]
+    marks_n = [v for v in (pc.n, pc.n_slice) if v is not None and v >= 1]
+    lo = float(min([*values.tolist(), *marks_n], default=1.0))
+    hi = float(max([*values.tolist(), *marks_n], default=10.0))
+    ylim, major, minor = log_axis(lo, hi)
+    fig = Canvas(7.5, 3.4, "Power curve",
+                 f"Episodes per arm needed at 80% power against the gap from the baseline "
+                 f"rate {fmt.percent(pc.p)}; this run has n = {pc.n:,} per arm.")
+    fig.add_legend("candidate worse by the gap", REGRESSED)
+    fig.add_legend("candidate better by the gap", IMPROVED)
+    if len(series) == 3:
+        assert pc.discordant is not None
+        fig.add_legend(f"matched pairs, discordant share {100 * pc.discordant:.0f}%",
+                       "#1f4e8c", "dash")
+    span = gaps[-1] - gaps[0]
+    ax = fig.axes((gaps[0] - 0.03 * span, gaps[-1] + 0.03 * span), ylim, ylog=True,
+                  top=_top(fig, 3), left=22 + label_width([f"{v:,.0f}" for v in major]))
+    ax.frame([v for v in nice_ticks(*ax.xlim) if ax.xlim[0] <= v <= ax.xlim[1]], major,
+             yminor=minor)
+    ax.line(gaps, series[0].tolist(), REGRESSED, 1.6, label="candidate worse by the gap")
+    ax.line(gaps, series[1].tolist(), IMPROVED, 1.6, label="candidate better by the gap")
+    if len(series) == 3:
+        ax.line(gaps, series[2].tolist(), "#1f4e8c", 1.4, dash="5 3", label="matched pairs")
     marks: list[tuple[float | None, int, str, str]] = []
+    right = ax.left + ax.width - 4
     if pc.n >= 1:  # a run without a counted episode has no n to mark on a log axis
-        ax.axhline(pc.n, color="#333333", lw=1.0, ls=":")
-        ax.annotate(f"this run: n = {pc.n:,} per arm", (0.99, pc.n),
-                    xycoords=("axes fraction", "data"), ha="right", va="bottom", fontsize=8)
-        marks += [(pc.mdd_down, pc.n, REGRESSED, "right"), (pc.mdd_up, pc.n, IMPROVED, "left")]
+        ax.hline(pc.n, "#333333", 1.0, dash="1.5 2.5")
+        ax.text(right, ax.sy(pc.n) - 3, f"this run: n = {pc.n:,} per arm", size=10.5,
+                anchor="end", baseline="auto")
+        marks += [(pc.mdd_down, pc.n, REGRESSED, "end"), (pc.mdd_up, pc.n, IMPROVED, "start")]
     if pc.n_slice is not None and pc.n_slice >= 1 and pc.n_slice != pc.n:
-        ax.axhline(pc.n_slice, color="#777777", lw=0.9, ls=":")
-        ax.annotate(f"smallest slice: n = {pc.n_slice:,}", (0.99, pc.n_slice),
-                    xycoords=("axes fraction", "data"), ha="right", va="top", fontsize=8,
-                    color="#555555")
-        marks.append((pc.mdd_slice, pc.n_slice, "#555555", "left"))
+        ax.hline(pc.n_slice, "#777777", 0.9, dash="1.5 2.5")
+        ax.text(right, ax.sy(pc.n_slice) + 3, f"smallest slice: n = {pc.n_slice:,}", "#555555",
+                10.5, anchor="end", baseline="hanging")
+        marks.append((pc.mdd_slice, pc.n_slice, "#555555", "start"))
     for gap, n, colour, side in marks:
         if gap is not None:
-            ax.plot([100 * gap], [n], "o", color=colour, ms=6, mfc="white", mew=1.6)
-            ax.annotate(f"{fmt.gap(gap)} pts", (100 * gap, n),
-                        xytext=(-6 if side == "right" else 6, 6), ha=side,
-                        textcoords="offset points", fontsize=8, color=colour)
-    ax.set_yscale("log")
-    plain_log_labels(ax.yaxis)
-    ax.set_xlabel(f"gap from the baseline rate {fmt.percent(pc.p)} (points)")
-    ax.set_ylabel("episodes per arm (80% power)")
-    ax.grid(which="major", color="#e5e5e5", linewidth=0.6)
-    fig.legend(loc="outside upper left", ncols=3, frameon=False, fontsize=8)
-    return fig
-
-
-def plain_log_labels(axis: Any) -> None:
-    """``1,000`` instead of mathtext ``10^3`` on a log axis (mathtext is slow to lay out).
-
-    Minor ticks only at 2 and 5 of each decade: every tick is an object matplotlib lays
-    out, and the default eight per decade made the log plots the slowest in a report.
-    """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    axis.set_minor_locator(LogLocator(base=10.0, subs=(2.0, 5.0)))
-    axis.set_minor_formatter(NullFormatter())
+            ax.markers([100 * gap], [n], colour, 6, hollow=True)
+            dx = -8 if side == "end" else 8
+            ax.text(ax.sx(100 * gap) + dx, ax.sy(n) - 8, f"{fmt.gap(gap)} pts", colour, 10.5,
+                    anchor=side, baseline="auto")
+    ax.xlabel(f"gap from the baseline rate {fmt.percent(pc.p)} (points)")
+    ax.ylabel("episodes per arm (80% power)", ax.left - 8)
+    return fig.svg(3)

@@ -2,23 +2,23 @@
 
 Every series arrives computed (:mod:`evalband.report._curves`, :func:`evalband.analysis.
 noise_floor`, :mod:`evalband.report._traces`); a curve is drawn as one path and its band as
-one polygon however many episodes the run has.
+one polygon however many episodes the run has. Each returns inline SVG markup
+(:mod:`evalband.report._svgplot`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalband.report import _format as fmt
-from evalband.report._plots import plain_log_labels
-from evalband.report._svg import OUTCOME_COLOURS, PALETTE, new_figure, styled
+from evalband.report._plots import log_axis
+from evalband.report._svg import OUTCOME_COLOURS, PALETTE
+from evalband.report._svgplot import Axes, Canvas, integer_ticks, nice_ticks
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from evalband.report._curves import CumulativeCurve, StoryPoint
     from evalband.report._data import RunView
     from evalband.report._traces import TraceSet
@@ -33,99 +33,124 @@ _STORY_COLOURS = {"candidate better": "#2e7d32", "baseline better": "#c62828",
                   "not established": "#777777"}
 
 
-@styled
+def _ticks(lim: tuple[float, float], integer: bool = False) -> list[float]:
+    ticks = integer_ticks(*lim) if integer else nice_ticks(*lim)
+    return [v for v in ticks if lim[0] - 1e-9 <= v <= lim[1] + 1e-9]
+
+
 def cumulative_plot(curves: Sequence[tuple[str, CumulativeCurve]],
-                    stories: Sequence[StoryPoint] = ()) -> Figure:
+                    stories: Sequence[StoryPoint] = ()) -> str:
     """Cumulative success rate per run as episodes accumulate, with the running Wilson band.
 
     Dotted verticals mark where the paired verdict of the first comparison changed
     (``stories``), each labelled with the interval that backed it then.
     """
-    fig = new_figure(7.5, 3.6)
-    ax = fig.add_subplot()
     longest = max(int(c.n[-1]) for _, c in curves)
+    fig = Canvas(7.5, 3.6, "Cumulative success rate",
+                 f"Success rate (%) of {len(curves)} run(s) after each number of counted "
+                 f"episodes, up to {longest:,}, with the running Wilson band.")
     for j, (label, curve) in enumerate(curves):
-        colour = PALETTE[j % len(PALETTE)]
-        ax.fill_between(curve.n, 100 * curve.low, 100 * curve.high, color=colour, alpha=0.18,
-                        lw=0, step=None)
-        ax.plot(curve.n, 100 * curve.rate, color=colour, lw=1.5,
-                label=f"{label}: {100 * curve.rate[-1]:.1f}% after {int(curve.n[-1]):,}")
-    for point in stories[:-1][:8]:
-        colour = _STORY_COLOURS[point.state]
-        ax.axvline(point.pairs, color=colour, ls=":", lw=1.1)
-        ax.annotate(f"{point.state}\nΔ {fmt.points(point)}",
-                    (point.pairs, 0.98), xycoords=("data", "axes fraction"), xytext=(3, 0),
-                    textcoords="offset points", va="top", fontsize=7, color=colour)
-    if longest > 1000:
-        ax.set_xscale("log")
-        plain_log_labels(ax.xaxis)
+        fig.add_legend(f"{label}: {100 * curve.rate[-1]:.1f}% after {int(curve.n[-1]):,}",
+                       PALETTE[j % len(PALETTE)])
+    columns = min(len(curves), 2)
+    log = longest > 1000
+    xlim = (1.0, float(longest)) if longest > 1 else (0.5, 1.5)
+    top = 14 + 17 * fig.legend_rows(columns)
+    if log:
+        xlim, major, minor = log_axis(1.0, float(longest))
+        xlim = (1.0, float(longest))
+        major = [v for v in major if v <= longest]
+        minor = [v for v in minor if v <= longest]
+    ax = fig.axes(xlim, (-2, 102), xlog=log, top=top, left=56, right=28)
+    if log:
+        ax.frame(major, _ticks((-2, 102)), xminor=minor)
     else:
-        ax.xaxis.set_major_locator(_integers())
-    if longest > 1:
-        ax.set_xlim(1, longest)
-    else:  # one episode: a dot, not a zero-width axis
-        ax.set_xlim(0.5, 1.5)
-    ax.set_ylim(-2, 102)
-    ax.set_xlabel("episodes counted (episode index first: every cell advances together)")
-    ax.set_ylabel("cumulative success rate (%)")
-    ax.grid(color="#ececec", linewidth=0.6)
-    # above the axes: inside, a legend would sit on a curve (a low rate runs along the bottom)
-    fig.legend(loc="outside upper left", ncols=min(len(curves), 2), frameon=False, fontsize=8)
-    return fig
+        ax.frame(_ticks(xlim, integer=True), _ticks((-2, 102)))
+    for j, (_, curve) in enumerate(curves):
+        colour = PALETTE[j % len(PALETTE)]
+        n = curve.n.tolist()
+        ax.band(n, (100 * curve.low).tolist(), (100 * curve.high).tolist(), colour, 0.18)
+        if len(n) == 1:
+            ax.markers(n, [100 * float(curve.rate[0])], colour, 4)
+        ax.line(n, (100 * curve.rate).tolist(), colour, 1.5)
+    for k, point in enumerate(stories[:-1][:8]):
+        colour = _STORY_COLOURS[point.state]
+        ax.vline(point.pairs, colour, 1.1, dash="1.5 2.5")
+        # staggered down the panel: verdicts that changed close together stay readable
+        ax.text(ax.sx(point.pairs) + 3, ax.top + 10 + 25 * (k % 6),
+                f"{point.state}\nΔ {fmt.points(point)}", colour, 9.5, baseline="auto", halo=True)
+    ax.xlabel("episodes counted (episode index first: every cell advances together)")
+    ax.ylabel("cumulative success rate (%)", ax.left - 14)
+    return fig.svg(columns)
 
 
-@styled
-def swing_plot(runs: Sequence[RunView]) -> Figure:
+def swing_plot(runs: Sequence[RunView]) -> str:
     """Each suite's rate against the pooled Wilson band, one panel per run.
 
     Up to :data:`MAX_SUITE_DOTS` suites are dots (with the binomial +-2 sigma range of a
     suite around the pooled rate); more are a histogram of suite rates.
     """
     shown = [v for v in runs if v.noise is not None][:4]
-    fig = new_figure(7.5, 3.0)
-    axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
-    for j, (ax, view) in enumerate(zip(axes, shown, strict=True)):
+    fig = Canvas(7.5, 3.0, "Suite swing",
+                 f"Success rate (%) of each consecutive suite against the pooled band, "
+                 f"for {len(shown)} run(s).")
+    first = shown[0].noise
+    assert first is not None
+    if len(first.suites) <= MAX_SUITE_DOTS:
+        colour = PALETTE[runs.index(shown[0]) % len(PALETTE)]
+        fig.add_legend(f"pooled {fmt.level(first.confidence)} band", colour, "box")
+        fig.add_legend("±2σ of one suite", "#999999", "dash")
+        fig.add_legend("outside the pooled band", OUTSIDE, "dot")
+    top = 30 + 17 * fig.legend_rows(3)
+    for j, view in enumerate(shown):
         floor = view.noise
         assert floor is not None  # filtered above
         colour = PALETTE[runs.index(view) % len(PALETTE)]
         pooled = floor.pooled
-        rates = np.array([100 * s.rate.estimate for s in floor.suites])
+        rates = [100 * s.rate.estimate for s in floor.suites]
         sigma = floor.swing.binomial_std if floor.swing else 0.0
+        kw = {"col": j, "cols": len(shown), "top": top, "left": 56, "gap": 18}
+        ax: Axes
         if len(rates) <= MAX_SUITE_DOTS:
-            ax.axhspan(100 * pooled.low, 100 * pooled.high, color=colour, alpha=0.2, lw=0,
-                       label=f"pooled {fmt.level(floor.confidence)} band")
-            ax.axhline(100 * pooled.estimate, color=colour, lw=1.0)
+            xlim = (-0.6, max(len(rates) - 0.4, 0.6))
+            ax = fig.axes(xlim, (-2, 102), **kw)  # type: ignore[arg-type]
+            ax.frame(_ticks(xlim, integer=True), _ticks((-2, 102)), ytick_labels=j == 0)
+            ax.hspan(100 * pooled.low, 100 * pooled.high, colour, 0.2)
+            ax.hline(100 * pooled.estimate, colour, 1.0)
             for s in (-2, 2):
-                ax.axhline(100 * (pooled.estimate + s * sigma), color="#999999", lw=0.8,
-                           ls="--", label="±2σ of one suite" if s < 0 else None)
-            inside = (rates >= 100 * pooled.low) & (rates <= 100 * pooled.high)
-            x = np.arange(len(rates))
-            ax.plot(x[inside], rates[inside], "o", color=colour, ms=4)
-            ax.plot(x[~inside], rates[~inside], "o", color=OUTSIDE, ms=4.5,
-                    label="outside the pooled band")
-            ax.xaxis.set_major_locator(_integers())
-            ax.set_xlabel(f"suite of {floor.suite_size} episodes")
+                ax.hline(100 * (pooled.estimate + s * sigma), "#999999", 0.8, dash="5 3")
+            for i, rate in enumerate(rates):
+                inside = 100 * pooled.low <= rate <= 100 * pooled.high
+                ax.markers([i], [rate], colour if inside else OUTSIDE, 4 if inside else 4.5)
+            ax.xlabel(f"suite of {floor.suite_size} episodes")
         else:
             m = floor.suite_size  # rates live on the 1/m lattice: whole lattice steps per bin
             step = -(-m // 50)
             edges = (np.arange(0, m + step + 1, step) - 0.5) * 100 / m
-            ax.hist(rates, bins=edges, orientation="horizontal", color=colour, alpha=0.75)
-            ax.axhspan(100 * pooled.low, 100 * pooled.high, color=colour, alpha=0.2, lw=0)
-            ax.axhline(100 * pooled.estimate, color=colour, lw=1.0)
-            ax.set_xlabel(f"suites of {floor.suite_size} (count)")
-        ax.set_title(view.run_id, fontsize=8.5, loc="left")
-        ax.set_ylim(-2, 102)
+            counts, _ = np.histogram(rates, bins=edges)
+            xlim = (0.0, float(max(int(counts.max()), 1)) * 1.05)
+            ax = fig.axes(xlim, (-2, 102), **kw)  # type: ignore[arg-type]
+            ax.frame(_ticks(xlim, integer=True), _ticks((-2, 102)), ytick_labels=j == 0)
+            ax.hspan(100 * pooled.low, 100 * pooled.high, colour, 0.2)
+            for count, a, b in zip(counts.tolist(), edges[:-1], edges[1:], strict=True):
+                if count:
+                    ax.hbar(float((a + b) / 2), 0.0, float(count), float(b - a), colour,
+                            label=f"{count} suites at {max(a, 0):.0f}-{min(b, 100):.0f}%")
+            ax.hline(100 * pooled.estimate, colour, 1.0)
+            ax.xlabel(f"suites of {floor.suite_size} (count)")
+        ax.title(view.run_id, 11.5)
         if j == 0:
-            ax.set_ylabel("suite success rate (%)")
-            handles, names = ax.get_legend_handles_labels()
-            if handles:  # above the panels, never over a suite's dot
-                fig.legend(handles, names, loc="outside upper left", ncols=len(handles),
-                           frameon=False, fontsize=8)
-    return fig
+            ax.ylabel("suite success rate (%)", ax.left - 14)
+    return fig.svg(3)
 
 
-@styled
-def trace_plot(traces: TraceSet) -> Figure:
+def _limits(values: Sequence[float], pad: float = 0.05) -> tuple[float, float]:
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+    return (lo - pad * span, hi + pad * span)
+
+
+def trace_plot(traces: TraceSet) -> str:
     """Inspect episodes: reach1d position and velocity with the success bands, or PushT paths."""
     if traces.kind == "pusht":
         return _pusht(traces)
@@ -134,67 +159,75 @@ def trace_plot(traces: TraceSet) -> Figure:
     BOUNDARY, SUCCESS_POSITION, SUCCESS_VELOCITY = (  # noqa: N806 - the env's constants
         REACH1D_GUIDES[k] for k in ("boundary", "success_position", "success_velocity"))
     runs = list(traces.runs)
-    fig = new_figure(7.5, 4.6)
-    axes = fig.subplots(2, len(runs), sharex=True, sharey="row", squeeze=False)
+    fig = Canvas(7.5, 4.6, "Episode inspection",
+                 f"Position and velocity over time of {len(traces.traces)} episode trace(s) "
+                 f"of {len(runs)} run(s); colour is the outcome.")
+    ts = [v for t in traces.traces for v in t.series.get("t", [])]
+    xs = [v for t in traces.traces for v in t.series.get("x", [])]
+    vs = [v for t in traces.traces for v in t.series.get("v", [])]
+    tlim = _limits(ts, 0.02)
+    xlim = _limits([*xs, -BOUNDARY, BOUNDARY])
+    vlim = _limits([*vs, -SUCCESS_VELOCITY, SUCCESS_VELOCITY])
     for col, run_id in enumerate(runs):
-        top, bottom = axes[0][col], axes[1][col]
-        top.axhspan(-SUCCESS_POSITION, SUCCESS_POSITION, color="#2e7d32", alpha=0.12, lw=0)
-        bottom.axhspan(-SUCCESS_VELOCITY, SUCCESS_VELOCITY, color="#2e7d32", alpha=0.12, lw=0)
+        kw = {"col": col, "cols": len(runs), "rows": 2, "top": 30, "left": 62, "gap": 18,
+              "vgap": 18, "right": 34}
+        top = fig.axes(tlim, xlim, row=0, **kw)  # type: ignore[arg-type]
+        bottom = fig.axes(tlim, vlim, row=1, **kw)  # type: ignore[arg-type]
+        top.frame(_ticks(tlim), _ticks(xlim), ytick_labels=col == 0)
+        bottom.frame(_ticks(tlim), _ticks(vlim), ytick_labels=col == 0)
+        top.hspan(-SUCCESS_POSITION, SUCCESS_POSITION, "#2e7d32", 0.12)
+        bottom.hspan(-SUCCESS_VELOCITY, SUCCESS_VELOCITY, "#2e7d32", 0.12)
         for b in (-BOUNDARY, BOUNDARY):
-            top.axhline(b, color="#c62828", lw=0.8, ls="--")
+            top.hline(b, "#c62828", 0.8, dash="5 3")
         for trace in (t for t in traces.traces if t.run_id == run_id):
             colour = OUTCOME_COLOURS.get(trace.outcome, "#333333")
             t = trace.series.get("t", [])
-            top.plot(t, trace.series.get("x", []), color=colour, lw=1.2)
-            bottom.plot(t, trace.series.get("v", []), color=colour, lw=1.2)
+            label = f"{run_id} episode {trace.key[1]}: {trace.outcome}"
+            top.line(t, trace.series.get("x", []), colour, 1.2, label=label)
+            bottom.line(t, trace.series.get("v", []), colour, 1.2, label=label)
             if t:
-                top.annotate(f"ep {trace.key[1]}", (t[-1], trace.series["x"][-1]), xytext=(2, 0),
-                             textcoords="offset points", fontsize=6.5, color=colour)
-        top.set_title(run_id, fontsize=8.5, loc="left")
-        bottom.set_xlabel("time (s)")
-    axes[0][0].set_ylabel("position x (m)")
-    axes[1][0].set_ylabel("velocity v (m/s)")
-    return fig
+                top.text(top.sx(t[-1]) + 2, top.sy(trace.series["x"][-1]), f"ep {trace.key[1]}",
+                         colour, 8.5)
+        top.title(run_id, 11.5)
+        bottom.xlabel("time (s)")
+        if col == 0:
+            top.ylabel("position x (m)", top.left - 10)
+            bottom.ylabel("velocity v (m/s)", bottom.left - 10)
+    return fig.svg()
 
 
-def _pusht(traces: TraceSet) -> Figure:
+def _pusht(traces: TraceSet) -> str:
     from evalband.report._traces import PUSHT_GUIDES
 
     TABLE_HALF = PUSHT_GUIDES["table_half"]  # noqa: N806 - the env's constants
     TARGET = (PUSHT_GUIDES["target_x"], PUSHT_GUIDES["target_y"])  # noqa: N806
 
     runs = list(traces.runs)
-    fig = new_figure(7.5, 3.9)
-    axes = fig.subplots(1, len(runs), sharex=True, sharey=True, squeeze=False)[0]
-    for ax, run_id in zip(axes, runs, strict=True):
-        ax.add_patch(_square(TABLE_HALF))
-        ax.plot([TARGET[0]], [TARGET[1]], "+", color="#1f4e8c", ms=12, mew=2)
+    fig = Canvas(7.5, 3.9, "Episode inspection",
+                 f"Block (solid) and pusher (dotted) paths of {len(traces.traces)} episode "
+                 f"trace(s) of {len(runs)} run(s) on the table; colour is the outcome.")
+    lim = (-TABLE_HALF * 1.05, TABLE_HALF * 1.05)
+    # equal aspect: square panels, centred in their share of the width
+    side = min(fig.height - 30 - 46, (fig.width - 60 - 16 - 18 * (len(runs) - 1)) / len(runs))
+    spare = fig.width - 60 - 16 - 18 * (len(runs) - 1) - side * len(runs)
+    for col, run_id in enumerate(runs):
+        ax = fig.axes(lim, lim, left=60 + spare / 2, right=16 + spare / 2, top=30,
+                      bottom=fig.height - 30 - side, col=col, cols=len(runs), gap=18)
+        ax.frame(_ticks(lim), _ticks(lim), ytick_labels=col == 0)
+        ax.rect(-TABLE_HALF, -TABLE_HALF, TABLE_HALF, TABLE_HALF, "#999999")
+        ax.markers([TARGET[0]], [TARGET[1]], "#1f4e8c", 12 / 1.4, shape="+")
         for trace in (t for t in traces.traces if t.run_id == run_id):
             colour = OUTCOME_COLOURS.get(trace.outcome, "#333333")
             s = trace.series
-            ax.plot(s.get("tee_x", []), s.get("tee_y", []), color=colour, lw=1.4)
-            ax.plot(s.get("pusher_x", []), s.get("pusher_y", []), color=colour, lw=0.8,
-                    ls=":", alpha=0.8)
+            label = f"{run_id} episode {trace.key[1]}: {trace.outcome}"
+            ax.line(s.get("tee_x", []), s.get("tee_y", []), colour, 1.4, label=label)
+            ax.line(s.get("pusher_x", []), s.get("pusher_y", []), colour, 0.8, dash="1.5 2",
+                    opacity=0.8, cls="pusher")
             if s.get("tee_x"):
-                ax.plot([s["tee_x"][0]], [s["tee_y"][0]], "o", color=colour, ms=4)
-                ax.plot([s["tee_x"][-1]], [s["tee_y"][-1]], "s", color=colour, ms=4)
-        ax.set_aspect("equal")
-        ax.set_xlim(-TABLE_HALF * 1.05, TABLE_HALF * 1.05)
-        ax.set_ylim(-TABLE_HALF * 1.05, TABLE_HALF * 1.05)
-        ax.set_title(run_id, fontsize=8.5, loc="left")
-        ax.set_xlabel("x (m)")
-    axes[0].set_ylabel("y (m)")
-    return fig
-
-
-def _square(half: float) -> Any:
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((-half, -half), 2 * half, 2 * half, fill=False, ec="#999999", lw=0.8)
-
-
-def _integers() -> Any:
-    """A tick locator on whole numbers (episode counts, suite indices)."""
-    from matplotlib.ticker import MaxNLocator
-
-    return MaxNLocator(integer=True)
+                ax.markers([s["tee_x"][0]], [s["tee_y"][0]], colour, 4)
+                ax.markers([s["tee_x"][-1]], [s["tee_y"][-1]], colour, 4, shape="s")
+        ax.title(run_id, 11.5)
+        ax.xlabel("x (m)")
+        if col == 0:
+            ax.ylabel("y (m)", ax.left - 10)
+    return fig.svg()

@@ -15,11 +15,13 @@ terminal rendering of ``evalband session analyze | drift`` too.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evalband.analysis._verdicts import ControlStatus, Standing
 
 if TYPE_CHECKING:
+    from evalband.report._svgplot import Axes, Canvas
     from evalband.session import SessionAnalysis
     from evalband.stats import Difference, Interval
 
@@ -179,94 +181,66 @@ def _text_table(table: TableText) -> str:
     return _table(headers, [[html.escape(cell) for cell in row] for row in rows])
 
 
+def _scene_axes(fig: Canvas, scenes: Sequence[float], columns: int) -> Axes:
+    """A panel of scenes (whole numbers) against a percentage, under the legend."""
+    from evalband.report._svgplot import integer_ticks, nice_ticks
+
+    lo, hi = (min(scenes), max(scenes)) if scenes else (0.0, 1.0)
+    pad = 0.05 * ((hi - lo) or 1.0)
+    xlim = (lo - pad, hi + pad)
+    ax = fig.axes(xlim, (0, 100), top=14 + 17 * fig.legend_rows(columns), left=56)
+    ax.frame([v for v in integer_ticks(*xlim) if xlim[0] <= v <= xlim[1]], nice_ticks(0, 100))
+    ax.xlabel("scenes so far")
+    return ax
+
+
 def _cumulative_svg(result: SessionAnalysis) -> str:
-    from matplotlib.ticker import MaxNLocator
+    from evalband.report._svg import PALETTE
+    from evalband.report._svgplot import Canvas
 
-    from evalband.report._svg import PALETTE, figure_svg, new_figure, styled
-
-    @styled
-    def draw() -> str:
-        fig = new_figure(7.5, 3.4)
-        ax = fig.add_subplot()
-        for i, series in enumerate(result.cumulative):
-            pts = [(p.scene, p.rate) for p in series.points if p.rate is not None]
-            if not pts:
-                continue
-            x = [s for s, _ in pts]
-            colour = PALETTE[i % len(PALETTE)]
-            ax.plot(
-                x,
-                [100 * r.estimate for _, r in pts],
-                color=colour,
-                lw=1.5,
-                marker=".",
-                label=series.policy,
-            )
-            ax.fill_between(
-                x,
-                [100 * r.low for _, r in pts],
-                [100 * r.high for _, r in pts],
-                color=colour,
-                alpha=0.07,
-                lw=0,
-            )
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("scenes so far")
-        ax.set_ylabel("unaided success (%)")
-        ax.set_ylim(0, 100)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, frameon=False, ncol=3)
-        return figure_svg(fig)
-
-    return draw()
+    fig = Canvas(7.5, 3.4, "Unaided success as scenes accumulated",
+                 f"Unaided success rate (%) of {len(result.cumulative)} policies after each "
+                 "scene, with its band.")
+    drawn = []
+    for i, series in enumerate(result.cumulative):
+        pts = [(p.scene, p.rate) for p in series.points if p.rate is not None]
+        if pts:
+            drawn.append((PALETTE[i % len(PALETTE)], series.policy, pts))
+            fig.add_legend(series.policy, PALETTE[i % len(PALETTE)])
+    scenes = [float(s) for _, _, pts in drawn for s, _ in pts]
+    ax = _scene_axes(fig, scenes, 3)
+    for colour, policy, pts in drawn:
+        x = [float(s) for s, _ in pts]
+        ax.band(x, [100 * r.low for _, r in pts], [100 * r.high for _, r in pts], colour, 0.07)
+        ax.line(x, [100 * r.estimate for _, r in pts], colour, 1.5, label=policy)
+        ax.markers(x, [100 * r.estimate for _, r in pts], colour, 2.5)
+    ax.ylabel("unaided success (%)", ax.left - 14)
+    return fig.svg(3)
 
 
 def _flip_svg(result: SessionAnalysis) -> str:
-    from matplotlib.ticker import MaxNLocator
-
-    from evalband.report._svg import NEUTRAL, PALETTE, figure_svg, new_figure, styled
+    from evalband.report._svg import NEUTRAL, PALETTE
+    from evalband.report._svgplot import Canvas
 
     flip = result.flip
     if flip is None:
         return ""
-
-    @styled
-    def draw() -> str:
-        fig = new_figure(7.5, 3.0)
-        ax = fig.add_subplot()
-        x = [p.scene for p in flip.by_scene]
-        ax.plot(
-            x,
-            [100 * p.rate.estimate for p in flip.by_scene],
-            color=PALETTE[0],
-            lw=1.6,
-            marker=".",
-            label="flip rate so far",
-        )
-        ax.fill_between(
-            x,
-            [100 * p.rate.low for p in flip.by_scene],
-            [100 * p.rate.high for p in flip.by_scene],
-            color=PALETTE[0],
-            alpha=0.15,
-            lw=0,
-            label="band (scene = cluster)",
-        )
-        ax.axhline(
-            100 * flip.independent_reference,
-            color=NEUTRAL,
-            ls="--",
-            lw=1,
-            label="independent attempts, 2p(1-p)",
-        )
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("scenes so far")
-        ax.set_ylabel("flipped pairs (%)")
-        ax.set_ylim(0, 100)
-        ax.legend(fontsize=8, frameon=False)
-        return figure_svg(fig)
-
-    return draw()
+    fig = Canvas(7.5, 3.0, "Flip rate as scenes accumulated",
+                 "Pooled flip rate (%) of same-policy, same-scene attempt pairs after each "
+                 "scene, with its band, against independent attempts.")
+    fig.add_legend("flip rate so far", PALETTE[0])
+    fig.add_legend("band (scene = cluster)", PALETTE[0], "box")
+    fig.add_legend("independent attempts, 2p(1-p)", NEUTRAL, "dash")
+    x = [float(p.scene) for p in flip.by_scene]
+    ax = _scene_axes(fig, x, 3)
+    ax.band(x, [100 * p.rate.low for p in flip.by_scene],
+            [100 * p.rate.high for p in flip.by_scene], PALETTE[0], 0.15)
+    ax.line(x, [100 * p.rate.estimate for p in flip.by_scene], PALETTE[0], 1.6,
+            label="flip rate so far")
+    ax.markers(x, [100 * p.rate.estimate for p in flip.by_scene], PALETTE[0], 2.5)
+    ax.hline(100 * flip.independent_reference, NEUTRAL, 1.0, dash="5 3")
+    ax.ylabel("flipped pairs (%)", ax.left - 14)
+    return fig.svg(3)
 
 
 def session_section(result: SessionAnalysis) -> str:

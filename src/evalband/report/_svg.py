@@ -1,4 +1,7 @@
-"""Matplotlib figures as inline SVG: no external references, ids unique per figure.
+"""The report's colours, and matplotlib figures of your own as inline SVG (ids made unique).
+
+The report's figures are written by :mod:`evalband.report._svgplot` (no matplotlib, no
+ids); :func:`figure_svg` serves figures drawn elsewhere with matplotlib.
 
 matplotlib is imported lazily (inside functions): importing :mod:`evalband.report` costs
 nothing until a plot is drawn.
