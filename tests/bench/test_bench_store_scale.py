@@ -17,6 +17,6 @@ import bench_store_scale  # noqa: E402
 def test_store_scale_bench_runs_at_a_tiny_size() -> None:
     result = bench_store_scale.run(sizes=(300,))
     steps = result["table"]["300"]
-    assert set(steps) == {"import", "show", "columns", "records"}
+    assert {"import", "show", "columns", "records"} <= set(steps)  # + compare, report
     assert all(v["seconds"] > 0 and v["peak_rss_mb"] > 0 for v in steps.values())
     assert isinstance(result["passed"], bool)
