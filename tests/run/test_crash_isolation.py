@@ -209,3 +209,33 @@ def test_a_script_without_a_main_guard_fails_clearly_and_runs_once(tmp_path: Pat
     assert 'if __name__ == "__main__":' in done.stderr.strip().splitlines()[-1]
     with open_store(db, read_only=True) as st:
         assert st.list_runs() == []  # no run per worker, and no empty run left behind
+
+
+def test_a_pool_that_breaks_between_submits_loses_and_repeats_nothing() -> None:
+    """A worker dying between two submits makes ``submit`` itself raise: the chunk goes back."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from evalband.run._backends import ProcessBackend
+
+    calls = {"n": 0}
+
+    class FlakyPool:
+        def __enter__(self) -> FlakyPool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def submit(self, fn: object, task: object, chunk: list[int]) -> Future[list[int]]:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise BrokenProcessPool("a child process terminated abruptly")
+            future: Future[list[int]] = Future()
+            future.set_result([10 * c for c in chunk])
+            return future
+
+    chunks = [[1], [2], [3], [4], [5]]
+    out = list(ProcessBackend(workers=1)._run_isolated(
+        None, chunks, None, FlakyPool))  # type: ignore[arg-type]
+    assert sorted(out) == [10, 20, 30, 40, 50]  # each chunk once (order is the pool's)

@@ -273,7 +273,14 @@ class ProcessBackend:
                 while queue or pending:
                     while queue and len(pending) < self.workers * 2:
                         chunk = queue.popleft()
-                        pending[pool.submit(execute_chunk_list, task, chunk)] = chunk
+                        try:
+                            pending[pool.submit(execute_chunk_list, task, chunk)] = chunk
+                        except BrokenProcessPool:  # a worker died since the last wait
+                            queue.appendleft(chunk)  # never started: back for a new pool
+                            break
+                    if not pending:  # the pool broke with nothing else in flight:
+                        broken.append(queue.popleft())  # play the next chunk in isolation
+                        break
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:
                         chunk = pending.pop(future)
