@@ -114,12 +114,16 @@ def test_sessions_share_the_run_store_file(tmp_path: Path) -> None:
         with SessionStore(runs) as ss:
             ss.create(_plan())
         assert runs.conn is not None  # a RunStore passed in stays open
-        assert runs.list_runs() == []
+        listed = runs.list_runs()  # one run per policy, linked to the session
+        assert sorted(m.policy for m in listed) == sorted(NAMES)
+        assert {(m.source, m.extra["session_id"], m.n_planned) for m in listed} == {
+            ("session", "s1", 4)}
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA application_id").fetchone()[0] == 0x4556424E
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"runs", "episodes", "sessions", "session_trials"} <= tables
+    assert {"runs", "episodes", "sessions", "session_results"} <= tables
+    assert "session_trials" not in tables  # trials are episodes
 
 
 def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
@@ -136,7 +140,7 @@ def test_read_only_store_without_sessions_reads_empty(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     open_store(db).close()
     with sqlite3.connect(db) as con:  # a schema-1 store that never held a session
-        con.execute("DROP TABLE session_trials")
+        con.execute("DROP TABLE session_results")
         con.execute("DROP TABLE sessions")
         con.execute("PRAGMA user_version = 1")
     with SessionStore(db, read_only=True) as ss:

@@ -81,12 +81,14 @@ class Operator:
 
 
 def _rows(db: Path, session_id: str) -> list[tuple[int, int]]:
+    """(trial index, episodes) of the session's trials, read with sqlite3 itself."""
     with sqlite3.connect(db) as con:
         return [
             (int(i), int(n))
             for i, n in con.execute(
-                "SELECT trial_index, COUNT(*) FROM session_trials WHERE session_id = ? "
-                "GROUP BY trial_index ORDER BY trial_index", (session_id,))
+                "SELECT json_extract(extra, '$.session.trial_index') AS t, COUNT(*) "
+                "FROM episodes WHERE json_extract(extra, '$.session.session_id') = ? "
+                "GROUP BY t ORDER BY t", (session_id,))
         ]
 
 

@@ -1,4 +1,4 @@
-"""A store written by the release with schema 1 opens, reads, and migrates to schema 2.
+"""A store written by the release with schema 1 opens, reads, and migrates to the current schema.
 
 The fixture ``fixtures/store-v1.sqlite`` was made by ``fixtures/make_store_v1.py`` with that
 release's CLI: two reach1d runs, a recorded comparison (no result), a blind hardware session
@@ -34,6 +34,9 @@ def raw(path: Path) -> dict[str, Any]:
         out: dict[str, Any] = {"user_version": conn.execute("PRAGMA user_version").fetchone()[0]}
         for table in TABLES:
             cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            if not cols:  # a table this version does not have
+                out[table] = None
+                continue
             out[table] = (cols, sorted(conn.execute(f"SELECT * FROM {table}").fetchall(),
                                        key=repr))
         return out
@@ -85,9 +88,23 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
         (c,) = st.comparisons()
         assert c["options"] == {"episode_counts": {"base": 64, "cand": 64}}
     after = raw(v1)
-    assert after["user_version"] == SCHEMA_VERSION == 2
-    for table in ("runs", "episodes", "sessions", "session_trials", "preregistrations"):
-        assert after[table] == before[table], table  # every row, every value
+    assert after["user_version"] == SCHEMA_VERSION == 3
+    for table in ("runs", "episodes"):  # every row, every value; the session's runs added
+        assert set(before[table][1]) <= set(after[table][1]), table
+    assert after["preregistrations"] == before["preregistrations"]
+    assert after["session_trials"] is None  # version 3: the trials are episodes
+    assert len(after["episodes"][1]) == 128 + 7 and len(after["runs"][1]) == 2 + 2
+    cols, (session,) = after["sessions"]
+    assert cols == [*before["sessions"][0], "run_ids"] and session[:-1] == before["sessions"][1][0]
+    assert json.loads(session[-1]) == {"A": "fix1:A", "B": "fix1:B"}
+    with SessionStore(v1) as ss:  # each trial as the release recorded it
+        trials = {r[1]: r for r in before["session_trials"][1]}
+        got = ss.records("fix1")
+        assert [r.trial_index for r in got] == sorted(trials)
+        for r in got:
+            old = trials[r.trial_index]
+            assert (r.status, r.score, r.assisted, r.note, r.scored_at) == (
+                old[3], old[4], bool(old[6]), old[7], old[11])
     cols, rows = after["comparisons"]
     assert cols == [*before["comparisons"][0], "result", "episode_counts", "attempt_totals",
                     "computed_at"]
@@ -147,7 +164,7 @@ def test_the_commands_work_on_it(v1: Path, capsys: pytest.CaptureFixture[str],
     old = json.loads(OLD_JSON.read_text())  # the release's compare --json on the same runs
     assert code == 0 and _as_released(json.loads(out), old) == old
     with RunStore(v1, read_only=True) as st:  # compare migrated the file and stored its result
-        assert st.schema_version == 2
+        assert st.schema_version == SCHEMA_VERSION
         (c,) = st.comparisons()  # the schema-1 row (same runs, same counts) gained the result
         assert c["comparison_id"] == raw(FIXTURE)["comparisons"][1][0][0]
         assert c["has_result"] and c["current"]
@@ -189,6 +206,6 @@ def test_a_migration_that_fails_leaves_the_old_file_as_it_was(
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setitem(_schema.MIGRATIONS, 1, half_then_fail)
-    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 2.*left as"):
+    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 3.*left as"):
         RunStore(v1)
     assert raw(v1) == before

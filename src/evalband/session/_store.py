@@ -1,11 +1,14 @@
-"""Hardware sessions in the run store: the plan and one row per confirmed trial.
+"""Hardware sessions in the run store: the plan, one run per policy, one episode per trial.
 
-The session tables live in the run store's SQLite file (WAL, ``application_id``, foreign files
-refused: :class:`~evalband.store.RunStore` opens it). ``sessions`` holds each plan as JSON;
-``session_trials`` one row per confirmed action (a score or a skip), each committed on its own
-with ``synchronous=FULL`` before the operator sees the next trial: a session killed at any
-moment keeps every confirmed trial exactly once, and running it again resumes at the first
-trial with no row.
+A session lives in the run store's SQLite file (WAL, ``application_id``, foreign files
+refused: :class:`~evalband.store.RunStore` opens it). ``sessions`` holds each plan as JSON and
+its run ids; each policy of the session is a run and each confirmed action (a score or a
+skip) one :class:`~evalband.episode.EpisodeRecord` of that run (scene = cell, attempt =
+repeat; the mapping is :mod:`evalband.store._session_runs`), so ``compare``, ``report``,
+export and the viewer read a session's policies like any other runs. Each trial is committed
+on its own with ``synchronous=FULL`` before the operator sees the next one: a session killed
+at any moment keeps every confirmed trial exactly once, and running it again resumes at the
+first trial with no episode.
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
 from evalband.session._plan import SessionPlan
+from evalband.store._session_runs import (
+    create_session_runs,
+    mark_finished,
+    session_panel,
+    trial_episode,
+    trial_fields,
+)
 from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
 
 if TYPE_CHECKING:
@@ -55,8 +65,9 @@ TRIAL_COLUMNS = (
 )
 """The columns of :meth:`SessionStore.trials`, one row per planned trial, in this order."""
 
-# The sessions and session_trials tables are created (and migrated) with the store, under
-# its one schema version: evalband.store._schema.SESSIONS and SESSION_TRIALS.
+# The sessions table is created (and migrated) with the store, under its one schema version
+# (evalband.store._schema.SESSIONS); trials are episodes of the session's runs. A store of
+# schema 2 opened read-only still keeps them in its session_trials table (read as it is).
 _ROW_FIELDS = (
     "session_id",
     "trial_index",
@@ -70,10 +81,11 @@ _ROW_FIELDS = (
     "output_tail",
     "scored_at",
 )
-_SELECT_ROWS = (
+_SELECT_LEGACY = (
     "SELECT " + ", ".join(f'"{n}"' for n in _ROW_FIELDS) + " FROM session_trials "
-    'WHERE "session_id" = ?'
+    'WHERE "session_id" = ? ORDER BY "trial_index"'
 )
+_SEQ = "json_extract(\"extra\", '$.session.seq')"
 
 
 def _now() -> str:
@@ -124,7 +136,10 @@ class TrialRecord:
 
 
 def _record_from_row(row: tuple[Any, ...]) -> TrialRecord:
-    data = dict(zip(_ROW_FIELDS, row, strict=True))
+    return _record_from_fields(dict(zip(_ROW_FIELDS, row, strict=True)))
+
+
+def _record_from_fields(data: dict[str, Any]) -> TrialRecord:
     return TrialRecord(
         session_id=str(data["session_id"]),
         trial_index=int(data["trial_index"]),
@@ -175,6 +190,8 @@ class SessionStore:
             self.runs, self._owned = RunStore(path, read_only=read_only), True
         self.read_only = bool(getattr(self.runs, "read_only", False))
         self._plans: dict[str, SessionPlan] = {}
+        self._run_ids: dict[str, dict[str, str]] = {}
+        self._panels: dict[str, tuple[Any, dict[tuple[str, int, int], int]]] = {}
 
     @property
     def path(self) -> Path:
@@ -206,10 +223,14 @@ class SessionStore:
 
     def _has_tables(self) -> bool:
         row = self.runs.conn.execute(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
-            "AND name IN ('sessions', 'session_trials')"
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessions'"
         ).fetchone()
-        return int(row[0]) == 2
+        return int(row[0]) == 1
+
+    @property
+    def _legacy(self) -> bool:
+        """A schema-2 store opened read-only: its trials are still in ``session_trials``."""
+        return int(getattr(self.runs, "schema_version", 3)) < 3
 
     def _writable(self) -> None:
         if self.read_only:
@@ -240,12 +261,44 @@ class SessionStore:
                         json.dumps(plan.as_dict()),
                     ),
                 )
+                ids = create_session_runs(conn, plan.as_dict())
+                conn.execute("UPDATE sessions SET run_ids = ? WHERE session_id = ?",
+                             (json.dumps(ids), plan.session_id))
         except sqlite3.IntegrityError:
             raise StoreError(
                 f"session {plan.session_id!r} already exists in {self.path}; choose another "
                 f"`session_id`, or continue it with: evalband session run {plan.session_id}",
                 parameters=("session_id",),
             ) from None
+        self._run_ids.pop(plan.session_id, None)
+
+    def run_ids(self, session_id: str) -> dict[str, str]:
+        """Each policy's run id (``{}`` for a schema-2 store opened read-only).
+
+        Raises:
+            SessionNotFoundError: unknown session.
+
+        >>> import tempfile
+        >>> from evalband.session import plan_session
+        >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+        ...     ss.create(plan_session(["A", "B/2"], scenes=1, attempts=1, seed=0,
+        ...                            session_id="s1"))
+        ...     print(ss.run_ids("s1"))
+        {'A': 's1:A', 'B/2': 's1:B_2'}
+        """
+        self.plan(session_id)
+        if session_id not in self._run_ids:
+            if self._legacy:
+                return {}
+            (text,) = self.runs.conn.execute(
+                "SELECT run_ids FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            self._run_ids[session_id] = {str(k): str(v) for k, v in json.loads(text).items()}
+        return dict(self._run_ids[session_id])
+
+    def _runs_where(self, session_id: str) -> tuple[str, list[str]]:
+        ids = list(self.run_ids(session_id).values())
+        return f"run_id IN ({', '.join('?' for _ in ids)})", ids
 
     def get_plan(self, session_id: str) -> SessionPlan | None:
         """The session's plan, or ``None`` when it is not stored."""
@@ -374,37 +427,35 @@ class SessionStore:
             output_tail=output_tail,
             scored_at=scored_at or _now(),
         )
-        try:
-            with self.runs.transaction() as conn:
-                (seq,) = conn.execute(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM session_trials WHERE session_id = ?",
-                    (session_id,),
-                ).fetchone()
-                conn.execute(
-                    "INSERT INTO session_trials (session_id, trial_index, seq, status, score, "
-                    "success, assisted, note, exit_code, duration_s, output_tail, scored_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        trial_index,
-                        int(seq),
-                        record.status,
-                        record.score,
-                        None if record.success is None else int(record.success),
-                        int(record.assisted),
-                        record.note,
-                        record.exit_code,
-                        record.duration_s,
-                        record.output_tail,
-                        record.scored_at,
-                    ),
-                )
-        except sqlite3.IntegrityError:
-            raise StoreError(
-                f"trial {trial_index + 1} of session {session_id!r} is already recorded in "
-                f"{self.path}; each trial is recorded once (undo it first to change it)"
-            ) from None
+        trial = plan.trials[trial_index]
+        run_id = self.run_ids(session_id)[trial.policy]
+        where, ids = self._runs_where(session_id)
+        panel = self._panel(plan)
+        with self.runs.transaction() as conn:
+            (seq,) = conn.execute(
+                f"SELECT COALESCE(MAX({_SEQ}), 0) + 1 FROM episodes WHERE {where}", ids
+            ).fetchone()
+            episode = trial_episode(
+                trial.as_dict(), {**record.as_dict(), "seq": int(seq)}, run_id=run_id,
+                panel=panel[0], seeds=panel[1],
+            )
+            try:
+                self.runs.add_episode(episode)
+            except StoreError:
+                raise StoreError(
+                    f"trial {trial_index + 1} of session {session_id!r} is already recorded "
+                    f"in {self.path}; each trial is recorded once (undo it first to change it)"
+                ) from None
+            mark_finished(conn, [run_id])
         return record
+
+    def _panel(self, plan: SessionPlan) -> tuple[Any, dict[tuple[str, int, int], int]]:
+        """The session's panel and its condition seeds (computed once per session)."""
+        if plan.session_id not in self._panels:
+            panel = session_panel(plan.as_dict())
+            seeds = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
+            self._panels[plan.session_id] = (panel, seeds)
+        return self._panels[plan.session_id]
 
     def undo_last(self, session_id: str) -> TrialRecord | None:
         """Delete the most recently confirmed trial of the session and return it.
@@ -417,18 +468,24 @@ class SessionStore:
         """
         self._writable()
         self.plan(session_id)
+        where, ids = self._runs_where(session_id)
         with self.runs.transaction() as conn:
             row = conn.execute(
-                _SELECT_ROWS + " ORDER BY seq DESC LIMIT 1", (session_id,)
+                f"SELECT run_id, cell, episode, repeat FROM episodes WHERE {where} "
+                f"ORDER BY {_SEQ} DESC LIMIT 1", ids,
             ).fetchone()
             if row is None:
                 return None
-            record = _record_from_row(row)
-            conn.execute(
-                "DELETE FROM session_trials WHERE session_id = ? AND trial_index = ?",
-                (session_id, record.trial_index),
+            (found,) = self.runs.episode_records(
+                row[0], where=f"cell = {_quote(row[1])} AND episode = {int(row[2])} "
+                f"AND repeat = {int(row[3])}"
             )
-        return record
+            conn.execute(
+                "DELETE FROM episodes WHERE run_id = ? AND cell = ? AND episode = ? "
+                "AND repeat = ?", tuple(row),
+            )
+            mark_finished(conn, [str(row[0])])
+        return _record_from_fields(trial_fields(found))
 
     # -- trials: reading -----------------------------------------------------------------
 
@@ -439,20 +496,34 @@ class SessionStore:
             SessionNotFoundError: unknown session.
         """
         self.plan(session_id)
-        if not self._has_tables():  # pragma: no cover - a plan implies the tables
-            return []
-        rows = self.runs.conn.execute(
-            _SELECT_ROWS + " ORDER BY trial_index", (session_id,)
-        ).fetchall()
-        return [_record_from_row(r) for r in rows]
+        if self._legacy:
+            rows = self.runs.conn.execute(_SELECT_LEGACY, (session_id,)).fetchall()
+            return [_record_from_row(r) for r in rows]
+        found = [
+            _record_from_fields(trial_fields(episode))
+            for run_id in self.run_ids(session_id).values()
+            for episode in self.runs.episode_records(run_id)
+        ]
+        return sorted(found, key=lambda r: r.trial_index)
 
     def last_record(self, session_id: str) -> TrialRecord | None:
         """The most recently confirmed trial (what :meth:`undo_last` would delete)."""
-        self.plan(session_id)
-        row = self.runs.conn.execute(
-            _SELECT_ROWS + " ORDER BY seq DESC LIMIT 1", (session_id,)
-        ).fetchone()
-        return None if row is None else _record_from_row(row)
+        records = self._records_by_seq(session_id)
+        return records[-1] if records else None
+
+    def _records_by_seq(self, session_id: str) -> list[TrialRecord]:
+        """The recorded trials in the order they were confirmed."""
+        if self._legacy:
+            rows = self.runs.conn.execute(
+                _SELECT_LEGACY.replace('ORDER BY "trial_index"', 'ORDER BY "seq"'), (session_id,)
+            ).fetchall()
+            return [_record_from_row(r) for r in rows]
+        found = [
+            (int(fields["seq"]), _record_from_fields(fields))
+            for run_id in self.run_ids(session_id).values()
+            for fields in map(trial_fields, self.runs.episode_records(run_id))
+        ]
+        return [record for _, record in sorted(found, key=lambda pair: pair[0])]
 
     def next_pending(self, session_id: str) -> int | None:
         """The index of the first planned trial with no record, ``None`` when all are done.
@@ -491,6 +562,11 @@ class SessionStore:
         """
         plan = self.plan(session_id)
         return _trials_frame(plan, self.records(session_id))
+
+
+def _quote(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def _trials_frame(plan: SessionPlan, records: list[TrialRecord]) -> pd.DataFrame:

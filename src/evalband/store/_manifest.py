@@ -35,7 +35,7 @@ __all__ = [
 RUN_STATUSES: tuple[str, ...] = ("running", "finished", "interrupted", "imported")
 """Allowed values of :attr:`RunManifest.status`."""
 
-RUN_SOURCES: tuple[str, ...] = ("runner", "recorder", "import")
+RUN_SOURCES: tuple[str, ...] = ("runner", "recorder", "import", "session")
 """Allowed values of :attr:`RunManifest.source`."""
 
 # Distributions whose versions can change results; missing ones are skipped.
@@ -75,7 +75,7 @@ class RunManifest:
         status: ``running``, ``finished``, ``interrupted`` or ``imported``.
         errors_as_failures: the user chose to count ``error`` episodes as failures.
         n_planned: how many episodes the panel plans for this run.
-        source: ``runner``, ``recorder`` or ``import``.
+        source: ``runner``, ``recorder``, ``import`` or ``session`` (a hardware session).
         extra: anything else worth keeping (JSON-serialisable).
 
     >>> m = RunManifest(run_id="r1", panel_name="demo", panel_yaml="name: demo",

@@ -22,6 +22,11 @@ Version history:
    (``result``: the JSON list of ``Comparison.as_dict()``, one per candidate),
    ``episode_counts`` and ``attempt_totals`` (per run, when it was computed: a result is
    current while both are unchanged).
+3. hardware-session trials are episode records: each policy of a session is a run
+   (``source="session"``), a scene a cell, an attempt a repeat
+   (:mod:`evalband.store._session_runs`); ``sessions`` gains ``run_ids`` (policy -> run id),
+   the ``session_trials`` rows move into ``episodes`` and the table is dropped;
+   ``session_results`` keeps each session's stored analyses and sequential looks.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from collections.abc import Callable
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SESSIONS",
+    "SESSION_RESULTS",
     "OLDEST_READABLE",
     "MIGRATIONS",
     "TABLE_STATEMENTS",
@@ -40,7 +47,7 @@ __all__ = [
     "read_compatible",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """``PRAGMA user_version`` of the schema this code writes."""
 
 OLDEST_READABLE = 1
@@ -61,7 +68,7 @@ COMPARISONS = (
 
 _RESULT_COLUMNS = ("result", "episode_counts", "attempt_totals", "computed_at")
 
-SESSIONS = (
+_V2_SESSIONS = (
     "CREATE TABLE IF NOT EXISTS sessions (\n"
     '    "session_id" TEXT PRIMARY KEY,\n'
     '    "created_at" TEXT NOT NULL,\n'
@@ -71,9 +78,12 @@ SESSIONS = (
     '    "seed" INTEGER NOT NULL,\n'
     '    "blind" INTEGER NOT NULL CHECK ("blind" IN (0, 1)),\n'
     '    "n_trials" INTEGER NOT NULL,\n'
-    '    "plan" TEXT NOT NULL\n)'
+    '    "plan" TEXT NOT NULL'
 )
-SESSION_TRIALS = (
+SESSIONS = _V2_SESSIONS + ',\n    "run_ids" TEXT\n)'
+"""Each hardware session: its plan (JSON) and, since version 3, its runs (policy -> run id)."""
+_V2_SESSIONS += "\n)"
+_V2_SESSION_TRIALS = (
     "CREATE TABLE IF NOT EXISTS session_trials (\n"
     '    "session_id" TEXT NOT NULL,\n'
     '    "trial_index" INTEGER NOT NULL,\n'
@@ -91,6 +101,21 @@ SESSION_TRIALS = (
     '    PRIMARY KEY ("session_id", "trial_index"),\n'
     '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)'
 )
+SESSION_RESULTS = (
+    "CREATE TABLE IF NOT EXISTS session_results (\n"
+    '    "result_id" TEXT PRIMARY KEY,\n'
+    '    "session_id" TEXT NOT NULL,\n'
+    "    \"kind\" TEXT NOT NULL CHECK (\"kind\" IN ('analysis', 'look')),\n"
+    '    "options" TEXT NOT NULL,\n'
+    '    "trials_state" TEXT NOT NULL,\n'
+    '    "result" TEXT NOT NULL,\n'
+    '    "computed_at" TEXT NOT NULL,\n'
+    '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)'
+)
+"""Stored session results (since version 3): ``session analyze`` results and sequential looks.
+
+``options`` is what changes the result (JSON), ``trials_state`` the state of the session's
+confirmed trials it was computed from (a result is current while both are the same)."""
 PREREGISTRATIONS = (
     "CREATE TABLE IF NOT EXISTS preregistrations (\n"
     '    "name" TEXT PRIMARY KEY,\n'
@@ -110,7 +135,7 @@ RUN_LEASES = (
     '    "heartbeat" REAL NOT NULL\n)'
 )
 
-TABLE_STATEMENTS = (COMPARISONS, SESSIONS, SESSION_TRIALS, PREREGISTRATIONS, RUN_LEASES)
+TABLE_STATEMENTS = (COMPARISONS, SESSIONS, SESSION_RESULTS, PREREGISTRATIONS, RUN_LEASES)
 """The tables beside ``runs`` and ``episodes`` (whose DDL follows the record fields)."""
 
 
@@ -150,11 +175,27 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
             if isinstance(counts, dict):
                 conn.execute('UPDATE comparisons SET "episode_counts" = ? '
                              'WHERE "comparison_id" = ?', (json.dumps(counts), comparison_id))
-    for statement in TABLE_STATEMENTS[1:]:
+    for statement in (_V2_SESSIONS, _V2_SESSION_TRIALS, PREREGISTRATIONS, RUN_LEASES):
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Version 2 -> 3: session trials become episode records of one run per policy.
+
+    ``sessions`` gains ``run_ids``; each session's runs are created and its
+    ``session_trials`` rows inserted as episodes (:func:`~evalband.store._session_runs.
+    migrate_session_trials`, every field kept), then ``session_trials`` is dropped;
+    ``session_results`` is created empty.
+    """
+    from evalband.store._session_runs import migrate_session_trials
+
+    if "run_ids" not in _columns(conn, "sessions"):
+        conn.execute('ALTER TABLE sessions ADD COLUMN "run_ids" TEXT')
+    migrate_session_trials(conn)
+    conn.execute(SESSION_RESULTS)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 """``v`` -> the step from version ``v`` to ``v + 1``; one per version, applied in order."""
 
 
@@ -170,7 +211,7 @@ def migrate(conn: sqlite3.Connection, version: int) -> int:
     >>> _ = conn.execute("INSERT INTO comparisons VALUES (?, ?, ?, ?)",
     ...                  ("c", '["a", "b"]', '{"episode_counts": {"a": 3}}', "t"))
     >>> migrate(conn, 1), conn.execute("SELECT episode_counts FROM comparisons").fetchone()
-    (2, ('{"a": 3}',))
+    (3, ('{"a": 3}',))
     """
     while version < SCHEMA_VERSION:
         MIGRATIONS[version](conn)

@@ -1,0 +1,337 @@
+"""Hardware-session trials as episode records: one run per policy, scene = cell, attempt = repeat.
+
+A hardware session (:mod:`evalband.session`) plans ``scenes x attempts`` trials per policy.
+Its trials are kept as :class:`~evalband.episode.EpisodeRecord` rows of the store's
+``episodes`` table, so ``compare``, ``report``, export and the viewer read a session's
+policies like any other runs:
+
+* each policy of the session is a **run** (``source="session"``, ``backend="session"``), its id
+  ``<session id>:<policy>`` (see :func:`session_run_ids`), its manifest's ``extra`` naming the
+  session; the ``sessions`` table lists the run ids;
+* the session's **panel** (:func:`session_panel`) has one factor, ``scene`` (levels ``"1"`` ..
+  ``"S"``), one episode per cell and ``attempts`` repeats: a scene is a cell (``scene=3``), an
+  attempt is a repeat (attempt 1 is repeat 0), and trials of two policies pair by
+  ``(scene, attempt)`` exactly as the session's own analysis pairs them;
+* a **scored** trial is a ``success`` or ``failure`` (the rubric's ``success_at``) with its
+  ordinal ``score``, ``assisted`` flag and the trial command's wall time as ``wall_s``; a
+  **skipped** trial (the operator recorded that it could not be run) is an ``error`` episode
+  (``error="skipped by the operator"``): never a failure and never dropped, as the episode
+  convention says; ``compare`` withholds a verdict over it until the user decides;
+* what only a session has (trial index, confirmation order ``seq``, the blind code, the
+  operator's note, the trial command's exit status and output tail, the confirmation time)
+  rides in ``extra["session"]``.
+
+The mapping works on the plan's JSON (``SessionPlan.as_dict()``), so the store's migration
+(:mod:`evalband.store._schema`, version 2 -> 3) moves old ``session_trials`` rows with it
+without importing :mod:`evalband.session`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from evalband._ids import safe_name
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.store._manifest import RunManifest, environment_versions, git_sha
+
+if TYPE_CHECKING:
+    from evalband.panel import Panel
+
+__all__ = [
+    "SESSION_ENV",
+    "SKIPPED_ERROR",
+    "TRIAL_FIELDS",
+    "session_panel",
+    "session_run_ids",
+    "session_manifest",
+    "trial_episode",
+    "trial_fields",
+    "scene_cell",
+    "create_session_runs",
+    "migrate_session_trials",
+    "mark_finished",
+]
+
+SESSION_ENV = "hardware-session"
+"""The ``env`` of a session's panel: the trials ran on hardware, outside evalband."""
+
+SKIPPED_ERROR = "skipped by the operator"
+"""The ``error`` of a skipped trial's episode (its outcome is ``error``)."""
+
+TRIAL_FIELDS = (
+    "session_id",
+    "trial_index",
+    "seq",
+    "status",
+    "score",
+    "success",
+    "assisted",
+    "note",
+    "exit_code",
+    "duration_s",
+    "output_tail",
+    "scored_at",
+)
+"""What a confirmed trial holds (the fields of ``session_trials`` in schema 2)."""
+
+
+def scene_cell(scene: int) -> str:
+    """The cell key of a scene.
+
+    >>> scene_cell(3)
+    'scene=3'
+    """
+    return f"scene={int(scene)}"
+
+
+def session_panel(plan: Mapping[str, Any]) -> Panel:
+    """The panel of a session plan (``SessionPlan.as_dict()``): scenes as cells, attempts as repeats.
+
+    >>> from evalband.session import plan_session
+    >>> panel = session_panel(plan_session(["A", "B"], 3, 2, 7, session_id="s").as_dict())
+    >>> panel.env, [c.key for c in panel.cells()], panel.repeats
+    ('hardware-session', ['scene=1', 'scene=2', 'scene=3'], 2)
+    """
+    from evalband.panel import Budget, Panel
+
+    scenes = int(plan["scenes"])
+    return Panel(
+        name=str(plan["session_id"]),
+        description=(
+            f"hardware session {plan['session_id']}: {scenes} scenes x {plan['attempts']} "
+            f"attempts per policy (scene = cell, attempt = repeat)"
+        ),
+        env=SESSION_ENV,
+        episodes=1,
+        seed=int(plan["seed"]),
+        budget=Budget(steps=1),
+        factors={"scene": [str(s) for s in range(1, scenes + 1)]},
+        repeats=int(plan["attempts"]),
+    )
+
+
+def session_run_ids(
+    session_id: str, policies: Sequence[str], taken: Collection[str] = ()
+) -> dict[str, str]:
+    """Each policy's run id, ``<session id>:<policy>`` (unsafe characters become ``_``).
+
+    Two policies whose safe names collide, or an id already ``taken`` by another run, get
+    ``.2``, ``.3``, ... appended.
+
+    >>> session_run_ids("grasp-1", ["A", "ckpt/v2", "ckpt_v2"])
+    {'A': 'grasp-1:A', 'ckpt/v2': 'grasp-1:ckpt_v2', 'ckpt_v2': 'grasp-1:ckpt_v2.2'}
+    """
+    out: dict[str, str] = {}
+    used = set(taken)
+    for policy in policies:
+        base = f"{session_id}:{safe_name(policy, 'policy', 60)}"
+        run_id, n = base, 1
+        while run_id in used:
+            n += 1
+            run_id = f"{base}.{n}"
+        used.add(run_id)
+        out[policy] = run_id
+    return out
+
+
+def session_manifest(
+    plan: Mapping[str, Any], policy: str, run_id: str, panel: Panel, *, provenance: bool = True
+) -> RunManifest:
+    """The manifest of one policy's run of a session (``provenance``: this machine's versions).
+
+    >>> from evalband.session import plan_session
+    >>> plan = plan_session(["A"], 2, 1, 0, session_id="s").as_dict()
+    >>> m = session_manifest(plan, "A", "s:A", session_panel(plan), provenance=False)
+    >>> m.source, m.n_planned, m.extra["session_id"]
+    ('session', 2, 's')
+    """
+    import platform
+    import socket
+
+    return RunManifest(
+        run_id=run_id,
+        panel_name=panel.name,
+        panel_yaml=panel.to_yaml(),
+        panel_fingerprint=panel.fingerprint,
+        policy=policy,
+        policy_hash=None,
+        backend="session",
+        workers=1,
+        host=f"{socket.gethostname()} ({platform.platform()})" if provenance else "",
+        git_sha=git_sha() if provenance else None,
+        versions=environment_versions() if provenance else {},
+        command=None,
+        started_at=str(plan["created_at"]),
+        finished_at=None,
+        status="running",
+        n_planned=int(plan["scenes"]) * int(plan["attempts"]),
+        source="session",
+        extra={"session_id": str(plan["session_id"])},
+    )
+
+
+def trial_episode(
+    trial: Mapping[str, Any], fields: Mapping[str, Any], *, run_id: str, panel: Panel,
+    seeds: Mapping[tuple[str, int, int], int] | None = None,
+) -> EpisodeRecord:
+    """The episode record of one confirmed trial.
+
+    Args:
+        trial: the planned trial (``Trial.as_dict()``: index, scene, attempt, policy, code,
+            position).
+        fields: what was confirmed (:data:`TRIAL_FIELDS`; ``success`` is ignored: the outcome
+            follows from ``status`` and the score's ``success``).
+        run_id: the policy's run.
+        panel: the session's panel (its fingerprint and condition seeds).
+        seeds: the panel's condition seeds by key, when computed once for many trials.
+
+    >>> from evalband.session import plan_session
+    >>> plan = plan_session(["A"], 1, 2, 0, session_id="s")
+    >>> rec = trial_episode(plan.trials[1].as_dict(), {"session_id": "s", "status": "scored",
+    ...     "score": 2,
+    ...     "success": True, "assisted": False, "seq": 1, "scored_at": "t"},
+    ...     run_id="s:A", panel=session_panel(plan.as_dict()))
+    >>> rec.key, rec.outcome.value, rec.score, trial_fields(rec)["trial_index"]
+    (('scene=1', 0, 1), 'success', 2, 1)
+    """
+    cell = scene_cell(int(trial["scene"]))
+    key = (cell, 0, int(trial["attempt"]) - 1)
+    if seeds is None:
+        seeds = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
+    skipped = fields["status"] == "skipped"
+    if skipped:
+        outcome = Outcome.ERROR
+    else:
+        outcome = Outcome.SUCCESS if fields.get("success") else Outcome.FAILURE
+    duration = fields.get("duration_s")
+    session = {
+        "session_id": str(fields["session_id"]),
+        "trial_index": int(trial["index"]),
+        "seq": int(fields["seq"]),
+        "status": str(fields["status"]),
+        "code": str(trial["code"]),
+        "position": int(trial["position"]),
+        "note": fields.get("note"),
+        "exit_code": fields.get("exit_code"),
+        "output_tail": fields.get("output_tail"),
+        "scored_at": str(fields["scored_at"]),
+    }
+    return EpisodeRecord(
+        run_id=run_id,
+        policy=str(trial["policy"]),
+        panel_fingerprint=panel.fingerprint,
+        cell=cell,
+        slices={"scene": str(int(trial["scene"]))},
+        episode=0,
+        repeat=key[2],
+        condition_seed=seeds[key],
+        outcome=outcome,
+        terminated=not skipped,
+        truncated=False,
+        steps=0,
+        score=None if skipped else fields.get("score"),
+        assisted=bool(fields.get("assisted")),
+        wall_s=None if duration is None else float(duration),
+        error=SKIPPED_ERROR if skipped else None,
+        extra={"session": session},
+    )
+
+
+def trial_fields(record: EpisodeRecord) -> dict[str, Any]:
+    """The confirmed trial (:data:`TRIAL_FIELDS`) an episode of a session holds.
+
+    See :func:`trial_episode` for an example.
+    """
+    session = record.extra["session"]
+    skipped = session["status"] == "skipped"
+    return {
+        "session_id": str(session["session_id"]),
+        "trial_index": int(session["trial_index"]),
+        "seq": int(session["seq"]),
+        "status": str(session["status"]),
+        "score": None if skipped or record.score is None else int(record.score),
+        "success": None if skipped else record.outcome is Outcome.SUCCESS,
+        "assisted": bool(record.assisted),
+        "note": session.get("note"),
+        "exit_code": None if session.get("exit_code") is None else int(session["exit_code"]),
+        "duration_s": record.wall_s,
+        "output_tail": session.get("output_tail"),
+        "scored_at": str(session["scored_at"]),
+    }
+
+
+def create_session_runs(
+    conn: sqlite3.Connection, plan: Mapping[str, Any], *, provenance: bool = True
+) -> dict[str, str]:
+    """Insert one run per policy of the plan (inside the caller's transaction); the run ids.
+
+    Run ids already stored are avoided (:func:`session_run_ids`).
+    """
+    from evalband.store._sqlite import _INSERT_RUN, _manifest_row
+
+    taken = {str(r[0]) for r in conn.execute('SELECT "run_id" FROM runs')}
+    ids = session_run_ids(str(plan["session_id"]), [str(p) for p in plan["policies"]], taken)
+    panel = session_panel(plan)
+    for policy, run_id in ids.items():
+        manifest = session_manifest(plan, policy, run_id, panel, provenance=provenance)
+        conn.execute(_INSERT_RUN, _manifest_row(manifest))
+    return ids
+
+
+def migrate_session_trials(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: every session gets its runs; its ``session_trials`` rows become episodes.
+
+    Runs inside the migration's transaction. A run whose every planned trial is confirmed is
+    marked ``finished`` (at its last confirmation). The ``session_trials`` table is dropped.
+    """
+    from evalband.store._sqlite import _INSERT_EPISODE, _episode_row
+
+    sessions = conn.execute('SELECT "session_id", "plan" FROM sessions').fetchall()
+    has_trials = bool(conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_trials'"
+    ).fetchone())
+    for session_id, plan_text in sessions:
+        plan = json.loads(plan_text)
+        ids = create_session_runs(conn, plan, provenance=False)
+        conn.execute('UPDATE sessions SET "run_ids" = ? WHERE "session_id" = ?',
+                     (json.dumps(ids), session_id))
+        if not has_trials:
+            continue
+        panel = session_panel(plan)
+        seeds = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
+        trials = {int(t["index"]): t for t in plan["trials"]}
+        rows = conn.execute(
+            "SELECT " + ", ".join(f'"{n}"' for n in TRIAL_FIELDS) + " FROM session_trials "
+            'WHERE "session_id" = ? ORDER BY "seq"', (session_id,)
+        ).fetchall()
+        for row in rows:
+            fields = dict(zip(TRIAL_FIELDS, row, strict=True))
+            trial = trials[int(fields["trial_index"])]
+            record = trial_episode(trial, fields, run_id=ids[str(trial["policy"])],
+                                   panel=panel, seeds=seeds)
+            conn.execute(_INSERT_EPISODE, _episode_row(record))
+        mark_finished(conn, list(ids.values()))
+    conn.execute("DROP TABLE IF EXISTS session_trials")
+
+
+def mark_finished(conn: sqlite3.Connection, run_ids: Sequence[str]) -> None:
+    """Set each session run's status from its episodes: ``finished`` when all are there.
+
+    A run with every planned trial confirmed is ``finished`` at its latest confirmation;
+    otherwise ``running`` (an undo re-opens it).
+    """
+    for run_id in run_ids:
+        planned, done, last = conn.execute(
+            'SELECT r."n_planned", COUNT(e."run_id"), '
+            "MAX(json_extract(e.\"extra\", '$.session.scored_at')) "
+            'FROM runs r LEFT JOIN episodes e ON e."run_id" = r."run_id" '
+            'WHERE r."run_id" = ? GROUP BY r."run_id"', (run_id,)
+        ).fetchone()
+        finished = int(done) >= int(planned)
+        conn.execute(
+            'UPDATE runs SET "status" = ?, "finished_at" = ? WHERE "run_id" = ?',
+            ("finished" if finished else "running", last if finished else None, run_id),
+        )
