@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from evalband.session import SessionPlan
+    from evalband.session import SessionPlan, SessionStore
 
 __all__ = ["session_app", "register"]
 
@@ -166,15 +166,21 @@ def run(
 
     path = store_path(store)
     with SessionStore(path) as ss:
-        stop_when = _stop_rule(ss.plan(session_id), path, alpha) if until_decided else None
+        stop_when = _stop_rule(ss, ss.plan(session_id), path, alpha) if until_decided else None
         run_session(ss, session_id, trial_cmd=trial_cmd, stop_when=stop_when)
 
 
-def _stop_rule(plan_obj: SessionPlan, path: Path, alpha: float) -> Callable[..., str | None]:
-    """The --until-decided stop rule: the pre-registered comparisons, decided at a block end."""
+def _stop_rule(
+    ss: SessionStore, plan_obj: SessionPlan, path: Path, alpha: float
+) -> Callable[..., str | None]:
+    """The --until-decided stop rule: the pre-registered comparisons, decided at a block end.
+
+    Each look at a newly completed block is stored (``session_results``, kind ``look``).
+    """
     from evalband.errors import InvalidInputError
     from evalband.session._prereg import prereg_for_session
     from evalband.session._sequential import session_look
+    from evalband.session._stored import store_look
 
     if not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
@@ -185,8 +191,14 @@ def _stop_rule(plan_obj: SessionPlan, path: Path, alpha: float) -> Callable[...,
             f"{plan_obj.session_id!r} are decided, and none names them; lock a plan first: "
             "evalband prereg lock PLAN.yaml (with session: and comparisons:)")
 
+    options = {"alpha": alpha, "comparisons": [list(c) for c in prereg.comparisons]}
+    looked: set[int] = set()
+
     def stop(records: list[Any]) -> str | None:
         look = session_look(plan_obj, records, prereg.comparisons, alpha=alpha)
+        if look.scenes_done and look.scenes_done not in looked:
+            store_look(ss, plan_obj.session_id, options, look)
+            looked.add(look.scenes_done)
         return look.sentence(plan_obj) if look.decided else None
     return stop
 

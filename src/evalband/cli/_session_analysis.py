@@ -29,8 +29,15 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from evalband.report._session import TableText
-    from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
+    from evalband.session import (
+        DriftReport,
+        Grouping,
+        Preregistration,
+        SessionAnalysis,
+        SessionStore,
+    )
     from evalband.session._plan import SessionPlan
+    from evalband.session._store import TrialRecord
 
 __all__ = [
     "register",
@@ -267,31 +274,57 @@ def analyze(
     confidence: float = typer.Option(0.95, "--confidence", "-c"),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Analyze a session: flip floor, positive control, rates, comparisons, prices."""
+    """Analyze a session: flip floor, positive control, rates, comparisons, prices.
+
+    The result is stored (``session_results``) under its options and the trials it read; a
+    stored result that is still current is rendered instead of computed again.
+    """
     from evalband.report._session import session_html
-    from evalband.session import analyze_session, get_prereg, load_session, prereg_for_session
+    from evalband.session import analyze_session, get_prereg, prereg_for_session
+    from evalband.session._stored import analysis_options, find_analysis, store_analysis
+    from evalband.session._stored import trials_state as state_of
 
     path = store_path(store)
-    plan, trials = load_session(path, session_id)
-    pending = int((trials["status"] == "pending").sum())
-    chosen: Preregistration | None = (
-        get_prereg(prereg, path) if prereg is not None else prereg_for_session(session_id, path)
-    )
-    early = _stopped_early(path, plan, chosen)
-    if plan.blind and pending and not unblind and early is None:
-        raise InvalidInputError(
-            f"session {session_id!r} is blinded and {pending} trials are pending: the analysis "
-            "shows per-policy rates; finish the session first, or pass --unblind"
-        )
     groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
-    result = analyze_session(
-        plan,
-        trials,
-        prereg=chosen,
-        confidence=confidence,
-        groupings=groupings,
-        control_floor=control_floor,
-    )
+    with _session_store(path) as ss:
+        plan = ss.plan(session_id)
+        records = ss.records(session_id)
+        pending = plan.n_trials - len(records)
+        chosen: Preregistration | None = (
+            get_prereg(prereg, path) if prereg is not None
+            else prereg_for_session(session_id, path)
+        )
+        early = _stopped_early(plan, records, chosen)
+        if plan.blind and pending and not unblind and early is None:
+            raise InvalidInputError(
+                f"session {session_id!r} is blinded and {pending} trials are pending: the "
+                "analysis shows per-policy rates; finish the session first, or pass --unblind"
+            )
+        options = analysis_options(
+            confidence=confidence,
+            prereg=None if chosen is None else (chosen.name, chosen.sha256),
+            groupings=group, control_floor=control_floor,
+        )
+        state = state_of(records)
+        stored = find_analysis(ss, session_id, options, state)
+        if stored is None:
+            computed = analyze_session(
+                plan,
+                ss.trials(session_id),
+                prereg=chosen,
+                confidence=confidence,
+                groupings=groupings,
+                control_floor=control_floor,
+            )
+            if not ss.read_only:
+                store_analysis(ss, session_id, options, state, computed, stopped_early=early)
+                stored = find_analysis(ss, session_id, options, state)
+        if stored is not None:  # rendered from the stored result
+            result, early = stored.analysis, stored.stopped_early
+        else:  # a store this user cannot write: the same typed result, not stored
+            from evalband.session import SessionAnalysis
+
+            result = SessionAnalysis.from_dict(_json_round_trip(computed.as_dict()))
     if html_out is not None:
         try:
             html_out.write_text(session_html(result), encoding="utf-8")
@@ -309,15 +342,36 @@ def analyze(
         console.print(f"HTML report: {escape(str(html_out))}")
 
 
-def _stopped_early(path: Path, plan: SessionPlan, prereg: Preregistration | None) -> str | None:
-    """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
+def _json_round_trip(data: dict[str, object]) -> dict[str, object]:
+    import json
+
+    return dict(json.loads(json.dumps(data)))
+
+
+def _session_store(path: Path) -> SessionStore:
+    """The session store, writable when this user may write it (else read-only).
+
+    A missing store is opened read-only, so the error names it (nothing is created).
+    """
+    from evalband.errors import StoreError
     from evalband.session import SessionStore
+
+    if not path.exists():
+        return SessionStore(path, read_only=True)
+    try:
+        return SessionStore(path)
+    except StoreError:
+        return SessionStore(path, read_only=True)
+
+
+def _stopped_early(
+    plan: SessionPlan, records: list[TrialRecord], prereg: Preregistration | None
+) -> str | None:
+    """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
     from evalband.session._sequential import stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None
-    with SessionStore(path) as ss:
-        records = ss.records(plan.session_id)
     return stopped_early(plan, records, prereg.comparisons)
 
 

@@ -10,9 +10,13 @@ computations live in :mod:`evalband.session._analyze`, the HTML section in
 
 from __future__ import annotations
 
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from enum import StrEnum
-from typing import Any
+from enum import Enum, StrEnum
+from typing import Any, TypeVar
 
 from evalband.analysis._noise import FlipRate
 from evalband.analysis._verdicts import ControlStatus, SliceVerdict, Standing
@@ -37,6 +41,7 @@ __all__ = [
     "Progress",
     "PreregUse",
     "SessionAnalysis",
+    "typed_from_dict",
 ]
 
 #: The label of every comparison not planned in a pre-registration locked before the data
@@ -423,3 +428,69 @@ class SessionAnalysis:
             item["difference"] = comparison.difference.as_dict()
             item["exploratory"] = comparison.exploratory
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionAnalysis:
+        """The typed analysis back from :meth:`as_dict` (a stored result, after JSON).
+
+        Every nested result is rebuilt as its type (intervals, differences, tests, enums);
+        keys :meth:`as_dict` derives (``exploratory``, a difference's extras) are dropped.
+        JSON object keys are text: the rubric's levels come back with text keys.
+
+        >>> import json
+        >>> from evalband.session import analyze_session, plan_session, simulate_session
+        >>> plan = plan_session(["A", "B"], scenes=3, attempts=2, seed=1, session_id="x")
+        >>> trials = simulate_session(plan, success_prob={"A": .8, "B": .4}, seed=2)
+        >>> result = analyze_session(plan, trials)
+        >>> back = SessionAnalysis.from_dict(json.loads(json.dumps(result.as_dict())))
+        >>> back.comparisons == result.comparisons and back.policies == result.policies
+        True
+        """
+        return typed_from_dict(cls, data)
+
+
+_T = TypeVar("_T")
+
+
+def typed_from_dict(cls: type[_T], data: Mapping[str, Any]) -> _T:
+    """A frozen result dataclass rebuilt from its JSON form, field by field from its type hints.
+
+    Nested dataclasses, ``X | None``, ``tuple[X, ...]``, ``dict[K, V]`` (JSON's text keys
+    turned back into ``int`` where ``K`` is ``int``), enums and numbers are rebuilt; unknown
+    keys are ignored, missing ones take the field's default.
+
+    >>> typed_from_dict(Interval, {"estimate": 0.5, "low": 0.2, "high": 0.8,
+    ...                            "method": "wilson", "confidence": 0.95, "k": 5, "n": 10})
+    Interval(estimate=0.5, low=0.2, high=0.8, method='wilson', confidence=0.95, k=5, n=10)
+    """
+    return typing.cast(_T, _decode(cls, data))
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _decode(inner[0], value) if len(inner) == 1 else value
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        kwargs = {
+            f.name: _decode(hints[f.name], value[f.name])
+            for f in dataclasses.fields(tp) if f.init and f.name in value
+        }
+        return tp(**kwargs)
+    if origin is tuple:
+        return tuple(_decode(args[0], v) for v in value)
+    if origin is list:
+        return [_decode(args[0], v) for v in value] if args else list(value)
+    if origin is dict:
+        key_type, value_type = args if args else (Any, Any)
+        return {_decode(key_type, k): _decode(value_type, v) for k, v in value.items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(value)
+    if tp is float:
+        return float(value)
+    if tp is int:
+        return int(value)
+    return value

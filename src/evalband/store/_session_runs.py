@@ -88,7 +88,7 @@ def scene_cell(scene: int) -> str:
 
 
 def session_panel(plan: Mapping[str, Any]) -> Panel:
-    """The panel of a session plan (``SessionPlan.as_dict()``): scenes as cells, attempts as repeats.
+    """The panel of a session plan (``SessionPlan.as_dict()``): scenes as cells, attempts repeats.
 
     >>> from evalband.session import plan_session
     >>> panel = session_panel(plan_session(["A", "B"], 3, 2, 7, session_id="s").as_dict())
