@@ -1,8 +1,9 @@
 """The hardware-session report section: a pure function of a :class:`SessionAnalysis`.
 
-:func:`session_section` renders a session analysis as an HTML fragment (sortable tables and
-two inline SVG figures: the flip floor as scenes accumulated, and each policy's cumulative
-success), in the seed's reading order: the flip floor and the positive control (the
+:func:`session_section` renders a session analysis as an HTML fragment with the Jinja2
+template ``templates/session.html.j2`` (sortable tables and two inline SVG figures drawn here:
+the flip floor as scenes accumulated, and each policy's cumulative success), in the seed's
+reading order: the flip floor and the positive control (the
 instrument) before any policy rate, confirmatory comparisons before exploratory ones, prices
 last. :func:`session_html` wraps it in the report page (:func:`evalband.report.html_page`:
 no network, the page's own CSS and sort script). It reads the result only: it computes no
@@ -14,7 +15,6 @@ terminal rendering of ``evalband session analyze | drift`` too.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -161,26 +161,6 @@ def flip_policy_table(result: SessionAnalysis) -> TableText:
     )
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return (
-        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
-    )
-
-
-def _label_html(label: str) -> str:
-    if label == Standing.CONFIRMATORY:
-        return f"<strong>{html.escape(label)}</strong>"
-    return f'<em class="exploratory">{html.escape(label)}</em>'
-
-
-def _text_table(table: TableText) -> str:
-    headers, rows = table
-    return _table(headers, [[html.escape(cell) for cell in row] for row in rows])
-
-
 def _scene_axes(fig: Canvas, scenes: Sequence[float], columns: int) -> Axes:
     """A panel of scenes (whole numbers) against a percentage, under the legend."""
     from evalband.report._svgplot import integer_ticks, nice_ticks
@@ -253,78 +233,33 @@ def session_section(result: SessionAnalysis) -> str:
     >>> section.startswith("<h1>Session d</h1>"), "<svg" in section
     (True, True)
     """
-    e = html.escape
-    prog = result.progress
-    parts = [
-        f"<h1>Session {e(result.session_id)}</h1>",
-        f'<p class="subtitle">{prog.scored} scored, {prog.skipped} skipped, {prog.pending} '
-        f"pending of {prog.planned} trials; {prog.scenes_complete} of {prog.scenes} scenes "
-        f"complete; success = score &ge; {result.rubric['success_at']}; bands at "
-        f"{100 * result.confidence:.0f}%</p>",
-        "<ul>" + "".join(f'<li class="note">{e(n)}</li>' for n in result.notes) + "</ul>",
-        "<h2>1. Flip floor</h2>",
+    from markupsafe import Markup
+
+    from evalband.report._templates import render
+
+    prices = result.prices
+    price_rows = [] if prices is None else [
+        [
+            f"{100 * x.gap:.0f} points",
+            f"{100 * x.p_a:.0f}% vs {100 * x.p_b:.0f}%",
+            str(x.unpaired),
+            "-" if x.paired is None else str(x.paired),
+            "-" if x.at_flip_floor is None else str(x.at_flip_floor),
+        ]
+        for x in prices.entries
     ]
-    if result.flip is None:
-        parts.append("<p>No policy has two unaided attempts in one scene yet.</p>")
-    else:
-        flip = result.flip
-        parts.append(f"<p>{e(flip.sentence)}</p>")
-        parts.append(
-            f"<figure>{_flip_svg(result)}<figcaption>The pooled flip rate of "
-            "same-policy, same-scene attempt pairs as scenes accumulated, with its "
-            "band with the scene as the unit; dashed: what independent attempts would give."
-            "</figcaption></figure>"
-        )
-        parts.append(_text_table(flip_policy_table(result)))
-    parts.append("<h2>2. Positive control</h2>")
-    if result.control is None:
-        parts.append("<p>No positive control in this session.</p>")
-    else:
-        cls = ' class="alert"' if result.control.status == ControlStatus.MISBEHAVING else ""
-        parts.append(f"<p{cls}>{e(result.control.sentence)}</p>")
-    parts.append("<h2>3. Per-policy success</h2>")
-    parts.append(_text_table(policy_table(result)))
-    parts.append("<h2>4. Comparisons</h2>")
-    headers, rows = comparison_table(result)
-    parts.append(
-        _table(headers, [[e(row[0]), _label_html(row[1]), *(e(cell) for cell in row[2:])]
-                         for row in rows])
-        if rows
-        else "<p>No comparison has matched trials yet.</p>"
-    )
-    parts.append("<h2>5. Cumulative success per policy</h2>")
-    parts.append(
-        f"<figure>{_cumulative_svg(result)}<figcaption>Unaided success over the "
-        "scenes so far, with bands that take the scene as the unit: where seed 004's three "
-        "wrong stories were "
-        "told.</figcaption></figure>"
-    )
-    parts.append("<h2>6. Power price list</h2>")
-    if result.prices is not None:
-        pr = result.prices
-        parts.append(
-            _table(
-                [
-                    "gap",
-                    "rates",
-                    "unpaired (z test)",
-                    f"scenes, session discordance (alpha 0.05/{pr.comparisons})",
-                    f"scenes, at the flip floor (alpha 0.05/{pr.comparisons})",
-                ],
-                [
-                    [
-                        f"{100 * x.gap:.0f} points",
-                        f"{100 * x.p_a:.0f}% vs {100 * x.p_b:.0f}%",
-                        str(x.unpaired),
-                        "-" if x.paired is None else str(x.paired),
-                        "-" if x.at_flip_floor is None else str(x.at_flip_floor),
-                    ]
-                    for x in pr.entries
-                ],
-            )
-        )
-        parts.append(f"<p>{e(pr.sentence)}</p>")
-    return "\n".join(parts)
+    return render(
+        "session.html.j2",
+        r=result,
+        flip_svg=Markup(_flip_svg(result)),
+        cumulative_svg=Markup(_cumulative_svg(result)),
+        flip_table=flip_policy_table(result) if result.flip is not None else ([], []),
+        policy_rows=policy_table(result),
+        comparisons=comparison_table(result),
+        price_rows=price_rows,
+        CONFIRMATORY=Standing.CONFIRMATORY,
+        MISBEHAVING=ControlStatus.MISBEHAVING,
+    ).strip("\n")
 
 
 def session_html(result: SessionAnalysis) -> str:
