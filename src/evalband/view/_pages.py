@@ -310,8 +310,12 @@ def index_page(
     *,
     state: str,
     poll_ms: int,
+    sessions: str = "",
 ) -> str:
     """The run list: every run (newest first), then the recorded comparisons.
+
+    ``sessions``: the hardware-session index (trusted markup, see
+    :func:`evalband.view._sessions.sessions_table`), shown after the comparisons.
 
     The page polls ``/api/state`` and reloads when a run advances or a run or comparison
     is added.
@@ -329,6 +333,8 @@ def index_page(
         f'<section id="runs"><h2>Runs</h2>{_runs_table(runs)}</section>'
         f'<section id="comparisons"><h2>Comparisons</h2>{_comparisons_table(comparisons)}'
         "</section>"
+        + (f'<section id="sessions"><h2>Hardware sessions</h2>{sessions}</section>'
+           if sessions else "")
     )
     return html_page(f"evalband runs: {store_label}", body, csp=VIEW_CSP)
 

@@ -8,9 +8,11 @@ blocked, and nothing the viewer does can change the store. Pages:
 ``/``                               the runs (newest first) and the recorded comparisons
 ``/run/<run id>``                   the run's report (:func:`evalband.report.render_html`)
 ``/compare/<comparison id>``        the comparison's report
+``/session/<session id>``           a hardware session: its runs, its stored analysis, looks
 ``/api/runs``                       the run list as JSON
 ``/api/runs/<run id>/progress``     one run: status, episodes stored and planned, outcomes
 ``/api/comparisons``                the recorded comparisons as JSON
+``/api/sessions``                   the hardware sessions (runs, trials, analysis) as JSON
 ``/api/state[?runs=ID&runs=ID]``    a token that changes when a page may change (live pages)
 ==================================  ===========================================================
 
@@ -405,6 +407,15 @@ class _Handler(BaseHTTPRequestHandler):
             for run_id in comparison["run_ids"]:
                 store.require_run(run_id)
             return self._report(comparison["run_ids"], store, comparison["options"])
+        if len(parts) == 2 and parts[0] == "session":
+            from evalband.errors import SessionNotFoundError
+            from evalband.view._pages import _nav
+            from evalband.view._sessions import session_page
+
+            try:
+                return session_page(store, parts[1], _nav(self.server.store_label), VIEW_CSP)
+            except SessionNotFoundError as exc:
+                raise _NotFound(str(exc)) from None
         raise _NotFound(f"the viewer has no page {'/' + '/'.join(parts)!r}")
 
     def _index(self, store: RunStore) -> str:
@@ -412,8 +423,12 @@ class _Handler(BaseHTTPRequestHandler):
         runs = [run_row(store, m) for m in store.list_runs()]
         by_id = {r["run_id"]: r for r in runs}
         comparisons = [comparison_row(c, by_id) for c in store.comparisons()]
+        from evalband.view._sessions import session_rows, sessions_table
+
+        sessions = session_rows(store)
         return index_page(self.server.store_label, runs, comparisons, state=state,
-                          poll_ms=self.server.poll_ms)
+                          poll_ms=self.server.poll_ms,
+                          sessions=sessions_table(sessions) if sessions else "")
 
     def _report(
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
@@ -456,6 +471,10 @@ class _Handler(BaseHTTPRequestHandler):
         if parts == ["comparisons"]:
             by_id = {m.run_id: run_row(store, m) for m in store.list_runs()}
             return [comparison_row(c, by_id) for c in store.comparisons()]
+        if parts == ["sessions"]:
+            from evalband.view._sessions import session_rows
+
+            return session_rows(store)
         if parts == ["state"]:
             run_ids = urllib.parse.parse_qs(query).get("runs")
             state, running = store_state(store, run_ids)
