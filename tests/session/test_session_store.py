@@ -239,8 +239,14 @@ def test_list_sessions(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     assert code == 0
     (row,) = json.loads(out)
     assert row.pop("created_at")
+    runs = row.pop("runs")  # each policy's run (its trials are the run's episodes)
     assert row == {"session_id": "one", "blind": False, "trials": 12, "scored": 1, "skipped": 0,
                    "pending": 11}
+    assert runs == {name: f"one:{name}" for name in NAMES}
+    with SessionStore(db) as ss:
+        ss.create(_plan("blind", blind=True))
+    code, out, _ = _cli(capsys, "session", "list", "--store", str(db), "--json")
+    assert [r["runs"] for r in json.loads(out) if r["session_id"] == "blind"] == [None]
 
 
 def test_show_rate_is_unaided_like_analyze(capsys: pytest.CaptureFixture[str],

@@ -75,6 +75,7 @@ def test_sessions_are_listed_with_their_runs_and_stored_analysis(
     assert "stored analysis computed" in done and "1. Flip floor" in done and "<svg" in done
     assert "not analyzed yet" in later and "Flip floor" not in later
     assert "no per-policy result" in blinded and "Flip floor" not in blinded
+    assert "B/2" not in blinded and rows["blinded"]["policies"][0]["run_id"] is None
     assert missing == 404
     assert "B/2" in run_page and "scene=1" in episodes  # a session run is a run
 

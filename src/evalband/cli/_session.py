@@ -211,14 +211,16 @@ def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION
     from evalband.session import SessionStore
 
     with SessionStore(store_path(store), read_only=True) as ss:
-        rows = [(p, ss.counts(p.session_id)) for p in ss.sessions()]
+        rows = [(p, ss.counts(p.session_id), ss.run_ids(p.session_id)) for p in ss.sessions()]
     if as_json:
         emit_json(
             [
                 {"session_id": p.session_id, "created_at": p.created_at, "blind": p.blind,
                  "trials": c["total"], "scored": c["scored"], "skipped": c["skipped"],
-                 "pending": c["pending"]}
-                for p, c in rows
+                 "pending": c["pending"],
+                 # a blinded session in progress names no policy (its run ids do)
+                 "runs": None if p.blind and c["pending"] else runs}
+                for p, c, runs in rows
             ]
         )
         return
@@ -228,7 +230,7 @@ def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION
     table = Table(title=f"sessions in {store_path(store)}")
     for col in ("session", "created", "shape", "blind", "recorded"):
         table.add_column(col)
-    for p, c in rows:
+    for p, c, _ in rows:
         table.add_row(
             p.session_id, p.created_at,
             f"{len(p.policies)} x {p.scenes} x {p.attempts}", "yes" if p.blind else "no",

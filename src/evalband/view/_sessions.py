@@ -45,6 +45,7 @@ def _row(ss: Any, session_id: str) -> dict[str, Any]:
     counts = ss.counts(session_id)
     run_ids = ss.run_ids(session_id)
     stored = latest_analysis(ss, session_id)
+    hidden = plan.blind and counts["pending"] > 0  # blinded, in progress: codes only
     analysis: dict[str, Any] = {"status": "none", "computed_at": None, "options": None}
     if stored is not None:
         analysis = {"status": "current" if stored.current else "outdated",
@@ -60,10 +61,14 @@ def _row(ss: Any, session_id: str) -> dict[str, Any]:
         "skipped": counts["skipped"],
         "pending": counts["pending"],
         "policies": [
+            {"policy": plan.codes[p], "code": plan.codes[p], "run_id": None, "url": None,
+             "episodes_url": None}
+            if hidden else
             {"policy": p, "code": plan.codes.get(p, p), "run_id": run_ids.get(p),
              "url": None if p not in run_ids else _run_url(run_ids[p]),
              "episodes_url": None if p not in run_ids else _run_url(run_ids[p]) + "/episodes"}
-            for p in plan.policies
+            for p in (sorted(plan.policies, key=plan.codes.__getitem__) if hidden
+                      else plan.policies)
         ],
         "analysis": analysis,
         "url": session_url(session_id),
@@ -75,7 +80,8 @@ def session_rows(store: RunStore) -> list[dict[str, Any]]:
 
     Keys: ``session_id``, ``created_at``, ``blind``, ``scenes``, ``attempts``, ``planned``,
     ``scored``, ``skipped``, ``pending``, ``policies`` (each with its ``run_id`` and the
-    ``url`` of its run and ``episodes_url`` of its episode table), ``analysis`` (``status``:
+    ``url`` of its run and ``episodes_url`` of its episode table; a blinded session with
+    trials pending lists its blind codes only), ``analysis`` (``status``:
     ``current``, ``outdated`` or ``none``; ``computed_at``; ``options``) and ``url``.
 
     >>> import tempfile
