@@ -501,10 +501,21 @@ class SessionStore:
             return [_record_from_row(r) for r in rows]
         found = [
             _record_from_fields(trial_fields(episode))
-            for run_id in self.run_ids(session_id).values()
-            for episode in self.runs.episode_records(run_id)
+            for episode in self._episodes(session_id)
         ]
         return sorted(found, key=lambda r: r.trial_index)
+
+    def _episodes(self, session_id: str) -> list[Any]:
+        """The episodes of the session's runs (a run removed from the store holds none)."""
+        from evalband.errors import RunNotFoundError
+
+        out: list[Any] = []
+        for run_id in self.run_ids(session_id).values():
+            try:
+                out.extend(self.runs.episode_records(run_id))
+            except RunNotFoundError:
+                continue
+        return out
 
     def last_record(self, session_id: str) -> TrialRecord | None:
         """The most recently confirmed trial (what :meth:`undo_last` would delete)."""
@@ -520,8 +531,7 @@ class SessionStore:
             return [_record_from_row(r) for r in rows]
         found = [
             (int(fields["seq"]), _record_from_fields(fields))
-            for run_id in self.run_ids(session_id).values()
-            for fields in map(trial_fields, self.runs.episode_records(run_id))
+            for fields in map(trial_fields, self._episodes(session_id))
         ]
         return [record for _, record in sorted(found, key=lambda pair: pair[0])]
 
