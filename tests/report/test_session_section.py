@@ -64,3 +64,28 @@ print("\\n".join(new))
     new = done.stdout.split()
     assert "evalband.report._session" in new
     assert all(m.startswith("evalband.report") for m in new), new
+
+
+def test_the_template_writes_what_the_python_renderer_wrote() -> None:
+    """``golden/session-sections.json`` was written by the section before its template
+    (``golden/make_session_golden.py``); the template gives the same markup, numbers and
+    figures (whitespace between tags aside)."""
+    import importlib.util
+    import json
+    import re
+
+    golden = Path(__file__).parent / "golden"
+    spec = importlib.util.spec_from_file_location("make_session_golden",
+                                                  golden / "make_session_golden.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    before = json.loads((golden / "session-sections.json").read_text(encoding="utf-8"))
+
+    def norm(text: str) -> str:
+        return re.sub(r"\s*(<[^>]+>)\s*", r"\1", text).strip()
+
+    now = maker.sections()
+    assert len(now) == len(before) == 3
+    for new, old in zip(now, before, strict=True):
+        assert norm(new) == norm(old)

@@ -114,6 +114,7 @@ def test_opening_to_write_moves_every_trial_into_episodes(v2: Path) -> None:
     assert "session_trials" not in tables and "session_results" in tables
 
 
+@pytest.mark.slow
 def test_the_release_numbers_after_migration(v2: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     with RunStore(v2):
