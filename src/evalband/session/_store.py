@@ -27,6 +27,7 @@ from evalband.session._plan import SessionPlan
 from evalband.store._session_runs import (
     create_session_runs,
     mark_finished,
+    read_trials,
     session_panel,
     trial_episode,
     trial_fields,
@@ -499,23 +500,12 @@ class SessionStore:
         if self._legacy:
             rows = self.runs.conn.execute(_SELECT_LEGACY, (session_id,)).fetchall()
             return [_record_from_row(r) for r in rows]
-        found = [
-            _record_from_fields(trial_fields(episode))
-            for episode in self._episodes(session_id)
-        ]
+        found = [_record_from_fields(fields) for fields in self._trial_fields(session_id)]
         return sorted(found, key=lambda r: r.trial_index)
 
-    def _episodes(self, session_id: str) -> list[Any]:
-        """The episodes of the session's runs (a run removed from the store holds none)."""
-        from evalband.errors import RunNotFoundError
-
-        out: list[Any] = []
-        for run_id in self.run_ids(session_id).values():
-            try:
-                out.extend(self.runs.episode_records(run_id))
-            except RunNotFoundError:
-                continue
-        return out
+    def _trial_fields(self, session_id: str) -> list[dict[str, Any]]:
+        """The confirmed trials' fields, read from the episodes of the session's runs."""
+        return read_trials(self.runs.conn, list(self.run_ids(session_id).values()))
 
     def last_record(self, session_id: str) -> TrialRecord | None:
         """The most recently confirmed trial (what :meth:`undo_last` would delete)."""
@@ -531,7 +521,7 @@ class SessionStore:
             return [_record_from_row(r) for r in rows]
         found = [
             (int(fields["seq"]), _record_from_fields(fields))
-            for fields in map(trial_fields, self._episodes(session_id))
+            for fields in self._trial_fields(session_id)
         ]
         return [record for _, record in sorted(found, key=lambda pair: pair[0])]
 

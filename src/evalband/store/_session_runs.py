@@ -51,6 +51,7 @@ __all__ = [
     "trial_fields",
     "scene_cell",
     "create_session_runs",
+    "read_trials",
     "migrate_session_trials",
     "mark_finished",
 ]
@@ -245,22 +246,47 @@ def trial_fields(record: EpisodeRecord) -> dict[str, Any]:
 
     See :func:`trial_episode` for an example.
     """
-    session = record.extra["session"]
+    return _fields(record.outcome.value, record.score, record.assisted, record.wall_s,
+                   record.extra["session"])
+
+
+def _fields(
+    outcome: str, score: Any, assisted: Any, wall_s: Any, session: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A trial's fields from its episode's outcome, score, assisted, wall_s and session extra."""
     skipped = session["status"] == "skipped"
     return {
         "session_id": str(session["session_id"]),
         "trial_index": int(session["trial_index"]),
         "seq": int(session["seq"]),
         "status": str(session["status"]),
-        "score": None if skipped or record.score is None else int(record.score),
-        "success": None if skipped else record.outcome is Outcome.SUCCESS,
-        "assisted": bool(record.assisted),
+        "score": None if skipped or score is None else int(score),
+        "success": None if skipped else outcome == Outcome.SUCCESS.value,
+        "assisted": bool(assisted),
         "note": session.get("note"),
         "exit_code": None if session.get("exit_code") is None else int(session["exit_code"]),
-        "duration_s": record.wall_s,
+        "duration_s": None if wall_s is None else float(wall_s),
         "output_tail": session.get("output_tail"),
         "scored_at": str(session["scored_at"]),
     }
+
+
+def read_trials(conn: sqlite3.Connection, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The confirmed trials (:data:`TRIAL_FIELDS`) stored as episodes of ``run_ids``.
+
+    One query reading only what :func:`trial_fields` reads (no record is built): what a
+    session's terminal asks several times per keypress.
+    """
+    if not run_ids:
+        return []
+    rows = conn.execute(
+        'SELECT "outcome", "score", "assisted", "wall_s", "extra" FROM episodes '
+        f'WHERE "run_id" IN ({", ".join("?" for _ in run_ids)})', list(run_ids),
+    ).fetchall()
+    return [
+        _fields(outcome, score, assisted, wall_s, json.loads(extra)["session"])
+        for outcome, score, assisted, wall_s, extra in rows
+    ]
 
 
 def create_session_runs(
