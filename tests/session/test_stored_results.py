@@ -52,6 +52,7 @@ def test_the_analysis_round_trips_typed_through_json(tmp_path: Path) -> None:
     assert isinstance(c.difference, Difference) and isinstance(c.test, TestResult)
     assert isinstance(c.rate_a, Interval) and type(c.verdict) is type(result.comparisons[0].verdict)
     assert back.policies[0].scores == result.policies[0].scores  # int keys again
+    assert back.rubric == result.rubric
 
 
 def test_analyze_stores_its_result_and_renders_the_stored_one(

@@ -434,8 +434,8 @@ class SessionAnalysis:
         """The typed analysis back from :meth:`as_dict` (a stored result, after JSON).
 
         Every nested result is rebuilt as its type (intervals, differences, tests, enums);
-        keys :meth:`as_dict` derives (``exploratory``, a difference's extras) are dropped.
-        JSON object keys are text: the rubric's levels come back with text keys.
+        keys :meth:`as_dict` derives (``exploratory``, a difference's extras) are dropped;
+        the rubric's levels get their whole-number keys back (JSON keys are text).
 
         >>> import json
         >>> from evalband.session import analyze_session, plan_session, simulate_session
@@ -446,7 +446,12 @@ class SessionAnalysis:
         >>> back.comparisons == result.comparisons and back.policies == result.policies
         True
         """
-        return typed_from_dict(cls, data)
+        result = typed_from_dict(cls, data)
+        levels = result.rubric.get("levels")
+        if isinstance(levels, dict):
+            rubric = {**result.rubric, "levels": {int(k): v for k, v in levels.items()}}
+            result = dataclasses.replace(result, rubric=rubric)
+        return result
 
 
 _T = TypeVar("_T")

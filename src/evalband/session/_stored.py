@@ -136,7 +136,23 @@ def store_analysis(
     *,
     stopped_early: str | None = None,
 ) -> str:
-    """Store (or replace) the analysis of a session under ``options``; its result id."""
+    """Store (or replace) the analysis of a session under ``options``; its result id.
+
+    >>> import tempfile
+    >>> from evalband.session import SessionStore, analyze_session, plan_session
+    >>> plan = plan_session(["A", "B"], scenes=2, attempts=1, seed=0, session_id="s")
+    >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan)
+    ...     _ = ss.record("s", 0, score=2)
+    ...     state = trials_state(ss.records("s"))
+    ...     result = analyze_session(plan, ss.trials("s"))
+    ...     _ = store_analysis(ss, "s", analysis_options(), state, result)
+    ...     found = find_analysis(ss, "s", analysis_options(), state)
+    ...     _ = ss.record("s", 1, score=0)
+    ...     latest = latest_analysis(ss, "s")
+    >>> found.current, found.analysis == result, latest.current
+    (True, True, False)
+    """
     result_id = f"{session_id}:analysis:{_key(dict(options))}"
     payload = {"analysis": analysis.as_dict(), "stopped_early": stopped_early}
     with store.runs.transaction() as conn:
@@ -183,7 +199,10 @@ def _stored(session_id: str, row: tuple[Any, ...], state: str | None) -> StoredA
 def find_analysis(
     store: SessionStore, session_id: str, options: Mapping[str, Any], state: str
 ) -> StoredAnalysis | None:
-    """The stored analysis under ``options``, when it read the trials ``state`` (current)."""
+    """The stored analysis under ``options``, when it read the trials ``state`` (current).
+
+    See :func:`store_analysis` for an example.
+    """
     wanted = json.loads(json.dumps(dict(options), sort_keys=True))
     for row in _analyses(store, session_id):
         if json.loads(row[1]) == wanted and row[2] == state:
@@ -192,7 +211,10 @@ def find_analysis(
 
 
 def latest_analysis(store: SessionStore, session_id: str) -> StoredAnalysis | None:
-    """The session's most recent stored analysis (any options), marked current or not."""
+    """The session's most recent stored analysis (any options), marked current or not.
+
+    See :func:`store_analysis` for an example.
+    """
     rows = _analyses(store, session_id)
     if not rows:
         return None
@@ -203,7 +225,16 @@ def latest_analysis(store: SessionStore, session_id: str) -> StoredAnalysis | No
 def store_look(
     store: SessionStore, session_id: str, options: Mapping[str, Any], look: SessionLook
 ) -> None:
-    """Store a sequential look (one per scenes looked at and options; a later one replaces it)."""
+    """Store a sequential look (one per scenes looked at and options; a later one replaces it).
+
+    >>> import tempfile
+    >>> from evalband.session import SessionStore, plan_session
+    >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan_session(["A", "B"], scenes=2, attempts=1, seed=0, session_id="s"))
+    ...     store_look(ss, "s", {"alpha": 0.05}, SessionLook(1, False, []))
+    ...     [x.look.scenes_done for x in stored_looks(ss, "s")]
+    [1]
+    """
     result_id = f"{session_id}:look:{look.scenes_done}:{_key(dict(options))}"
     with store.runs.transaction() as conn:
         conn.execute(
@@ -215,7 +246,10 @@ def store_look(
 
 
 def stored_looks(store: SessionStore, session_id: str) -> list[StoredLook]:
-    """The session's stored looks, in the order of the scenes they looked at."""
+    """The session's stored looks, in the order of the scenes they looked at.
+
+    See :func:`store_look` for an example.
+    """
     if not _has_table(store):
         return []
     rows = store.runs.conn.execute(

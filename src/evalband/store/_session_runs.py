@@ -276,6 +276,15 @@ def read_trials(conn: sqlite3.Connection, run_ids: Sequence[str]) -> list[dict[s
 
     One query reading only what :func:`trial_fields` reads (no record is built): what a
     session's terminal asks several times per keypress.
+
+    >>> import tempfile
+    >>> from evalband.session import SessionStore, plan_session
+    >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan_session(["A"], scenes=1, attempts=2, seed=0, session_id="s"))
+    ...     _ = ss.record("s", 1, score=2, note="ok")
+    ...     rows = read_trials(ss.runs.conn, ["s:A"])
+    >>> [(r["trial_index"], r["score"], r["success"], r["note"], r["seq"]) for r in rows]
+    [(1, 2, True, 'ok', 1)]
     """
     if not run_ids:
         return []
@@ -295,6 +304,16 @@ def create_session_runs(
     """Insert one run per policy of the plan (inside the caller's transaction); the run ids.
 
     Run ids already stored are avoided (:func:`session_run_ids`).
+
+    >>> import tempfile
+    >>> from evalband.session import plan_session
+    >>> from evalband.store import RunStore
+    >>> plan = plan_session(["A", "B"], scenes=1, attempts=1, seed=0, session_id="s")
+    >>> with tempfile.TemporaryDirectory() as d, RunStore(f"{d}/s.sqlite") as st:
+    ...     with st.transaction() as conn:
+    ...         ids = create_session_runs(conn, plan.as_dict(), provenance=False)
+    ...     print(ids, st.require_run("s:B").source)
+    {'A': 's:A', 'B': 's:B'} session
     """
     from evalband.store._sqlite import _INSERT_RUN, _manifest_row
 
@@ -312,6 +331,7 @@ def migrate_session_trials(conn: sqlite3.Connection) -> None:
 
     Runs inside the migration's transaction. A run whose every planned trial is confirmed is
     marked ``finished`` (at its last confirmation). The ``session_trials`` table is dropped.
+    ``tests/store/test_migrate_sessions.py`` migrates a store the release with schema 2 wrote.
     """
     from evalband.store._sqlite import _INSERT_EPISODE, _episode_row
 
@@ -348,6 +368,14 @@ def mark_finished(conn: sqlite3.Connection, run_ids: Sequence[str]) -> None:
 
     A run with every planned trial confirmed is ``finished`` at its latest confirmation;
     otherwise ``running`` (an undo re-opens it).
+
+    >>> import tempfile
+    >>> from evalband.session import SessionStore, plan_session
+    >>> with tempfile.TemporaryDirectory() as d, SessionStore(f"{d}/s.sqlite") as ss:
+    ...     ss.create(plan_session(["A"], scenes=1, attempts=1, seed=0, session_id="s"))
+    ...     _ = ss.record("s", 0, score=1, scored_at="2026-01-01T00:00:00Z")  # marks it
+    ...     print(ss.runs.require_run("s:A").status, ss.runs.require_run("s:A").finished_at)
+    finished 2026-01-01T00:00:00Z
     """
     for run_id in run_ids:
         planned, done, last = conn.execute(
