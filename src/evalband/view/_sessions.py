@@ -172,6 +172,17 @@ def session_page(store: RunStore, session_id: str, nav: str, csp: str) -> str:
 
     Raises:
         SessionNotFoundError: when the store holds no such session.
+
+    >>> import tempfile
+    >>> from evalband.session import SessionStore, plan_session
+    >>> from evalband.store import RunStore
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with SessionStore(f"{d}/s.sqlite") as ss:
+    ...         ss.create(plan_session(["A", "B"], 2, 1, 0, session_id="g"))
+    ...     with RunStore(f"{d}/s.sqlite", read_only=True) as store:
+    ...         page = session_page(store, "g", "<nav></nav>", "default-src 'none'")
+    >>> "not analyzed yet" in page, 'href="/run/g%3AA"' in page
+    (True, True)
     """
     from evalband.report._session import session_section
     from evalband.session import SessionStore
