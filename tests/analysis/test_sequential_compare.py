@@ -36,16 +36,16 @@ def test_sequential_names_the_hidden_regression(lab: tuple[str, str, str]) -> No
     rows = {r.name: r for r in c.slice_rows}
     hard = rows[f"embodiment={HARD_SLICE}"]
     assert str(c.verdict) == "regression" and hard.verdict == "regressed"
-    assert hard.test is not None and hard.test["e_regression"] >= hard.test["threshold"]
-    assert hard.delta is not None and hard.delta["high"] < 0
+    assert hard.test is not None and hard.test.e_regression >= hard.test.threshold
+    assert hard.delta is not None and hard.delta.high < 0
     # undecided slices' confidence sequences contain 0 (compatibility with the test)
     for r in c.slice_rows:
         if r.verdict not in ("regressed", "improved") and r.delta is not None:
-            assert r.delta["low"] <= 0 <= r.delta["high"]
+            assert r.delta.low <= 0 <= r.delta.high
     # a declared horizon can only lower the threshold
     bounded = compare_sequential(base, cand, max_pairs=200)
     hard_b = {r.name: r for r in bounded.slice_rows}[f"embodiment={HARD_SLICE}"]
-    assert hard_b.test is not None and hard_b.test["threshold"] <= hard.test["threshold"]
+    assert hard_b.test is not None and hard_b.test.threshold <= hard.test.threshold
 
 
 def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
