@@ -227,7 +227,13 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Baseline vs candidate on one panel: slices first, aggregate last, one verdict."""
+    """Baseline vs candidate on one panel: slices first, aggregate last, one verdict.
+
+    ``peeking`` holds the notices that this fixed-n verdict was read off an unfinished run or
+    re-read at a larger n (:func:`evalband.analysis._sequential.peeking_notes`; ``compare``
+    sets them, and stores them with the result): every renderer says them first, and
+    :meth:`as_dict` writes them under ``peeking`` and first in ``notes``.
+    """
 
     baseline: str
     candidate: str
@@ -246,6 +252,7 @@ class Comparison:
     confidence: float
     effect: float = DEFAULT_EFFECT
     family_size: int = 0
+    peeking: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -299,7 +306,8 @@ class Comparison:
             "verdict": self.verdict,
             "sentence": self.sentence,
             "exit_code": self.exit_code,
-            "notes": self.notes,
+            "notes": [*self.peeking, *self.notes],
+            "peeking": list(self.peeking),
         }
 
     def to_json(self) -> str:
@@ -331,6 +339,10 @@ class Comparison:
                 "record it again with this evalband (evalband compare)"
             )
         procedure = data.get("procedure") or {}
+        peeking = list(data.get("peeking") or [])
+        notes = list(data.get("notes") or [])
+        if notes[:len(peeking)] == peeking:  # said first in the notes too
+            notes = notes[len(peeking):]
         return cls(**_known(
             cls, data,
             slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
@@ -338,6 +350,8 @@ class Comparison:
             verdict=Verdict(data["verdict"]),
             effect=procedure.get("effect", DEFAULT_EFFECT),
             family_size=procedure.get("family_size", 0),
+            notes=notes,
+            peeking=peeking,
         ))
 
 
