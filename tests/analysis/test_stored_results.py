@@ -136,3 +136,24 @@ def test_recorded_options_and_settings_are_inverse() -> None:
         options = comparison_options(**settings)
         assert comparison_settings({**options, "episode_counts": {"a": 1}}) == (
             {k: v for k, v in settings.items()}, [])
+
+
+def test_a_result_in_an_earlier_releases_words_reads_back_typed() -> None:
+    """The release's ``compare --json`` (its intervals' verdicts in free text) reads back typed."""
+    from pathlib import Path
+
+    old = json.loads((Path(__file__).parents[1] / "store" / "fixtures" / "compare-v1.json")
+                     .read_text(encoding="utf-8"))
+    back = Comparison.from_dict(old)
+    (row,) = back.slice_rows
+    assert isinstance(row.delta, Difference) and isinstance(row.rate_baseline, Interval)
+    assert old["slices"][0]["delta"]["verdict"] == "A is better: the interval excludes 0"
+    assert row.delta.verdict is SliceVerdict.IMPROVED == row.verdict
+    assert isinstance(row.test, SliceTest) and row.test.p_value == old["slices"][0]["p_value"]
+    again = back.as_dict()
+    for key in ("rate_baseline", "rate_candidate", "test"):
+        assert again["slices"][0][key] == old["slices"][0][key], key
+    for key in ("estimate", "low", "high", "confidence", "paired", "counts", "excludes_zero"):
+        assert again["slices"][0]["delta"][key] == old["slices"][0]["delta"][key], key
+    assert again["notes"] == old["notes"] and back.peeking == old["peeking"] == []
+
