@@ -77,7 +77,7 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
     assert only.pairs == {"both": 8, "baseline_only": 1, "candidate_only": 42, "neither": 13,
                           "unmatched": 0}
     oracle = diff_paired(8, 42, 1, 13)
-    assert (only.delta["low"], only.delta["high"]) == (oracle.low, oracle.high)
+    assert (only.delta.low, only.delta.high) == (oracle.low, oracle.high)
     assert only.p_value == pytest.approx(mcnemar(42, 1).p_value, rel=1e-12)
     assert only.verdict == "improved" and c.verdict == "improves" and c.exit_code == 0
     # Time among successes keeps its own denominator (seed 002: 1.511111 s and 2.368000 s).
@@ -89,7 +89,7 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
 def test_hidden_regression_flagged_at_200(store) -> None:
     c = hidden_fixture(store, 200)
     hard = row(c, "embodiment=hard")
-    assert hard.verdict == "regressed" and hard.delta["high"] < 0
+    assert hard.verdict == "regressed" and hard.delta.high < 0
     assert c.aggregate.delta >= 0  # the aggregate holds: 0.7+0.8+0.6 -> 0.9+0.8+0.4
     assert c.hidden_regressions == ["embodiment=hard"]
     assert row(c, "embodiment=easy").verdict == "improved"
@@ -102,7 +102,7 @@ def test_hidden_regression_flagged_at_200(store) -> None:
 def test_hidden_regression_possible_not_established_at_10(store) -> None:
     c = hidden_fixture(store, 10)
     hard = row(c, "embodiment=hard")
-    assert hard.verdict == "no detectable change" and hard.delta["low"] < 0 < hard.delta["high"]
+    assert hard.verdict == "no detectable change" and hard.delta.low < 0 < hard.delta.high
     assert hard.possible_regression and c.possible_regressions == ["embodiment=hard"]
     # Prospective: 10 pairs cannot catch a 10-point drop; the statement names what would.
     assert hard.effect == 0.10 and hard.episodes_for_effect is not None
@@ -166,7 +166,7 @@ def test_non_inferiority_margin(store) -> None:
     base, cand = record(store, panel, "v1", "nb", o_b), record(store, panel, "v2", "nc", o_c)
     c = evalband.compare(base, cand, store=store)
     easy = row(c, "embodiment=easy")
-    assert easy.verdict == "non-inferior" and easy.delta["low"] > -0.10
+    assert easy.verdict == "non-inferior" and easy.delta.low > -0.10
     assert c.verdict == "no regression" and c.exit_code == 3
 
 
@@ -190,7 +190,7 @@ def test_unpaired_when_nothing_pairs(store) -> None:
     cand = base.__class__(**{**base.__dict__, "run_id": "u2", "records": shifted})
     c = compare_many(base, [cand])[0]
     only = c.slice_rows[0]
-    assert only.pairing == "unpaired" and only.delta["method"].startswith("miettinen-nurminen")
+    assert only.pairing == "unpaired" and only.delta.method.startswith("miettinen-nurminen")
     assert any("unpaired" in n for n in c.notes)
 
 

@@ -27,7 +27,7 @@ from evalband.analysis._pairs import StoredRecords
 from evalband.episode import EpisodeRecord
 from evalband.panel import load_panel
 from evalband.run import Recorder
-from evalband.stats import interval, interval_bounds
+from evalband.stats import Interval, interval, interval_bounds
 from evalband.stats._procedure import compatible_difference
 
 PANEL = load_panel({"name": "fast", "env": "evalband/Coin-v0", "episodes": 5, "seed": 0,
@@ -36,8 +36,8 @@ PANEL = load_panel({"name": "fast", "env": "evalband/Coin-v0", "episodes": 5, "s
                     "latency_budget_ms": {"a=x": 30.0}, "non_inferiority_margin": 0.25})
 
 
-def _reference_rate(k: int, n: int, confidence: float) -> dict[str, Any]:
-    return interval(k, n, confidence=confidence).as_dict()
+def _reference_rate(k: int, n: int, confidence: float) -> Interval:
+    return interval(k, n, confidence=confidence)
 
 
 def _reference_decide(row: SliceComparison, p_adj: float, level: float,
@@ -58,8 +58,8 @@ def _reference_decide(row: SliceComparison, p_adj: float, level: float,
         verdict = SliceVerdict.NON_INFERIOR
     else:
         verdict = SliceVerdict.NO_CHANGE
-    return replace(row, p_holm=p_adj, level=1.0 - level, delta=delta.as_dict(),
-                   delta_unadjusted=unadjusted.as_dict(), verdict=verdict,
+    return replace(row, p_holm=p_adj, level=1.0 - level, delta=delta,
+                   delta_unadjusted=unadjusted, verdict=verdict,
                    possible_regression=bool(delta.estimate < 0
                                             and verdict != SliceVerdict.REGRESSED))
 

@@ -10,6 +10,7 @@ import pytest
 
 from evalband._api import load_run
 from evalband.analysis._sequential import compare_sequential
+from evalband.analysis._stored import stored_comparisons
 from evalband.cli import main
 from evalband.labs.hidden_regression import HARD_SLICE, simulate_hidden_regression
 from evalband.store import open_store
@@ -36,16 +37,16 @@ def test_sequential_names_the_hidden_regression(lab: tuple[str, str, str]) -> No
     rows = {r.name: r for r in c.slice_rows}
     hard = rows[f"embodiment={HARD_SLICE}"]
     assert str(c.verdict) == "regression" and hard.verdict == "regressed"
-    assert hard.test is not None and hard.test["e_regression"] >= hard.test["threshold"]
-    assert hard.delta is not None and hard.delta["high"] < 0
+    assert hard.test is not None and hard.test.e_regression >= hard.test.threshold
+    assert hard.delta is not None and hard.delta.high < 0
     # undecided slices' confidence sequences contain 0 (compatibility with the test)
     for r in c.slice_rows:
         if r.verdict not in ("regressed", "improved") and r.delta is not None:
-            assert r.delta["low"] <= 0 <= r.delta["high"]
+            assert r.delta.low <= 0 <= r.delta.high
     # a declared horizon can only lower the threshold
     bounded = compare_sequential(base, cand, max_pairs=200)
     hard_b = {r.name: r for r in bounded.slice_rows}[f"embodiment={HARD_SLICE}"]
-    assert hard_b.test is not None and hard_b.test["threshold"] <= hard.test["threshold"]
+    assert hard_b.test is not None and hard_b.test.threshold <= hard.test.threshold
 
 
 def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
@@ -67,6 +68,16 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
     assert out.splitlines()[0].startswith("PEEKING") and "--sequential" in out.splitlines()[0]
     page = html.read_text()
     assert "PEEKING" in page and page.index("PEEKING") < page.index('class="verdict')
+    assert page.count("PEEKING") == len(payload["peeking"])  # the banner, not the notes too
+    # the notice is part of the stored result: a later report renders it, first
+    with open_store(db) as st:
+        (stored,) = stored_comparisons(st, [base_id, cand_id], {})
+    assert stored.peeking == payload["peeking"] and "PEEKING" not in " ".join(stored.notes)
+    assert stored.as_dict()["notes"] == payload["notes"]
+    again = tmp_path / "again.html"
+    assert run_cli(capsys, "report", base_id, cand_id, "--store", db, "--html", str(again))[0] == 0
+    later = again.read_text()
+    assert later.index(payload["peeking"][0][:40]) < later.index('class="verdict')
     md = tmp_path / "cmp.md"  # Markdown: the notice is its first line, not a footnote
     run_cli(capsys, "compare", base_id, cand_id, "--store", db, "--md", str(md))
     text = md.read_text()

@@ -16,6 +16,8 @@ from evalband.analysis._compare import (
     compare_many,
 )
 from evalband.analysis._sequential import compare_sequential, sequential_as_dict
+from evalband.analysis._sequential_plan import design_for
+from evalband.analysis._slice_test import SliceTest
 from evalband.analysis._stored import (
     comparison_options,
     comparison_settings,
@@ -25,6 +27,7 @@ from evalband.analysis._stored import (
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError
 from evalband.panel import load_panel
+from evalband.stats import Difference, Interval
 
 OUTCOMES = (Outcome.SUCCESS, Outcome.FAILURE, Outcome.TIMEOUT, Outcome.ERROR)
 
@@ -79,6 +82,13 @@ def test_fixed_n_results_round_trip_exactly(seed: int) -> None:
         assert isinstance(back.verdict, Verdict) and back.verdict == c.verdict
         assert all(isinstance(r.verdict, SliceVerdict) for r in back.slice_rows)
         assert back.family_size == c.family_size and back.effect == c.effect
+        assert back.slice_rows == c.slice_rows  # typed: intervals, differences, tests
+        for r in back.slice_rows:
+            assert r.rate_baseline is None or isinstance(r.rate_baseline, Interval)
+            assert r.delta is None or (isinstance(r.delta, Difference)
+                                       and r.delta.verdict in set(SliceVerdict))
+            assert r.test is None or (isinstance(r.test, SliceTest) and not r.test.is_sequential
+                                      and r.test.p_value == r.p_value)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -88,6 +98,23 @@ def test_sequential_results_round_trip_exactly(seed: int) -> None:
     back = Comparison.from_dict(json_round_trip(c.as_dict()))
     assert same(back.as_dict(), c.as_dict())
     assert same(sequential_as_dict(back), sequential_as_dict(c))
+    assert back.slice_rows == c.slice_rows
+    tests = [r.test for r in back.slice_rows if r.test is not None]
+    assert tests and all(t.is_sequential and t.threshold is not None for t in tests)
+
+
+def test_designed_sequential_results_round_trip_exactly() -> None:
+    base, cands = random_runs(200)
+    design = design_for(base, effect=0.2)
+    c = compare_sequential(base, cands[0], design=design)
+    stored = json_round_trip(c.as_dict())
+    back = Comparison.from_dict(stored)
+    assert same(back.as_dict(), c.as_dict()) and back.slice_rows == c.slice_rows
+    designed = [r.test for r in back.slice_rows if r.test is not None and r.test.designed]
+    assert designed and all(t.max_pairs == design.slices[r.name].max_pairs
+                            for r, t in ((r, r.test) for r in back.slice_rows)
+                            if t is not None and t.designed)
+    assert all("max_pairs" in s["test"] for s in stored["slices"] if s["test"])
 
 
 def test_a_payload_comes_back_as_the_same_comparisons() -> None:
@@ -109,3 +136,24 @@ def test_recorded_options_and_settings_are_inverse() -> None:
         options = comparison_options(**settings)
         assert comparison_settings({**options, "episode_counts": {"a": 1}}) == (
             {k: v for k, v in settings.items()}, [])
+
+
+def test_a_result_in_an_earlier_releases_words_reads_back_typed() -> None:
+    """The release's ``compare --json`` (its intervals' verdicts in free text) reads back typed."""
+    from pathlib import Path
+
+    old = json.loads((Path(__file__).parents[1] / "store" / "fixtures" / "compare-v1.json")
+                     .read_text(encoding="utf-8"))
+    back = Comparison.from_dict(old)
+    (row,) = back.slice_rows
+    assert isinstance(row.delta, Difference) and isinstance(row.rate_baseline, Interval)
+    assert old["slices"][0]["delta"]["verdict"] == "A is better: the interval excludes 0"
+    assert row.delta.verdict is SliceVerdict.IMPROVED == row.verdict
+    assert isinstance(row.test, SliceTest) and row.test.p_value == old["slices"][0]["p_value"]
+    again = back.as_dict()
+    for key in ("rate_baseline", "rate_candidate", "test"):
+        assert again["slices"][0][key] == old["slices"][0][key], key
+    for key in ("estimate", "low", "high", "confidence", "paired", "counts", "excludes_zero"):
+        assert again["slices"][0]["delta"][key] == old["slices"][0]["delta"][key], key
+    assert again["notes"] == old["notes"] and back.peeking == old["peeking"] == []
+

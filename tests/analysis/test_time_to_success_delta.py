@@ -62,14 +62,14 @@ def test_matches_scipy_ttest_rel_and_a_brute_force_join(tmp_path: Path) -> None:
         cells = ("arm=a", "arm=b") if row.kind == "all" else (row.name,)
         d = _brute_force(logged, cells)
         got = row.time_to_success_delta_s
-        assert got is not None and got["n"] == len(d) > 10
-        assert got["estimate"] == pytest.approx(float(np.mean(d)), rel=1e-12)
+        assert got is not None and got.n == len(d) > 10
+        assert got.estimate == pytest.approx(float(np.mean(d)), rel=1e-12)
         b = [logged["base"][k] for k in logged["base"] if k[0] in cells
              and logged["base"][k] is not None and logged["cand"][k] is not None]
         a = [x + y for x, y in zip(b, d, strict=True)]
         ci = stats.ttest_rel(a, b).confidence_interval(0.95)
-        assert (got["low"], got["high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
-        assert got["confidence"] == 0.95 and got["low"] < got["estimate"] < got["high"]
+        assert (got.low, got.high) == pytest.approx((ci.low, ci.high), rel=1e-9)
+        assert got.confidence == 0.95 and got.low < got.estimate < got.high
 
 
 def test_fewer_than_two_pairs_gives_none(tmp_path: Path) -> None:

@@ -170,12 +170,12 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
     for r in c.slice_rows:
         decided = r.p_holm is not None and r.p_holm <= 0.05
         assert r.delta is not None and r.level is not None
-        excludes = r.delta["low"] > 0 or r.delta["high"] < 0
+        excludes = r.delta.low > 0 or r.delta.high < 0
         assert decided == excludes == (r.p_value <= 1 - r.level + 1e-15)
-        assert (r.verdict == "regressed") == (decided and r.delta["high"] < 0)
-        assert (r.verdict == "improved") == (decided and r.delta["low"] > 0)
+        assert (r.verdict == "regressed") == (decided and r.delta.high < 0)
+        assert (r.verdict == "improved") == (decided and r.delta.low > 0)
         raw = r.delta_unadjusted
-        assert raw is not None and ((raw["low"] > 0 or raw["high"] < 0) == (r.p_value <= 0.05))
+        assert raw is not None and ((raw.low > 0 or raw.high < 0) == (r.p_value <= 0.05))
         shown = fmt_delta(r.delta)  # the printed interval is the adjusted one, everywhere
         line = next(x for x in markdown.splitlines() if x.startswith(f"| {r.name} |"))
         assert str(r.verdict) in line and shown in line

@@ -109,8 +109,8 @@ def test_reach_lab_comparison_page(labs) -> None:
     shown = text_of(page)
     assert wilson_text(9, 64) in shown and wilson_text(50, 64) in shown
     delta = c.slice_rows[0].delta
-    assert f"{100 * delta['estimate']:+.1f} [{100 * delta['low']:+.1f}, " \
-           f"{100 * delta['high']:+.1f}]" in shown
+    assert f"{100 * delta.estimate:+.1f} [{100 * delta.low:+.1f}, " \
+           f"{100 * delta.high:+.1f}]" in shown
     # Reproducibility: the panel fingerprint, the seed, the policies, the command.
     assert c.panel_fingerprint in page and "reach1d:damped" in page
     assert "<code>pytest</code>" in page

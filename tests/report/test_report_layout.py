@@ -110,7 +110,7 @@ def test_confidence_reaches_every_band_html_and_markdown(labs) -> None:
     md = render_markdown([base, cand], labs.store, confidence=0.8)
     assert "| Δ points (80%, Holm-adjusted) |" in md
     d = next(r for r in c.slice_rows if r.name == "embodiment=franka_panda").delta
-    assert f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]" in md
+    assert f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]" in md
 
 
 @pytest.fixture(scope="module")

@@ -60,10 +60,10 @@ def test_delta_has_each_slice_and_the_aggregate_last(hidden) -> None:
     c = hidden.comparisons[0]
     root = parse(_plots.delta_plot(c))
     marks = of_class(root, "interval")
-    shown = [r for r in c.slice_rows if r.delta]
+    shown = [r for r in c.slice_rows if r.delta is not None]
     assert len(marks) == len(shown) + 1
     assert [float(m.get("data-estimate", "nan")) for m in marks] == pytest.approx(
-        [100 * r.delta["estimate"] for r in shown] + [100 * c.aggregate.delta], rel=1e-5)
+        [100 * r.delta.estimate for r in shown] + [100 * c.aggregate.delta], rel=1e-5)
     # rows go down the page: the aggregate is the lowest
     ys = [float(points(m.find("s:path", NS))[0][1]) for m in marks]
     assert ys == sorted(ys) and len(set(ys)) == len(ys)

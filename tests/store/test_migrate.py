@@ -116,8 +116,21 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
     assert raw(v1) == after
 
 
+RELEASED_WORDS = {  # an interval read alone, in the release's words -> the one vocabulary
+    "A is better: the interval excludes 0": "improved",
+    "B is better: the interval excludes 0": "regressed",
+    "the interval contains 0: the ranking is not established at this n": "no detectable change",
+}
+
+
 def _as_released(new: Any, old: Any) -> Any:
-    """``new`` cut to the keys the release wrote (a statistic added since adds a key)."""
+    """``new`` cut to the keys the release wrote (a statistic added since adds a key).
+
+    An interval's verdict is now the one verdict vocabulary: the release's words for it are
+    read as the word they became (and the release's words returned when they match).
+    """
+    if isinstance(old, str) and old in RELEASED_WORDS:
+        return old if new == RELEASED_WORDS[old] else new
     if isinstance(new, dict) and isinstance(old, dict):
         assert set(new) >= set(old), set(old) - set(new)
         return {k: _as_released(new[k], old[k]) for k in old}

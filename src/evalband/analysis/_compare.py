@@ -38,6 +38,14 @@ from evalband.analysis._pairs import (
     pair_table,
     run_columns,
 )
+from evalband.analysis._slice_test import (
+    TWO_SIDED,
+    SliceTest,
+    maybe_difference,
+    maybe_interval,
+    time_delta_as_dict,
+    time_delta_from_dict,
+)
 from evalband.analysis._verdicts import (
     SEVERITY,
     VERDICT_EXIT_CODES,
@@ -48,7 +56,7 @@ from evalband.analysis._verdicts import (
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel
-from evalband.stats import interval
+from evalband.stats import Difference, Interval, interval
 from evalband.stats._procedure import (
     compatible_difference,
     detectable_drop,
@@ -124,28 +132,32 @@ class SliceComparison:
     declared ``effect``. ``time_to_success_delta_s`` is the paired mean time-to-success
     difference, candidate - baseline in seconds, over the matched pairs where both succeeded
     (with recorded times), with its Student t interval at the nominal confidence (descriptive:
-    not part of the verdict, not adjusted); ``None`` with fewer than two such pairs.
+    not part of the verdict, not adjusted; ``n`` is its number of pairs); ``None`` with fewer
+    than two such pairs. Rates are :class:`~evalband.stats.Interval` (Wilson),
+    differences :class:`~evalband.stats.Difference`, the test a
+    :class:`~evalband.analysis._slice_test.SliceTest`; :meth:`as_dict` writes them as the
+    ``--json`` output does.
     """
 
     kind: str  # "factor", "cell" or "all"
     name: str  # e.g. "embodiment=franka_panda"
     n_baseline: int
     successes_baseline: int
-    rate_baseline: dict[str, Any] | None
+    rate_baseline: Interval | None
     n_candidate: int
     successes_candidate: int
-    rate_candidate: dict[str, Any] | None
+    rate_candidate: Interval | None
     pairing: str  # "paired" or "unpaired"
     pairs: dict[str, int]
-    delta: dict[str, Any] | None
-    test: dict[str, Any] | None
+    delta: Difference | None
+    test: SliceTest | None
     p_value: float | None
     p_holm: float | None
     verdict: SliceVerdict
     reasons: list[str] = field(default_factory=list)
     primary: bool = False
     level: float | None = None
-    delta_unadjusted: dict[str, Any] | None = None
+    delta_unadjusted: Difference | None = None
     detectable_drop: float | None = None
     episodes_for_effect: int | None = None
     effect: float | None = None
@@ -162,16 +174,32 @@ class SliceComparison:
     margin: float | None = None
     mean_time_to_success_baseline_s: float | None = None
     mean_time_to_success_candidate_s: float | None = None
-    time_to_success_delta_s: dict[str, Any] | None = None
+    time_to_success_delta_s: Interval | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return asdict(self)
+        """A JSON-ready dictionary (the ``slices`` items of ``--json``)."""
+        out = dict(self.__dict__)
+        for name in ("rate_baseline", "rate_candidate", "delta", "delta_unadjusted", "test"):
+            value = out[name]
+            out[name] = None if value is None else value.as_dict()
+        out["time_to_success_delta_s"] = time_delta_as_dict(self.time_to_success_delta_s)
+        out["pairs"] = dict(self.pairs)
+        out["reasons"] = list(self.reasons)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SliceComparison:
         """The row back from :meth:`as_dict` (a stored result); unknown keys are ignored."""
-        return cls(**_known(cls, data, verdict=SliceVerdict(data["verdict"])))
+        test = data.get("test")
+        return cls(**_known(
+            cls, data, verdict=SliceVerdict(data["verdict"]),
+            rate_baseline=maybe_interval(data.get("rate_baseline")),
+            rate_candidate=maybe_interval(data.get("rate_candidate")),
+            delta=maybe_difference(data.get("delta")),
+            delta_unadjusted=maybe_difference(data.get("delta_unadjusted")),
+            test=None if test is None else SliceTest.from_dict(test),
+            time_to_success_delta_s=time_delta_from_dict(data.get("time_to_success_delta_s")),
+        ))
 
 
 @dataclass(frozen=True)
@@ -199,7 +227,13 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Baseline vs candidate on one panel: slices first, aggregate last, one verdict."""
+    """Baseline vs candidate on one panel: slices first, aggregate last, one verdict.
+
+    ``peeking`` holds the notices that this fixed-n verdict was read off an unfinished run or
+    re-read at a larger n (:func:`evalband.analysis._sequential.peeking_notes`; ``compare``
+    sets them, and stores them with the result): every renderer says them first, and
+    :meth:`as_dict` writes them under ``peeking`` and first in ``notes``.
+    """
 
     baseline: str
     candidate: str
@@ -218,6 +252,7 @@ class Comparison:
     confidence: float
     effect: float = DEFAULT_EFFECT
     family_size: int = 0
+    peeking: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -232,13 +267,12 @@ class Comparison:
         rows = []
         for row in self.slice_rows:
             data = row.as_dict()
-            delta = data.pop("delta") or {}
-            data["delta"] = delta.get("estimate")
-            data["delta_low"] = delta.get("low")
-            data["delta_high"] = delta.get("high")
-            for arm in ("baseline", "candidate"):
-                rate = data.pop(f"rate_{arm}") or {}
-                data[f"rate_{arm}"] = rate.get("estimate")
+            delta = row.delta
+            data["delta"] = None if delta is None else delta.estimate
+            data["delta_low"] = None if delta is None else delta.low
+            data["delta_high"] = None if delta is None else delta.high
+            for arm, rate in (("baseline", row.rate_baseline), ("candidate", row.rate_candidate)):
+                data[f"rate_{arm}"] = None if rate is None else rate.estimate
             data.pop("test")
             data.pop("delta_unadjusted")
             rows.append(data)
@@ -272,7 +306,8 @@ class Comparison:
             "verdict": self.verdict,
             "sentence": self.sentence,
             "exit_code": self.exit_code,
-            "notes": self.notes,
+            "notes": [*self.peeking, *self.notes],
+            "peeking": list(self.peeking),
         }
 
     def to_json(self) -> str:
@@ -304,6 +339,10 @@ class Comparison:
                 "record it again with this evalband (evalband compare)"
             )
         procedure = data.get("procedure") or {}
+        peeking = list(data.get("peeking") or [])
+        notes = list(data.get("notes") or [])
+        if notes[:len(peeking)] == peeking:  # said first in the notes too
+            notes = notes[len(peeking):]
         return cls(**_known(
             cls, data,
             slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
@@ -311,6 +350,8 @@ class Comparison:
             verdict=Verdict(data["verdict"]),
             effect=procedure.get("effect", DEFAULT_EFFECT),
             family_size=procedure.get("family_size", 0),
+            notes=notes,
+            peeking=peeking,
         ))
 
 
@@ -435,7 +476,7 @@ def _t_quantile(df: int, confidence: float) -> float:
 
 
 def _paired_time_delta(times: _PairedTimes, members: NDArray[np.bool_],
-                       confidence: float) -> dict[str, Any] | None:
+                       confidence: float) -> Interval | None:
     """Mean time-to-success difference (candidate - baseline) over a slice's pairs.
 
     ``members`` are the slice's cells; the pairs are those where both succeeded. The interval
@@ -450,23 +491,14 @@ def _paired_time_delta(times: _PairedTimes, members: NDArray[np.bool_],
     var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
     mean = times.shift + centred
     half = _t_quantile(n - 1, confidence) * math.sqrt(var / n)
-    return {"estimate": mean, "low": mean - half, "high": mean + half, "n": n,
-            "confidence": confidence, "method": "paired t, pairs where both succeeded"}
-
-
-def _copied(d: Mapping[str, Any]) -> dict[str, Any]:
-    """A fresh copy of a cached result dict (its dict values copied too)."""
-    return {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
+    return Interval(mean, mean - half, mean + half, "paired t, pairs where both succeeded",
+                    confidence, n=n)
 
 
 @lru_cache(maxsize=8192)
-def _rate_cached(k: int, n: int, confidence: float) -> dict[str, Any]:
-    return interval(k, n, confidence=confidence).as_dict()
-
-
-def _rate(k: int, n: int, confidence: float) -> dict[str, Any]:
-    """The Wilson band of ``k`` of ``n`` as a dict (memoised: the same counts recur)."""
-    return dict(_rate_cached(k, n, confidence))
+def _rate(k: int, n: int, confidence: float) -> Interval:
+    """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
+    return interval(k, n, confidence=confidence)
 
 
 def _fast_replace(row: SliceComparison, **changes: Any) -> SliceComparison:
@@ -492,22 +524,19 @@ def _row_from_table(
     reasons = list(reasons or [])
     pairs: dict[str, int] = {}
     p_value: float | None = None
-    test: dict[str, Any] | None = None
+    test: SliceTest | None = None
     if t.paired:
         pairs = {"both": t.both, "baseline_only": t.baseline_only,
                  "candidate_only": t.candidate_only, "neither": t.neither,
                  "unmatched": t.unmatched}
         p_value = paired_exact_p(t.candidate_only, t.baseline_only)
-        test = {"method": "mcnemar-exact", "p_value": p_value,
-                "sidedness": "two-sided (twice the smaller tail)",
-                "details": {"candidate_only": t.candidate_only,
-                            "baseline_only": t.baseline_only}}
+        test = SliceTest("mcnemar-exact", p_value, TWO_SIDED,
+                         {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only})
     elif t.n_baseline and t.n_candidate:
         p_value = unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline, t.n_baseline)
-        test = {"method": "fisher-exact", "p_value": p_value,
-                "sidedness": "two-sided (twice the smaller tail)",
-                "details": {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
-                            "k_baseline": t.k_baseline, "n_baseline": t.n_baseline}}
+        test = SliceTest("fisher-exact", p_value, TWO_SIDED,
+                         {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
+                          "k_baseline": t.k_baseline, "n_baseline": t.n_baseline})
     if p_value is None:
         reasons.append("no episodes to compare")
     return SliceComparison(
@@ -867,8 +896,8 @@ def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> S
         row,
         p_holm=p_adj,
         level=1.0 - level,
-        delta=_copied(delta),
-        delta_unadjusted=_copied(unadjusted),
+        delta=delta,
+        delta_unadjusted=unadjusted,
         verdict=verdict,
         possible_regression=bool(estimate < 0 and verdict != SliceVerdict.REGRESSED),
     )
@@ -877,11 +906,11 @@ def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> S
 @lru_cache(maxsize=8192)
 def _compatible(
     counts: tuple[tuple[str, int], ...], paired: bool, confidence: float, p_value: float
-) -> tuple[dict[str, Any], float, float]:
-    """:func:`compatible_difference` as (dict, estimate, low), memoised on its arguments."""
+) -> tuple[Difference, float, float]:
+    """:func:`compatible_difference` as (difference, estimate, low), memoised (it is frozen)."""
     d = compatible_difference(dict(counts), paired=paired, confidence=confidence,
                               p_value=p_value)
-    return d.as_dict(), d.estimate, d.low
+    return d, d.estimate, d.low
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:

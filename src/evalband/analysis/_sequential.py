@@ -34,6 +34,7 @@ from evalband.analysis._sequential_plan import (
     decide_path,
     slice_paths,
 )
+from evalband.analysis._slice_test import SliceTest
 from evalband.stats._sequential import (
     DEFAULT_FUTILITY,
     SequentialTest,
@@ -100,7 +101,7 @@ def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float,
     else:
         low, high = min(low, 0.0), max(high, 0.0)
     delta = replace(cs, low=low, high=high,
-                    method=cs.method + " (compatible with the sequential test)").as_dict()
+                    method=cs.method + " (compatible with the sequential test)")
     nominal = confidence_sequence(pairs["both"], pairs["baseline_only"],
                                   pairs["candidate_only"], pairs["neither"], level=1.0 - alpha)
     if row.reasons:
@@ -120,10 +121,11 @@ def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float,
         reasons.append("undecided so far (the anytime-valid test may continue)")
     return replace(
         row, p_value=None, p_holm=None, level=1.0 - alpha / m, delta=delta,
-        delta_unadjusted=nominal.as_dict(), verdict=verdict, reasons=reasons,
-        test={"method": "sequential (likelihood ratio of the design alternative, "
-                        "anytime-valid)", "p_value": None, **test.as_dict(),
-              "pairs": dict(pairs), **{k: v for k, v in extra.items() if k not in pairs}},
+        delta_unadjusted=nominal, verdict=verdict, reasons=reasons,
+        test=SliceTest("sequential (likelihood ratio of the design alternative, anytime-valid)",
+                       None, sequential=test, pairs=dict(pairs),
+                       max_pairs=extra.get("max_pairs"), futility=extra.get("futility"),
+                       designed=bool(extra)),
         possible_regression=bool(cs.estimate < 0 and verdict != SliceVerdict.REGRESSED),
     )
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from evalband.stats import SliceVerdict
+
 if TYPE_CHECKING:
     from evalband.stats import Difference
 
@@ -55,16 +57,6 @@ class Verdict(StrEnum):
     NO_REGRESSION = "no regression"
     INCONCLUSIVE = "inconclusive"
     REGRESSION = "regression"
-
-
-class SliceVerdict(StrEnum):
-    """The verdict of one decided difference ``A - B`` (compares equal to its text)."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    NON_INFERIOR = "non-inferior"
-    NO_CHANGE = "no detectable change"
-    INCONCLUSIVE = "inconclusive"
 
 
 class Standing(StrEnum):
@@ -140,7 +132,7 @@ def interval_verdict(difference: Difference) -> SliceVerdict:
     >>> interval_verdict(Difference(0.1, 0.02, 0.2, "newcombe", 0.95, True))
     <SliceVerdict.IMPROVED: 'improved'>
     """
-    return slice_verdict(difference.excludes_zero, difference.estimate)
+    return difference.verdict
 
 
 class Hypothesis(Protocol):

@@ -102,11 +102,10 @@ def compare(
                                        max_pairs=max_pairs, discordant=discordant)
         except StoreError:
             peeking = []  # a store this user cannot write is still compared, just not listed
-    computed = results  # what the report renders: the result as stored, notes in a banner
-    if peeking:
+    if peeking:  # part of the result (stored with it): every renderer says it first
         from dataclasses import replace
 
-        results = [replace(r, notes=peeking + r.notes) for r in results]
+        results = [replace(r, peeking=peeking) for r in results]
     if not as_json:
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
@@ -115,14 +114,9 @@ def compare(
     if report is not None:
         from evalband.cli._report import write_html_report
 
-        written = write_html_report([baseline, *candidates], store_path(store), report,
-                                    quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
-                                    confidence=confidence, sequential=sequential,
-                                    comparisons=computed)
-        if peeking:
-            from evalband.cli._peeking import mark_html
-
-            mark_html(written, peeking)
+        write_html_report([baseline, *candidates], store_path(store), report,
+                          quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
+                          confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
         from evalband.analysis._sequential import sequential_as_dict

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison, RunData
 
-__all__ = ["check_and_record", "mark_html"]
+__all__ = ["check_and_record"]
 
 
 def check_and_record(
@@ -27,8 +28,9 @@ def check_and_record(
 ) -> list[str]:
     """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
 
-    ``results`` (what was computed, before any note is added) are stored with it: reports and
-    the viewer render them while the runs keep these episodes.
+    ``results`` (what was computed) are stored with it, each with the notes as its
+    ``peeking`` field: reports and the viewer render them (the notices first) while the runs
+    keep these episodes.
 
     The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
     they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
@@ -52,30 +54,10 @@ def check_and_record(
             manifest = st.get_run(r.run_id)
             if manifest is not None:
                 planned[r.run_id] = (int(manifest.n_planned), str(manifest.status))
+        notes = [] if sequential else peeking_notes(counts, planned, previous)
+        stored = None if results is None else result_payload(
+            [replace(c, peeking=notes) for c in results])
         # one row per pair of runs and set of counts (the store dedupes identical options)
         st.record_comparison([r.run_id for r in runs], {**options, "episode_counts": counts},
-                             result=None if results is None else result_payload(results),
-                             episode_counts=counts)
-    if sequential:
-        return []
-    return peeking_notes(counts, planned, previous)
-
-
-def mark_html(path: Path, notes: Sequence[str]) -> None:
-    """Put the peeking notices first in a written HTML report (before its verdict).
-
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "r.html"
-    >>> _ = p.write_text("<body><main><div class='verdict'>x</div></main></body>")
-    >>> mark_html(p, ["PEEKING: run a is incomplete"])
-    >>> p.read_text().index("PEEKING") < p.read_text().index("verdict")
-    True
-    """
-    from html import escape
-
-    if not notes:
-        return
-    text = path.read_text()
-    banner = "".join(f'<p class="alert peeking">{escape(n)}</p>' for n in notes)
-    head, sep, tail = text.partition("<main>")
-    path.write_text(head + sep + banner + tail if sep else banner + text)
+                             result=stored, episode_counts=counts)
+    return notes

@@ -5,13 +5,13 @@ A report is one file that fetches nothing, so its clips travel inside it as ``da
 :data:`MAX_CLIPS` clips and :data:`CLIP_BUDGET_BYTES` bytes of video are embedded, chosen in
 this order: failures of the slices a comparison found **regressed** (candidate runs), then
 other failures, then successes; within each group in run, cell and episode order. The page
-says how many recorded clips were left out; ``evalband view`` serves every one.
+says how many recorded clips were left out; ``evalband view`` serves every one. The section's
+markup is a block of ``templates/report.html.j2``.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evalband.episode import EpisodeRecord
     from evalband.report._data import RunView
 
-__all__ = ["CLIP_BUDGET_BYTES", "MAX_CLIPS", "Clip", "choose_clips", "clips_html"]
+__all__ = ["CLIP_BUDGET_BYTES", "MAX_CLIPS", "Clip", "choose_clips"]
 
 MAX_CLIPS = 12
 """Most clips one report embeds."""
@@ -121,30 +121,3 @@ def choose_clips(
                            record.outcome.value, str(reason) if reason else None, hit,
                            str(ref.get("content_type", "video/mp4")), path.read_bytes()))
     return tuple(chosen), len(candidates) - len(chosen)
-
-
-def clips_html(clips: Sequence[Clip], left_out: int) -> str:
-    """The clips section's body: one looping, muted ``<video>`` per clip, with a caption."""
-    e = html.escape
-    intro = (
-        f"<p>{len(clips)} recorded clip{'' if len(clips) == 1 else 's'} embedded in this file "
-        f"(at most {MAX_CLIPS} clips and {CLIP_BUDGET_BYTES / 1e6:.0f} MB of video; failures "
-        "of regressed slices first, then other failures, then successes)"
-        + (f"; {left_out} more recorded clip{'' if left_out == 1 else 's'} left out: "
-           "<code>evalband view</code> serves every one" if left_out else "")
-        + ".</p>"
-    )
-    figures = []
-    for clip in clips:
-        where = clip.cell or "(one cell)"
-        caption = (f"<code>{e(clip.run_id)}</code> · {e(where)} · episode {clip.episode}"
-                   + (f" (repeat {clip.repeat})" if clip.repeat else "")
-                   + f" · <strong>{e(clip.outcome)}</strong>"
-                   + (f" · {e(clip.reason)}" if clip.reason else "")
-                   + (f" · regressed slice <code>{e(clip.regressed_slice)}</code>"
-                      if clip.regressed_slice else ""))
-        figures.append(
-            f'<figure class="clip"><video controls muted loop playsinline preload="auto" '
-            f'src="{clip.data_uri}"></video><figcaption>{caption}</figcaption></figure>'
-        )
-    return intro + '<div class="clips">' + "".join(figures) + "</div>"

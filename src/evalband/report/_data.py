@@ -99,6 +99,11 @@ class ReportData:
         """Two or more runs: a comparison report."""
         return len(self.runs) > 1
 
+    @property
+    def peeking(self) -> list[str]:
+        """The comparisons' peeking notices, each once (the page says them first)."""
+        return list(dict.fromkeys(n for c in self.comparisons for n in c.peeking))
+
 
 @dataclass(frozen=True)
 class LatencyRow:

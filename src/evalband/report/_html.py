@@ -214,19 +214,13 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     ``columns`` keeps only the slice-table columns of these keys (see
     :data:`evalband.report._table.COLUMNS`); all by default.
     """
-    from markupsafe import Markup
-
     import evalband
+    from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
-    from evalband.report._sequential import sequential_section
+    from evalband.report._sequential import sequential_looks
     from evalband.report._templates import render
 
-    looks = sequential_section(data.runs)  # run --until-decided
-    clips = None
-    if data.clips:
-        from evalband.report._clips import clips_html
-
-        clips = Markup(clips_html(data.clips, data.clips_left_out))
+    looks = sequential_looks(data.runs)  # run --until-decided
     toc = [("verdict", "Verdict")] + ([("sequential", "Looks")] if looks else [])
     toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
@@ -238,7 +232,8 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     body = render(
         "report.html.j2", data=data, toc=toc, plots=_plots(data), reasons=_reasons(data),
         latency=latency,
-        looks=Markup(looks) if looks else None, clips=clips, run_verdict=run_verdict_text,
+        looks=looks, max_clips=MAX_CLIPS, clip_budget_bytes=CLIP_BUDGET_BYTES,
+        run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
         **_table_context(columns))
     return html_page(data.title, body.rstrip("\n"))

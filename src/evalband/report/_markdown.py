@@ -33,9 +33,8 @@ def comparison_markdown(comparisons: Sequence[Comparison],
     shown = markdown_columns(columns)
     lines: list[str] = []
     for c in comparisons:
-        for note in c.notes:  # the peeking notice comes first (compare adds it to the notes)
-            if note.startswith("PEEKING:"):
-                lines.append(f"> **{note}**\n")
+        for note in c.peeking:  # said first
+            lines.append(f"> **{note}**\n")
         if c.panel_mismatch:
             lines.append("> **Panel mismatch**: these runs were made on different panels.\n")
         lines.append(f"## {c.candidate_policy} vs {c.baseline_policy}: **{c.verdict}**\n")
@@ -60,8 +59,7 @@ def comparison_markdown(comparisons: Sequence[Comparison],
             lines.append(f"\n**Hidden regression**: {', '.join(c.hidden_regressions)} regressed "
                          "while the aggregate does not show it.")
         for note in c.notes:
-            if not note.startswith("PEEKING:"):
-                lines.append(f"\n- {note}")
+            lines.append(f"\n- {note}")
         lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from evalband.analysis import Comparison
     from evalband.report._curves import PowerCurve
     from evalband.report._data import RunView
+    from evalband.stats import Interval
 
 __all__ = ["MAX_ROWS", "ForestRow", "forest_rows", "forest_plot",
            "delta_plot", "outcome_plot", "power_plot", "shown_rows", "log_axis"]
@@ -41,10 +42,10 @@ class ForestRow:
     rates: tuple[tuple[float, float, float] | None, ...]
 
 
-def _triple(rate: dict[str, Any] | None) -> tuple[float, float, float] | None:
-    if not rate:
+def _triple(rate: Interval | None) -> tuple[float, float, float] | None:
+    if rate is None:
         return None
-    return (float(rate["estimate"]), float(rate["low"]), float(rate["high"]))
+    return (float(rate.estimate), float(rate.low), float(rate.high))
 
 
 def forest_rows(runs: Sequence[RunView], comparisons: Sequence[Comparison]) -> list[ForestRow]:
@@ -137,10 +138,11 @@ def delta_plot(c: Comparison) -> str:
     Regressed slices are red, improved green, the rest grey; a hollow marker is a possible
     regression (negative estimate, interval containing 0).
     """
-    shown = [r for r in c.slice_rows if r.delta][: shown_rows(len(c.slice_rows))]
-    names = [r.name for r in shown] + ["aggregate ΔJ (last)"]
+    shown = [(r, r.delta) for r in c.slice_rows if r.delta is not None]
+    shown = shown[: shown_rows(len(c.slice_rows))]
+    names = [r.name for r, _ in shown] + ["aggregate ΔJ (last)"]
     agg = c.aggregate
-    values = [100 * v for r in shown for v in ((r.delta or {})["low"], (r.delta or {})["high"])]
+    values = [100 * v for _, d in shown for v in (d.low, d.high)]
     values += [100 * agg.low, 100 * agg.high, 0.0]
     lo, hi = min(values), max(values)
     pad = 0.05 * (hi - lo or 1.0)
@@ -149,12 +151,11 @@ def delta_plot(c: Comparison) -> str:
                  "then the aggregate.")
     ax = _slice_axes(fig, names, (lo - pad, hi + pad), top=30, right=70)
     ax.vline(0, "#333333", 0.8)
-    for i, row in enumerate(shown):
-        d = row.delta or {}
+    for i, (row, d) in enumerate(shown):
         colour = (REGRESSED if row.verdict == "regressed" else
                   IMPROVED if row.verdict == "improved" else NEUTRAL)
         hollow = bool(row.possible_regression and row.verdict != "regressed")
-        ax.interval(-i, 100 * d["estimate"], 100 * d["low"], 100 * d["high"], colour, size=5,
+        ax.interval(-i, 100 * d.estimate, 100 * d.low, 100 * d.high, colour, size=5,
                     hollow=hollow, width=1.4, label=f"{row.name}: {row.verdict}")
         ax.text(ax.left + ax.width + 5, ax.sy(-i), row.verdict, colour, size=10)
     ax.interval(-len(shown), 100 * agg.delta, 100 * agg.low, 100 * agg.high, "#1f4e8c",

@@ -3,16 +3,22 @@
 For each run whose manifest holds ``extra["sequential"]`` (written by
 :class:`evalband.run._until.SequentialMonitor`), the decision sentence, one small inline SVG
 per slice with the path of the regression statistic (log likelihood ratio) over the looks and
-its boundary as a dashed line, and the table of looks. No plotting library, no network.
+its boundary as a dashed line, and the table of looks. No plotting library, no network. The
+section's markup is a block of ``templates/report.html.j2``; this module gives it its data
+(:func:`sequential_looks`) and draws the paths (:func:`statistic_svg`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["sequential_section", "statistic_svg"]
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+__all__ = ["RunLooks", "sequential_looks", "statistic_svg"]
 
 _W, _H, _PAD = 320, 120, 24
 
@@ -48,56 +54,59 @@ def statistic_svg(name: str, xs: Sequence[float], ys: Sequence[float], boundary:
         f"episodes (max {int(x_hi)})</text></svg>")
 
 
-def _run_part(run_id: str, state: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class RunLooks:
+    """What the section shows of one run's recorded looks (``extra["sequential"]``).
+
+    ``figures`` are the slices' statistic paths (:func:`statistic_svg`, trusted markup);
+    ``looks`` the recorded looks as they are (episodes, decision, per slice statistic and
+    boundary); ``alpha``, ``effect`` and ``max_episodes`` the recorded design (``None`` when
+    not recorded).
+    """
+
+    run_id: str
+    against: str
+    sentence: str
+    alpha: Any
+    effect: Any
+    max_episodes: Any
+    names: tuple[str, ...]
+    figures: tuple[Markup, ...]
+    looks: tuple[dict[str, Any], ...]
+
+
+def _run_looks(run_id: str, state: dict[str, Any]) -> RunLooks:
+    from markupsafe import Markup
+
     looks = state.get("looks") or []
-    names = list((looks[-1]["slices"] if looks else {}).keys())
+    names = tuple((looks[-1]["slices"] if looks else {}).keys())
     figures = []
     for name in names:
         xs = [float(look["episodes"]) for look in looks if name in look["slices"]]
         ys = [float(look["slices"][name]["statistic"]) for look in looks
               if name in look["slices"]]
         boundary = float(looks[-1]["slices"][name]["boundary"])
-        figures.append(f"<figure>{statistic_svg(name, xs, ys, boundary)}</figure>")
-    head = "".join(f"<th scope='col'>{escape(n)} <span class='sub'>log E / boundary</span></th>"
-                   for n in names)
-    rows = []
-    for look in looks:
-        cells = "".join(
-            f"<td class='num'>{look['slices'][n]['statistic']:.2f} / "
-            f"{look['slices'][n]['boundary']:.2f}</td>" if n in look["slices"] else "<td>-</td>"
-            for n in names)
-        rows.append(f"<tr><td class='num'>{look['episodes']}</td>"
-                    f"<td>{escape(str(look.get('decision') or 'continue'))}</td>{cells}</tr>")
-    sentence = state.get("sentence") or "undecided so far"
-    return (
-        f"<h3>{escape(run_id)} against {escape(str(state.get('against')))}</h3>"
-        f"<p>{escape(sentence)} ({len(looks)} look(s), alpha {state.get('alpha')}, design "
-        f"effect {state.get('effect')}, maximum {state.get('max_episodes')} episodes).</p>"
-        + "".join(figures)
-        + "<div class='table-wrap'><table><thead><tr><th scope='col'>episodes</th>"
-        f"<th scope='col'>decision</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
-        "</table></div>")
+        figures.append(Markup(statistic_svg(name, xs, ys, boundary)))
+    return RunLooks(run_id, str(state.get("against")), state.get("sentence") or "undecided so far",
+                    state.get("alpha"), state.get("effect"), state.get("max_episodes"), names,
+                    tuple(figures), tuple(looks))
 
 
-def sequential_section(runs: Sequence[Any]) -> str | None:
-    """The section for the runs with recorded looks, or None when none has any.
+def sequential_looks(runs: Sequence[Any]) -> list[RunLooks]:
+    """The looks of the runs that recorded any (``run --until-decided``), for the section.
 
-    ``runs``: report run views (``run_id`` and ``manifest.extra``).
+    ``runs``: report run views (``run_id`` and ``manifest.extra``). Empty when no run has
+    looks (the report then has no such section).
 
     >>> from types import SimpleNamespace as NS
     >>> look = {"episodes": 3, "decision": None, "slices": {"all": {"statistic": 0.4,
     ...         "boundary": 3.0, "verdict": "inconclusive"}}}
     >>> run = NS(run_id="c", manifest=NS(extra={"sequential": {"looks": [look]}}))
-    >>> "statistic and boundary" in sequential_section([run])
-    True
-    >>> sequential_section([NS(run_id="b", manifest=NS(extra={}))]) is None
-    True
+    >>> (part,) = sequential_looks([run])
+    >>> part.names, part.sentence, "statistic and boundary" in part.figures[0]
+    (('all',), 'undecided so far', True)
+    >>> sequential_looks([NS(run_id="b", manifest=NS(extra={}))])
+    []
     """
-    parts = [_run_part(v.run_id, v.manifest.extra["sequential"]) for v in runs
-             if isinstance(v.manifest.extra.get("sequential"), dict)]
-    if not parts:
-        return None
-    return ('<section id="sequential"><h2>Until decided: looks</h2>'
-            "<p class='note'>Each look compared the episodes so far with the anytime-valid "
-            "test; a slice is decided when its statistic reaches its boundary (dashed).</p>"
-            + "".join(parts) + "</section>")
+    return [_run_looks(v.run_id, v.manifest.extra["sequential"]) for v in runs
+            if isinstance(v.manifest.extra.get("sequential"), dict)]

@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from evalband.report import _format as fmt
 
 if TYPE_CHECKING:
     from evalband.analysis import SliceComparison
+    from evalband.stats import Difference, Interval
 
 __all__ = [
     "Column",
@@ -118,30 +119,29 @@ def verdict_text(row: SliceComparison) -> str:
 
 def is_sequential(rows: Sequence[SliceComparison]) -> bool:
     """Whether the rows carry the anytime-valid (sequential) test."""
-    return any(str((r.test or {}).get("method", "")).startswith("sequential") for r in rows)
+    return any(r.test is not None and r.test.is_sequential for r in rows)
 
 
 def _log_e(row: SliceComparison) -> str:
     """``log E`` of a sequential test, regression / improvement, 2 decimals each."""
-    test: dict[str, Any] = row.test or {}
 
-    def one(key: str) -> str:
-        value = test.get(key)
+    def one(value: float | None) -> str:
         return "-" if value is None else f"{math.log(max(float(value), 1e-300)):.2f}"
 
-    return f"{one('e_regression')}/{one('e_improvement')}"
+    test = row.test
+    if test is None:
+        return "-/-"
+    return f"{one(test.e_regression)}/{one(test.e_improvement)}"
 
 
 def _boundary(row: SliceComparison) -> str:
-    test: dict[str, Any] = row.test or {}
-    return f"{math.log(test['threshold']):.2f}" if "threshold" in test else "-"
+    threshold = None if row.test is None else row.test.threshold
+    return "-" if threshold is None else f"{math.log(threshold):.2f}"
 
 
-def _estimate(band: Any) -> float | None:
-    """The estimate of an interval mapping or object (``None`` for none)."""
-    if not band:
-        return None
-    return band.get("estimate") if isinstance(band, dict) else band.estimate
+def _estimate(band: Interval | Difference | None) -> float | None:
+    """The estimate of an interval (``None`` for none)."""
+    return None if band is None else band.estimate
 
 
 def _pairs(row: SliceComparison) -> str:

@@ -102,7 +102,7 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
     if c.hidden_regressions:
         out.append(f"[bold red]hidden regression[/]: {escape(', '.join(c.hidden_regressions))} "
                    "regressed while the aggregate does not show it")
-    for note in c.notes:
+    for note in (*c.peeking, *c.notes):
         out.append(f"note: {escape(note)}")
     word = VERDICT_STYLES.get(c.verdict, "")
     out.append(f"verdict: {_styled(c.sentence, word)}")

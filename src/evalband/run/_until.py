@@ -198,12 +198,14 @@ class SequentialMonitor:
         decision = overall_decision(c, at_maximum=self.count >= self.max_episodes)
         slices = {}
         for r in c.slice_rows:
-            t = r.test or {}
+            t = r.test
+            seq = None if t is None else t.sequential
             slices[r.name] = {
-                "pairs": sum(v for k, v in (t.get("pairs") or {}).items()),
-                "statistic": math.log(max(t.get("e_regression", 1.0), 1e-300)),
-                "statistic_improvement": math.log(max(t.get("e_improvement", 1.0), 1e-300)),
-                "boundary": math.log(t.get("threshold", math.inf)),
+                "pairs": 0 if t is None else sum(t.pairs.values()),
+                "statistic": math.log(max(1.0 if seq is None else seq.e_regression, 1e-300)),
+                "statistic_improvement": math.log(
+                    max(1.0 if seq is None else seq.e_improvement, 1e-300)),
+                "boundary": math.log(math.inf if seq is None else seq.threshold),
                 "verdict": str(r.verdict),
             }
         look = {"episodes": self.count, "decision": decision, "slices": slices}

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         fisher_exact_test,
         mcnemar,
     )
-    from evalband.stats._types import Difference, Interval, TestResult
+    from evalband.stats._types import Difference, Interval, SliceVerdict, TestResult
     from evalband.stats._validate import z_value
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "Interval",
     "Difference",
     "TestResult",
+    "SliceVerdict",
     "z_value",
     "holm",
     "holm_levels",
@@ -132,6 +133,7 @@ _LAZY = {
     "PAIRED_METHODS": "evalband.stats._difference",
     "PriceRow": "evalband.stats._power",
     "TestResult": "evalband.stats._types",
+    "SliceVerdict": "evalband.stats._types",
     "benjamini_hochberg": "evalband.stats._multiplicity",
     "bonferroni": "evalband.stats._multiplicity",
     "bootstrap_interval": "evalband.stats._bootstrap",

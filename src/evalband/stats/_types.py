@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["Interval", "Difference", "TestResult"]
+__all__ = ["Interval", "Difference", "TestResult", "SliceVerdict"]
+
+
+class SliceVerdict(StrEnum):
+    """The verdict of one decided difference ``A - B`` (compares equal to its text).
+
+    The one vocabulary of every difference evalband reads (compare's slices, sessions,
+    drift, the labs; see :mod:`evalband.analysis._verdicts`, which decides them). It lives
+    here, with :class:`Difference`, so that an interval read alone speaks the same words.
+
+    >>> SliceVerdict.REGRESSED == "regressed"
+    True
+    """
+
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    NON_INFERIOR = "non-inferior"
+    NO_CHANGE = "no detectable change"
+    INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -46,6 +66,21 @@ class Interval:
         """A JSON-ready dictionary."""
         return _shallow(self)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Interval:
+        """The interval back from :meth:`as_dict` (keys it does not know are ignored).
+
+        >>> i = Interval(0.5, 0.3, 0.7, "wilson", 0.95, 5, 10)
+        >>> Interval.from_dict(i.as_dict()) == i
+        True
+        """
+        return cls(**_known(cls, data))
+
+
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` found in ``data``."""
+    return {f.name: data[f.name] for f in fields(cls) if f.name in data}
+
 
 def _shallow(obj: Any) -> dict[str, Any]:
     """Fields to a dict, copying dict-valued fields (cheaper than ``dataclasses.asdict``)."""
@@ -70,8 +105,8 @@ class Difference:
         counts: the counts the interval was computed from.
 
     >>> d = Difference(0.1, -0.05, 0.25, "newcombe", 0.95, False)
-    >>> d.excludes_zero
-    False
+    >>> d.excludes_zero, d.verdict
+    (False, <SliceVerdict.NO_CHANGE: 'no detectable change'>)
     """
 
     estimate: float
@@ -88,13 +123,13 @@ class Difference:
         return self.low > 0.0 or self.high < 0.0
 
     @property
-    def verdict(self) -> str:
-        """The interval's verdict in words."""
+    def verdict(self) -> SliceVerdict:
+        """The interval read alone: improved (above 0), regressed (below 0), or no change."""
         if self.low > 0.0:
-            return "A is better: the interval excludes 0"
+            return SliceVerdict.IMPROVED
         if self.high < 0.0:
-            return "B is better: the interval excludes 0"
-        return "the interval contains 0: the ranking is not established at this n"
+            return SliceVerdict.REGRESSED
+        return SliceVerdict.NO_CHANGE
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (with the verdict)."""
@@ -102,6 +137,22 @@ class Difference:
         out["excludes_zero"] = self.excludes_zero
         out["verdict"] = self.verdict
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Difference:
+        """The difference back from :meth:`as_dict`.
+
+        ``excludes_zero`` and ``verdict`` follow from the bounds and are not read back,
+        whatever words an older evalband wrote.
+
+        >>> d = Difference(-0.2, -0.3, -0.1, "newcombe", 0.95, True, {"both": 3})
+        >>> back = Difference.from_dict({**d.as_dict(), "verdict": "B is better"})
+        >>> back == d, back.verdict.value
+        (True, 'regressed')
+        """
+        out = _known(cls, data)
+        out["counts"] = dict(out.get("counts") or {})
+        return cls(**out)
 
 
 @dataclass(frozen=True)
