@@ -7,7 +7,7 @@ from typing import Any
 
 from evalband.panel import Panel, load_panel
 
-__all__ = ["TIMING_FIELDS", "coin_panel", "comparable", "raising"]
+__all__ = ["RELEASED_WORDS", "TIMING_FIELDS", "as_released", "coin_panel", "comparable", "raising"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -38,3 +38,26 @@ def comparable(record: Any) -> dict[str, Any]:
 def raising(obs: Any) -> Any:
     """A policy that crashes on every call."""
     raise RuntimeError("policy exploded")
+
+
+RELEASED_WORDS = {  # an interval read alone, in the release's words -> the one vocabulary
+    "A is better: the interval excludes 0": "improved",
+    "B is better: the interval excludes 0": "regressed",
+    "the interval contains 0: the ranking is not established at this n": "no detectable change",
+}
+
+
+def as_released(new: Any, old: Any) -> Any:
+    """``new`` cut to the keys the release wrote (a statistic added since adds a key).
+
+    An interval's verdict is now the one verdict vocabulary: the release's words for it are
+    read as the word they became (and the release's words returned when they match).
+    """
+    if isinstance(old, str) and old in RELEASED_WORDS:
+        return old if new == RELEASED_WORDS[old] else new
+    if isinstance(new, dict) and isinstance(old, dict):
+        assert set(new) >= set(old), set(old) - set(new)
+        return {k: as_released(new[k], old[k]) for k in old}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [as_released(n, o) for n, o in zip(new, old, strict=True)]
+    return new

@@ -20,6 +20,7 @@ from evalband.errors import StoreError
 from evalband.session import SessionStore
 from evalband.store import RunStore
 from evalband.store._schema import SCHEMA_VERSION
+from testkit import as_released
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store-v1.sqlite"
 OLD_JSON = FIXTURE.with_name("compare-v1.json")  # that release's `compare base cand --json`
@@ -116,29 +117,6 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
     assert raw(v1) == after
 
 
-RELEASED_WORDS = {  # an interval read alone, in the release's words -> the one vocabulary
-    "A is better: the interval excludes 0": "improved",
-    "B is better: the interval excludes 0": "regressed",
-    "the interval contains 0: the ranking is not established at this n": "no detectable change",
-}
-
-
-def _as_released(new: Any, old: Any) -> Any:
-    """``new`` cut to the keys the release wrote (a statistic added since adds a key).
-
-    An interval's verdict is now the one verdict vocabulary: the release's words for it are
-    read as the word they became (and the release's words returned when they match).
-    """
-    if isinstance(old, str) and old in RELEASED_WORDS:
-        return old if new == RELEASED_WORDS[old] else new
-    if isinstance(new, dict) and isinstance(old, dict):
-        assert set(new) >= set(old), set(old) - set(new)
-        return {k: _as_released(new[k], old[k]) for k in old}
-    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
-        return [_as_released(n, o) for n, o in zip(new, old, strict=True)]
-    return new
-
-
 def _released_columns(new: str, old: str) -> str:
     """``new`` Markdown with its tables cut to the columns the release's tables had."""
     old_headers = {line for line in old.splitlines() if line.startswith("| slice |")}
@@ -175,7 +153,7 @@ def test_the_commands_work_on_it(v1: Path, capsys: pytest.CaptureFixture[str],
     assert code == 0 and "plan" in out
     code, out, _ = cli(capsys, "compare", "base", "cand", "--store", s, "--json")
     old = json.loads(OLD_JSON.read_text())  # the release's compare --json on the same runs
-    assert code == 0 and _as_released(json.loads(out), old) == old
+    assert code == 0 and as_released(json.loads(out), old) == old
     with RunStore(v1, read_only=True) as st:  # compare migrated the file and stored its result
         assert st.schema_version == SCHEMA_VERSION
         (c,) = st.comparisons()  # the schema-1 row (same runs, same counts) gained the result
@@ -183,7 +161,7 @@ def test_the_commands_work_on_it(v1: Path, capsys: pytest.CaptureFixture[str],
         assert c["has_result"] and c["current"]
         (stored,) = st.comparison_result(c["comparison_id"]).result
     released = {k: v for k, v in old.items() if k != "peeking"}
-    assert _as_released(stored, released) == released  # every number
+    assert as_released(stored, released) == released  # every number
     code, out, _ = cli(capsys, "report", "base", "cand", "--md", str(tmp_path / "v2.md"),
                        "--store", s)  # renders the stored result: the release's bytes
     md = OLD_MD.read_text()  # columns added since (statistics) are cut before comparing
