@@ -215,7 +215,9 @@ def test_blinded_screen_never_shows_policy_names(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite"
     plan = _create(db, plan_session(names, scenes=2, attempts=1, seed=5, blind=True,
                                     positive_control="GN_s1000", session_id="blind"))
-    trial_cmd = "echo loading checkpoint {policy} for scene {scene}; echo done"
+    got = tmp_path / "names.txt"
+    trial_cmd = (f"echo {{policy}} >> {got}; "
+                 "echo loading checkpoint {policy} for scene {scene}; echo done")
     op = Operator("blind", db, "--trial-cmd", trial_cmd)
     for n in range(1, 7):
         _check_shown(op.header(n, 6), plan, n - 1)
@@ -243,9 +245,12 @@ def test_blinded_screen_never_shows_policy_names(tmp_path: Path) -> None:
     with SessionStore(db) as ss:
         recs = ss.records("blind")
     assert len(recs) == 6
-    for rec in recs:  # the command itself got the real policy name
+    # the command itself got the real policy name (once per trial); its output is stored
+    # with the name replaced by the code (the session's runs never name a blinded policy)
+    assert got.read_text().split() == [t.policy for t in plan.trials]
+    for rec in recs:
         trial = plan.trials[rec.trial_index]
-        assert rec.output_tail == f"loading checkpoint {trial.policy} for scene {trial.scene}\ndone"
+        assert rec.output_tail == f"loading checkpoint {trial.code} for scene {trial.scene}\ndone"
 
 
 def test_stdin_not_a_tty_falls_back_to_line_input(tmp_path: Path) -> None:

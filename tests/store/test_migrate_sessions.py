@@ -6,6 +6,7 @@ policies (one named ``B/v2``, one a positive control) with ten confirmed trials 
 order (nine scored, one skipped, one assisted, notes, exit codes, output tails) and an empty
 session. ``session-show-v2.json`` and ``session-analyze-v2.json`` are that release's
 ``session show fix2 --unblind --json`` and ``session analyze fix2 --unblind --json``.
+Migrated, the blinded session's runs are named by its blind codes, as a new session's are.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def test_opening_to_write_moves_every_trial_into_episodes(v2: Path) -> None:
     with SessionStore(v2) as ss:
         assert ss.runs.schema_version == SCHEMA_VERSION == 3
         ids = ss.run_ids("fix2")
-        assert ids == {"A": "fix2:A", "B/v2": "fix2:B_v2", "ctrl": "fix2:ctrl"}
-        plan = ss.plan("fix2")
+        plan = ss.plan("fix2")  # blinded: its runs are named by the blind codes
+        assert plan.blind and ids == {p: f"fix2:{plan.codes[p]}" for p in ("A", "B/v2", "ctrl")}
         for r in ss.records("fix2"):
             _same(r, old[r.trial_index])
         assert [r.trial_index for r in ss._records_by_seq("fix2")] == [
@@ -91,7 +92,8 @@ def test_opening_to_write_moves_every_trial_into_episodes(v2: Path) -> None:
         episodes = {}
         for policy, run_id in ids.items():
             manifest = ss.runs.require_run(run_id)
-            assert (manifest.policy, manifest.source, manifest.n_planned) == (policy, "session", 4)
+            assert (manifest.policy, manifest.source, manifest.n_planned) == (
+                plan.codes[policy], "session", 4)
             for e in ss.runs.episode_records(run_id):
                 episodes[e.extra["session"]["trial_index"]] = e
             done = ss.runs.count_episodes(run_id)
@@ -100,7 +102,7 @@ def test_opening_to_write_moves_every_trial_into_episodes(v2: Path) -> None:
         for index, e in episodes.items():  # scene = cell, attempt = repeat, skip = error
             trial = plan.trials[index]
             assert e.key == (f"scene={trial.scene}", 0, trial.attempt - 1)
-            assert e.policy == trial.policy and e.wall_s == old[index]["duration_s"]
+            assert e.policy == trial.code and e.wall_s == old[index]["duration_s"]
             want = {"scored": "success" if old[index]["success"] else "failure",
                     "skipped": "error"}[old[index]["status"]]
             assert e.outcome.value == want
@@ -127,8 +129,10 @@ def test_the_release_numbers_after_migration(v2: Path,
     old = json.loads(OLD_ANALYZE.read_text())
     new = json.loads(out)
     assert code == 0 and as_released({k: new[k] for k in old}, old) == old
-    # the session's runs are runs: compare pairs them by (scene, attempt)
-    code, out = cli(capsys, "compare", "fix2:A", "fix2:ctrl", "--store", s, "--json")
+    # the session's runs are runs (named by blind code): compare pairs them by (scene, attempt)
+    codes = json.loads(OLD_SHOW.read_text())["codes"]
+    a, ctrl = f"fix2:{codes['A']}", f"fix2:{codes['ctrl']}"
+    code, out = cli(capsys, "compare", a, ctrl, "--store", s, "--json")
     assert code in (0, 3, 4, 5)
     result = json.loads(out)
-    assert result["baseline"] == "fix2:A"
+    assert result["baseline"] == a

@@ -75,7 +75,10 @@ def test_sessions_are_listed_with_their_runs_and_stored_analysis(
     assert "stored analysis computed" in done and "1. Flip floor" in done and "<svg" in done
     assert "not analyzed yet" in later and "Flip floor" not in later
     assert "no per-policy result" in blinded and "Flip floor" not in blinded
-    assert "B/2" not in blinded and rows["blinded"]["policies"][0]["run_id"] is None
+    coded = [p["run_id"] for p in rows["blinded"]["policies"]]  # runs named by blind code
+    codes = [p["code"] for p in rows["blinded"]["policies"]]
+    assert coded == [f"blinded:{c}" for c in codes] and codes == sorted(codes)
+    assert "B/2" not in blinded and "B_2" not in blinded and "blinded:B" not in index
     assert missing == 404
     assert "B/2" in run_page and "scene=1" in episodes  # a session run is a run
 

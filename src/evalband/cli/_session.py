@@ -218,8 +218,10 @@ def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION
                 {"session_id": p.session_id, "created_at": p.created_at, "blind": p.blind,
                  "trials": c["total"], "scored": c["scored"], "skipped": c["skipped"],
                  "pending": c["pending"],
-                 # a blinded session in progress names no policy (its run ids do)
-                 "runs": None if p.blind and c["pending"] else runs}
+                 # a blinded session in progress names no policy: its runs by code
+                 "runs": {p.codes[k]: v for k, v in sorted(
+                     runs.items(), key=lambda kv: p.codes[kv[0]])}
+                 if p.blind and c["pending"] else runs}
                 for p, c, runs in rows
             ]
         )

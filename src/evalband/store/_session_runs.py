@@ -6,8 +6,17 @@ Its trials are kept as :class:`~evalband.episode.EpisodeRecord` rows of the stor
 policies like any other runs:
 
 * each policy of the session is a **run** (``source="session"``, ``backend="session"``), its id
-  ``<session id>:<policy>`` (see :func:`session_run_ids`), its manifest's ``extra`` naming the
-  session; the ``sessions`` table lists the run ids;
+  ``<session id>:<label>`` (see :func:`session_run_ids`), its manifest's ``extra`` naming the
+  session; the ``sessions`` table lists the run ids (policy -> run id);
+* a policy's **label** (:func:`run_label`) is what the runs layer calls it: its name, or in a
+  **blinded** session its blind code (``P-7K2``). The run id, the manifest's ``policy`` and
+  each episode's ``policy`` carry the label (and a trial command's stored output tail has the
+  name replaced by the code, :func:`coded_text`), so ``evalband runs``, ``show``, ``report``,
+  ``compare``, export and the viewer's run list never name a blinded session's policies; the
+  mapping code -> policy stays in the session's plan (``sessions`` table), which only the
+  session views reveal (``session show --unblind``, ``session analyze``, and once no trial is
+  pending ``session list`` and the viewer's session pages). The runs keep their coded ids
+  after the session ends;
 * the session's **panel** (:func:`session_panel`) has one factor, ``scene`` (levels ``"1"`` ..
   ``"S"``), one episode per cell and ``attempts`` repeats: a scene is a cell (``scene=3``), an
   attempt is a repeat (attempt 1 is repeat 0), and trials of two policies pair by
@@ -45,10 +54,12 @@ __all__ = [
     "SKIPPED_ERROR",
     "TRIAL_FIELDS",
     "session_panel",
+    "run_label",
     "session_run_ids",
     "session_manifest",
     "trial_episode",
     "trial_fields",
+    "coded_text",
     "scene_cell",
     "create_session_runs",
     "read_trials",
@@ -114,12 +125,30 @@ def session_panel(plan: Mapping[str, Any]) -> Panel:
     )
 
 
+def run_label(plan: Mapping[str, Any], policy: str) -> str:
+    """What the runs layer calls a policy of the plan: its blind code when blinded, else its name.
+
+    The run id, the manifest's ``policy`` and every episode's ``policy`` carry it, so no
+    general command shows a blinded session's policy names (``SessionPlan.label``, as the
+    operator's screen; a planned trial's ``code`` is the same label).
+
+    >>> from evalband.session import plan_session
+    >>> plan = plan_session(["GN_s1000"], 1, 1, 7, blind=True, session_id="s").as_dict()
+    >>> run_label(plan, "GN_s1000") == plan["codes"]["GN_s1000"]
+    True
+    >>> run_label(plan_session(["A"], 1, 1, 7, session_id="s").as_dict(), "A")
+    'A'
+    """
+    return str(plan["codes"][policy]) if plan.get("blind") else str(policy)
+
+
 def session_run_ids(
     session_id: str, policies: Sequence[str], taken: Collection[str] = ()
 ) -> dict[str, str]:
-    """Each policy's run id, ``<session id>:<policy>`` (unsafe characters become ``_``).
+    """Each label's run id, ``<session id>:<label>`` (unsafe characters become ``_``).
 
-    Two policies whose safe names collide, or an id already ``taken`` by another run, get
+    ``policies`` are the labels the runs layer shows (:func:`run_label`: names, or blind
+    codes). Two policies whose safe names collide, or an id already ``taken`` by another run, get
     ``.2``, ``.3``, ... appended.
 
     >>> session_run_ids("grasp-1", ["A", "ckpt/v2", "ckpt_v2"])
@@ -143,11 +172,13 @@ def session_manifest(
 ) -> RunManifest:
     """The manifest of one policy's run of a session (``provenance``: this machine's versions).
 
+    Its ``policy`` is the policy's :func:`run_label` (the blind code in a blinded session).
+
     >>> from evalband.session import plan_session
     >>> plan = plan_session(["A"], 2, 1, 0, session_id="s").as_dict()
     >>> m = session_manifest(plan, "A", "s:A", session_panel(plan), provenance=False)
-    >>> m.source, m.n_planned, m.extra["session_id"]
-    ('session', 2, 's')
+    >>> m.source, m.n_planned, m.extra["session_id"], m.policy
+    ('session', 2, 's', 'A')
     """
     import platform
     import socket
@@ -157,7 +188,7 @@ def session_manifest(
         panel_name=panel.name,
         panel_yaml=panel.to_yaml(),
         panel_fingerprint=panel.fingerprint,
-        policy=policy,
+        policy=run_label(plan, policy),
         policy_hash=None,
         backend="session",
         workers=1,
@@ -182,9 +213,12 @@ def trial_episode(
 
     Args:
         trial: the planned trial (``Trial.as_dict()``: index, scene, attempt, policy, code,
-            position).
+            position); the episode's ``policy`` is its ``code``, the policy's
+            :func:`run_label` (the name unless the session is blinded).
         fields: what was confirmed (:data:`TRIAL_FIELDS`; ``success`` is ignored: the outcome
-            follows from ``status`` and the score's ``success``).
+            follows from ``status`` and the score's ``success``). In a blinded session the
+            trial command's ``output_tail`` (the command gets the real name) is kept with the
+            policy's name replaced by its code (:func:`coded_text`).
         run_id: the policy's run.
         panel: the session's panel (its fingerprint and condition seeds).
         seeds: the panel's condition seeds by key, when computed once for many trials.
@@ -217,12 +251,12 @@ def trial_episode(
         "position": int(trial["position"]),
         "note": fields.get("note"),
         "exit_code": fields.get("exit_code"),
-        "output_tail": fields.get("output_tail"),
+        "output_tail": coded_text(fields.get("output_tail"), trial),
         "scored_at": str(fields["scored_at"]),
     }
     return EpisodeRecord(
         run_id=run_id,
-        policy=str(trial["policy"]),
+        policy=str(trial["code"]),
         panel_fingerprint=panel.fingerprint,
         cell=cell,
         slices={"scene": str(int(trial["scene"]))},
@@ -239,6 +273,23 @@ def trial_episode(
         error=SKIPPED_ERROR if skipped else None,
         extra={"session": session},
     )
+
+
+def coded_text(text: str | None, trial: Mapping[str, Any]) -> str | None:
+    """``text`` as a blinded trial's run keeps it: its policy's name replaced by its code.
+
+    Unchanged when the session is not blinded (the trial's ``code`` is the name) or the name
+    is one character (it reveals nothing, and replacing it would garble the text).
+
+    >>> coded_text("loaded ckpt GN_s1000.pt", {"policy": "GN_s1000", "code": "P-7K2"})
+    'loaded ckpt P-7K2.pt'
+    >>> coded_text("loaded A", {"policy": "A", "code": "A"})
+    'loaded A'
+    """
+    policy, code = str(trial["policy"]), str(trial["code"])
+    if text is None or policy == code or len(policy) < 2:
+        return text
+    return str(text).replace(policy, code)
 
 
 def trial_fields(record: EpisodeRecord) -> dict[str, Any]:
@@ -303,7 +354,9 @@ def create_session_runs(
 ) -> dict[str, str]:
     """Insert one run per policy of the plan (inside the caller's transaction); the run ids.
 
-    Run ids already stored are avoided (:func:`session_run_ids`).
+    Each run is named by the policy's :func:`run_label` (a blinded session's runs by their
+    blind codes); the result maps each policy to its run id. Run ids already stored are
+    avoided (:func:`session_run_ids`).
 
     >>> import tempfile
     >>> from evalband.session import plan_session
@@ -318,7 +371,9 @@ def create_session_runs(
     from evalband.store._sqlite import _INSERT_RUN, _manifest_row
 
     taken = {str(r[0]) for r in conn.execute('SELECT "run_id" FROM runs')}
-    ids = session_run_ids(str(plan["session_id"]), [str(p) for p in plan["policies"]], taken)
+    labels = {str(p): run_label(plan, str(p)) for p in plan["policies"]}
+    by_label = session_run_ids(str(plan["session_id"]), list(labels.values()), taken)
+    ids = {policy: by_label[label] for policy, label in labels.items()}
     panel = session_panel(plan)
     for policy, run_id in ids.items():
         manifest = session_manifest(plan, policy, run_id, panel, provenance=provenance)
@@ -329,8 +384,10 @@ def create_session_runs(
 def migrate_session_trials(conn: sqlite3.Connection) -> None:
     """Schema 2 -> 3: every session gets its runs; its ``session_trials`` rows become episodes.
 
-    Runs inside the migration's transaction. A run whose every planned trial is confirmed is
-    marked ``finished`` (at its last confirmation). The ``session_trials`` table is dropped.
+    The runs are named as a new session's (:func:`create_session_runs`: a blinded session's by
+    its blind codes, in its runs and episodes alike). Runs inside the migration's transaction.
+    A run whose every planned trial is confirmed is marked ``finished`` (at its last
+    confirmation). The ``session_trials`` table is dropped.
     ``tests/store/test_migrate_sessions.py`` migrates a store the release with schema 2 wrote.
     """
     from evalband.store._sqlite import _INSERT_EPISODE, _episode_row

@@ -61,10 +61,8 @@ def _row(ss: Any, session_id: str) -> dict[str, Any]:
         "skipped": counts["skipped"],
         "pending": counts["pending"],
         "policies": [
-            {"policy": plan.codes[p], "code": plan.codes[p], "run_id": None, "url": None,
-             "episodes_url": None}
-            if hidden else
-            {"policy": p, "code": plan.codes.get(p, p), "run_id": run_ids.get(p),
+            {"policy": plan.codes[p] if hidden else p, "code": plan.codes.get(p, p),
+             "run_id": run_ids.get(p),
              "url": None if p not in run_ids else _run_url(run_ids[p]),
              "episodes_url": None if p not in run_ids else _run_url(run_ids[p]) + "/episodes"}
             for p in (sorted(plan.policies, key=plan.codes.__getitem__) if hidden
@@ -81,7 +79,8 @@ def session_rows(store: RunStore) -> list[dict[str, Any]]:
     Keys: ``session_id``, ``created_at``, ``blind``, ``scenes``, ``attempts``, ``planned``,
     ``scored``, ``skipped``, ``pending``, ``policies`` (each with its ``run_id`` and the
     ``url`` of its run and ``episodes_url`` of its episode table; a blinded session with
-    trials pending lists its blind codes only), ``analysis`` (``status``:
+    trials pending lists its blind codes only, in code order: its runs are named by the
+    codes), ``analysis`` (``status``:
     ``current``, ``outdated`` or ``none``; ``computed_at``; ``options``) and ``url``.
 
     >>> import tempfile
