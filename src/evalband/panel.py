@@ -354,7 +354,7 @@ class Panel(BaseModel):
 
     @model_validator(mode="after")
     def _planned_size(self) -> Panel:
-        from evalband._limits import MAX_PLANNED_EPISODES, check_size
+        from evalband._util.limits import MAX_PLANNED_EPISODES, check_size
 
         cells = math.prod(len(as_factor_spec(levels).labels())
                           for levels in self.factors.values())

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from evalband._util.validate import check_confidence
 from evalband.episode import EpisodeRecord, Outcome, record_key
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.stats import Interval, interval, intervals
-from evalband.stats._validate import check_confidence
 
 __all__ = [
     "Suite",

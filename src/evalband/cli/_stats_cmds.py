@@ -34,8 +34,8 @@ def run_ci(k: float, n: float, method: str, confidence: float, allow_empty: bool
 def run_diff(counts: list[str], paired: bool, method: str, confidence: float,
              as_json: bool) -> None:
     """Interval for the difference of two success rates (A - B), with its verdict."""
+    from evalband._util.validate import as_count
     from evalband.stats import diff_paired, diff_unpaired, fisher_exact_test, mcnemar
-    from evalband.stats._validate import as_count
 
     if paired:
         if len(counts) != 4:
@@ -173,7 +173,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
 
 def _parse_fraction(text: str, name: str) -> tuple[int, int]:
     """Parse ``K/N`` into two counts (validated later by the stats functions)."""
-    from evalband.stats._validate import as_count
+    from evalband._util.validate import as_count
 
     k_text, sep, n_text = text.partition("/")
     if not sep:

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evalband._imports import resolve_import_path
+from evalband._util.imports import resolve_import_path
 from evalband.errors import EnvError, EvalbandError
 
 __all__ = [

@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from evalband._util.validate import check_choice
 from evalband.envs._pusht_model import (
     ACT_DIM,
     ENV_ID,
@@ -48,7 +49,6 @@ from evalband.envs._pusht_model import (
     sample_start,
 )
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
-from evalband.stats._validate import check_choice
 
 __all__ = [
     "ENV_ID",

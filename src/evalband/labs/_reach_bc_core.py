@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalband._util.validate import as_count
 from evalband.envs._reach1d_batch import as_commands
 from evalband.envs._reach1d_core import (
     FAILURE,
@@ -33,7 +34,6 @@ from evalband.envs._reach1d_core import (
     judge,
 )
 from evalband.errors import InvalidInputError, InvalidParameterError
-from evalband.stats._validate import as_count
 
 __all__ = [
     "DT",

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from evalband._imports import is_import_path
+from evalband._util.imports import is_import_path
 from evalband.errors import PolicyImportError, PolicyNotFoundError
 from evalband.policies._contract import (
     BatchPolicy,

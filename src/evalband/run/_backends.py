@@ -110,7 +110,7 @@ def _env_module(env: str) -> str | None:
     >>> _env_module("evalband/Reach1D-v0"), _env_module("pkg.mod:Env")
     ('evalband.envs.reach1d', 'pkg.mod')
     """
-    from evalband._imports import is_import_path
+    from evalband._util.imports import is_import_path
 
     if is_import_path(env):  # module:Class, or Gymnasium's module:id (the module registers it)
         return env.partition(":")[0]

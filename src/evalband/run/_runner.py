@@ -41,7 +41,7 @@ def default_run_id(panel: Panel, policy: str) -> str:
     ...                      budget={"steps": 1}), "a:b").startswith("p-a_b-")
     True
     """
-    from evalband._ids import RUN_ID_MAX, safe_name
+    from evalband._util.ids import RUN_ID_MAX, safe_name
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     head = safe_name(f"{panel.name}-{policy.replace(':', '_')}", "run")
@@ -188,7 +188,7 @@ def _policy_hash(policy_fn: object) -> str | None:
     >>> _policy_hash(Loaded()) == "ab" * 32, len(_policy_hash(default_run_id) or "")
     (True, 64)
     """
-    from evalband._imports import source_hash
+    from evalband._util.imports import source_hash
 
     digest = getattr(policy_fn, "checkpoint_hash", None)
     if isinstance(digest, str) and digest:
@@ -266,7 +266,7 @@ def run_panel(
         EnvError: the env cannot be imported or built, or a factor does not take effect
             (one line naming it; before the store is touched).
     """
-    from evalband._ids import check_run_id
+    from evalband._util.ids import check_run_id
     from evalband.envs._check import refuse_ignored_factors
     from evalband.envs._resolve import prepare_imports
     from evalband.run._isolation import check_not_bootstrapping

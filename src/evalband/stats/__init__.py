@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.stats._bootstrap import (
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         intervals,
     )
     from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm, holm_levels
+    from evalband.stats._normal import z_value
     from evalband.stats._power import (
         PriceRow,
         discordant_from_correlation,
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
         mcnemar,
     )
     from evalband.stats._types import Difference, Interval, TestResult
-    from evalband.stats._validate import z_value
 
 __all__ = [
     "interval",
@@ -166,7 +166,7 @@ _LAZY = {
     "price_list": "evalband.stats._power",
     "sample_size": "evalband.stats._power",
     "stratified_bootstrap_interval": "evalband.stats._bootstrap",
-    "z_value": "evalband.stats._validate",
+    "z_value": "evalband.stats._normal",
     "sequential_paired_test": "evalband.stats._sequential",
     "sequential_threshold": "evalband.stats._sequential",
     "confidence_sequence": "evalband.stats._sequential",

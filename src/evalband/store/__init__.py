@@ -12,7 +12,7 @@ Names load on first use: a run needs the store, not the bundle and import reader
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
