@@ -173,8 +173,7 @@ def run(
 def _stop_rule(plan_obj: SessionPlan, path: Path, alpha: float) -> Callable[..., str | None]:
     """The --until-decided stop rule: the pre-registered comparisons, decided at a block end."""
     from evalband.errors import InvalidInputError
-    from evalband.session._prereg import prereg_for_session
-    from evalband.session._sequential import session_look
+    from evalband.session import prereg_for_session, session_look
 
     if not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")

@@ -28,9 +28,14 @@ from evalband.errors import InvalidInputError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from evalband.report._session import TableText
-    from evalband.session import DriftReport, Grouping, Preregistration, SessionAnalysis
-    from evalband.session._plan import SessionPlan
+    from evalband.report import TableText
+    from evalband.session import (
+        DriftReport,
+        Grouping,
+        Preregistration,
+        SessionAnalysis,
+        SessionPlan,
+    )
 
 __all__ = [
     "register",
@@ -105,8 +110,8 @@ def render_analysis(result: SessionAnalysis) -> None:
     from rich.table import Table
 
     from evalband.analysis import Standing
-    from evalband.report._session import comparison_table, flip_policy_table, policy_table
-    from evalband.report._session import rate_text as _rate
+    from evalband.report import comparison_table, flip_policy_table, policy_table
+    from evalband.report import rate_text as _rate
 
     prog = result.progress
     console.print(
@@ -205,9 +210,9 @@ def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
     from rich.table import Table
 
-    from evalband.report._session import p_text as _p
-    from evalband.report._session import points_text as _points
-    from evalband.report._session import rate_text as _rate
+    from evalband.report import p_text as _p
+    from evalband.report import points_text as _points
+    from evalband.report import rate_text as _rate
 
     style = "bold red" if report.drifted else "green"
     console.print(f"[{style}]{escape(report.sentence)}[/]")
@@ -268,7 +273,7 @@ def analyze(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Analyze a session: flip floor, positive control, rates, comparisons, prices."""
-    from evalband.report._session import session_html
+    from evalband.report import session_html
     from evalband.session import analyze_session, get_prereg, load_session, prereg_for_session
 
     path = store_path(store)
@@ -311,8 +316,7 @@ def analyze(
 
 def _stopped_early(path: Path, plan: SessionPlan, prereg: Preregistration | None) -> str | None:
     """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
-    from evalband.session import SessionStore
-    from evalband.session._sequential import stopped_early
+    from evalband.session import SessionStore, stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None

@@ -91,5 +91,3 @@ class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
             info["outcome"] = self._fate
         return np.array([float(self._t)]), float(success), done, False, info
 
-
-gymnasium.register(id="evalband/Coin-v0", entry_point="evalband.envs._coin:CoinEnv")

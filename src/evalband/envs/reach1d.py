@@ -91,6 +91,11 @@ __all__ = [
     "advance",
     "judge",
     "classify_samples",
+    "FAILURE",
+    "RUNNING",
+    "SUCCESS",
+    "TIMEOUT",
+    "as_commands",
 ]
 
 ENV_ID = "evalband/Reach1D-v0"

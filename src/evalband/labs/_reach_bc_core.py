@@ -23,14 +23,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from evalband._util.validate import as_count
-from evalband.envs._reach1d_batch import as_commands
-from evalband.envs._reach1d_core import (
+from evalband.envs.reach1d import (
     FAILURE,
     OUTCOME_NAMES,
     RUNNING,
     SUCCESS,
     TIMEOUT,
     advance,
+    as_commands,
     judge,
 )
 from evalband.errors import InvalidInputError, InvalidParameterError

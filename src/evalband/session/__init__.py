@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         prereg_for_session,
     )
     from evalband.session._results import CONFIRMATORY, EXPLORATORY, SessionAnalysis
+    from evalband.session._sequential import session_look, stopped_early
     from evalband.session._simulate import expected_flip_rate, simulate_session
     from evalband.session._store import (
         TRIAL_COLUMNS,
@@ -86,6 +87,8 @@ __all__ = [
     "list_preregs",
     "get_prereg",
     "prereg_for_session",
+    "session_look",
+    "stopped_early",
 ]
 
 _LAZY = {
@@ -120,6 +123,8 @@ _LAZY = {
     "list_preregs": "evalband.session._prereg",
     "get_prereg": "evalband.session._prereg",
     "prereg_for_session": "evalband.session._prereg",
+    "session_look": "evalband.session._sequential",
+    "stopped_early": "evalband.session._sequential",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.validate import check_choice, check_confidence
-from evalband.analysis._verdicts import SliceVerdict, Standing, decide_holm
+from evalband.analysis import SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.session._trials import Row, policy_results, scene_counts, trial_rows

@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from evalband.analysis._noise import FlipRate
-from evalband.analysis._verdicts import ControlStatus, SliceVerdict, Standing
+from evalband.analysis import ControlStatus, FlipRate, SliceVerdict, Standing
 from evalband.stats import Difference, Interval, TestResult
 
 __all__ = [

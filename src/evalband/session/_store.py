@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
 from evalband.session._plan import SessionPlan
-from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
+from evalband.store import DEFAULT_STORE_PATH, RunStore
 
 if TYPE_CHECKING:
     import pandas as pd

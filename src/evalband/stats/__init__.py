@@ -54,9 +54,23 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
+    from evalband.stats._procedure import (
+        compatible_difference,
+        detectable_drop,
+        episodes_for_drop,
+        exact_power,
+        holm_decisions,
+        paired_exact_p,
+        stratified_difference,
+        unpaired_exact_p,
+    )
     from evalband.stats._sequential import (
+        DEFAULT_FUTILITY,
         SequentialTest,
         confidence_sequence,
+        design_theta,
+        log_likelihood_ratio,
+        pair_in_order,
         sequential_paired_test,
         sequential_threshold,
     )
@@ -121,6 +135,18 @@ __all__ = [
     "SequentialTest",
     "sequential_design",
     "SequentialDesign",
+    "compatible_difference",
+    "detectable_drop",
+    "episodes_for_drop",
+    "exact_power",
+    "holm_decisions",
+    "paired_exact_p",
+    "stratified_difference",
+    "unpaired_exact_p",
+    "DEFAULT_FUTILITY",
+    "design_theta",
+    "log_likelihood_ratio",
+    "pair_in_order",
 ]
 
 _LAZY = {
@@ -173,6 +199,18 @@ _LAZY = {
     "SequentialTest": "evalband.stats._sequential",
     "sequential_design": "evalband.stats._sequential_design",
     "SequentialDesign": "evalband.stats._sequential_design",
+    "compatible_difference": "evalband.stats._procedure",
+    "detectable_drop": "evalband.stats._procedure",
+    "episodes_for_drop": "evalband.stats._procedure",
+    "exact_power": "evalband.stats._procedure",
+    "holm_decisions": "evalband.stats._procedure",
+    "paired_exact_p": "evalband.stats._procedure",
+    "stratified_difference": "evalband.stats._procedure",
+    "unpaired_exact_p": "evalband.stats._procedure",
+    "DEFAULT_FUTILITY": "evalband.stats._sequential",
+    "design_theta": "evalband.stats._sequential",
+    "log_likelihood_ratio": "evalband.stats._sequential",
+    "pair_in_order": "evalband.stats._sequential",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

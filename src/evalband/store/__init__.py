@@ -16,14 +16,23 @@ from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
+    from evalband.store._columns import OUTCOME_CODES, cell_tallies, error_messages
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
         import_results,
         import_runs,
     )
+    from evalband.store._lease import RunLease, discard_empty_run
     from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
-    from evalband.store._media import media_dir, media_file, store_media_bytes, store_media_file
+    from evalband.store._media import (
+        CONTENT_TYPES,
+        content_type_of,
+        media_dir,
+        media_file,
+        store_media_bytes,
+        store_media_file,
+    )
     from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
     from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
@@ -51,6 +60,13 @@ __all__ = [
     "resolve_run",
     "looks_like_path",
     "is_bundle_path",
+    "OUTCOME_CODES",
+    "cell_tallies",
+    "error_messages",
+    "RunLease",
+    "discard_empty_run",
+    "CONTENT_TYPES",
+    "content_type_of",
 ]
 
 _LAZY = {
@@ -77,6 +93,13 @@ _LAZY = {
     "DEFAULT_STORE_PATH": "evalband.store._sqlite",
     "RunStore": "evalband.store._sqlite",
     "open_store": "evalband.store._sqlite",
+    "OUTCOME_CODES": "evalband.store._columns",
+    "cell_tallies": "evalband.store._columns",
+    "error_messages": "evalband.store._columns",
+    "RunLease": "evalband.store._lease",
+    "discard_empty_run": "evalband.store._lease",
+    "CONTENT_TYPES": "evalband.store._media",
+    "content_type_of": "evalband.store._media",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
