@@ -40,7 +40,7 @@ import statistics
 import time
 from typing import Any
 
-from evalband._jit import MIN_COMPILED_BATCH, compiled_available
+from evalband._util.jit import MIN_COMPILED_BATCH, compiled_available
 from evalband.envs import episode_condition_seeds, rollout_batch
 from evalband.policies.reach1d import BASELINE_DAMPING, DAMPED_DAMPING, saturated_pd
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evalband._ids import check_name, check_run_id, safe_name
+from evalband._util.ids import check_name, check_run_id, safe_name
 from evalband.cli import main
 from evalband.errors import InvalidInputError
 from evalband.session._plan import check_session_id

@@ -1,11 +1,11 @@
-"""evalband._jit: the one switch between numpy and numba-compiled kernels."""
+"""evalband._util.jit: the one switch between numpy and numba-compiled kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import evalband._jit as jit
+import evalband._util.jit as jit
 from evalband.errors import InvalidParameterError
 
 

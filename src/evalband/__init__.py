@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 from evalband.errors import EvalbandError
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalband.analysis._compare import Comparison, RunData
+    from evalband.analysis import Comparison, RunData
     from evalband.episode import EpisodeRecord
     from evalband.store import RunStore
 
@@ -34,8 +34,7 @@ def load_run(
             directory when there is one).
         BundleError: a path that is not a bundle, or a bundle that fails its checks.
     """
-    from evalband.analysis._compare import RunData
-    from evalband.analysis._pairs import COMPARE_COLUMNS, StoredRecords
+    from evalband.analysis import COMPARE_COLUMNS, RunData, StoredRecords
     from evalband.panel import panel_from_yaml
     from evalband.store import load_bundle, resolve_run
 
@@ -125,7 +124,7 @@ def compare(
     >>> str(c.verdict), c.slice_rows[0].pairs["candidate_only"]
     ('improves', 42)
     """
-    from evalband.analysis._compare import compare_runs
+    from evalband.analysis import compare_runs
     from evalband.store import RunStore, open_store
 
     opened = None

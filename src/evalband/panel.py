@@ -354,7 +354,7 @@ class Panel(BaseModel):
 
     @model_validator(mode="after")
     def _planned_size(self) -> Panel:
-        from evalband._limits import MAX_PLANNED_EPISODES, check_size
+        from evalband._util.limits import MAX_PLANNED_EPISODES, check_size
 
         cells = math.prod(len(as_factor_spec(levels).labels())
                           for levels in self.factors.values())
@@ -454,7 +454,7 @@ def condition_seed_function(env: str, imports: list[str] | None = None) -> Any:
     a static ``condition_seed(seed, cell, episode) -> int``; every other env gets
     :func:`default_condition_seed`.
     """
-    from evalband.envs._resolve import env_class, prepare_imports
+    from evalband.envs import env_class, prepare_imports
 
     try:
         prepare_imports(imports=imports or [])
@@ -553,7 +553,7 @@ def panel_from_yaml(text: str) -> Panel:
 
 def _registered_budget(data: dict[str, Any], label: str) -> dict[str, int]:
     """A panel without ``budget``: the env's registered ``TimeLimit`` as ``budget.steps``."""
-    from evalband.envs._resolve import prepare_imports, registered_time_limit
+    from evalband.envs import prepare_imports, registered_time_limit
 
     imports = data.get("imports") or []
     prepare_imports(imports=[str(m) for m in imports] if isinstance(imports, list) else [])
@@ -567,7 +567,7 @@ def _registered_budget(data: dict[str, Any], label: str) -> dict[str, int]:
 
 
 def _check_env(panel: Panel, label: str) -> None:
-    from evalband.envs._resolve import env_entry, prepare_imports
+    from evalband.envs import env_entry, prepare_imports
 
     try:
         prepare_imports(imports=panel.imports)

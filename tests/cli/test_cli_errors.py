@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from evalband._util.validate import check_k_n
 from evalband.cli import main
 from evalband.cli._errors import error_line, flag_for
 from evalband.errors import BundleError, EvalbandError, InvalidCountsError
-from evalband.stats._validate import check_k_n
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "evalband"
 

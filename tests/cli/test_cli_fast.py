@@ -131,10 +131,10 @@ def test_a_command_line_imports_only_its_own_command_module() -> None:
 
 
 def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalband.run import _pool
+    import evalband.run
 
-    calls: list[tuple[object, ...]] = []
-    monkeypatch.setattr(_pool, "prestart", lambda *a, **k: calls.append(a))
+    calls: list[tuple[object, ...]] = []  # the CLI takes it from the package's public API
+    monkeypatch.setattr(evalband.run, "prestart", lambda *a, **k: calls.append(a))
     line = ["run", "p.yaml", "-p", "x", "--backend", "process", "--workers=3"]
     assert _fast.start_workers_early(line) and calls == [(3,)]
     assert _fast.dispatch(["run", "p.yaml", "-b=process"]) is None  # typer runs the command

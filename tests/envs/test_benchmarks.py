@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
-from evalband.envs._check import same_play
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from evalband.run._check import same_play
 from testkit import comparable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -11,8 +11,8 @@ import pytest
 from fake_envs_src import SOURCE
 
 from evalband.cli import main
-from evalband.envs._check import check_env
 from evalband.panel import load_panel
+from evalband.run._check import check_env
 
 
 @pytest.fixture

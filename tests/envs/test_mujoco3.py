@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from evalband.envs._check import same_play
+from evalband.run._check import same_play
 from evalband.store import open_store
 from testkit import comparable
 

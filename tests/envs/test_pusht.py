@@ -17,14 +17,14 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from evalband.envs._pusht_model import (  # noqa: E402
+from evalband.envs.pusht import ENV_ID, TRACE_KEYS, PushTEnv, record_traces  # noqa: E402
+from evalband.envs.pusht_model import (  # noqa: E402
     ACT_DIM,
     OBS_DIM,
     OBS_NAMES,
     PUSHER_START_HALF,
     WORKSPACE,
 )
-from evalband.envs.pusht import ENV_ID, TRACE_KEYS, PushTEnv, record_traces  # noqa: E402
 from evalband.episode import Outcome  # noqa: E402
 from evalband.errors import InvalidInputError, InvalidParameterError  # noqa: E402
 from evalband.panel import load_panel  # noqa: E402

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_reach1d import seed_program
 
-import evalband._jit as jit
+import evalband._util.jit as jit
 import evalband.envs._reach1d_batch as batch
 from evalband.envs import conditions, episode_condition_seeds, rollout_batch
 from evalband.envs._reach1d_core import DYNAMICS

@@ -118,7 +118,7 @@ def test_broken_user_module_is_not_masked(tmp_path, monkeypatch):
 
 
 # --------------------------------------------------------------------------------------
-# The compiled form of the law (numba, evalband._jit): same bits as numpy and the seed
+# The compiled form of the law (numba, evalband._util.jit): same bits as numpy and the seed
 # --------------------------------------------------------------------------------------
 
 
@@ -155,9 +155,9 @@ def test_compiled_law_keeps_nan_like_np_clip_and_accepts_strided_rows():
 
 
 def test_auto_law_uses_the_compiled_form_from_the_threshold(monkeypatch):
-    import evalband._jit as jit
+    import evalband._util.jit as jit
     import evalband.policies.reach1d as module
-    from evalband._jit import MIN_COMPILED_BATCH
+    from evalband._util.jit import MIN_COMPILED_BATCH
 
     monkeypatch.setattr(jit, "numba_loaded", lambda: True)  # "auto" never imports numba
     used = []

@@ -135,7 +135,7 @@ def test_stored_traces_follow_the_envs_rules(labs) -> None:
 
 
 def test_the_plots_guides_are_the_envs_constants() -> None:
-    from evalband.envs._pusht_model import TABLE_HALF, TARGET
+    from evalband.envs.pusht_model import TABLE_HALF, TARGET
 
     assert REACH1D_GUIDES == {"boundary": BOUNDARY, "success_position": SUCCESS_POSITION,
                               "success_velocity": SUCCESS_VELOCITY}

@@ -20,6 +20,7 @@ from evalband.episode import Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.run import run_panel
+from testenvs import FAULTY_COIN
 from testkit import coin_panel, comparable
 
 torch = pytest.importorskip("torch")
@@ -252,7 +253,7 @@ def test_one_policy_call_per_step_for_the_whole_batch(store) -> None:
 
 
 def test_env_exception_errors_only_that_episode(store) -> None:
-    panel = coin_panel(env_kwargs={"length": 3, "error_p": 0.25})
+    panel = coin_panel(env=FAULTY_COIN, env_kwargs={"length": 3, "error_p": 0.25})
     run_panel(panel, ZERO, store, run_id="single")
     single = _records(store, "single")
     errors = [r for r in single if r["outcome"] == "error"]

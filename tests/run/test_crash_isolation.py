@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalband.store import open_store
+from testenvs import FAULTY_COIN
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sys.platform != "linux", reason="Linux process tree")]
@@ -126,7 +127,7 @@ def test_a_segfaulting_worker_becomes_error_episodes(tmp_path: Path) -> None:
 
 
 def test_killing_the_driver_takes_its_workers(tmp_path: Path) -> None:
-    panel = _panel(tmp_path, "slow", "evalband/Coin-v0", 400, "{length: 3, sleep_s: 0.05}")
+    panel = _panel(tmp_path, "slow", FAULTY_COIN, 400, "{length: 3, sleep_s: 0.05}")
     db = tmp_path / "s.sqlite"
     proc = subprocess.Popen(
         _cli(tmp_path, "run", str(panel), "-p", POLICY, "--backend", "process", "--workers",
@@ -151,7 +152,7 @@ def test_killing_the_driver_takes_its_workers(tmp_path: Path) -> None:
 def test_sigterm_marks_the_run_interrupted_and_prints_the_resume_command(
     tmp_path: Path,
 ) -> None:
-    panel = _panel(tmp_path, "term", "evalband/Coin-v0", 40, "{length: 3, sleep_s: 0.05}")
+    panel = _panel(tmp_path, "term", FAULTY_COIN, 40, "{length: 3, sleep_s: 0.05}")
     db = tmp_path / "s.sqlite"
     proc = subprocess.Popen(
         _cli(tmp_path, "run", str(panel), "-p", POLICY, "--backend", "process", "--workers",

@@ -14,7 +14,7 @@ from evalband.store import open_store
 
 PANEL = """\
 name: slow-coin
-env: evalband/Coin-v0
+env: testenvs:FaultyCoinEnv
 env_kwargs: {length: 2, sleep_s: 0.02}
 episodes: 30
 seed: 5
@@ -43,7 +43,8 @@ def test_sigkill_half_way_then_resume(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite"
     args = _cli("run", str(panel), "--policy", "evalband.policies._builtin:zero_action",
                 "--store", str(db), "--run-id", "killme", "--json")
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}  # tests/: testenvs
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 60
     while _count(db) < 15 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -52,7 +53,7 @@ def test_sigkill_half_way_then_resume(tmp_path: Path) -> None:
     proc.wait()
     killed_at = _count(db)
     assert 0 < killed_at < 60
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     with open_store(db) as store:
         keys = [r.key for r in store.episode_records("killme")]

@@ -5,6 +5,7 @@ import pytest
 from evalband.episode import Outcome
 from evalband.errors import PanelMismatchError, PolicyNotFoundError, StoreError
 from evalband.run import run_panel
+from testenvs import FAULTY_COIN
 from testkit import coin_panel, comparable
 
 ZERO = "evalband.policies._builtin:zero_action"
@@ -27,7 +28,7 @@ def test_every_planned_episode_is_recorded_once(store) -> None:
 
 
 def test_errors_are_recorded_never_failures(store) -> None:
-    panel = coin_panel(env_kwargs={"length": 2, "error_p": 0.3})
+    panel = coin_panel(env=FAULTY_COIN, env_kwargs={"length": 2, "error_p": 0.3})
     run_id, summary = run_panel(panel, ZERO, store, run_id="err")
     errors = [r for r in store.episode_records(run_id) if r.outcome is Outcome.ERROR]
     assert errors and all("injected simulator fault" in (r.error or "") for r in errors)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.analysis._calibrate import Rate, calibrate
     from evalband.analysis._compare import (
+        DEFAULT_EFFECT,
         VERDICT_EXIT_CODES,
         Aggregate,
         Comparison,
@@ -19,9 +21,38 @@ if TYPE_CHECKING:
         SliceComparison,
         compare_many,
         compare_runs,
+        slice_definitions,
         worst_verdict,
     )
-    from evalband.analysis._noise import NoiseFloor, noise_floor
+    from evalband.analysis._noise import (
+        FlipRate,
+        NoiseFloor,
+        flip_band,
+        flip_rate_of_groups,
+        noise_floor,
+    )
+    from evalband.analysis._pairs import (
+        COMPARE_COLUMNS,
+        PairTable,
+        StoredRecords,
+        cell_ranks,
+        records_where,
+        stored_columns,
+    )
+    from evalband.analysis._sequential import (
+        compare_sequential,
+        episode_counts,
+        incomplete,
+        peeking_notes,
+        sequential_as_dict,
+    )
+    from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design, design_for
+    from evalband.analysis._stored import (
+        comparison_options,
+        comparison_settings,
+        result_payload,
+        stored_comparisons,
+    )
     from evalband.analysis._summary import (
         PairedCounts,
         PairedOutcomes,
@@ -29,14 +60,18 @@ if TYPE_CHECKING:
         counted,
         paired_counts,
         paired_outcomes,
+        rank_error_causes,
         summarize,
+        summary_from_tallies,
     )
     from evalband.analysis._verdicts import (
         ControlStatus,
+        Decided,
         SliceVerdict,
         Standing,
         Verdict,
         decide_holm,
+        interval_verdict,
         slice_verdict,
     )
 
@@ -64,6 +99,35 @@ __all__ = [
     "ControlStatus",
     "slice_verdict",
     "decide_holm",
+    "Rate",
+    "calibrate",
+    "DEFAULT_EFFECT",
+    "slice_definitions",
+    "FlipRate",
+    "flip_band",
+    "flip_rate_of_groups",
+    "COMPARE_COLUMNS",
+    "PairTable",
+    "StoredRecords",
+    "cell_ranks",
+    "records_where",
+    "stored_columns",
+    "compare_sequential",
+    "episode_counts",
+    "incomplete",
+    "peeking_notes",
+    "sequential_as_dict",
+    "ComparisonDesign",
+    "comparison_design",
+    "design_for",
+    "comparison_options",
+    "comparison_settings",
+    "result_payload",
+    "stored_comparisons",
+    "rank_error_causes",
+    "summary_from_tallies",
+    "Decided",
+    "interval_verdict",
 ]
 
 _LAZY = {
@@ -82,6 +146,35 @@ _LAZY = {
          "paired_outcomes", "summarize"),
         "evalband.analysis._summary",
     ),
+    "Rate": "evalband.analysis._calibrate",
+    "calibrate": "evalband.analysis._calibrate",
+    "DEFAULT_EFFECT": "evalband.analysis._compare",
+    "slice_definitions": "evalband.analysis._compare",
+    "FlipRate": "evalband.analysis._noise",
+    "flip_band": "evalband.analysis._noise",
+    "flip_rate_of_groups": "evalband.analysis._noise",
+    "COMPARE_COLUMNS": "evalband.analysis._pairs",
+    "PairTable": "evalband.analysis._pairs",
+    "StoredRecords": "evalband.analysis._pairs",
+    "cell_ranks": "evalband.analysis._pairs",
+    "records_where": "evalband.analysis._pairs",
+    "stored_columns": "evalband.analysis._pairs",
+    "compare_sequential": "evalband.analysis._sequential",
+    "episode_counts": "evalband.analysis._sequential",
+    "incomplete": "evalband.analysis._sequential",
+    "peeking_notes": "evalband.analysis._sequential",
+    "sequential_as_dict": "evalband.analysis._sequential",
+    "ComparisonDesign": "evalband.analysis._sequential_plan",
+    "comparison_design": "evalband.analysis._sequential_plan",
+    "design_for": "evalband.analysis._sequential_plan",
+    "comparison_options": "evalband.analysis._stored",
+    "comparison_settings": "evalband.analysis._stored",
+    "result_payload": "evalband.analysis._stored",
+    "stored_comparisons": "evalband.analysis._stored",
+    "rank_error_causes": "evalband.analysis._summary",
+    "summary_from_tallies": "evalband.analysis._summary",
+    "Decided": "evalband.analysis._verdicts",
+    "interval_verdict": "evalband.analysis._verdicts",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -32,9 +32,9 @@ from evalband.analysis._compare import (
     SliceVerdict,
     Verdict,
     _row_from_table,
-    _slice_definitions,
     aggregate_from_tables,
     decide_family,
+    slice_definitions,
 )
 from evalband.errors import InvalidParameterError
 from evalband.panel import Panel
@@ -138,7 +138,7 @@ def _membership(panel: Panel) -> list[tuple[str, str, list[str]]]:
     cells = panel.cells()
     return [(kind, name, [c.key for c in cells
                           if all(c.slices.get(f) == v for f, v in slices.items())])
-            for kind, name, slices in _slice_definitions(panel)]
+            for kind, name, slices in slice_definitions(panel)]
 
 
 def verdict_of_tables(
@@ -217,7 +217,7 @@ def calibrate(
                        for v in slices.values())
     power: dict[str, Rate] = {}
     n_power = int(power_reps) if power_reps is not None else max(1, int(reps) // 2)
-    for _, name, slices_of in _slice_definitions(panel):
+    for _, name, slices_of in slice_definitions(panel):
         drops = {c.key: effect for c in cells
                  if all(c.slices.get(f) == v for f, v in slices_of.items())}
         alt = simulate_tables(panel, rates, drops, episodes=episodes, paired=paired,

@@ -56,12 +56,14 @@ from evalband.analysis._verdicts import (
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel
-from evalband.stats import Difference, Interval, interval
-from evalband.stats._procedure import (
+from evalband.stats import (
+    Difference,
+    Interval,
     compatible_difference,
     detectable_drop,
     episodes_for_drop,
     holm_decisions,
+    interval,
     paired_exact_p,
     stratified_difference,
     unpaired_exact_p,
@@ -86,6 +88,7 @@ __all__ = [
     "compare_many",
     "VERDICT_EXIT_CODES",
     "worst_verdict",
+    "slice_definitions",
 ]
 
 
@@ -748,10 +751,17 @@ def aggregate_from_tables(
     )
 
 
-def _slice_definitions(
+def slice_definitions(
     panel: Panel, cells: Sequence[Cell] | None = None
 ) -> list[tuple[str, str, dict[str, str]]]:
-    """(kind, name, slices) for every factor value, then every cell (when they differ)."""
+    """(kind, name, slices) for every factor value, then every cell (when they differ).
+
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 1, "seed": 0,
+    ...                 "budget": {"steps": 2}, "factors": {"p": [0.2, 0.8]}})
+    >>> slice_definitions(p)
+    [('factor', 'p=0.2', {'p': '0.2'}), ('factor', 'p=0.8', {'p': '0.8'})]
+    """
     if cells is None:
         cells = panel.cells()
     if not panel.factors:
@@ -816,7 +826,7 @@ def compare_many(
     panel = baseline.panel
     cells = panel.cells()
     cell_keys = [c.key for c in cells]
-    definitions = _slice_definitions(panel, cells)
+    definitions = slice_definitions(panel, cells)
     memberships = [
         np.fromiter((all(c.slices.get(f) == v for f, v in sl.items()) for c in cells),
                     dtype=np.bool_, count=len(cells))

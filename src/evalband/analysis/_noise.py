@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from evalband._util.validate import check_confidence
 from evalband.episode import EpisodeRecord, Outcome, record_key
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.stats import Interval, interval, intervals
-from evalband.stats._validate import check_confidence
 
 __all__ = [
     "Suite",
@@ -472,7 +472,7 @@ def _noise_columns(
 
     The store gives one run's episodes once each, in plan order.
     """
-    from evalband.store._columns import OUTCOME_CODES
+    from evalband.store import OUTCOME_CODES
 
     outcome = np.asarray(columns["outcome"])
     error = outcome == OUTCOME_CODES.index(Outcome.ERROR.value)

@@ -24,9 +24,9 @@ from evalband.analysis._compare import (
     RunData,
     SliceComparison,
     SliceVerdict,
-    _slice_definitions,
     _verdict,
     compare_many,
+    slice_definitions,
 )
 from evalband.analysis._sequential_plan import (
     ComparisonDesign,
@@ -35,7 +35,7 @@ from evalband.analysis._sequential_plan import (
     slice_paths,
 )
 from evalband.analysis._slice_test import SliceTest
-from evalband.stats._sequential import (
+from evalband.stats import (
     DEFAULT_FUTILITY,
     SequentialTest,
     confidence_sequence,
@@ -55,7 +55,7 @@ def _pairs_of(row: SliceComparison, base: RunData, cand: RunData) -> dict[str, i
     if row.pairing == "paired":
         return {k: int(row.pairs[k]) for k in ("both", "baseline_only", "candidate_only",
                                                 "neither")}
-    slices = next((sl for _, name, sl in _slice_definitions(base.panel) if name == row.name), {})
+    slices = next((sl for _, name, sl in slice_definitions(base.panel) if name == row.name), {})
 
     def outcomes(run: RunData) -> list[bool]:
         recs = [r for r in run.records

@@ -115,8 +115,7 @@ def conservative_discordance(p_base: float, effect: float) -> float:
 @lru_cache(maxsize=64)
 def _slice_design(p_base: float, effect: float, psi: float, alpha: float, power: float,
                   cap: int) -> SliceDesign:
-    from evalband.stats._sequential import sequential_threshold
-    from evalband.stats._sequential_design import sequential_design
+    from evalband.stats import sequential_design, sequential_threshold
 
     d = sequential_design(p_base, effect, discordant=psi, alpha=alpha, power=power,
                           max_pairs=cap)
@@ -186,11 +185,11 @@ def comparison_design(
 
 def planned_pairs(panel: Panel) -> dict[str, int]:
     """Per slice, the pairs a whole run of ``panel`` gives (the maximum for a comparison)."""
-    from evalband.analysis._compare import _slice_definitions
+    from evalband.analysis._compare import slice_definitions
 
     specs = panel.episode_specs()
     return {name: max(1, sum(all(s.slices.get(f) == v for f, v in sl.items()) for s in specs))
-            for _, name, sl in _slice_definitions(panel)}
+            for _, name, sl in slice_definitions(panel)}
 
 
 def design_for(
@@ -239,9 +238,9 @@ def slice_paths(baseline: RunData, candidate: RunData, names: Sequence[str],
     The play order is ``run --until-decided``'s (episode, repeat, then cell in panel order).
     Paired slices pair by key; unpaired ones pair each arm's episodes in that order.
     """
-    from evalband.analysis._compare import _slice_definitions
+    from evalband.analysis._compare import slice_definitions
 
-    defs = {name: sl for _, name, sl in _slice_definitions(baseline.panel)}
+    defs = {name: sl for _, name, sl in slice_definitions(baseline.panel)}
     order = _order_key(baseline.panel)
 
     def outcomes(run: RunData) -> dict[tuple[str, int, int], tuple[bool, dict[str, str]]]:
@@ -280,7 +279,7 @@ def decide_path(path: NDArray[np.int8], design: SliceDesign) -> tuple[str, dict[
     >>> decide_path(np.array([1] * 12 + [0] * 5, dtype=np.int8), sd)
     ('regressed', {'both': 0, 'baseline_only': 8, 'candidate_only': 0, 'neither': 0})
     """
-    from evalband.stats._sequential import log_likelihood_ratio
+    from evalband.stats import log_likelihood_ratio
 
     path = np.asarray(path[: design.max_pairs])
     b = np.cumsum(path == 1)

@@ -184,7 +184,7 @@ def decide_holm(hypotheses: Sequence[Hypothesis], alpha: float) -> list[Decided]
     >>> [d.verdict.value for d in decide_holm([H(0.001, 0.2), H(0.5, 0.05)], 0.05)]
     ['improved', 'no detectable change']
     """
-    from evalband.stats._procedure import holm_decisions
+    from evalband.stats import holm_decisions
 
     hyps = list(hypotheses)
     decision = holm_decisions([float(h.p_value) for h in hyps], alpha)

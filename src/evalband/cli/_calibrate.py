@@ -11,7 +11,7 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.analysis._calibrate import Rate
+    from evalband.analysis import Rate
 
 __all__ = ["register"]
 
@@ -43,8 +43,8 @@ def calibrate(
     or any flagged slice, and each slice's power to catch a drop of --effect, with Monte Carlo
     bands. Run it before spending robot time.
     """
-    from evalband._api import load_run
-    from evalband.analysis._calibrate import calibrate as simulate
+    from evalband import load_run
+    from evalband.analysis import calibrate as simulate
     from evalband.errors import InvalidInputError
     from evalband.panel import load_panel
     from evalband.store import open_store

@@ -18,7 +18,7 @@ __all__ = ["register", "render_comparisons"]
 
 def render_comparisons(results: list[Comparison]) -> None:
     """Print comparisons: rich tables on a terminal, plain text otherwise (regressions red)."""
-    from evalband.report._terminal import comparison_renderables
+    from evalband.report import comparison_renderables
 
     for c in results:
         for item in comparison_renderables(c, plain=not sys.stdout.isatty()):
@@ -57,7 +57,7 @@ def compare(
     Exit status: 0 improves, 3 no regression, 4 regression, 5 inconclusive or not
     comparable; 2 is bad input.
     """
-    from evalband._api import load_run
+    from evalband import load_run
     from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
     from evalband.errors import InvalidInputError, PanelMismatchError
     from evalband.report import comparison_markdown
@@ -76,8 +76,7 @@ def compare(
                 recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
             if sequential:
-                from evalband.analysis._sequential import compare_sequential
-                from evalband.analysis._sequential_plan import design_for
+                from evalband.analysis import compare_sequential, design_for
 
                 results = [compare_sequential(
                     base, c, allow_panel_mismatch=allow_panel_mismatch, design=design_for(
@@ -119,7 +118,7 @@ def compare(
                           confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
-        from evalband.analysis._sequential import sequential_as_dict
+        from evalband.analysis import sequential_as_dict
 
         def as_dict(c: Comparison) -> dict[str, Any]:
             return sequential_as_dict(c) if sequential else c.as_dict()

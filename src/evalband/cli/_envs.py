@@ -23,8 +23,8 @@ def check_env(
 
     Prints one line per problem or note; exits 1 when there is a problem.
     """
-    from evalband.envs._check import check_env as run_checks
     from evalband.panel import load_panel
+    from evalband.run import check_env as run_checks
 
     findings = run_checks(load_panel(panel), policy, episodes)
     problems = [f for f in findings if f.level == "problem"]

@@ -16,9 +16,8 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     """Run both reaching controllers on the panel and print the paired comparison."""
     from rich.table import Table
 
-    from evalband._api import load_run
-    from evalband.analysis import compare_many, paired_counts, summarize
-    from evalband.analysis._verdicts import slice_verdict
+    from evalband import load_run
+    from evalband.analysis import compare_many, paired_counts, slice_verdict, summarize
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.run import run_panel
@@ -93,7 +92,7 @@ def hidden_regression_lab(
     episodes: int, seed: int | None, store: Path, *, as_json: bool = False
 ) -> dict[str, Any]:
     """Seed 003's lab: simulate baseline and candidate into the store, then compare them."""
-    from evalband._api import load_run
+    from evalband import load_run
     from evalband.analysis import compare_runs
     from evalband.cli._compare import render_comparisons
     from evalband.labs.hidden_regression import DEFAULT_SEED, simulate_hidden_regression

@@ -95,6 +95,6 @@ def pct(x: float | None, digits: int = 1) -> str:
     >>> pct(0.140625, 6)
     '14.062500%'
     """
-    from evalband.report._format import percent
+    from evalband.report import percent
 
     return percent(x, digits)

@@ -35,9 +35,13 @@ def check_and_record(
     The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
     they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
     """
-    from evalband.analysis._compare import DEFAULT_EFFECT
-    from evalband.analysis._sequential import episode_counts, peeking_notes
-    from evalband.analysis._stored import comparison_options, result_payload
+    from evalband.analysis import (
+        DEFAULT_EFFECT,
+        comparison_options,
+        episode_counts,
+        peeking_notes,
+        result_payload,
+    )
     from evalband.store import open_store
 
     runs = [base, *cands]

@@ -120,7 +120,7 @@ def run(
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 
-        from evalband.run._pool import prestart, worker_init
+        from evalband.run import prestart, worker_init
 
         # (a no-op when evalband.cli._fast started them before typer loaded)
         prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
@@ -236,15 +236,15 @@ def show(
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
         if ref.kind == "store":  # counted by SQLite: fast on a million episodes
-            from evalband.report._data import stored_slice_summaries
+            from evalband.report import stored_slice_summaries
 
             assert ref.run_id is not None
             manifest = st.require_run(ref.run_id)
             slices = stored_slice_summaries(st, ref.run_id, progress=step.stage(
                 f"counting {run_id}"))
         else:
-            from evalband._api import load_run
-            from evalband.report._data import slice_summaries
+            from evalband import load_run
+            from evalband.report import slice_summaries
             from evalband.store import load_bundle
 
             slices = slice_summaries(load_run(run_id, st))
@@ -274,7 +274,7 @@ def show(
                 + ", ".join(f"{n} pairs or {d} discordant (power {pw:.0%})"
                             for n, d, pw in caps))
     if len(slices) > 1:
-        from evalband.report._terminal import slice_summary_table
+        from evalband.report import slice_summary_table
 
         console.print(slice_summary_table(slices, plain=not sys.stdout.isatty()))
 

@@ -27,8 +27,7 @@ def serve(
     """Serve a policy over openpi's websocket protocol (ws://HOST:PORT), batching clients."""
     import asyncio
 
-    from evalband.policies import resolve_policy
-    from evalband.policies._server import PolicyServer
+    from evalband.policies import PolicyServer, resolve_policy
 
     server = PolicyServer(resolve_policy(policy), name=policy, host=host, port=port,
                           max_batch=max_batch, max_wait_ms=max_wait_ms)

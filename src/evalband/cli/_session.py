@@ -178,9 +178,7 @@ def _stop_rule(
     Each look at a newly completed block is stored (``session_results``, kind ``look``).
     """
     from evalband.errors import InvalidInputError
-    from evalband.session._prereg import prereg_for_session
-    from evalband.session._sequential import session_look
-    from evalband.session._stored import store_look
+    from evalband.session import prereg_for_session, session_look, store_look
 
     if not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")

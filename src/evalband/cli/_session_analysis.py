@@ -28,16 +28,16 @@ from evalband.errors import InvalidInputError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from evalband.report._session import TableText
+    from evalband.report import TableText
     from evalband.session import (
         DriftReport,
         Grouping,
         Preregistration,
         SessionAnalysis,
+        SessionPlan,
         SessionStore,
+        TrialRecord,
     )
-    from evalband.session._plan import SessionPlan
-    from evalband.session._store import TrialRecord
 
 __all__ = [
     "register",
@@ -112,8 +112,8 @@ def render_analysis(result: SessionAnalysis) -> None:
     from rich.table import Table
 
     from evalband.analysis import Standing
-    from evalband.report._session import comparison_table, flip_policy_table, policy_table
-    from evalband.report._session import rate_text as _rate
+    from evalband.report import comparison_table, flip_policy_table, policy_table
+    from evalband.report import rate_text as _rate
 
     prog = result.progress
     console.print(
@@ -212,9 +212,9 @@ def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
     from rich.table import Table
 
-    from evalband.report._session import p_text as _p
-    from evalband.report._session import points_text as _points
-    from evalband.report._session import rate_text as _rate
+    from evalband.report import p_text as _p
+    from evalband.report import points_text as _points
+    from evalband.report import rate_text as _rate
 
     style = "bold red" if report.drifted else "green"
     console.print(f"[{style}]{escape(report.sentence)}[/]")
@@ -279,10 +279,16 @@ def analyze(
     The result is stored (``session_results``) under its options and the trials it read; a
     stored result that is still current is rendered instead of computed again.
     """
-    from evalband.report._session import session_html
-    from evalband.session import analyze_session, get_prereg, prereg_for_session
-    from evalband.session._stored import analysis_options, find_analysis, store_analysis
-    from evalband.session._stored import trials_state as state_of
+    from evalband.report import session_html
+    from evalband.session import (
+        analysis_options,
+        analyze_session,
+        find_analysis,
+        get_prereg,
+        prereg_for_session,
+        store_analysis,
+    )
+    from evalband.session import trials_state as state_of
 
     path = store_path(store)
     groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
@@ -368,7 +374,7 @@ def _stopped_early(
     plan: SessionPlan, records: list[TrialRecord], prereg: Preregistration | None
 ) -> str | None:
     """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
-    from evalband.session._sequential import stopped_early
+    from evalband.session import stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None

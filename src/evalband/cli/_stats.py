@@ -90,7 +90,7 @@ def coverage_cmd(
     """Exact coverage of an interval method at n over a grid of true rates."""
     from rich.table import Table
 
-    from evalband._limits import MAX_COVERAGE_N, check_size
+    from evalband._util.limits import MAX_COVERAGE_N, check_size
     from evalband.stats import coverage, coverage_grid
 
     check_size(n, MAX_COVERAGE_N, "--n for exact coverage",

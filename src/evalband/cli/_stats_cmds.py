@@ -34,8 +34,8 @@ def run_ci(k: float, n: float, method: str, confidence: float, allow_empty: bool
 def run_diff(counts: list[str], paired: bool, method: str, confidence: float,
              as_json: bool) -> None:
     """Interval for the difference of two success rates (A - B), with its verdict."""
+    from evalband._util.validate import as_count
     from evalband.stats import diff_paired, diff_unpaired, fisher_exact_test, mcnemar
-    from evalband.stats._validate import as_count
 
     if paired:
         if len(counts) != 4:
@@ -108,7 +108,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
     if n is not None:
         data["n"] = n
         if test == "exact":
-            from evalband.stats._procedure import exact_power
+            from evalband.stats import exact_power
 
             data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
                                              paired=paired, discordant=discordant or 0.0)
@@ -129,7 +129,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
             data["minimum_detectable_difference"] = None
             data["mdd_note"] = str(exc).split("; choose", 1)[0]
     if sequential:
-        from evalband.stats._sequential_design import sequential_design
+        from evalband.stats import sequential_design
 
         if not paired or discordant is None or p_a >= p_b:
             fail("--sequential needs --paired, --discordant and a drop (p_a below p_b, the "
@@ -173,7 +173,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
 
 def _parse_fraction(text: str, name: str) -> tuple[int, int]:
     """Parse ``K/N`` into two counts (validated later by the stats functions)."""
-    from evalband.stats._validate import as_count
+    from evalband._util.validate import as_count
 
     k_text, sep, n_text = text.partition("/")
     if not sep:
@@ -194,7 +194,7 @@ def _test_name(test: str, paired: bool) -> str:
 def _exact_needed(p_a: float, p_b: float, power: float, level: float, paired: bool,
                   discordant: float | None) -> int | None:
     """Episodes per arm for the exact test compare prints (None beyond 20,000)."""
-    from evalband.stats._procedure import episodes_for_drop
+    from evalband.stats import episodes_for_drop
 
     high, gap = max(p_a, p_b), abs(p_a - p_b)
     if gap == 0:

@@ -26,7 +26,7 @@ def run_until(
     import typer
 
     from evalband.errors import InvalidInputError
-    from evalband.run._until import run_both_until_decided, run_until_decided
+    from evalband.run import run_both_until_decided, run_until_decided
     from evalband.store import open_store
 
     if (against is None) == (against_policy is None) or not until_decided:

@@ -4,8 +4,12 @@
 a seeded 1-D point mass with matched conditions, plus its vectorised batch simulator
 :func:`rollout_batch`. ``evalband/PushT-v0`` (:data:`PUSHT_ENV_ID`): the PushT harness's
 MuJoCo task, ``evalband.envs.pusht.PushTEnv``; registered by name, so ``mujoco`` (the ``sim``
-extra) is imported only when it is made. Both are registered without a ``TimeLimit``
-wrapper: the envs truncate themselves.
+extra) is imported only when it is made. ``evalband/Coin-v0`` (:data:`COIN_ENV_ID`): a
+coin-flip stand-in robot for the docs' examples, registered by name as well. All are
+registered without a ``TimeLimit`` wrapper: the envs truncate themselves.
+
+The env contract and env resolution (:func:`make_env`, :func:`prepare_imports`, ...) load
+on first use.
 
 >>> import gymnasium as gym
 >>> import evalband.envs
@@ -17,10 +21,13 @@ wrapper: the envs truncate themselves.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gymnasium.envs.registration import register, registry
 
+from evalband._util.imports import lazy_attributes
 from evalband.envs._lcg import lcg_jump
-from evalband.envs._pusht_model import ENV_ID as PUSHT_ENV_ID
+from evalband.envs.pusht_model import ENV_ID as PUSHT_ENV_ID
 from evalband.envs.reach1d import (
     DRAWS_PER_EPISODE,
     DYNAMICS,
@@ -39,9 +46,25 @@ from evalband.envs.reach1d import (
     rollout_batch,
 )
 
+if TYPE_CHECKING:
+    from evalband.envs._contract import EvalEnv, Traces, control_dt, unwrapped
+    from evalband.envs._resolve import (
+        accepts_kwarg,
+        close_env,
+        env_class,
+        env_entry,
+        make_env,
+        prepare_imports,
+        registered_time_limit,
+    )
+
+COIN_ENV_ID = "evalband/Coin-v0"
+"""The coin-flip stand-in robot (:class:`evalband.envs._coin.CoinEnv`) of the docs' examples."""
+
 __all__ = [
     "ENV_ID",
     "PUSHT_ENV_ID",
+    "COIN_ENV_ID",
     "OPTION_KEYS",
     "DRAWS_PER_EPISODE",
     "DYNAMICS",
@@ -57,7 +80,30 @@ __all__ = [
     "judge",
     "classify_samples",
     "rollout_batch",
+    # the env contract and env resolution, loaded on first use
+    "EvalEnv",
+    "Traces",
+    "control_dt",
+    "unwrapped",
+    "accepts_kwarg",
+    "close_env",
+    "env_class",
+    "env_entry",
+    "make_env",
+    "prepare_imports",
+    "registered_time_limit",
 ]
+
+_LAZY = {
+    **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "unwrapped"), "evalband.envs._contract"),
+    **dict.fromkeys(
+        ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "prepare_imports",
+         "registered_time_limit"),
+        "evalband.envs._resolve",
+    ),
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def _register() -> None:
@@ -74,6 +120,8 @@ def _register() -> None:
             entry_point="evalband.envs.pusht:PushTEnv",
             max_episode_steps=None,
         )
+    if COIN_ENV_ID not in registry:
+        register(id=COIN_ENV_ID, entry_point="evalband.envs._coin:CoinEnv")
 
 
 _register()

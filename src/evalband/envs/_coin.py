@@ -1,14 +1,14 @@
-"""A tiny coin-flip environment: a stand-in robot for tests, demos and benchmarks.
+"""A tiny coin-flip environment: a stand-in robot for the docs' examples, demos and benchmarks.
 
 Each episode's fate is fixed at reset by its condition seed: with probability ``p`` it
 succeeds after ``length`` steps, with probability ``fail_p`` it fails there (task failure),
-otherwise it keeps going until the budget truncates it. ``sleep_s`` makes each step take
-wall time; ``error_p`` makes a step raise (to exercise error episodes).
+otherwise it keeps going until the budget truncates it. Registered as ``evalband/Coin-v0``
+(:data:`evalband.envs.COIN_ENV_ID`). The test suite's variant with slow steps and injected
+simulator faults lives in the tests (``tests/testenvs.py``), not in the package.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gymnasium
@@ -19,7 +19,7 @@ from evalband.errors import InvalidParameterError
 
 __all__ = ["CoinEnv"]
 
-_OPTION_KEYS = ("p", "fail_p", "length", "sleep_s", "error_p")
+_OPTION_KEYS = ("p", "fail_p", "length")
 
 
 class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
@@ -34,19 +34,16 @@ class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
-    reset_options = _OPTION_KEYS  # the env contract: reset options it reads
+    reset_options: tuple[str, ...] = _OPTION_KEYS  # the env contract: reset options it reads
 
     def __init__(
         self,
         p: float = 0.5,
         fail_p: float = 0.0,
         length: int = 3,
-        sleep_s: float = 0.0,
-        error_p: float = 0.0,
         dt: float = 0.1,
     ) -> None:
-        self.defaults = {"p": p, "fail_p": fail_p, "length": length, "sleep_s": sleep_s,
-                         "error_p": error_p}
+        self.defaults: dict[str, Any] = {"p": p, "fail_p": fail_p, "length": length}
         self.dt = dt
         self.observation_space = spaces.Box(0.0, np.inf, (1,), dtype=np.float64)
         self.action_space = spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
@@ -62,9 +59,10 @@ class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         super().reset(seed=seed)
         params = dict(self.defaults)
         for key, value in (options or {}).items():
-            if key not in _OPTION_KEYS:
+            if key not in self.reset_options:
                 raise InvalidParameterError(
-                    f"CoinEnv option {key!r} is unknown; expected one of {', '.join(_OPTION_KEYS)}"
+                    f"{type(self).__name__} option {key!r} is unknown; expected one of "
+                    f"{', '.join(self.reset_options)}"
                 )
             params[key] = value
         self._params = params
@@ -80,16 +78,9 @@ class CoinEnv(gymnasium.Env[np.ndarray, np.ndarray]):
     ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Advance one step; the fate is revealed after ``length`` steps."""
         self._t += 1
-        if self._params["sleep_s"]:
-            time.sleep(float(self._params["sleep_s"]))
-        if self._params["error_p"] and self._rng.random() < float(self._params["error_p"]):
-            raise RuntimeError(f"injected simulator fault at step {self._t}")
         done = self._t >= int(self._params["length"]) and self._fate != "timeout"
         success = done and self._fate == "success"
         info: dict[str, Any] = {"is_success": success}
         if done:
             info["outcome"] = self._fate
         return np.array([float(self._t)]), float(success), done, False, info
-
-
-gymnasium.register(id="evalband/Coin-v0", entry_point="evalband.envs._coin:CoinEnv")

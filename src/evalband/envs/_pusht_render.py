@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evalband.envs._pusht_model import (
+from evalband.envs.pusht_model import (
     BAR_CENTER_Y,
     BAR_HALF,
     PUSHER_RADIUS,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband._jit import compiled, use_compiled
+from evalband._util.jit import compiled, use_compiled
 from evalband.envs._lcg import _stream_coefficients
 from evalband.envs._reach1d_core import (
     BOUNDARY,
@@ -207,9 +207,9 @@ def rollout_batch(
             passes), ``"compiled"`` (one numba-compiled pass per step, the ``fast``
             extra; seeds only) or ``"auto"`` (compiled when numba is already loaded in
             this process, the episodes come from seeds and there are at least
-            :data:`~evalband._jit.MIN_COMPILED_BATCH` of them; see :mod:`evalband._jit`). Every
-            choice gives the same results bit for bit, and the policy sees the same
-            rows in the same order.
+            :data:`~evalband._util.jit.MIN_COMPILED_BATCH` of them; see
+            :mod:`evalband._util.jit`). Every choice gives the same results bit for bit,
+            and the policy sees the same rows in the same order.
 
     Returns:
         Per-episode outcomes plus policy-call totals.

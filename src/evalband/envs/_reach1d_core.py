@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalband._util.validate import as_count, check_choice
 from evalband.envs._lcg import (
     LCG_MODULUS,
     _check_state,
@@ -34,7 +35,6 @@ from evalband.envs._lcg import (
     lcg_states,
 )
 from evalband.errors import InvalidParameterError
-from evalband.stats._validate import as_count, check_choice
 
 __all__ = [
     "DRAWS_PER_EPISODE",

@@ -20,7 +20,7 @@ test_reach1d_kernel.py`` checks all of this against the numpy path, the plain-Py
 execution of :func:`lockstep_step` and the seed's loop.
 
 The function below is ordinary Python: it runs uncompiled too (slowly; the tests use
-that to check that compilation changes no result); :func:`evalband._jit.compiled`
+that to check that compilation changes no result); :func:`evalband._util.jit.compiled`
 compiles it.
 """
 

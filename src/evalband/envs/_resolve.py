@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evalband._imports import resolve_import_path
+from evalband._util.imports import resolve_import_path
 from evalband.errors import EnvError, EvalbandError
 
 __all__ = [
@@ -49,8 +49,7 @@ _IDENT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _register_builtins() -> None:
-    import evalband.envs  # noqa: F401  (registers evalband/Reach1D-v0)
-    import evalband.envs._coin  # noqa: F401  (registers evalband/Coin-v0)
+    import evalband.envs  # noqa: F401  (registers evalband/Reach1D-v0 and evalband/Coin-v0)
 
 
 def import_module_line(module: str, what: str = "env") -> Any:

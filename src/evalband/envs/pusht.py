@@ -4,8 +4,8 @@ The PushT harness seed (``000_b66faff61603906b``, "Evaluation Is Hard") evaluate
 cloning policies on a MuJoCo PushT task whose env it uses but does not list; this is our
 own build of that task. A planar T (joints ``tee_x``, ``tee_y``, ``tee_yaw``) is pushed by a
 round pusher (``pusher_x``, ``pusher_y``, position-controlled) toward the fixed target pose
-:data:`~evalband.envs._pusht_model.TARGET` (the origin, yaw 0). Geometry, start
-distribution and success rule live in :mod:`evalband.envs._pusht_model` (no MuJoCo).
+:data:`~evalband.envs.pusht_model.TARGET` (the origin, yaw 0). Geometry, start
+distribution and success rule live in :mod:`evalband.envs.pusht_model` (no MuJoCo).
 
 * Action: the pusher's commanded position ``(x, y)`` in metres, clipped to
   ``[-WORKSPACE, WORKSPACE]``; held for ``dt`` seconds (``dt / TIMESTEP`` physics steps).
@@ -33,7 +33,8 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from evalband.envs._pusht_model import (
+from evalband._util.validate import check_choice
+from evalband.envs.pusht_model import (
     ACT_DIM,
     ENV_ID,
     OBS_DIM,
@@ -48,7 +49,6 @@ from evalband.envs._pusht_model import (
     sample_start,
 )
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
-from evalband.stats._validate import check_choice
 
 __all__ = [
     "ENV_ID",

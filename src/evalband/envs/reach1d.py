@@ -25,6 +25,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from evalband._util.validate import check_choice
 from evalband.envs._lcg import _check_state, lcg_jump
 from evalband.envs._reach1d_batch import (
     Policy,
@@ -61,7 +62,6 @@ from evalband.envs._reach1d_core import (
     judge,
 )
 from evalband.errors import EvalbandError, InvalidParameterError
-from evalband.stats._validate import check_choice
 
 __all__ = [
     "ENV_ID",
@@ -91,6 +91,11 @@ __all__ = [
     "advance",
     "judge",
     "classify_samples",
+    "FAILURE",
+    "RUNNING",
+    "SUCCESS",
+    "TIMEOUT",
+    "as_commands",
 ]
 
 ENV_ID = "evalband/Reach1D-v0"

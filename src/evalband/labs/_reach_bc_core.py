@@ -22,18 +22,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband.envs._reach1d_batch import as_commands
-from evalband.envs._reach1d_core import (
+from evalband._util.validate import as_count
+from evalband.envs.reach1d import (
     FAILURE,
     OUTCOME_NAMES,
     RUNNING,
     SUCCESS,
     TIMEOUT,
     advance,
+    as_commands,
     judge,
 )
 from evalband.errors import InvalidInputError, InvalidParameterError
-from evalband.stats._validate import as_count
 
 __all__ = [
     "DT",

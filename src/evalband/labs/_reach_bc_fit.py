@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband.envs._reach1d_batch import as_commands
+from evalband.envs.reach1d import as_commands
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.labs._reach_bc_core import Policy
 from evalband.policies.reach1d import COMMAND_LIMIT

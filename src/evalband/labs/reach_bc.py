@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband._util.validate import as_count
 from evalband.analysis import paired_counts, summarize
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError
@@ -67,7 +68,6 @@ from evalband.labs._reach_bc_files import (
 )
 from evalband.labs._reach_bc_fit import AffinePolicy, action_mse, select_candidate
 from evalband.policies.reach1d import expert
-from evalband.stats._validate import as_count
 
 __all__ = [
     "DATA_FILE",

@@ -17,11 +17,12 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalband._imports import is_import_path
+from evalband._util.imports import is_import_path, lazy_attributes
 from evalband.errors import PolicyImportError, PolicyNotFoundError
 from evalband.policies._contract import (
+    TASK_OPTION_KEYS,
     BatchPolicy,
     EpisodeContext,
     Policy,
@@ -29,7 +30,10 @@ from evalband.policies._contract import (
     episode_seed,
     policy_factory,
 )
-from evalband.policies._runtime import PolicyRuntime
+from evalband.policies._runtime import PolicyRuntime, as_runtime, policy_label
+
+if TYPE_CHECKING:
+    from evalband.policies._server import PolicyServer
 
 __all__ = [
     "BUILTIN_POLICIES",
@@ -42,7 +46,13 @@ __all__ = [
     "episode_seed",
     "policy_factory",
     "resolve_policy",
+    "TASK_OPTION_KEYS",
+    "as_runtime",
+    "policy_label",
+    "PolicyServer",
 ]
+
+__getattr__ = lazy_attributes(__name__, {"PolicyServer": "evalband.policies._server"})
 
 BUILTIN_POLICIES: dict[str, str] = {
     "reach1d:baseline": "evalband.policies.reach1d:baseline",

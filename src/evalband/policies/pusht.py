@@ -8,8 +8,8 @@ policy (built-in name ``"pusht:expert"``) and process workers can pickle it.
 
 How it pushes. The block's twist under a contact force follows its viscous damping
 (quasi-static): a force ``f`` at point ``p`` of the block frame gives velocity ``f / b_t``
-and spin ``(p x f) / b_r`` (:data:`~evalband.envs._pusht_model.TEE_DAMPING`,
-:data:`~evalband.envs._pusht_model.TEE_YAW_DAMPING`); with a sticking contact the pusher
+and spin ``(p x f) / b_r`` (:data:`~evalband.envs.pusht_model.TEE_DAMPING`,
+:data:`~evalband.envs.pusht_model.TEE_YAW_DAMPING`); with a sticking contact the pusher
 moves with the contact point. This is the ellipsoidal limit-surface model of quasi-static
 pushing (Lee, S. H. & Cutkosky, M. R. (1991), "Fixture planning with friction", *J. Eng.
 Ind.* 113:320-327; Lynch, K. M., Maekawa, H. & Tanie, K. (1992), "Manipulation and active
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband.envs._pusht_model import (
+from evalband.envs.pusht_model import (
     ACT_DIM,
     BAR_CENTER_Y,
     BAR_HALF,
@@ -234,7 +234,7 @@ def expert_action(obs: ArrayLike) -> NDArray[np.float64]:
     otherwise travels to the push's approach point (see the module docstring).
 
     Args:
-        obs: a PushT observation (:data:`~evalband.envs._pusht_model.OBS_NAMES`).
+        obs: a PushT observation (:data:`~evalband.envs.pusht_model.OBS_NAMES`).
 
     Returns:
         The commanded pusher position ``(x, y)``, inside the workspace.

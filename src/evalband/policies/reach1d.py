@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalband._jit import compiled, use_compiled
+from evalband._util.jit import compiled, use_compiled
 from evalband.errors import InvalidInputError
 
 __all__ = [
@@ -47,13 +47,13 @@ def saturated_pd(obs: ArrayLike, damping: float, *, kernel: str = "auto") -> NDA
     The reaching lab's feedback law (seed ``002_4e7e9c5b524a571b``, "Specify the simulated
     robot and controllers"), evaluated in the seed program's operation order. A large
     batch runs in one compiled pass when numba is loaded in the process, or always with
-    ``kernel="compiled"`` (:mod:`evalband._jit`; same numbers bit for bit, NaN kept as NaN
+    ``kernel="compiled"`` (:mod:`evalband._util.jit`; same numbers bit for bit, NaN kept as NaN
     like ``np.clip``).
 
     Args:
         obs: ``[x_measured, v]`` of shape ``(2,)``, or a batch of shape ``(B, 2)``.
         damping: velocity gain ``k_d`` (1/s).
-        kernel: ``"auto"``, ``"numpy"`` or ``"compiled"`` (see :mod:`evalband._jit`).
+        kernel: ``"auto"``, ``"numpy"`` or ``"compiled"`` (see :mod:`evalband._util.jit`).
 
     Returns:
         Commands of shape ``(1,)`` for one observation, ``(B, 1)`` for a batch.

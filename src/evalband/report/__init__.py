@@ -15,31 +15,79 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalband.report._html import render_html
+    from evalband.report._data import collect, slice_summaries, stored_slice_summaries
+    from evalband.report._format import percent
+    from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
-    from evalband.report._page import html_page
+    from evalband.report._page import DEFAULT_CSP, html_page
+    from evalband.report._session import (
+        TableText,
+        comparison_table,
+        flip_policy_table,
+        p_text,
+        points_text,
+        policy_table,
+        rate_text,
+        session_html,
+        session_section,
+    )
     from evalband.report._svg import figure_svg
+    from evalband.report._terminal import comparison_renderables, slice_summary_table
     from evalband.report._write import write_report
 
 __all__ = [
+    "session_section",
     "render_html",
     "render_markdown",
     "write_report",
     "html_page",
     "figure_svg",
     "comparison_markdown",
+    "collect",
+    "slice_summaries",
+    "stored_slice_summaries",
+    "percent",
+    "report_html",
+    "DEFAULT_CSP",
+    "TableText",
+    "comparison_table",
+    "flip_policy_table",
+    "p_text",
+    "points_text",
+    "policy_table",
+    "rate_text",
+    "session_html",
+    "comparison_renderables",
+    "slice_summary_table",
 ]
 
 _LAZY = {
+    "session_section": "evalband.report._session",
     "render_html": "evalband.report._html",
     "render_markdown": "evalband.report._markdown",
     "comparison_markdown": "evalband.report._markdown",
     "write_report": "evalband.report._write",
     "html_page": "evalband.report._page",
     "figure_svg": "evalband.report._svg",
+    "collect": "evalband.report._data",
+    "slice_summaries": "evalband.report._data",
+    "stored_slice_summaries": "evalband.report._data",
+    "percent": "evalband.report._format",
+    "report_html": "evalband.report._html",
+    "DEFAULT_CSP": "evalband.report._page",
+    "TableText": "evalband.report._session",
+    "comparison_table": "evalband.report._session",
+    "flip_policy_table": "evalband.report._session",
+    "p_text": "evalband.report._session",
+    "points_text": "evalband.report._session",
+    "policy_table": "evalband.report._session",
+    "rate_text": "evalband.report._session",
+    "session_html": "evalband.report._session",
+    "comparison_renderables": "evalband.report._terminal",
+    "slice_summary_table": "evalband.report._terminal",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

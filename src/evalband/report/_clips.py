@@ -88,7 +88,7 @@ def choose_clips(
     candidates = []
     for order, view in enumerate(views):
         slices = regressed.get(view.run_id, [])
-        from evalband.analysis._pairs import records_where
+        from evalband.analysis import records_where
 
         with_media = records_where(view.data.records, "instr(\"extra\", '\"media\"') > 0",
                                    lambda r: bool(r.extra.get("media")))

@@ -145,8 +145,7 @@ def cumulative_curve(
     >>> c.n.tolist(), c.rate.tolist()
     ([1, 2], [1.0, 0.5])
     """
-    from evalband.analysis import counted
-    from evalband.analysis._pairs import stored_columns
+    from evalband.analysis import counted, stored_columns
     from evalband.stats import interval_bounds
 
     columns = stored_columns(records)
@@ -174,9 +173,9 @@ def _cumulative_columns(
     points: int,
 ) -> CumulativeCurve | None:
     """:func:`cumulative_curve` of a stored run's columns (the same curve, no records)."""
-    from evalband.analysis._pairs import cell_ranks
+    from evalband.analysis import cell_ranks
     from evalband.stats import interval_bounds
-    from evalband.store._columns import OUTCOME_CODES
+    from evalband.store import OUTCOME_CODES
 
     outcome = columns["outcome"]
     use = (np.ones(outcome.size, dtype=bool) if errors_as_failures

@@ -139,7 +139,7 @@ def latency_rows(runs: Sequence[RunView]) -> tuple[LatencyRow, ...]:
     """
     import numpy as np
 
-    from evalband.analysis._pairs import StoredRecords
+    from evalband.analysis import StoredRecords
 
     rows = []
     for view in runs:
@@ -252,9 +252,9 @@ def stored_slice_summaries(
     """
     import json
 
-    from evalband.analysis._summary import rank_error_causes, summary_from_tallies
+    from evalband.analysis import rank_error_causes, summary_from_tallies
     from evalband.panel import panel_from_yaml
-    from evalband.store._columns import cell_tallies, error_messages
+    from evalband.store import cell_tallies, error_messages
 
     manifest = store.require_run(run_id)
     tallies = cell_tallies(store, run_id, progress)
@@ -275,7 +275,7 @@ def _per_slice(
     summary: Callable[[tuple[str, ...]], RunSummary],
 ) -> tuple[SliceSummary, ...]:
     """The slices of ``panel`` over cells with these labels, each summarised once."""
-    from evalband.analysis._compare import _slice_definitions
+    from evalband.analysis import slice_definitions
 
     done: dict[tuple[str, ...], RunSummary] = {}
 
@@ -285,7 +285,7 @@ def _per_slice(
         return done[cells]
 
     out = []
-    for kind, name, slices in _slice_definitions(panel):
+    for kind, name, slices in slice_definitions(panel):
         if kind == "all":
             continue
         cells = tuple(c for c, got in labels.items()
@@ -310,7 +310,7 @@ def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
 
 def _view(source: str, store: RunStore | None, confidence: float,
           progress: Callable[[str, int, int], None] | None = None) -> RunView:
-    from evalband._api import load_run
+    from evalband import load_run
 
     def stage(label: str) -> Callable[[int, int], None] | None:
         if progress is None:
@@ -375,8 +375,7 @@ def collect(
         RunNotFoundError: a source is neither a run in the store nor a bundle.
         PanelMismatchError: runs made on different panels.
     """
-    from evalband.analysis import compare_many
-    from evalband.analysis._compare import DEFAULT_EFFECT
+    from evalband.analysis import DEFAULT_EFFECT, compare_many
 
     effect = DEFAULT_EFFECT if effect is None else effect
     names = [str(s) for s in sources] if not isinstance(sources, str | Path) else [str(sources)]
@@ -395,7 +394,7 @@ def collect(
         store_file = None if st is None else st.path
         if found is None and st is not None and len(views) > 1 and seed == 0 and all(
                 v.data.source == "store" for v in views):
-            from evalband.analysis._stored import comparison_options, stored_comparisons
+            from evalband.analysis import comparison_options, stored_comparisons
 
             found = stored_comparisons(st, [v.run_id for v in views], comparison_options(
                 confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
@@ -405,8 +404,7 @@ def collect(
     if len(views) < 2:
         found = ()
     elif found is None and sequential:
-        from evalband.analysis._sequential import compare_sequential
-        from evalband.analysis._sequential_plan import design_for
+        from evalband.analysis import compare_sequential, design_for
 
         found = tuple(compare_sequential(  # the candidate's recorded design, or a new one
             views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
@@ -433,7 +431,7 @@ def _locators(
     views: Sequence[RunView], names: Sequence[str], store_file: Path | None
 ) -> dict[str, Callable[[Mapping[str, Any]], Path | None]]:
     """Where each run's media files are: beside its store, or in its bundle's ``media/``."""
-    from evalband.store._media import media_file
+    from evalband.store import media_file
 
     def finder(root: Path) -> Callable[[Mapping[str, Any]], Path | None]:
         return lambda ref: media_file(root, ref)

@@ -138,7 +138,7 @@ def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
 
     The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
-    from evalband.analysis._pairs import records_where
+    from evalband.analysis import records_where
 
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
@@ -156,7 +156,7 @@ def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
 
 
 def _seeds_text(view: RunView) -> str:
-    from evalband.analysis._pairs import StoredRecords
+    from evalband.analysis import StoredRecords
 
     records = view.data.records
     column = records.column("condition_seed") if isinstance(records, StoredRecords) else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.run._backends import (
@@ -18,10 +18,13 @@ if TYPE_CHECKING:
         SerialBackend,
         get_backend,
     )
+    from evalband.run._check import check_env
     from evalband.run._execute import RunTask, execute_chunk
+    from evalband.run._pool import prestart, worker_init
     from evalband.run._ray import RayBackend
     from evalband.run._recorder import Recorder
     from evalband.run._runner import default_run_id, run_panel
+    from evalband.run._until import run_both_until_decided, run_until_decided
 
 __all__ = [
     "BACKENDS",
@@ -35,6 +38,11 @@ __all__ = [
     "Recorder",
     "default_run_id",
     "run_panel",
+    "check_env",
+    "prestart",
+    "worker_init",
+    "run_both_until_decided",
+    "run_until_decided",
 ]
 
 _LAZY = {
@@ -49,6 +57,11 @@ _LAZY = {
     "Recorder": "evalband.run._recorder",
     "default_run_id": "evalband.run._runner",
     "run_panel": "evalband.run._runner",
+    "check_env": "evalband.run._check",
+    "prestart": "evalband.run._pool",
+    "worker_init": "evalband.run._pool",
+    "run_both_until_decided": "evalband.run._until",
+    "run_until_decided": "evalband.run._until",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -110,14 +110,13 @@ def _env_module(env: str) -> str | None:
     >>> _env_module("evalband/Reach1D-v0"), _env_module("pkg.mod:Env")
     ('evalband.envs.reach1d', 'pkg.mod')
     """
-    from evalband._imports import is_import_path
+    from evalband._util.imports import is_import_path
 
     if is_import_path(env):  # module:Class, or Gymnasium's module:id (the module registers it)
         return env.partition(":")[0]
     import gymnasium
 
     import evalband.envs  # noqa: F401  (registers the built-in env ids)
-    import evalband.envs._coin  # noqa: F401
 
     try:
         entry = gymnasium.spec(env).entry_point
@@ -306,7 +305,7 @@ def _driver_may_play(task: RunTask) -> bool:
     the interpreter. Anything else (MuJoCo, third-party envs, user policies, torch) is
     played in worker processes only, so a segfault there never takes the driver down.
     """
-    from evalband.envs._resolve import env_class
+    from evalband.envs import env_class
     from evalband.policies import BUILTIN_POLICIES
 
     cls = env_class(task.env)

@@ -73,7 +73,7 @@ class Recorder:
                 f"({existing.panel_fingerprint[:12]} != {panel.fingerprint[:12]}); "
                 "use a new run_id"
             )
-        from evalband.store._lease import RunLease
+        from evalband.store import RunLease
 
         self._lease = RunLease(store, self.run_id)
         self._lease.acquire()  # one writer per run: a second Recorder is refused in one line

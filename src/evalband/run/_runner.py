@@ -13,7 +13,7 @@ from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
-from evalband.policies._runtime import as_runtime, policy_label
+from evalband.policies import as_runtime, policy_label
 from evalband.run._backends import get_backend
 from evalband.run._execute import (
     RunTask,
@@ -24,7 +24,7 @@ from evalband.run._execute import (
     task_policy,
 )
 from evalband.run._judge import Rule
-from evalband.store._lease import RunLease, discard_empty_run
+from evalband.store import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -41,7 +41,7 @@ def default_run_id(panel: Panel, policy: str) -> str:
     ...                      budget={"steps": 1}), "a:b").startswith("p-a_b-")
     True
     """
-    from evalband._ids import RUN_ID_MAX, safe_name
+    from evalband._util.ids import RUN_ID_MAX, safe_name
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     head = safe_name(f"{panel.name}-{policy.replace(':', '_')}", "run")
@@ -50,7 +50,7 @@ def default_run_id(panel: Panel, policy: str) -> str:
 
 def _check_env_kwargs(panel: Panel) -> None:
     """Refuse, before anything is stored, ``env_kwargs`` the env's constructor cannot take."""
-    from evalband.envs._resolve import accepts_kwarg, env_class
+    from evalband.envs import accepts_kwarg, env_class
     from evalband.errors import PanelError
 
     cls = env_class(panel.env)
@@ -79,8 +79,7 @@ def _env_dt(panel: Panel) -> float | None:
     """
     if panel.control_dt is not None:
         return panel.control_dt
-    from evalband.envs._contract import control_dt
-    from evalband.envs._resolve import close_env, make_env, prepare_imports
+    from evalband.envs import close_env, control_dt, make_env, prepare_imports
 
     prepare_imports(imports=panel.imports)
     env = make_env(panel.env, dict(panel.env_kwargs))
@@ -188,7 +187,7 @@ def _policy_hash(policy_fn: object) -> str | None:
     >>> _policy_hash(Loaded()) == "ab" * 32, len(_policy_hash(default_run_id) or "")
     (True, 64)
     """
-    from evalband._imports import source_hash
+    from evalband._util.imports import source_hash
 
     digest = getattr(policy_fn, "checkpoint_hash", None)
     if isinstance(digest, str) and digest:
@@ -266,9 +265,9 @@ def run_panel(
         EnvError: the env cannot be imported or built, or a factor does not take effect
             (one line naming it; before the store is touched).
     """
-    from evalband._ids import check_run_id
-    from evalband.envs._check import refuse_ignored_factors
-    from evalband.envs._resolve import prepare_imports
+    from evalband._util.ids import check_run_id
+    from evalband.envs import prepare_imports
+    from evalband.run._check import refuse_ignored_factors
     from evalband.run._isolation import check_not_bootstrapping
 
     check_not_bootstrapping()  # a script without a __main__ guard, re-run by a worker
@@ -302,7 +301,7 @@ def run_panel(
 
         dt = _env_dt(panel)
         plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
-        from evalband.envs._resolve import accepts_kwarg, env_class
+        from evalband.envs import accepts_kwarg, env_class
 
         cls = env_class(panel.env)
         if cls is not None and not accepts_kwarg(cls, "render_mode"):

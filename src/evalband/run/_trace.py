@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalband.envs._contract import Traces, unwrapped
+from evalband.envs import Traces, unwrapped
 from evalband.episode import EpisodeSpec
 
 __all__ = ["TRACE_EPISODES", "MAX_POINTS", "DIGITS", "TraceRecorder", "decimate", "start_trace",

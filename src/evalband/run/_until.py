@@ -39,8 +39,7 @@ from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, RunData, RunSummary
-    from evalband.analysis._sequential_plan import ComparisonDesign
+    from evalband.analysis import Comparison, ComparisonDesign, RunData, RunSummary
     from evalband.panel import Panel
     from evalband.store import RunStore
 
@@ -93,11 +92,11 @@ def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
 
 def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> dict[str, int]:
     """Pairs each slice can reach within the first ``limit`` planned episodes."""
-    from evalband.analysis._compare import _slice_definitions
+    from evalband.analysis import slice_definitions
 
     first = plan[:limit]
     return {name: max(1, sum(all(s.slices.get(f) == v for f, v in sl.items()) for s in first))
-            for _, name, sl in _slice_definitions(panel)}
+            for _, name, sl in slice_definitions(panel)}
 
 
 @dataclass
@@ -145,7 +144,7 @@ class SequentialMonitor:
         ``max_episodes``) and records it before the first look; a resumed run reads it back,
         so every look of a run uses one design.
         """
-        from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design
+        from evalband.analysis import ComparisonDesign, comparison_design
 
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
         if state.get("design"):
@@ -186,8 +185,8 @@ class SequentialMonitor:
 
     def look(self) -> dict[str, Any]:
         """Compare the episodes so far, record the look, and set the decision if made."""
-        from evalband._api import load_run
-        from evalband.analysis._sequential import compare_sequential
+        from evalband import load_run
+        from evalband.analysis import compare_sequential
 
         if self.live_baseline:  # both arms played together: the baseline grows too
             self.baseline = load_run(self.baseline.run_id, self.store)
@@ -299,7 +298,7 @@ def run_until_decided(
         InvalidParameterError: a maximum or chunk out of range, an effect outside (0, 1) or a
             discordance below the effect.
     """
-    from evalband._api import load_run
+    from evalband import load_run
     from evalband.run._runner import default_run_id, run_panel
 
     base = load_run(against, store)
@@ -379,7 +378,7 @@ def run_both_until_decided(
     Raises:
         InvalidParameterError: a maximum or chunk out of range.
     """
-    from evalband._api import load_run
+    from evalband import load_run
     from evalband.run._runner import default_run_id, run_panel
 
     plan = interleave(panel.episode_specs())

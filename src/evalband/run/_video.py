@@ -285,7 +285,7 @@ def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord
     pending = record.extra.get(PENDING)
     if not pending:
         return record
-    from evalband.store._media import store_media_bytes
+    from evalband.store import store_media_bytes
 
     extra = {k: v for k, v in record.extra.items() if k != PENDING}
     refs = list(extra.get("media", []))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.session._analyze import analyze_session
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         prereg_for_session,
     )
     from evalband.session._results import CONFIRMATORY, EXPLORATORY, SessionAnalysis
+    from evalband.session._sequential import session_look, stopped_early
     from evalband.session._simulate import expected_flip_rate, simulate_session
     from evalband.session._store import (
         TRIAL_COLUMNS,
@@ -48,6 +49,17 @@ if TYPE_CHECKING:
         SessionStore,
         TrialRecord,
         load_session,
+    )
+    from evalband.session._stored import (
+        StoredAnalysis,
+        StoredLook,
+        analysis_options,
+        find_analysis,
+        latest_analysis,
+        store_analysis,
+        store_look,
+        stored_looks,
+        trials_state,
     )
     from evalband.session._tui import CommandResult, SessionRunOutcome, run_session
 
@@ -86,6 +98,18 @@ __all__ = [
     "list_preregs",
     "get_prereg",
     "prereg_for_session",
+    "session_look",
+    "stopped_early",
+    # stored results and looks
+    "StoredAnalysis",
+    "StoredLook",
+    "analysis_options",
+    "trials_state",
+    "store_analysis",
+    "find_analysis",
+    "latest_analysis",
+    "store_look",
+    "stored_looks",
 ]
 
 _LAZY = {
@@ -120,6 +144,17 @@ _LAZY = {
     "list_preregs": "evalband.session._prereg",
     "get_prereg": "evalband.session._prereg",
     "prereg_for_session": "evalband.session._prereg",
+    "session_look": "evalband.session._sequential",
+    "stopped_early": "evalband.session._sequential",
+    "StoredAnalysis": "evalband.session._stored",
+    "StoredLook": "evalband.session._stored",
+    "analysis_options": "evalband.session._stored",
+    "trials_state": "evalband.session._stored",
+    "store_analysis": "evalband.session._stored",
+    "find_analysis": "evalband.session._stored",
+    "latest_analysis": "evalband.session._stored",
+    "store_look": "evalband.session._stored",
+    "stored_looks": "evalband.session._stored",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

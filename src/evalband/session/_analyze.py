@@ -35,6 +35,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from evalband._util.validate import check_confidence
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.session._comparisons import check_policies, prereg_use, session_comparisons
 from evalband.session._instrument import control_check, flip_floor
@@ -55,7 +56,6 @@ from evalband.session._trials import (
     progress_of,
     trial_rows,
 )
-from evalband.stats._validate import check_confidence
 
 if TYPE_CHECKING:
     import pandas as pd

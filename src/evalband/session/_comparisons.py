@@ -18,8 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from evalband.analysis._pairs import PairTable
-from evalband.analysis._verdicts import Decided, SliceVerdict, Standing, decide_holm
+from evalband.analysis import Decided, PairTable, SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
 from evalband.session._prereg import Grouping, Preregistration
 from evalband.session._results import (

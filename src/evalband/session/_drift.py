@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from evalband.analysis._verdicts import SliceVerdict, Standing, decide_holm
+from evalband._util.validate import check_choice, check_confidence
+from evalband.analysis import SliceVerdict, Standing, decide_holm
 from evalband.errors import InvalidInputError
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.session._trials import Row, policy_results, scene_counts, trial_rows
 from evalband.stats import Difference, Interval, TestResult
-from evalband.stats._validate import check_choice, check_confidence
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -345,7 +345,7 @@ def check_session_id(session_id: str) -> str:
     >>> check_session_id("grasp-2025.06")
     'grasp-2025.06'
     """
-    from evalband._ids import check_name
+    from evalband._util.ids import check_name
 
     return check_name(session_id, "session id", 64)
 
@@ -449,7 +449,7 @@ def plan_session(
         )
     scenes = _count(scenes, "scenes")
     attempts = _count(attempts, "attempts")
-    from evalband._limits import MAX_SESSION_TRIALS, check_size
+    from evalband._util.limits import MAX_SESSION_TRIALS, check_size
 
     check_size(len(names) * scenes * attempts, MAX_SESSION_TRIALS,
                "trials in a session (policies x scenes x attempts)",

@@ -36,10 +36,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalband._ids import check_name
+from evalband._util.ids import check_name
 from evalband.errors import InvalidInputError, PreregistrationError
 from evalband.session._files import PRIMARY_METRICS
-from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
+from evalband.store import DEFAULT_STORE_PATH, RunStore
 
 __all__ = [
     "Grouping",

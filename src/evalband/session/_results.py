@@ -18,8 +18,7 @@ from dataclasses import asdict, dataclass
 from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
-from evalband.analysis._noise import FlipRate
-from evalband.analysis._verdicts import ControlStatus, SliceVerdict, Standing
+from evalband.analysis import ControlStatus, FlipRate, SliceVerdict, Standing
 from evalband.stats import Difference, Interval, TestResult
 
 __all__ = [

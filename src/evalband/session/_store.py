@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
 from evalband.session._plan import SessionPlan
-from evalband.store._session_runs import (
+from evalband.store import (
+    DEFAULT_STORE_PATH,
+    RunStore,
     create_session_runs,
     mark_finished,
     read_trials,
@@ -32,7 +34,6 @@ from evalband.store._session_runs import (
     trial_episode,
     trial_fields,
 )
-from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.stats._bootstrap import (
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         intervals,
     )
     from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm, holm_levels
+    from evalband.stats._normal import z_value
     from evalband.stats._power import (
         PriceRow,
         discordant_from_correlation,
@@ -53,9 +54,23 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
+    from evalband.stats._procedure import (
+        compatible_difference,
+        detectable_drop,
+        episodes_for_drop,
+        exact_power,
+        holm_decisions,
+        paired_exact_p,
+        stratified_difference,
+        unpaired_exact_p,
+    )
     from evalband.stats._sequential import (
+        DEFAULT_FUTILITY,
         SequentialTest,
         confidence_sequence,
+        design_theta,
+        log_likelihood_ratio,
+        pair_in_order,
         sequential_paired_test,
         sequential_threshold,
     )
@@ -69,7 +84,6 @@ if TYPE_CHECKING:
         mcnemar,
     )
     from evalband.stats._types import Difference, Interval, SliceVerdict, TestResult
-    from evalband.stats._validate import z_value
 
 __all__ = [
     "interval",
@@ -122,6 +136,18 @@ __all__ = [
     "SequentialTest",
     "sequential_design",
     "SequentialDesign",
+    "compatible_difference",
+    "detectable_drop",
+    "episodes_for_drop",
+    "exact_power",
+    "holm_decisions",
+    "paired_exact_p",
+    "stratified_difference",
+    "unpaired_exact_p",
+    "DEFAULT_FUTILITY",
+    "design_theta",
+    "log_likelihood_ratio",
+    "pair_in_order",
 ]
 
 _LAZY = {
@@ -168,13 +194,25 @@ _LAZY = {
     "price_list": "evalband.stats._power",
     "sample_size": "evalband.stats._power",
     "stratified_bootstrap_interval": "evalband.stats._bootstrap",
-    "z_value": "evalband.stats._validate",
+    "z_value": "evalband.stats._normal",
     "sequential_paired_test": "evalband.stats._sequential",
     "sequential_threshold": "evalband.stats._sequential",
     "confidence_sequence": "evalband.stats._sequential",
     "SequentialTest": "evalband.stats._sequential",
     "sequential_design": "evalband.stats._sequential_design",
     "SequentialDesign": "evalband.stats._sequential_design",
+    "compatible_difference": "evalband.stats._procedure",
+    "detectable_drop": "evalband.stats._procedure",
+    "episodes_for_drop": "evalband.stats._procedure",
+    "exact_power": "evalband.stats._procedure",
+    "holm_decisions": "evalband.stats._procedure",
+    "paired_exact_p": "evalband.stats._procedure",
+    "stratified_difference": "evalband.stats._procedure",
+    "unpaired_exact_p": "evalband.stats._procedure",
+    "DEFAULT_FUTILITY": "evalband.stats._sequential",
+    "design_theta": "evalband.stats._sequential",
+    "log_likelihood_ratio": "evalband.stats._sequential",
+    "pair_in_order": "evalband.stats._sequential",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

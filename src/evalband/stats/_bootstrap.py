@@ -42,9 +42,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from evalband._util.validate import as_count, check_choice, check_confidence, check_k_n
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.stats._types import Interval
-from evalband.stats._validate import as_count, check_choice, check_confidence, check_k_n
 
 __all__ = [
     "bootstrap_interval",

@@ -19,10 +19,10 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from evalband._util.validate import check_confidence
 from evalband.errors import InvalidCountsError, InvalidInputError, InvalidParameterError
 from evalband.stats._clustered import IntArray, _as_counts, _invert, _normal_p
 from evalband.stats._types import Difference, Interval, TestResult
-from evalband.stats._validate import check_confidence
 
 __all__ = ["cluster_proportion_interval", "clustered_diff_unpaired"]
 

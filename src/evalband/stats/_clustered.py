@@ -50,9 +50,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
+from evalband._util.validate import check_confidence
 from evalband.errors import InvalidCountsError, InvalidInputError, InvalidParameterError
 from evalband.stats._types import Difference, TestResult
-from evalband.stats._validate import check_confidence
 
 __all__ = [
     "sign_flip_test",

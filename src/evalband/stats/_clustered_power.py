@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from evalband._util.validate import as_count, check_probability
 from evalband.errors import InvalidParameterError
-from evalband.stats._validate import as_count, check_probability
 
 __all__ = ["clustered_paired_power", "clustered_paired_sample_size"]
 

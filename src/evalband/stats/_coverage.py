@@ -20,9 +20,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from evalband._util.validate import as_count, check_confidence, check_probability
 from evalband.errors import InvalidCountsError, InvalidParameterError
 from evalband.stats._intervals import _check_method, interval_bounds
-from evalband.stats._validate import as_count, check_confidence, check_probability
 
 __all__ = ["CoverageGrid", "coverage", "coverage_grid"]
 

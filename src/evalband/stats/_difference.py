@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 
+from evalband._util.validate import as_count, check_choice, check_k_n
 from evalband.errors import InvalidCountsError
+from evalband.stats._normal import z_value
 from evalband.stats._types import Difference
-from evalband.stats._validate import as_count, check_choice, check_k_n, z_value
 
 __all__ = ["PAIRED_METHODS", "diff_unpaired", "diff_paired"]
 

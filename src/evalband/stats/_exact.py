@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import sys
 
+from evalband._util.validate import as_count, check_choice, check_k_n
 from evalband.errors import InvalidCountsError, InvalidParameterError
 from evalband.stats._types import TestResult
-from evalband.stats._validate import as_count, check_choice, check_k_n
 
 __all__ = ["EXACT_LIMIT", "MCNEMAR_METHODS", "fisher_exact_test", "mcnemar"]
 

@@ -28,15 +28,15 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from evalband.errors import InvalidCountsError
-from evalband.stats._types import Interval
-from evalband.stats._validate import (
+from evalband._util.validate import (
     as_count,
     check_choice,
     check_confidence,
     check_k_n,
-    z_value,
 )
+from evalband.errors import InvalidCountsError
+from evalband.stats._normal import z_value
+from evalband.stats._types import Interval
 
 __all__ = ["INTERVAL_METHODS", "interval", "interval_bounds", "intervals"]
 

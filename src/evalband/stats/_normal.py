@@ -10,7 +10,11 @@ depend on which path answered.
 
 from __future__ import annotations
 
-__all__ = ["ndtri", "ndtr"]
+import functools
+
+from evalband._util.validate import check_confidence
+
+__all__ = ["ndtri", "ndtr", "z_value"]
 
 # p -> scipy.special.ndtri(p) for the p that common levels give: 0.5 + confidence / 2
 # (confidence 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999), alpha / 2 (alpha 0.2, 0.1,
@@ -67,3 +71,21 @@ def ndtr(x: float) -> float:
     from scipy.special import ndtr as scipy_ndtr
 
     return float(scipy_ndtr(x))
+
+
+def z_value(confidence: float) -> float:
+    """Two-sided standard-normal quantile for a confidence level.
+
+    The quantile is cached per level (``scipy.special.ndtri``, the inverse normal CDF
+    that ``scipy.stats.norm.ppf`` evaluates, without its per-call overhead): a report
+    computes thousands of bands at one level.
+
+    >>> f"{z_value(0.95):.12f}"
+    '1.959963984540'
+    """
+    return _z_cached(check_confidence(confidence))
+
+
+@functools.lru_cache(maxsize=64)
+def _z_cached(level: float) -> float:
+    return ndtri(0.5 + level / 2.0)

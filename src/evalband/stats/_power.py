@@ -27,9 +27,9 @@ import numbers
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
+from evalband._util.validate import as_count, check_choice, check_probability
 from evalband.errors import InvalidParameterError
 from evalband.stats._normal import ndtr, ndtri
-from evalband.stats._validate import as_count, check_choice, check_probability
 
 if TYPE_CHECKING:
     import numpy as np

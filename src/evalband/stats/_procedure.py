@@ -186,7 +186,7 @@ def score_interval_unpaired(
     """
     from scipy.optimize import brentq
 
-    from evalband.stats._validate import z_value
+    from evalband.stats._normal import z_value
 
     z = z_value(confidence)
     est = k_a / n_a - k_b / n_b
@@ -262,7 +262,7 @@ def wilson_cc(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     >>> lo, round(hi, 4)
     (0.0, 0.3445)
     """
-    from evalband.stats._validate import z_value
+    from evalband.stats._normal import z_value
 
     z = z_value(confidence)
     z2 = z * z

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from evalband._util.validate import as_count
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.stats._exact import (
     MCNEMAR_METHODS,
@@ -28,7 +29,6 @@ from evalband.stats._exact import (
     mcnemar,
 )
 from evalband.stats._types import TestResult
-from evalband.stats._validate import as_count
 
 __all__ = [
     "MCNEMAR_METHODS",

@@ -12,22 +12,45 @@ Names load on first use: a run needs the store, not the bundle and import reader
 
 from typing import TYPE_CHECKING
 
-from evalband._imports import lazy_attributes
+from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
+    from evalband.store._columns import OUTCOME_CODES, cell_tallies, error_messages
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
         import_results,
         import_runs,
     )
+    from evalband.store._lease import RunLease, discard_empty_run
     from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
-    from evalband.store._media import media_dir, media_file, store_media_bytes, store_media_file
+    from evalband.store._media import (
+        CONTENT_TYPES,
+        content_type_of,
+        media_dir,
+        media_file,
+        store_media_bytes,
+        store_media_file,
+    )
     from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
+    from evalband.store._session_runs import (
+        create_session_runs,
+        mark_finished,
+        read_trials,
+        session_panel,
+        trial_episode,
+        trial_fields,
+    )
     from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
+    "create_session_runs",
+    "mark_finished",
+    "read_trials",
+    "session_panel",
+    "trial_episode",
+    "trial_fields",
     "RunStore",
     "RunManifest",
     "open_store",
@@ -51,9 +74,22 @@ __all__ = [
     "resolve_run",
     "looks_like_path",
     "is_bundle_path",
+    "OUTCOME_CODES",
+    "cell_tallies",
+    "error_messages",
+    "RunLease",
+    "discard_empty_run",
+    "CONTENT_TYPES",
+    "content_type_of",
 ]
 
 _LAZY = {
+    "create_session_runs": "evalband.store._session_runs",
+    "mark_finished": "evalband.store._session_runs",
+    "read_trials": "evalband.store._session_runs",
+    "session_panel": "evalband.store._session_runs",
+    "trial_episode": "evalband.store._session_runs",
+    "trial_fields": "evalband.store._session_runs",
     "BUNDLE_FORMAT": "evalband.store._bundle",
     "export_bundle": "evalband.store._bundle",
     "import_bundle": "evalband.store._bundle",
@@ -77,6 +113,13 @@ _LAZY = {
     "DEFAULT_STORE_PATH": "evalband.store._sqlite",
     "RunStore": "evalband.store._sqlite",
     "open_store": "evalband.store._sqlite",
+    "OUTCOME_CODES": "evalband.store._columns",
+    "cell_tallies": "evalband.store._columns",
+    "error_messages": "evalband.store._columns",
+    "RunLease": "evalband.store._lease",
+    "discard_empty_run": "evalband.store._lease",
+    "CONTENT_TYPES": "evalband.store._media",
+    "content_type_of": "evalband.store._media",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -122,7 +122,7 @@ def _stem(path: Path, fmt: str) -> str:
     stem = path.stem
     if fmt == "lerobot" and stem == "eval_info" and path.resolve().parent.name:
         stem = path.resolve().parent.name
-    from evalband._ids import safe_name
+    from evalband._util.ids import safe_name
 
     return safe_name(stem, "imported")  # a valid run id whatever the file is called
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from evalband._ids import shown
+from evalband._util.ids import shown
 from evalband.errors import BundleError, RunNotFoundError
 
 if TYPE_CHECKING:

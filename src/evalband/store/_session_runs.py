@@ -42,7 +42,7 @@ import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalband._ids import safe_name
+from evalband._util.ids import safe_name
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.store._manifest import RunManifest, environment_versions, git_sha
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from evalband._ids import check_run_id, shown
+from evalband._util.ids import check_run_id, shown
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
 from evalband.errors import RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalband.report._page import html_page
+from evalband.report import html_page
 
 if TYPE_CHECKING:
     from evalband.episode import EpisodeRecord
@@ -53,7 +53,7 @@ def media_url(ref: dict[str, object]) -> str | None:
     >>> media_url({"sha256": "ab" * 32, "content_type": "video/mp4"})[-4:]
     '.mp4'
     """
-    from evalband.store._media import CONTENT_TYPES
+    from evalband.store import CONTENT_TYPES
 
     digest = ref.get("sha256")
     if not isinstance(digest, str):

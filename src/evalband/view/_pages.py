@@ -16,7 +16,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalband.report._page import DEFAULT_CSP, html_page
+from evalband.report import DEFAULT_CSP, html_page
 
 if TYPE_CHECKING:
     from evalband.store import RunManifest, RunStore

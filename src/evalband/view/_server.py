@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from evalband.errors import EvalbandError, InvalidParameterError, RunNotFoundError, StoreError
-from evalband.report._page import html_page
+from evalband.report import html_page
 from evalband.store import RunStore
 from evalband.view._pages import (
     VIEW_CSP,
@@ -201,9 +201,8 @@ class ViewServer(ThreadingHTTPServer):
             The page, the names of recorded options this evalband does not know, and where
             the comparisons came from (``"stored"`` or ``"computed"``).
         """
-        from evalband.analysis._stored import comparison_settings
-        from evalband.report._data import collect
-        from evalband.report._html import report_html
+        from evalband.analysis import comparison_settings
+        from evalband.report import collect, report_html
 
         settings, ignored = comparison_settings(options or {})
         key = (*run_ids, "\x00", state, json.dumps(settings, sort_keys=True))
@@ -337,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _media(self, name: str, *, head: bool) -> None:
         """A stored clip, with its content type and HTTP range requests (RFC 9110 §14)."""
-        from evalband.store._media import content_type_of, media_dir
+        from evalband.store import content_type_of, media_dir
         from evalband.view._episodes import MEDIA_NAME
 
         path = media_dir(self.server.store_path) / name
@@ -433,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _report(
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
-        from evalband.analysis._sequential import incomplete
+        from evalband.analysis import incomplete
 
         state, running = store_state(store, run_ids)
         partial = any(m is not None and incomplete(store.count_episodes(r), m.n_planned, m.status)

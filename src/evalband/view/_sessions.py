@@ -15,7 +15,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalband.report._page import html_page
+from evalband.report import html_page
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -39,7 +39,7 @@ def _run_url(run_id: str) -> str:
 
 
 def _row(ss: Any, session_id: str) -> dict[str, Any]:
-    from evalband.session._stored import latest_analysis
+    from evalband.session import latest_analysis
 
     plan = ss.plan(session_id)
     counts = ss.counts(session_id)
@@ -183,9 +183,8 @@ def session_page(store: RunStore, session_id: str, nav: str, csp: str) -> str:
     >>> "not analyzed yet" in page, 'href="/run/g%3AA"' in page
     (True, True)
     """
-    from evalband.report._session import session_section
-    from evalband.session import SessionStore
-    from evalband.session._stored import latest_analysis, stored_looks
+    from evalband.report import session_section
+    from evalband.session import SessionStore, latest_analysis, stored_looks
 
     with SessionStore(store) as ss:
         row = _row(ss, session_id)

@@ -71,8 +71,8 @@ def same_obs(a: Any, b: Any) -> bool:
 
 def _first_obs(task: RunTask, cell_kwargs: dict[str, Any], seed: int,
                options: dict[str, Any]) -> Any:
-    from evalband.envs._resolve import close_env
-    from evalband.policies._contract import TASK_OPTION_KEYS
+    from evalband.envs import close_env
+    from evalband.policies import TASK_OPTION_KEYS
     from evalband.run._execute import make_task_env
 
     env = make_task_env(task, cell_kwargs)
@@ -91,7 +91,7 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
     thing (a replication factor), a ``task`` factor, a ``dynamics_only`` factor, an option
     the env declares in ``reset_options`` and the policy's instruction options are not tried.
     """
-    from evalband.envs._resolve import env_class
+    from evalband.envs import env_class
 
     if not panel.factors:
         return []
@@ -108,7 +108,7 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
             continue
         keys = sorted({k for s in settings for k in s})
         where = "reset option" if spec.target == "options" else "constructor argument"
-        from evalband.policies._contract import TASK_OPTION_KEYS
+        from evalband.policies import TASK_OPTION_KEYS
 
         if spec.target == "options" and set(keys) <= declared | set(TASK_OPTION_KEYS):
             continue  # declared by the env, or the policy's instruction (not the env's)
@@ -142,8 +142,7 @@ def refuse_ignored_factors(panel: Panel, task: RunTask) -> None:
 
 
 def _dt_findings(panel: Panel, env: Any) -> Iterator[Finding]:
-    from evalband.envs._contract import control_dt
-    from evalband.envs._resolve import registered_time_limit
+    from evalband.envs import control_dt, registered_time_limit
 
     period = control_dt(env, panel.control_dt)
     if period.dt is None:
@@ -185,7 +184,7 @@ def check_env(panel: Panel, policy: str | None = None, episodes: int = 3) -> lis
             without one, random actions (seeded by the condition seed) probe the info keys.
         episodes: episodes to roll out (the panel's first ones).
     """
-    from evalband.envs._resolve import close_env, prepare_imports
+    from evalband.envs import close_env, prepare_imports
     from evalband.run._execute import close_task_envs, make_task_env
     from evalband.run._runner import panel_task
 

@@ -1,12 +1,12 @@
-"""Validation shared by every statistics function: counts, probabilities, confidence.
+"""Validation shared across evalband: counts, probabilities, confidence, choices.
 
-One place decides what a valid count is, so every formula rejects bad input the
-same way and with the same message shape: what was expected, what came.
+One place decides what a valid count is, so every formula (and every env, lab and command
+that takes a count or a choice) rejects bad input the same way and with the same message
+shape: what was expected, what came.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from collections.abc import Iterable
@@ -19,7 +19,6 @@ __all__ = [
     "check_confidence",
     "check_probability",
     "check_choice",
-    "z_value",
 ]
 
 
@@ -123,22 +122,3 @@ def check_choice(value: str, name: str, choices: Iterable[str]) -> str:
         )
     return lowered
 
-
-def z_value(confidence: float) -> float:
-    """Two-sided standard-normal quantile for a confidence level.
-
-    The quantile is cached per level (``scipy.special.ndtri``, the inverse normal CDF
-    that ``scipy.stats.norm.ppf`` evaluates, without its per-call overhead): a report
-    computes thousands of bands at one level.
-
-    >>> f"{z_value(0.95):.12f}"
-    '1.959963984540'
-    """
-    return _z_cached(check_confidence(confidence))
-
-
-@functools.lru_cache(maxsize=64)
-def _z_cached(level: float) -> float:
-    from evalband.stats._normal import ndtri  # scipy's value; scipy only for rare levels
-
-    return ndtri(0.5 + level / 2.0)
