@@ -7,8 +7,13 @@ answer comes before typer (~0.1 s of start-up) would have loaded.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalband.cli._out import console, emit_json, fail, pct
 from evalband.errors import InvalidCountsError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from evalband.stats import Difference
 
 __all__ = ["run_ci", "run_diff", "run_power"]
 
@@ -74,7 +79,19 @@ def run_diff(counts: list[str], paired: bool, method: str, confidence: float,
         f"{result.method}: [{100 * result.low:+.1f}, {100 * result.high:+.1f}]"
     )
     console.print(f"{test.method}: p = {test.p_value:.4g}")
-    console.print(f"verdict: {result.verdict}")
+    console.print(f"verdict: {_diff_sentence(result)}")
+
+
+def _diff_sentence(result: Difference) -> str:
+    """The interval read alone, in ``diff``'s A/B words (the one verdict vocabulary first)."""
+    from evalband.stats import SliceVerdict
+
+    if result.verdict is SliceVerdict.IMPROVED:
+        return f"{result.verdict.value}: A is better (the interval excludes 0)"
+    if result.verdict is SliceVerdict.REGRESSED:
+        return f"{result.verdict.value}: B is better (the interval excludes 0)"
+    return (f"{result.verdict.value}: the interval contains 0, "
+            "so the ranking is not established at this n")
 
 
 def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
