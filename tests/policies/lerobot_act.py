@@ -6,7 +6,8 @@ lerobot's own ``save_pretrained`` (config, weights) and processor pipelines (nor
 stats made up here: nothing comes from a hub). No image input, so no vision backbone.
 
 ``python lerobot_act.py runs DIR PANEL FRESH STORE`` plays, through ``run_panel``, the
-checkpoint on FRESH (run ``fresh``) and :class:`NoReset` on PANEL (run ``no-reset``): the
+checkpoint on FRESH (run ``fresh``), on PANEL with its episodes in lockstep (``batch``: one
+policy instance per slot) and :class:`NoReset` on PANEL (run ``no-reset``): the
 same policy with its reset left out, the way a bare ``obs -> action`` wrapper plays it (the
 action queue is never cleared, so an episode starts with the last one's leftover actions).
 """
@@ -79,6 +80,7 @@ def runs(path: str, panel: str, fresh: str, store_path: str) -> None:
 
     with open_store(store_path) as store:
         run_panel(load_panel(fresh), f"lerobot:{path}", store, run_id="fresh")
+        run_panel(load_panel(panel), f"lerobot:{path}", store, run_id="batch", batch_size=3)
         run_panel(load_panel(panel), NoReset(path), store, run_id="no-reset")
 
 

@@ -78,6 +78,13 @@ def panel_file(tmp: Path, stem: str, **overrides: Any) -> Path:
     return path
 
 
+def played(record: Any) -> dict[str, Any]:
+    """What an episode's play decided: outcome, steps, seed, rewards and coverage."""
+    data = comparable(record)
+    return {k: data[k] for k in ("outcome", "steps", "condition_seed")} | {
+        "metrics": record.metrics}
+
+
 def records(store_path: Path, run_id: str) -> dict[int, Any]:
     with open_store(store_path) as store:
         return {r.episode: r for r in store.episode_records(run_id)}
@@ -169,13 +176,17 @@ def test_action_queue_is_reset_every_episode(runs: dict[str, Any]) -> None:
     fresh = records(tmp / "b.sqlite", "fresh")
     leaky = records(tmp / "b.sqlite", "no-reset")
 
-    def played(record: Any) -> dict[str, Any]:
-        data = comparable(record)
-        return {k: data[k] for k in ("outcome", "steps", "condition_seed", "extra")}
-
     assert fresh[0].condition_seed == ours[1].condition_seed == SEED + 1
     assert played(fresh[0]) == played(ours[1])
     assert played(fresh[1]) == played(ours[2])
     # negative control: the first episode has nothing left over, the next ones do
     assert played(leaky[0]) == played(ours[0])
     assert played(leaky[1]) != played(ours[1])
+
+
+def test_lockstep_batch_gives_every_slot_its_own_queue(runs: dict[str, Any]) -> None:
+    """``batch_size=3``: three episodes in lockstep, each with its own policy, same records."""
+    tmp = runs["tmp"]
+    ours = records(tmp / "a.sqlite", "evalband")
+    batched = records(tmp / "b.sqlite", "batch")
+    assert {k: played(r) for k, r in batched.items()} == {k: played(r) for k, r in ours.items()}
