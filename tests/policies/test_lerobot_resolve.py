@@ -62,3 +62,50 @@ def test_lerobot_pusht_panel_plays_lerobot_evals_seeds() -> None:
     derived = panel.model_copy(update={"condition_seeds": "derived"})
     assert derived.fingerprint != panel.fingerprint
     assert [s.condition_seed for s in derived.episode_specs()][:2] != [1000, 1001]
+
+
+class _Pipeline:
+    """A stand-in for a lerobot processor pipeline: records what it is given."""
+
+    def __init__(self) -> None:
+        self.seen: list[object] = []
+        self.resets = 0
+
+    def __call__(self, batch: object) -> object:
+        self.seen.append(batch)
+        return batch
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def test_the_panels_instruction_reaches_lerobot_as_task() -> None:
+    """The step path without lerobot: obs -> batch with ``task`` -> select_action -> action."""
+    torch = pytest.importorskip("torch")
+    from evalband.policies import EpisodeContext
+    from evalband.policies.lerobot import LerobotPolicy
+
+    class Model:
+        resets = 0
+
+        def reset(self) -> None:
+            Model.resets += 1
+
+        def select_action(self, batch: dict[str, object]) -> object:
+            return torch.tensor([[1.0, 2.0]])
+
+    policy = LerobotPolicy("ckpt")
+    policy.policy, policy.preprocessor, policy.postprocessor = Model(), _Pipeline(), _Pipeline()
+    policy._torch = torch
+    policy._to_batch = lambda obs: {"observation.state": torch.as_tensor(obs["agent_pos"])[None]}
+    context = EpisodeContext("r", "p", "", {}, 0, 0, 1, seed=5, task="push the T")
+    policy.reset(context)
+    action = policy.act({"agent_pos": [0.0, 1.0]})
+    assert action.tolist() == [1.0, 2.0]
+    assert policy.preprocessor.seen[0]["task"] == ["push the T"]
+    assert (Model.resets, policy.preprocessor.resets, policy.postprocessor.resets) == (1, 1, 1)
+    policy.reset(EpisodeContext("r", "p", "", {}, 1, 0, 2, seed=6))
+    policy.act({"agent_pos": [0.0, 1.0]})
+    assert policy.preprocessor.seen[1]["task"] == [""]  # no instruction: lerobot's empty task
+    with pytest.raises(TypeError, match="expected a dict observation"):
+        policy.act([0.0, 1.0])
