@@ -3,7 +3,8 @@
 #   make test  installs the dev tools and the optional extras (torch CPU, mujoco), Debian's
 #              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
-#              gym-aloha, dm_control, Fetch; built with uv in seconds), and tests.
+#              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
+#              .venv-lerobot for lerobot checkpoints (torch 2.14.1 from local disk; pip), and tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,6 +16,11 @@ DEV_STAMP := $(VENV)/.dev-installed
 MJ3_VENV := .venv-mujoco3
 MJ3_STAMP := $(MJ3_VENV)/.installed
 MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics
+# lerobot beside its own torch (why and which versions: requirements/lerobot.txt). pip, not
+# uv: pip takes torch 2.14.1 + torchvision 0.29.1 from this machine's disk, uv downloads GBs.
+LEROBOT_VENV := .venv-lerobot
+LEROBOT_STAMP := $(LEROBOT_VENV)/.installed
+LEROBOT_TORCH ?= torch==2.14.1 torchvision==0.29.1
 
 .PHONY: run test lint typecheck bench clean
 
@@ -41,10 +47,19 @@ $(MJ3_STAMP): pyproject.toml requirements/mujoco3.txt | $(DEV_STAMP)
 		-c requirements/mujoco3.txt -e '.[$(MJ3_EXTRAS)]'
 	touch $(MJ3_STAMP)
 
+$(LEROBOT_STAMP): pyproject.toml requirements/lerobot.txt
+	rm -rf $(LEROBOT_VENV)
+	$(PYTHON) -m venv $(LEROBOT_VENV)
+	grep -v '^lerobot==' requirements/lerobot.txt > $(LEROBOT_VENV)/deps.txt
+	$(LEROBOT_VENV)/bin/pip install --quiet $(LEROBOT_TORCH) -r $(LEROBOT_VENV)/deps.txt \
+		-e '.[envs-pusht]'
+	$(LEROBOT_VENV)/bin/pip install --quiet --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
+	touch $(LEROBOT_STAMP)
+
 run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
-test: $(DEV_STAMP) $(MJ3_STAMP)
+test: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP)
 	scripts/ensure-chromium
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
@@ -54,4 +69,4 @@ bench: $(DEV_STAMP) $(MJ3_STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) $(MJ3_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MJ3_VENV) $(LEROBOT_VENV) .pytest_cache .mypy_cache .ruff_cache

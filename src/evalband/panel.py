@@ -7,7 +7,9 @@ one panel see identical conditions, so their episodes pair by ``(cell, episode, 
 Condition seeds are a pure function of ``(panel seed, cell, episode)``: prefix-stable
 (more episodes keep the earlier ones), identical for every policy, independent of worker
 count, order and backend. A repeat is the *same* condition again (for flip rates), so the
-repeat index does not enter the condition seed.
+repeat index does not enter the condition seed. A panel that must replay another
+harness's seeds says ``condition_seeds: sequential``: episode ``i`` of every cell is then
+reset with ``seed + i``, lerobot-eval's convention (``--seed`` is the first episode's seed).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "builtin_panels",
     "default_condition_seed",
     "default_condition_seeds",
+    "sequential_condition_seed",
     "panel_from_yaml",
 ]
 
@@ -327,6 +330,7 @@ class Panel(BaseModel):
     imports: list[str] = Field(default_factory=list)
     episodes: int = Field(gt=0)
     seed: int = Field(default=0, ge=0)
+    condition_seeds: Literal["derived", "sequential"] = "derived"
     budget: Budget
     time_limit: Literal["budget", "env"] = "budget"
     control_dt: float | None = Field(default=None, gt=0)
@@ -389,6 +393,8 @@ class Panel(BaseModel):
         }
         if self.time_limit != "budget":
             content["time_limit"] = self.time_limit
+        if self.condition_seeds != "derived":
+            content["condition_seeds"] = self.condition_seeds
         if self.control_dt is not None:
             content["control_dt"] = self.control_dt
         if self.success != SuccessRule():
@@ -427,9 +433,25 @@ class Panel(BaseModel):
                               env_kwargs=targets["env_kwargs"], task=targets["task"]))
         return cells
 
+    def seed_function(self) -> Any:
+        """The panel's condition-seed function ``(seed, cell, episode) -> int``.
+
+        ``condition_seeds: sequential`` gives :func:`sequential_condition_seed` (``seed +
+        episode``, lerobot-eval's); otherwise the env's own or the default
+        (:func:`condition_seed_function`).
+
+        >>> p = Panel(name="l", env="evalband/Coin-v0", episodes=3, seed=1000,
+        ...           condition_seeds="sequential", budget={"steps": 5})
+        >>> [s.condition_seed for s in p.episode_specs()]
+        [1000, 1001, 1002]
+        """
+        if self.condition_seeds == "sequential":
+            return sequential_condition_seed
+        return condition_seed_function(self.env, self.imports)
+
     def episode_specs(self) -> list[EpisodeSpec]:
         """Every planned episode, in a fixed order decided up front (cell, episode, repeat)."""
-        seed_fn = condition_seed_function(self.env, self.imports)
+        seed_fn = self.seed_function()
         specs = []
         for cell in self.cells():
             for episode in range(self.episodes):
@@ -445,6 +467,19 @@ class Panel(BaseModel):
         """Every ``(factor, value label)`` pair."""
         for cell in self.cells():
             yield from cell.slices.items()
+
+
+def sequential_condition_seed(seed: int, cell: str, episode: int) -> int:
+    """``seed + episode`` in every cell: lerobot-eval's seeds (panel ``condition_seeds``).
+
+    lerobot's ``eval_policy`` (``src/lerobot/scripts/lerobot_eval.py``, huggingface/lerobot)
+    resets the ``i``-th rollout with ``start_seed + i`` (``start_seed`` is ``--seed``,
+    1000 by default), the same seeds for every task.
+
+    >>> sequential_condition_seed(1000, "task=0", 2)
+    1002
+    """
+    return int(seed) + int(episode)
 
 
 def condition_seed_function(env: str, imports: list[str] | None = None) -> Any:

@@ -397,6 +397,27 @@ def test_lerobot_with_panel(store: RunStore, tmp_path: Path) -> None:
     assert store.require_run(run_id).panel_fingerprint == panel.fingerprint
 
 
+def test_lerobot_on_the_shipped_lerobot_pusht_panel(store: RunStore, tmp_path: Path) -> None:
+    """Its factors are task-target specs; lerobot-eval's seeds are its condition seeds."""
+    from evalband.analysis import RunData, compare_runs
+    from evalband.panel import load_panel
+
+    panel = load_panel("lerobot-pusht", check_env=False)
+    successes = [True, False, False]
+    doc = {"per_task": [{"task_group": "pusht", "task_id": 0,
+                         "metrics": {"sum_rewards": [3.0, 1.0, 0.5], "max_rewards": [1.0, 0.2, 0.1],
+                                     "successes": successes, "video_paths": []}}]}
+    ids = [import_results(store, write_lerobot(tmp_path, doc, name), panel=panel)
+           for name in ("a", "b")]
+    records = store.episode_records(ids[0])
+    assert [(r.cell, r.episode, r.condition_seed) for r in records] == [
+        ("task_group=pusht,task=0", i, 1000 + i) for i in range(3)]
+    runs = [RunData(i, i, panel.fingerprint, panel, store.episode_records(i)) for i in ids]
+    names = {row.name for row in compare_runs(*runs).slice_rows}
+    assert {"task_group=pusht", "task=0"} <= names
+    assert not any("target" in name for name in names)
+
+
 # -- malformed files: rejected whole, row and column named, store unchanged ------------------
 
 Writer = Callable[[Path], Path]

@@ -55,7 +55,7 @@ from evalband.analysis._verdicts import (
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
-from evalband.panel import Cell, Panel
+from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import (
     Difference,
     Interval,
@@ -768,7 +768,7 @@ def slice_definitions(
         return [("all", "all", {})]
     out: list[tuple[str, str, dict[str, str]]] = []
     for factor, levels in panel.factors.items():
-        labels = list(levels) if isinstance(levels, dict) else [str(v) for v in levels]
+        labels = as_factor_spec(levels).labels()  # a list, a label mapping or a spec
         out.extend(("factor", f"{factor}={label}", {factor: str(label)}) for label in labels)
     if len(panel.factors) > 1:
         out.extend(("cell", cell.key, dict(cell.slices)) for cell in cells)

@@ -4,8 +4,9 @@ A policy is any callable ``obs -> action``, or an object with an episode lifecyc
 (:class:`Policy`: ``reset(context)`` per episode, ``act(obs)``; see ``docs/extending.md``).
 :func:`resolve_policy` turns a built-in name (:data:`BUILTIN_POLICIES`), a saved
 behavior-cloning checkpoint (``*.pt``, optional extra ``evalband[bc]``), a policy server
-(``ws://HOST:PORT``, optional extra ``evalband[remote]``) or any ``module:attr`` import path
-into a policy. torch is imported only when a checkpoint or a torch module is resolved.
+(``ws://HOST:PORT``, optional extra ``evalband[remote]``), a lerobot checkpoint directory
+(``lerobot:PATH``, with lerobot installed) or any ``module:attr`` import path into a policy.
+torch is imported only when a checkpoint or a torch module is resolved.
 
 >>> sorted(BUILTIN_POLICIES)[:4]
 ['aloha:hold', 'fetch_reach:p', 'gym_pusht:push', 'inverted_pendulum:pd']
@@ -136,7 +137,9 @@ def resolve_policy(name_or_path: str) -> Any:
     the current directory; it is loaded as a ``TorchPolicy`` whose ``checkpoint_hash`` the
     runner records. ``ws://HOST:PORT[?replan=K]`` is a policy server speaking openpi's
     websocket protocol (:class:`~evalband.policies.remote.RemotePolicy`; connected when the
-    run starts). Otherwise the string must be ``module:attr`` where ``module`` is
+    run starts). ``lerobot:PATH[?device=D]`` is a lerobot ``pretrained_model`` directory
+    loaded with lerobot's own code (:mod:`evalband.policies.lerobot`; one policy per
+    lockstep slot). Otherwise the string must be ``module:attr`` where ``module`` is
     importable and ``attr`` (dotted for nested attributes, e.g. ``mod:Class.method``) is
     callable; a ``torch.nn.Module`` instance is wrapped in a ``TorchPolicy`` (numpy in,
     numpy out).
@@ -165,6 +168,10 @@ def resolve_policy(name_or_path: str) -> Any:
     name = name_or_path.strip()
     if name.startswith(("ws://", "wss://")):
         return _remote_policy(name)
+    if name.startswith("lerobot:"):
+        from evalband.policies.lerobot import lerobot_policy
+
+        return lerobot_policy(name)
     if name not in BUILTIN_POLICIES and name.endswith(CHECKPOINT_SUFFIX):
         # "pkg.mod:model.pt" may be an attribute path; a file of that name wins.
         if os.path.isfile(name) or not is_import_path(name):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalband.errors import EnvError
-from evalband.panel import Panel, as_factor_spec, condition_seed_function
+from evalband.panel import Panel, as_factor_spec
 
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
@@ -96,7 +96,7 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
     if not panel.factors:
         return []
     first = panel.cells()[0]
-    seed = condition_seed_function(panel.env, panel.imports)(panel.seed, first.key, 0)
+    seed = panel.seed_function()(panel.seed, first.key, 0)
     declared = set(getattr(env_class(panel.env), "reset_options", ()) or ())
     findings = []
     for name, levels in panel.factors.items():

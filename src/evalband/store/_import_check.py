@@ -161,11 +161,12 @@ class _Checker:
         self.order: list[str] | None = (
             list(panel.factors) if panel is not None else table.factor_order
         )
-        self.levels = (
-            {}
-            if panel is None
-            else {factor: [str(v) for v in values] for factor, values in panel.factors.items()}
-        )
+        if panel is not None:
+            from evalband.panel import as_factor_spec  # a factor may be a spec with a target
+
+            self.levels = {f: as_factor_spec(v).labels() for f, v in panel.factors.items()}
+        else:
+            self.levels = {}
         self.seeds = (
             {}
             if panel is None

@@ -1,0 +1,204 @@
+"""lerobot checkpoints as evalband policies: ``--policy lerobot:PATH[?device=cpu]``.
+
+``PATH`` is a local lerobot ``pretrained_model`` directory, as ``lerobot-train`` saves it
+(``config.json``, ``model.safetensors``, ``policy_preprocessor.json``,
+``policy_postprocessor.json`` and their state files). It is loaded with lerobot's own code,
+the way ``lerobot-eval`` loads ``--policy.path`` (huggingface/lerobot,
+``src/lerobot/scripts/lerobot_eval.py``, ``eval_main``; same names in 0.4 and 0.6):
+
+* ``PreTrainedConfig.from_pretrained(PATH)`` (``src/lerobot/configs/policies.py``), then the
+  policy class of its ``type`` (``get_policy_class``) ``.from_pretrained(PATH, config=...)``,
+  as ``make_policy`` does for a config with a ``pretrained_path``
+  (``src/lerobot/policies/factory.py``);
+* ``make_pre_post_processors(config, pretrained_path=PATH, preprocessor_overrides=
+  {"device_processor": {"device": ...}})``: the saved normalisation and device pipelines.
+
+Each step goes as in ``lerobot-eval``'s ``rollout``: the env's observation through
+``preprocess_observation`` (``src/lerobot/envs/utils.py``: ``pixels`` to
+``observation.image`` as float CHW in [0, 1], ``agent_pos`` to ``observation.state``,
+``environment_state`` to ``observation.environment_state``, a batch axis added), the task
+string as ``observation["task"]``, the preprocessor, ``select_action`` under
+``torch.inference_mode``, the postprocessor, and the first row of the action as numpy.
+
+Episode lifecycle: ``reset(context)`` calls the policy's ``reset()`` (ACT and diffusion
+clear their action queues: nothing leaks into the next episode), resets both processor
+pipelines and seeds torch with the episode's seed (``context.seed``), so a stochastic
+policy (diffusion's noise) draws the same noise whenever the episode is played. The task is
+the panel's instruction (``context.task``), ``""`` when it has none (as lerobot-eval gives
+envs without one, such as PushT). lerobot is imported in :meth:`LerobotPolicy.setup`, never
+at import time; it needs its own virtualenv here (docs/extending.md, lerobot checkpoints).
+
+>>> p = LerobotPolicy("outputs/pretrained_model", device="cpu")
+>>> p.name, p.device
+('lerobot:outputs/pretrained_model', 'cpu')
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import numpy as np
+
+from evalband.errors import PolicyNotFoundError
+from evalband.policies._contract import EpisodeContext, policy_factory
+
+__all__ = ["LEROBOT_PREFIX", "LerobotPolicy", "is_lerobot", "lerobot_policy"]
+
+LEROBOT_PREFIX = "lerobot:"
+"""Policy names starting with this are lerobot ``pretrained_model`` directories."""
+
+_OPTIONS = ("device",)
+
+
+def is_lerobot(name: str) -> bool:
+    """Whether a policy name is a lerobot checkpoint (``lerobot:PATH``).
+
+    >>> is_lerobot("lerobot:outputs/pretrained_model"), is_lerobot("pusht:expert")
+    (True, False)
+    """
+    return name.startswith(LEROBOT_PREFIX)
+
+
+def _parse(name: str) -> tuple[str, dict[str, str]]:
+    """``lerobot:PATH[?device=D]`` -> ``(PATH, options)``.
+
+    >>> _parse("lerobot:ckpt/pretrained_model?device=cuda")
+    ('ckpt/pretrained_model', {'device': 'cuda'})
+    """
+    body = name[len(LEROBOT_PREFIX):]
+    path, _, query = body.partition("?")
+    options = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise PolicyNotFoundError(
+            f"policy {name!r}: unknown option {unknown[0]!r}; expected "
+            f"lerobot:PATH[?device=cpu|cuda|mps]"
+        )
+    return path, options
+
+
+class LerobotPolicy:
+    """One lerobot policy with its processors (see the module docstring).
+
+    Args:
+        path: the ``pretrained_model`` directory.
+        device: the torch device (``"cpu"`` by default; lerobot-eval's ``--policy.device``).
+        name: the name runs record (default ``lerobot:PATH``).
+    """
+
+    def __init__(self, path: str, device: str = "cpu", name: str | None = None) -> None:
+        self.path = str(path)
+        self.device = device
+        self.name = name or f"{LEROBOT_PREFIX}{self.path}"
+        self.policy: Any = None
+        self.preprocessor: Any = None
+        self.postprocessor: Any = None
+        self.task = ""
+        self._torch: Any = None
+        self._to_batch: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def setup(self) -> None:
+        """Load the config, the weights and both processor pipelines (lerobot's loaders)."""
+        if self.policy is not None:
+            return
+        import torch
+        from lerobot.configs.policies import PreTrainedConfig
+        from lerobot.envs.utils import preprocess_observation
+        from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+
+        config = PreTrainedConfig.from_pretrained(self.path)
+        config.pretrained_path = self.path
+        config.device = self.device
+        policy = get_policy_class(config.type).from_pretrained(self.path, config=config)
+        policy.to(self.device)
+        policy.eval()
+        self.preprocessor, self.postprocessor = make_pre_post_processors(
+            policy_cfg=config,
+            pretrained_path=self.path,
+            preprocessor_overrides={"device_processor": {"device": self.device}},
+        )
+        self.policy = policy
+        self._torch = torch
+        self._to_batch = preprocess_observation
+
+    def reset(self, context: EpisodeContext) -> None:
+        """Clear the action queue and the processors' state; seed torch; take the task."""
+        self.setup()
+        self.policy.reset()
+        self.preprocessor.reset()
+        self.postprocessor.reset()
+        self._torch.manual_seed(context.seed)
+        self.task = context.task or ""
+
+    def act(self, obs: Any) -> np.ndarray:
+        """The action for one observation (a dict of arrays, as gym-pusht and lerobot envs give).
+
+        Raises:
+            TypeError: the observation is not a dict (lerobot's policies read named features).
+        """
+        if self.policy is None:
+            self.setup()
+        if not isinstance(obs, dict):
+            raise TypeError(
+                f"lerobot policy {self.name!r} expected a dict observation (e.g. gym-pusht with "
+                f"obs_type pixels_agent_pos or environment_state_agent_pos), got "
+                f"{type(obs).__name__}; set the panel's env_kwargs to an observation type "
+                "lerobot's preprocess_observation reads"
+            )
+        assert self._to_batch is not None  # set by setup()
+        torch = self._torch
+        batch = self._to_batch(obs)
+        batch["task"] = [self.task]
+        batch = self.preprocessor(batch)
+        with torch.inference_mode():
+            action = self.policy.select_action(batch)
+        action = self.postprocessor(action)
+        return np.asarray(action.to("cpu").numpy()[0])
+
+    def close(self) -> None:
+        """Drop the model (frees its memory)."""
+        self.policy = self.preprocessor = self.postprocessor = None
+
+
+def lerobot_policy(name: str) -> Callable[[], LerobotPolicy]:
+    """The policy for ``lerobot:PATH[?device=D]``: a factory, one :class:`LerobotPolicy` per slot.
+
+    A factory, so ``--batch N`` gives every lockstep slot its own action queue. Checks that
+    the directory exists and that lerobot is importable, without importing it.
+
+    Raises:
+        PolicyNotFoundError: no such directory, no ``config.json`` in it, or no lerobot.
+
+    >>> try:
+    ...     lerobot_policy("lerobot:/no/such/dir")
+    ... except PolicyNotFoundError as exc:
+    ...     print("does not exist" in str(exc))
+    True
+    """
+    path, options = _parse(name)
+    config = os.path.join(path, "config.json")
+    if not os.path.isfile(config):
+        what = "has no config.json" if os.path.isdir(path) else "does not exist"
+        raise PolicyNotFoundError(
+            f"policy {name!r}: the lerobot checkpoint directory {os.path.abspath(path)!r} "
+            f"{what}; give a lerobot pretrained_model directory (config.json, "
+            "model.safetensors, policy_preprocessor.json, policy_postprocessor.json)"
+        )
+    if importlib.util.find_spec("lerobot") is None:
+        raise PolicyNotFoundError(
+            f"policy {name!r} is a lerobot checkpoint but lerobot is not installed in this "
+            "Python; install it in its own virtualenv (see docs/extending.md, lerobot "
+            "checkpoints) and run evalband from there"
+        )
+    device = options.get("device") or "cpu"
+
+    @policy_factory
+    def make() -> LerobotPolicy:
+        return LerobotPolicy(path, device=device, name=name)
+
+    make.name = name  # type: ignore[attr-defined]
+    return make
