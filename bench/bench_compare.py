@@ -66,7 +66,7 @@ def _clear_caches() -> None:
     from evalband.analysis import _compare
 
     for fn in (_compare._rate_cached, _compare._compatible, _compare._design_power,
-               _compare._power_figures):
+               _compare._power_figures, _compare._stratified):
         fn.cache_clear()
 
 
