@@ -282,3 +282,26 @@ def test_stored_records_are_immutable_and_compare_equal() -> None:
     assert recs == list(recs) and recs[0].run_id == "r" and made == [1]
     with pytest.raises(TypeError):
         recs[0] = recs[1]  # type: ignore[index]
+
+
+def test_kept_columns_follow_the_records_in_memory() -> None:
+    """A run's arrays are used again only while it holds the very same records, in order."""
+    base = build("b", [("success", True, False, 2.0), ("failure", True, True, None)])
+    cand = build("c", [("failure", True, False, None), ("success", True, False, 5.0)])
+    first = compare_many(base, [cand])[0].to_json()
+    assert compare_many(base, [cand])[0].to_json() == first  # kept arrays, same result
+    records = cand.records
+    assert isinstance(records, list)
+    changed = build("x", [("success", True, False, None)]).records[0]
+    for edit in (lambda: records.__setitem__(0, replace(changed, run_id="c")),
+                 lambda: records.append(replace(records[-1], repeat=1, episode=99)),
+                 lambda: records.reverse()):
+        edit()
+        fresh = RunData(cand.run_id, cand.policy, cand.panel_fingerprint, PANEL,
+                        list(records))
+        assert (compare_many(base, [cand])[0].to_json()
+                == compare_many(base, [fresh])[0].to_json())
+    assert compare_many(base, [cand])[0].to_json() != first
+    cols = cand.compare_columns([c.key for c in PANEL.cells()])
+    with pytest.raises(ValueError, match="read-only"):
+        cols.success[0] = True

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -105,10 +107,30 @@ class RunData:
     source: str = "store"
 
     def compare_columns(self, cells: Sequence[str]) -> RunColumns:
-        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out)."""
+        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out).
+
+        Records in memory are read into arrays once per run: the arrays are kept (read-only)
+        with the records they came from and used again while ``records`` holds the very
+        same record objects in the same order (records are immutable), so comparing one run
+        again -- a sweep of candidates, a report after a comparison -- reads no record twice.
+        """
         if isinstance(self.records, StoredRecords):
             return columns_from_arrays(self.records.columns, cells)
-        return run_columns(self.records, cells)
+        kept = _KEPT_COLUMNS.get(id(self))
+        if (kept is not None and kept[0] == tuple(cells) and len(kept[1]) == len(self.records)
+                and all(map(is_, kept[1], self.records))):
+            return kept[2]
+        cols = run_columns(self.records, cells)
+        for array in vars(cols).values():
+            array.flags.writeable = False
+        if kept is None:
+            weakref.finalize(self, _KEPT_COLUMNS.pop, id(self), None)
+        _KEPT_COLUMNS[id(self)] = (tuple(cells), tuple(self.records), cols)
+        return cols
+
+
+_KEPT_COLUMNS: dict[int, tuple[tuple[str, ...], tuple[EpisodeRecord, ...], RunColumns]] = {}
+"""Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
 @dataclass(frozen=True)
