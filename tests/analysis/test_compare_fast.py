@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
@@ -139,7 +139,29 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
         mean_time_to_success_baseline_s=mean_time(base, use_b),
         mean_time_to_success_candidate_s=mean_time(cand, use_c),
         time_to_success_delta_s=_compare._paired_time_delta(
-            _compare._paired_times(base, cand, members.size), members, confidence))
+            _reference_paired_times(base, cand, members.size), members, confidence))
+
+
+def _reference_paired_times(base: RunColumns, cand: RunColumns,
+                            n_cells: int) -> _compare._PairedTimes:
+    """The pairs where both succeeded with a time, joined on their keys (``intersect1d``)."""
+    ok_b = base.success & ~np.isnan(base.time_to_success)
+    ok_c = cand.success & ~np.isnan(cand.time_to_success)
+    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+
+    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
+        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+
+    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                               return_indices=True)
+    cell = base.cell[ok_b][ib]
+    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    shift = float(d.mean()) if d.size else 0.0
+    d = d - shift
+    return _compare._PairedTimes(
+        *(np.bincount(cell, weights=w, minlength=n_cells).astype(np.float64)
+          for w in (None, d, d * d)), shift)
 
 
 def _reference_slice_rows(definitions: list[tuple[str, str, dict[str, str]]],
@@ -217,6 +239,8 @@ def shuffled(run: RunData, seed: int | None) -> RunData:
 
 
 @settings(max_examples=25, deadline=None)
+@example([("success", True, False, 1.0)], [("failure", True, False, None),
+         ("success", True, True, None)], [("success", True, False, None)], False, None)
 @given(st.lists(episode, min_size=1, max_size=30), st.lists(episode, min_size=1, max_size=30),
        st.lists(episode, min_size=1, max_size=30), st.booleans(),
        st.one_of(st.none(), st.integers(0, 2**16)))

@@ -426,13 +426,25 @@ def _paired_times(base: RunColumns, cand: RunColumns, n_cells: int) -> _PairedTi
     ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
     rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
 
-    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
-        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+    def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
+        out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+        return out
 
-    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
-                               return_indices=True)
-    cell = base.cell[ok_b][ib]
-    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
+            and np.array_equal(base.episode, cand.episode)
+            and np.array_equal(base.repeat, cand.repeat))
+    if same:  # the same episodes: in key order, the pairs are where both have a time
+        full = keys(base, slice(None))
+        same = bool(np.all(full[1:] > full[:-1]))
+    if same:
+        both = ok_b & ok_c
+        cell = base.cell[both]
+        d = cand.time_to_success[both] - base.time_to_success[both]
+    else:
+        _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                                   return_indices=True)
+        cell = base.cell[ok_b][ib]
+        d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
     shift = float(d.mean()) if d.size else 0.0
     d = d - shift
     def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -811,7 +823,7 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
-    cells = panel.cells()
+    cells = _panel_cells(panel)
     cell_keys = [c.key for c in cells]
     definitions = _slice_definitions(panel, cells)
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
@@ -838,6 +850,20 @@ def compare_many(
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements)
+
+
+def _panel_cells(panel: Panel) -> list[Cell]:
+    """``panel.cells()``, kept per panel object (a panel is immutable) while it lives."""
+    kept = _KEPT_CELLS.get(id(panel))
+    if kept is not None and kept[0]() is panel:
+        return kept[1]
+    cells = panel.cells()
+    weakref.finalize(panel, _KEPT_CELLS.pop, id(panel), None)
+    _KEPT_CELLS[id(panel)] = (weakref.ref(panel), cells)
+    return cells
+
+
+_KEPT_CELLS: dict[int, tuple[weakref.ref[Panel], list[Cell]]] = {}
 
 
 def decide_family(
