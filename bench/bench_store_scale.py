@@ -27,8 +27,11 @@ under load): the 1M import 15.0 s wall / 8.1 s CPU / 444 MB; the issue's 1M comp
 with its figures drawn by matplotlib (``report_100k_matplotlib``; matplotlib imported before
 the clock): 4.94 s wall / 4.82 s CPU, against 2.43 s / 2.42 s with the figures written as SVG
 directly, median of three interleaved rounds of this step in one run (load 2.3). scipy's
-``optimize`` (the power curve's resolvable gap) is now loaded before the clock as ``special``
-is (about 0.5 s of imports in a fresh process, not the step's own work).
+``special`` is loaded before the clock (the exact tests need it; about 0.4 s of imports in a
+fresh process); ``optimize`` is not: the report does not import it (the power curve's
+resolvable gap and the score intervals find their roots with ``evalband.stats._roots``).
+The report's templates come compiled from Jinja's bytecode cache once a first render wrote
+it (the 10k report, run first), as for a user's second report.
 
 ``cpu_seconds`` is the step's own CPU time (``time.process_time``), the figure that does not
 move with other processes on a shared machine. ``growth`` is the time ratio between
@@ -74,7 +77,7 @@ import evalband.report, evalband.report._html
 import evalband.store._columns, evalband.store._importers
 from evalband.stats import interval
 interval(1, 2)  # imports loaded before the clock starts: the step alone is timed
-import evalband.analysis._compare, evalband.stats._procedure, scipy.special, scipy.optimize
+import evalband.analysis._compare, evalband.stats._procedure, scipy.special
 t0, c0 = time.perf_counter(), time.process_time()
 if step == "import":
     with open_store(f"{folder}/s.sqlite") as st:

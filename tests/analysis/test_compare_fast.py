@@ -1,11 +1,13 @@
 """The fast comparison path gives the same comparison (``to_json()``, every number) as before.
 
 The reference below is the comparison as it was computed before the fast path: every band by
-:func:`evalband.stats.interval`, every compatible interval and power search recomputed (no
-memo), rows rebuilt with :func:`dataclasses.replace`, and a stored run's episodes read as
-records. The fast path (memoised bands, intervals and design power; a stored run's columns)
-must agree with it in every number (``to_json`` writes NaN as null, so equal text is equal
-numbers), on random tables, on stored runs and on the reaching lab.
+:func:`evalband.stats.interval`, every compatible interval, aggregate and power search
+recomputed (no memo), rows rebuilt with :func:`dataclasses.replace`, each slice's row summed
+cell by cell with its own masks over the episodes, and a stored run's episodes read as
+records. The fast path (memoised bands, intervals, aggregates and design power; every slice's
+counts in one product; a stored run's columns) must agree with it in every number
+(``to_json`` writes NaN as null, so equal text is equal numbers), on random tables, on
+stored runs and on the reaching lab.
 """
 
 from __future__ import annotations
@@ -17,18 +19,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 import evalband
 from evalband.analysis import _compare, compare_many
 from evalband.analysis._compare import RunData, SliceComparison, SliceVerdict
-from evalband.analysis._pairs import StoredRecords
+from evalband.analysis._pairs import PairTable, RunColumns, StoredRecords
 from evalband.episode import EpisodeRecord
-from evalband.panel import load_panel
+from evalband.panel import Panel, load_panel
 from evalband.run import Recorder
 from evalband.stats import Interval, interval, interval_bounds
-from evalband.stats._procedure import compatible_difference
+from evalband.stats._procedure import compatible_difference, stratified_difference
 
 PANEL = load_panel({"name": "fast", "env": "evalband/Coin-v0", "episodes": 5, "seed": 0,
                     "budget": {"steps": 1}, "repeats": 2,
@@ -84,17 +87,115 @@ def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> 
     return replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
 
 
+def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
+                         members: NDArray[np.bool_], tables: list[PairTable],
+                         base: RunColumns, cand: RunColumns, panel: Panel, eaf: bool,
+                         confidence: float) -> SliceComparison:
+    """One slice's row as before: its cells' tables added, masks over every episode."""
+    table = PairTable()
+    for i in np.flatnonzero(members):
+        table = table + tables[int(i)]
+    use_b = members[base.cell] & base.counted(eaf)
+    use_c = members[cand.cell] & cand.counted(eaf)
+    reasons: list[str] = []
+    errors = int((members[base.cell] & ~base.counted(eaf)).sum()
+                 + (members[cand.cell] & ~cand.counted(eaf)).sum())
+    if errors:
+        reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
+                       "failures)")
+
+    def rates(cols: RunColumns, use: NDArray[np.bool_]) -> tuple[float | None, float | None]:
+        n = int(use.sum())
+        if not n:
+            return None, None
+        return int((use & cols.unaided).sum()) / n, int((use & cols.intervened).sum()) / n
+
+    def mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
+        times = cols.time_to_success[use & cols.success]
+        times = times[~np.isnan(times)]
+        return float(times.sum() / times.size) if times.size else None
+
+    unaided_b, int_b = rates(base, use_b)
+    unaided_c, int_c = rates(cand, use_c)
+    if int_b is not None and int_c is not None and int_c > int_b:
+        reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
+    budget = _compare._budget_for(slices, panel.latency_budget_ms)
+    lat = cand.latency_p95[use_c]
+    lat = lat[~np.isnan(lat)]
+    p95 = float(np.percentile(lat, 95)) if lat.size else None
+    excluded = budget is not None and p95 is not None and p95 > budget
+    if excluded:
+        reasons.append(f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms "
+                       "budget; excluded from the positive-delta count")
+    k_b, n_b, k_c, n_c = table.k_baseline, table.n_baseline, table.k_candidate, table.n_candidate
+    return _compare._row_from_table(
+        kind, name, table, panel, confidence=confidence, reasons=reasons,
+        unaided_rate_baseline=unaided_b, unaided_rate_candidate=unaided_c,
+        intervention_rate_baseline=int_b, intervention_rate_candidate=int_c,
+        inflated_baseline=(k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
+        inflated_candidate=(k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
+        latency_p95_candidate_ms=p95, latency_budget_ms=budget, excluded=excluded,
+        margin=_compare._margin_for(name, slices, panel.non_inferiority_margin),
+        mean_time_to_success_baseline_s=mean_time(base, use_b),
+        mean_time_to_success_candidate_s=mean_time(cand, use_c),
+        time_to_success_delta_s=_compare._paired_time_delta(
+            _reference_paired_times(base, cand, members.size), members, confidence))
+
+
+def _reference_paired_times(base: RunColumns, cand: RunColumns,
+                            n_cells: int) -> _compare._PairedTimes:
+    """The pairs where both succeeded with a time, joined on their keys (``intersect1d``)."""
+    ok_b = base.success & ~np.isnan(base.time_to_success)
+    ok_c = cand.success & ~np.isnan(cand.time_to_success)
+    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+
+    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
+        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+
+    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                               return_indices=True)
+    cell = base.cell[ok_b][ib]
+    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    shift = float(d.mean()) if d.size else 0.0
+    d = d - shift
+    return _compare._PairedTimes(
+        *(np.bincount(cell, weights=w, minlength=n_cells).astype(np.float64)
+          for w in (None, d, d * d)), shift)
+
+
+def _reference_slice_rows(definitions: list[tuple[str, str, dict[str, str]]],
+                          members: NDArray[np.bool_], tables: NDArray[np.int64],
+                          base: RunColumns, cand: RunColumns, panel: Panel, *,
+                          errors_as_failures: bool, confidence: float) -> list[SliceComparison]:
+    cell_tables = [PairTable(*row) for row in tables.tolist()]
+    return [_reference_slice_row(kind, name, slices, inside, cell_tables, base, cand, panel,
+                                 errors_as_failures, confidence)
+            for (kind, name, slices), inside in zip(definitions, members, strict=True)]
+
+
+def _reference_stratified(counts: tuple[tuple[tuple[str, int], ...], ...],
+                          weights: tuple[float, ...],
+                          confidence: float) -> tuple[float, float, float, str]:
+    band = stratified_difference([dict(c) for c in counts], list(weights),
+                                 confidence=confidence)
+    return band.estimate, band.low, band.high, band.method
+
+
 @contextmanager
 def reference_path() -> Iterator[None]:
     """The comparison as computed before the fast path (monkeypatched in, then restored)."""
-    saved = (_compare._rate, _compare._decide, _compare._with_power)
-    _compare._rate = _reference_rate  # type: ignore[assignment]
-    _compare._decide = _reference_decide  # type: ignore[assignment]
-    _compare._with_power = _reference_with_power  # type: ignore[assignment]
+    names = ("_rate", "_decide", "_with_power", "_slice_rows", "_stratified")
+    saved = [getattr(_compare, name) for name in names]
+    for name, reference in zip(names, (_reference_rate, _reference_decide, _reference_with_power,
+                                       _reference_slice_rows, _reference_stratified),
+                               strict=True):
+        setattr(_compare, name, reference)
     try:
         yield
     finally:
-        _compare._rate, _compare._decide, _compare._with_power = saved
+        for name, fast in zip(names, saved, strict=True):
+            setattr(_compare, name, fast)
 
 
 def as_records(run: RunData) -> RunData:
@@ -129,13 +230,24 @@ def build(run_id: str, draws: list[tuple[str, bool, bool, float | None]]) -> Run
     return RunData(run_id, run_id, PANEL.fingerprint, PANEL, recs)
 
 
-@settings(max_examples=15, deadline=None)
+def shuffled(run: RunData, seed: int | None) -> RunData:
+    """The run with its records in another order (``None``: as built)."""
+    if seed is None:
+        return run
+    order = np.random.default_rng(seed).permutation(len(run.records))
+    return replace(run, records=[run.records[int(i)] for i in order])
+
+
+@settings(max_examples=25, deadline=None)
+@example([("success", True, False, 1.0)], [("failure", True, False, None),
+         ("success", True, True, None)], [("success", True, False, None)], False, None)
 @given(st.lists(episode, min_size=1, max_size=30), st.lists(episode, min_size=1, max_size=30),
-       st.lists(episode, min_size=1, max_size=30), st.booleans())
+       st.lists(episode, min_size=1, max_size=30), st.booleans(),
+       st.one_of(st.none(), st.integers(0, 2**16)))
 def test_fast_path_equals_the_reference_on_random_tables(b_draws, c_draws, d_draws,
-                                                         eaf) -> None:
+                                                         eaf, order) -> None:
     base = replace(build("b", b_draws), errors_as_failures=eaf)
-    cands = [build("c", c_draws), build("d", d_draws)]
+    cands = [shuffled(build("c", c_draws), order), build("d", d_draws)]
     with reference_path():
         expected = [c.to_json() for c in compare_many(base, cands)]
     for _ in range(2):  # first and memoised
@@ -194,3 +306,26 @@ def test_stored_records_are_immutable_and_compare_equal() -> None:
     assert recs == list(recs) and recs[0].run_id == "r" and made == [1]
     with pytest.raises(TypeError):
         recs[0] = recs[1]  # type: ignore[index]
+
+
+def test_kept_columns_follow_the_records_in_memory() -> None:
+    """A run's arrays are used again only while it holds the very same records, in order."""
+    base = build("b", [("success", True, False, 2.0), ("failure", True, True, None)])
+    cand = build("c", [("failure", True, False, None), ("success", True, False, 5.0)])
+    first = compare_many(base, [cand])[0].to_json()
+    assert compare_many(base, [cand])[0].to_json() == first  # kept arrays, same result
+    records = cand.records
+    assert isinstance(records, list)
+    changed = build("x", [("success", True, False, None)]).records[0]
+    for edit in (lambda: records.__setitem__(0, replace(changed, run_id="c")),
+                 lambda: records.append(replace(records[-1], repeat=1, episode=99)),
+                 lambda: records.reverse()):
+        edit()
+        fresh = RunData(cand.run_id, cand.policy, cand.panel_fingerprint, PANEL,
+                        list(records))
+        assert (compare_many(base, [cand])[0].to_json()
+                == compare_many(base, [fresh])[0].to_json())
+    assert compare_many(base, [cand])[0].to_json() != first
+    cols = cand.compare_columns([c.key for c in PANEL.cells()])
+    with pytest.raises(ValueError, match="read-only"):
+        cols.success[0] = True

@@ -224,3 +224,23 @@ def test_html_page_is_self_contained() -> None:
     assert "<title>a &lt;b&gt;</title>" in page and "<meta name='k'" in page
     assert "Content-Security-Policy" not in page
     assert_self_contained(html_page("t", "<table class='sortable'></table>"))
+
+
+def test_seed_count_of_a_stored_column_equals_the_records_count() -> None:
+    """The stored run's seed column is counted as the records are (set of Python ints)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from evalband.analysis._pairs import StoredRecords
+    from evalband.report._html import _seeds_text
+
+    for size, high in ((300, 50), (40, 2**40), (1, 5)):
+        seeds = np.random.default_rng(size).integers(0, high, size)
+        recs = [SimpleNamespace(condition_seed=int(s)) for s in seeds]
+        stored = StoredRecords({"cell": np.zeros(size, dtype=object)}, lambda r=recs: r,
+                               read_column=lambda name, s=seeds: s)
+        from_column = _seeds_text(SimpleNamespace(data=SimpleNamespace(records=stored)))
+        assert stored._records is None  # the column was read, not the records
+        assert from_column == _seeds_text(SimpleNamespace(data=SimpleNamespace(records=recs)))
+        assert f"({len(set(seeds.tolist()))} distinct condition seeds)" in from_column

@@ -94,3 +94,15 @@ def test_a_run_whose_policy_is_gone_still_renders_with_its_traces(tmp_path) -> N
     assert "gone_policy" in page
     served = result["pages"][f"GET /run/{ids[1]}"]
     assert "fig-traces" in served and "<svg" in served
+
+
+def test_a_fresh_report_imports_neither_scipy_optimize_nor_scipy_stats(labs, tmp_path) -> None:
+    """The power curve's gap and the intervals find their roots without scipy.optimize."""
+    code = ("import sys; from evalband.report import render_html; "
+            "[render_html(runs, sys.argv[1]) for runs in (sys.argv[2:4], sys.argv[4:6])]; "
+            "print(sorted(m for m in sys.modules if m in ('scipy.optimize', 'scipy.stats')))")
+    out = subprocess.run([sys.executable, "-c", code, str(labs.store), *labs.reach,
+                          *labs.hidden], cwd=tmp_path, env={**os.environ, "PYTHONPATH": SRC},
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "[]"

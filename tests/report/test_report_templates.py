@@ -62,3 +62,37 @@ def test_user_text_is_escaped_as_html_escape_does() -> None:
 
     page = html_page("it's <b>", "<p>x</p>")
     assert "<title>it&#x27;s &lt;b&gt;</title>" in page
+
+
+_RENDER = (
+    "import sys, jinja2\n"
+    "if sys.argv[1] == 'no-compile':\n"
+    "    def refuse(*a, **k): raise AssertionError('compiled a template again')\n"
+    "    jinja2.Environment.compile = refuse\n"
+    "from evalband.report._templates import render\n"
+    "print(render('page.html.j2', title='t < u', csp='', css='x', script='', head='',"
+    " body='<p>b</p>'), end='')\n"
+)
+
+
+def _render(tmp: Path, mode: str, **env: str) -> str:
+    import os
+
+    done = subprocess.run([sys.executable, "-c", _RENDER, mode], capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(tmp), **env}, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_compiled_templates_are_cached_across_processes(tmp_path: Path) -> None:
+    (tmp_path / "off").mkdir()
+    (tmp_path / "on").mkdir()
+    plain = _render(tmp_path / "off", "compile", EVALBAND_TEMPLATE_CACHE="0")
+    assert "<title>t &lt; u</title>" in plain
+    assert not any((tmp_path / "off").rglob("*.cache"))  # turned off: nothing written
+    assert _render(tmp_path / "on", "compile") == plain  # compiles and writes the cache
+    cached = list((tmp_path / "on").rglob("__evalband_*.cache"))
+    assert len(cached) == 1 and cached[0].parent.stat().st_mode & 0o077 == 0  # user-private
+    assert _render(tmp_path / "on", "no-compile") == plain  # loaded, not compiled, same page
+    cached[0].write_bytes(b"garbage")  # a damaged entry only costs a compile
+    assert _render(tmp_path / "on", "compile") == plain

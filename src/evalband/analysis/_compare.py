@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +35,7 @@ from evalband.analysis._pairs import (
     PairTable,
     RunColumns,
     StoredRecords,
-    cell_tables,
+    cell_table_counts,
     columns_from_arrays,
     pair_table,
     run_columns,
@@ -116,10 +118,30 @@ class RunData:
     source: str = "store"
 
     def compare_columns(self, cells: Sequence[str]) -> RunColumns:
-        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out)."""
+        """The arrays a comparison reads, for the panel's ``cells`` (other cells left out).
+
+        Records in memory are read into arrays once per run: the arrays are kept (read-only)
+        with the records they came from and used again while ``records`` holds the very
+        same record objects in the same order (records are immutable), so comparing one run
+        again -- a sweep of candidates, a report after a comparison -- reads no record twice.
+        """
         if isinstance(self.records, StoredRecords):
             return columns_from_arrays(self.records.columns, cells)
-        return run_columns(self.records, cells)
+        kept = _KEPT_COLUMNS.get(id(self))
+        if (kept is not None and kept[0] == tuple(cells) and len(kept[1]) == len(self.records)
+                and all(map(is_, kept[1], self.records))):
+            return kept[2]
+        cols = run_columns(self.records, cells)
+        for array in vars(cols).values():
+            array.flags.writeable = False
+        if kept is None:
+            weakref.finalize(self, _KEPT_COLUMNS.pop, id(self), None)
+        _KEPT_COLUMNS[id(self)] = (tuple(cells), tuple(self.records), cols)
+        return cols
+
+
+_KEPT_COLUMNS: dict[int, tuple[tuple[str, ...], tuple[EpisodeRecord, ...], RunColumns]] = {}
+"""Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
 @dataclass(frozen=True)
@@ -423,13 +445,6 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _mean_time(cols: RunColumns, use: NDArray[np.bool_]) -> float | None:
-    """Mean time to success among successes (its own denominator); None with no times."""
-    times = cols.time_to_success[use & cols.success]
-    times = times[~np.isnan(times)]
-    return float(times.sum() / times.size) if times.size else None
-
-
 @dataclass(frozen=True)
 class _PairedTimes:
     """Per cell: pairs where both succeeded with a recorded time, and their sums.
@@ -455,13 +470,25 @@ def _paired_times(base: RunColumns, cand: RunColumns, n_cells: int) -> _PairedTi
     ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
     rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
 
-    def keys(cols: RunColumns, ok: NDArray[np.bool_]) -> NDArray[np.int64]:
-        return (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+    def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
+        out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+        return out
 
-    _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
-                               return_indices=True)
-    cell = base.cell[ok_b][ib]
-    d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
+            and np.array_equal(base.episode, cand.episode)
+            and np.array_equal(base.repeat, cand.repeat))
+    if same:  # the same episodes: in key order, the pairs are where both have a time
+        full = keys(base, slice(None))
+        same = bool(np.all(full[1:] > full[:-1]))
+    if same:
+        both = ok_b & ok_c
+        cell = base.cell[both]
+        d = cand.time_to_success[both] - base.time_to_success[both]
+    else:
+        _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                                   return_indices=True)
+        cell = base.cell[ok_b][ib]
+        d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
     shift = float(d.mean()) if d.size else 0.0
     d = d - shift
     def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -567,120 +594,119 @@ def _row_from_table(
 
 @dataclass(frozen=True)
 class _CellSums:
-    """One run's per-cell counts a slice row sums (so no slice scans every episode).
+    """One run's per-cell counts and counted figures, which every slice row reads.
 
-    ``records``/``used``: episodes, and those counted (errors left out unless failures);
-    ``unaided``/``intervened``: counted episodes that succeeded unaided / were helped;
-    ``latency``/``times``: whether any counted episode has a latency / any counted success
-    a time (when none does, the slice's figure is ``None`` without looking at episodes).
+    ``counts`` (4 x cells): episodes, counted episodes (errors left out unless failures),
+    counted episodes that succeeded unaided, counted episodes that were helped. ``times`` /
+    ``time_cells``: the times of counted successes that have one, and their cells;
+    ``latency`` / ``latency_cells``: the p95 latencies of counted episodes that have one, and
+    their cells (both in record order, so a slice's selection sums as its episodes would).
     """
 
-    records: NDArray[np.int64]
-    used: NDArray[np.int64]
-    unaided: NDArray[np.int64]
-    intervened: NDArray[np.int64]
-    latency: bool
-    times: bool
+    counts: NDArray[np.int64]
+    times: NDArray[np.float64]
+    time_cells: NDArray[np.int64]
+    latency: NDArray[np.float64]
+    latency_cells: NDArray[np.int64]
 
     @classmethod
     def of(cls, cols: RunColumns, n_cells: int, errors_as_failures: bool) -> _CellSums:
         use = cols.counted(errors_as_failures)
-        cell = cols.cell[use]
-
-        def count(mask: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-            picked = cell if mask is None else cell[mask[use]]
-            return np.bincount(picked, minlength=n_cells).astype(np.int64)
-
+        timed = use & cols.success & ~np.isnan(cols.time_to_success)
+        measured = use & ~np.isnan(cols.latency_p95)
         return cls(
-            records=np.bincount(cols.cell, minlength=n_cells).astype(np.int64),
-            used=count(),
-            unaided=count(cols.unaided),
-            intervened=count(cols.intervened),
-            latency=bool(np.any(~np.isnan(cols.latency_p95[use]))),
-            times=bool(np.any(~np.isnan(cols.time_to_success[use & cols.success]))),
+            counts=np.stack([np.bincount(cols.cell[mask], minlength=n_cells)
+                             for mask in (slice(None), use, use & cols.unaided,
+                                          use & cols.intervened)]).astype(np.int64),
+            times=cols.time_to_success[timed],
+            time_cells=cols.cell[timed],
+            latency=cols.latency_p95[measured],
+            latency_cells=cols.cell[measured],
         )
 
-    def rates(self, members: NDArray[np.bool_]) -> tuple[float | None, float | None]:
-        """Unaided success rate and intervention rate of the slice's counted episodes."""
-        n = int(self.used[members].sum())
-        if not n:
-            return None, None
-        return int(self.unaided[members].sum()) / n, int(self.intervened[members].sum()) / n
+    def mean_time(self, members: NDArray[np.bool_]) -> float | None:
+        """Mean time to success of the slice's timed successes; None with none."""
+        times = self.times[members[self.time_cells]]
+        return float(times.sum() / times.size) if times.size else None
+
+    def p95_latency(self, members: NDArray[np.bool_]) -> float | None:
+        """The 95th percentile of the slice's p95 latencies; None with none."""
+        lat = self.latency[members[self.latency_cells]]
+        return float(np.percentile(lat, 95)) if lat.size else None
 
 
-def _slice_row(
-    kind: str,
-    name: str,
-    slices: Mapping[str, str],
+def _rates(counts: list[int]) -> tuple[float | None, float | None]:
+    """Unaided success and intervention rates from a slice's ``_CellSums.counts`` column."""
+    _, used, unaided, helped = counts
+    return (unaided / used, helped / used) if used else (None, None)
+
+
+def _slice_rows(
+    definitions: Sequence[tuple[str, str, dict[str, str]]],
     members: NDArray[np.bool_],
-    tables: Sequence[PairTable],
+    tables: NDArray[np.int64],
     base: RunColumns,
     cand: RunColumns,
     panel: Panel,
     *,
     errors_as_failures: bool,
-    confidence: float = 0.95,
-    sums: tuple[_CellSums, _CellSums] | None = None,
-    times: _PairedTimes | None = None,
-) -> SliceComparison:
-    """A slice row from two runs' columns: summed cell tables, plus the episodes' extras.
+    confidence: float,
+) -> list[SliceComparison]:
+    """Every slice's row at once: counts summed over its cells for all slices in one product.
 
-    The extras are what only episodes carry: errors, interventions, latency, time to success.
-    ``sums``: both runs' :class:`_CellSums`; ``times``: :func:`_paired_times` of the two
-    runs (each computed here when not given).
+    ``members``: slices x cells, whether the cell is in the slice; ``tables``: cells x
+    :class:`PairTable` fields (:func:`cell_table_counts`). What only episodes carry (errors,
+    interventions, latency, time to success) comes from each run's :class:`_CellSums` and
+    :func:`_paired_times`, computed once for every slice.
     """
-    table = PairTable()
-    for i in np.flatnonzero(members):
-        table = table + tables[int(i)]
-    n_cells = members.size
-    sb, sc = sums or (_CellSums.of(base, n_cells, errors_as_failures),
-                      _CellSums.of(cand, n_cells, errors_as_failures))
-    reasons: list[str] = []
-    errors = int(sb.records[members].sum() - sb.used[members].sum()
-                 + sc.records[members].sum() - sc.used[members].sum())
-    if errors:
-        reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
-                       "failures)")
-    unaided_b, int_b = sb.rates(members)
-    unaided_c, int_c = sc.rates(members)
-    if int_b is not None and int_c is not None and int_c > int_b:
-        reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
-    budget = _budget_for(slices, panel.latency_budget_ms)
-    use_b = members[base.cell] & base.counted(errors_as_failures) if sb.times else None
-    use_c = (members[cand.cell] & cand.counted(errors_as_failures)
-             if sc.times or sc.latency else None)
-    p95 = None
-    if sc.latency and use_c is not None:
-        lat = cand.latency_p95[use_c]
-        lat = lat[~np.isnan(lat)]
-        p95 = float(np.percentile(lat, 95)) if lat.size else None
-    excluded = budget is not None and p95 is not None and p95 > budget
-    if excluded:
-        reasons.append(
-            f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
-            "excluded from the positive-delta count"
-        )
-    k_b, n_b = table.k_baseline, table.n_baseline
-    k_c, n_c = table.k_candidate, table.n_candidate
-    return _row_from_table(
-        kind, name, table, panel, confidence=confidence, reasons=reasons,
-        unaided_rate_baseline=unaided_b,
-        unaided_rate_candidate=unaided_c,
-        intervention_rate_baseline=int_b,
-        intervention_rate_candidate=int_c,
-        inflated_baseline=(k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
-        inflated_candidate=(k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
-        latency_p95_candidate_ms=p95,
-        latency_budget_ms=budget,
-        excluded=excluded,
-        margin=_margin_for(name, slices, panel.non_inferiority_margin),
-        mean_time_to_success_baseline_s=None if use_b is None else _mean_time(base, use_b),
-        mean_time_to_success_candidate_s=(_mean_time(cand, use_c)
-                                          if sc.times and use_c is not None else None),
-        time_to_success_delta_s=_paired_time_delta(
-            _paired_times(base, cand, members.size) if times is None else times, members,
-            confidence),
-    )
+    n_cells = members.shape[1]
+    sb = _CellSums.of(base, n_cells, errors_as_failures)
+    sc = _CellSums.of(cand, n_cells, errors_as_failures)
+    times = _paired_times(base, cand, n_cells)
+    weights = members.astype(np.int64)
+    slice_tables = (weights @ tables).tolist()
+    counts_b = (sb.counts @ weights.T).T.tolist()
+    counts_c = (sc.counts @ weights.T).T.tolist()
+    rows = []
+    for s, (kind, name, slices) in enumerate(definitions):
+        inside = members[s]
+        table = PairTable(*slice_tables[s])
+        reasons: list[str] = []
+        errors = counts_b[s][0] - counts_b[s][1] + counts_c[s][0] - counts_c[s][1]
+        if errors:
+            reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
+                           "failures)")
+        unaided_b, int_b = _rates(counts_b[s])
+        unaided_c, int_c = _rates(counts_c[s])
+        if int_b is not None and int_c is not None and int_c > int_b:
+            reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
+        budget = _budget_for(slices, panel.latency_budget_ms)
+        p95 = sc.p95_latency(inside) if sc.latency.size else None
+        excluded = budget is not None and p95 is not None and p95 > budget
+        if excluded:
+            reasons.append(
+                f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
+                "excluded from the positive-delta count"
+            )
+        k_b, n_b = table.k_baseline, table.n_baseline
+        k_c, n_c = table.k_candidate, table.n_candidate
+        rows.append(_row_from_table(
+            kind, name, table, panel, confidence=confidence, reasons=reasons,
+            unaided_rate_baseline=unaided_b,
+            unaided_rate_candidate=unaided_c,
+            intervention_rate_baseline=int_b,
+            intervention_rate_candidate=int_c,
+            inflated_baseline=(k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
+            inflated_candidate=(k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
+            latency_p95_candidate_ms=p95,
+            latency_budget_ms=budget,
+            excluded=excluded,
+            margin=_margin_for(name, slices, panel.non_inferiority_margin),
+            mean_time_to_success_baseline_s=sb.mean_time(inside),
+            mean_time_to_success_candidate_s=sc.mean_time(inside),
+            time_to_success_delta_s=_paired_time_delta(times, inside, confidence),
+        ))
+    return rows
 
 
 # ---------------------------------------------------------------------------- comparison
@@ -738,17 +764,29 @@ def aggregate_from_tables(
                          low=nan, high=nan, method="no cell has episodes in both runs",
                          confidence=confidence)
     paired = all("both" in c for c in counts)
-    band = stratified_difference(counts, list(norm.values()), confidence=confidence)
+    estimate, low, high, method = _stratified(tuple(tuple(c.items()) for c in counts),
+                                              tuple(norm.values()), confidence)
     return Aggregate(
         weights=norm,
         rate_baseline=rate_b / total,
         rate_candidate=rate_c / total,
-        delta=band.estimate if paired else (rate_c - rate_b) / total,
-        low=band.low,
-        high=band.high,
-        method=band.method,
+        delta=estimate if paired else (rate_c - rate_b) / total,
+        low=low,
+        high=high,
+        method=method,
         confidence=confidence,
     )
+
+
+@lru_cache(maxsize=4096)
+def _stratified(counts: tuple[tuple[tuple[str, int], ...], ...], weights: tuple[float, ...],
+                confidence: float) -> tuple[float, float, float, str]:
+    """:func:`stratified_difference` as (estimate, low, high, method), memoised.
+
+    The aggregate's band is a function of the cells' counts and weights alone.
+    """
+    band = stratified_difference([dict(c) for c in counts], list(weights), confidence=confidence)
+    return band.estimate, band.low, band.high, band.method
 
 
 def slice_definitions(
@@ -824,14 +862,11 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
-    cells = panel.cells()
+    cells = _panel_cells(panel)
     cell_keys = [c.key for c in cells]
     definitions = slice_definitions(panel, cells)
-    memberships = [
-        np.fromiter((all(c.slices.get(f) == v for f, v in sl.items()) for c in cells),
-                    dtype=np.bool_, count=len(cells))
-        for _, _, sl in definitions
-    ]
+    members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
+                        for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     base_cols = baseline.compare_columns(cell_keys)
     prepared = []
     for cand in candidates:
@@ -845,20 +880,29 @@ def compare_many(
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
         cand_cols = cand.compare_columns(cell_keys)
-        tables = cell_tables(base_cols, cand_cols, len(cell_keys), eaf)
-        sums = (_CellSums.of(base_cols, len(cell_keys), eaf),
-                _CellSums.of(cand_cols, len(cell_keys), eaf))
-        times = _paired_times(base_cols, cand_cols, len(cell_keys))
-        rows = [
-            _slice_row(kind, name, slices, members, tables, base_cols, cand_cols, panel,
-                       errors_as_failures=eaf, confidence=confidence, sums=sums, times=times)
-            for (kind, name, slices), members in zip(definitions, memberships, strict=True)
-        ]
+        counts = cell_table_counts(base_cols, cand_cols, len(cell_keys), eaf)
+        rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
+                           errors_as_failures=eaf, confidence=confidence)
+        tables = [PairTable(*row) for row in counts.tolist()]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements)
+
+
+def _panel_cells(panel: Panel) -> list[Cell]:
+    """``panel.cells()``, kept per panel object (a panel is immutable) while it lives."""
+    kept = _KEPT_CELLS.get(id(panel))
+    if kept is not None and kept[0]() is panel:
+        return kept[1]
+    cells = panel.cells()
+    weakref.finalize(panel, _KEPT_CELLS.pop, id(panel), None)
+    _KEPT_CELLS[id(panel)] = (weakref.ref(panel), cells)
+    return cells
+
+
+_KEPT_CELLS: dict[int, tuple[weakref.ref[Panel], list[Cell]]] = {}
 
 
 def decide_family(

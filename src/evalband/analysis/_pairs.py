@@ -22,7 +22,8 @@ from evalband.episode import EpisodeRecord, Outcome
 
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
-    "COMPARE_COLUMNS", "StoredRecords", "cell_tables", "stored_columns", "cell_ranks",
+    "COMPARE_COLUMNS", "StoredRecords", "cell_tables", "cell_table_counts", "stored_columns",
+    "cell_ranks",
     "records_where",
 ]
 
@@ -260,6 +261,17 @@ def cell_tables(
     base: RunColumns, cand: RunColumns, n_cells: int, errors_as_failures: bool
 ) -> list[PairTable]:
     """Every cell's :class:`PairTable` from two runs' columns, in one vectorised pass."""
+    return [PairTable(*row)
+            for row in cell_table_counts(base, cand, n_cells, errors_as_failures).tolist()]
+
+
+def cell_table_counts(
+    base: RunColumns, cand: RunColumns, n_cells: int, errors_as_failures: bool
+) -> NDArray[np.int64]:
+    """:func:`cell_tables` as an array, so that a slice's table is a sum of rows.
+
+    One row per cell, one column per :class:`PairTable` field (in its order).
+    """
     mb, mc = base.counted(errors_as_failures), cand.counted(errors_as_failures)
     cb, cc = base.cell[mb], cand.cell[mc]
     sb, sc = base.success[mb], cand.success[mc]
@@ -277,16 +289,11 @@ def cell_tables(
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
     n_b = np.bincount(cb, minlength=n_cells)
     n_c = np.bincount(cc, minlength=n_cells)
-    k_b = np.bincount(cb, weights=sb, minlength=n_cells).astype(np.int64)
-    k_c = np.bincount(cc, weights=sc, minlength=n_cells).astype(np.int64)
-    matched = types.sum(axis=1)
-    return [
-        PairTable(int(k_b[i]), int(n_b[i]), int(k_c[i]), int(n_c[i]),
-                  both=int(types[i, 3]), baseline_only=int(types[i, 1]),
-                  candidate_only=int(types[i, 2]), neither=int(types[i, 0]),
-                  unmatched=int(n_b[i] + n_c[i] - 2 * matched[i]))
-        for i in range(n_cells)
-    ]
+    k_b = np.bincount(cb[sb], minlength=n_cells)
+    k_c = np.bincount(cc[sc], minlength=n_cells)
+    unmatched = n_b + n_c - 2 * types.sum(axis=1)
+    return np.column_stack((k_b, n_b, k_c, n_c, types[:, 3], types[:, 1], types[:, 2],
+                            types[:, 0], unmatched)).astype(np.int64)
 
 
 def stored_columns(records: Sequence[EpisodeRecord]) -> Mapping[str, NDArray[Any]] | None:

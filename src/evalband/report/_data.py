@@ -145,13 +145,18 @@ def latency_rows(runs: Sequence[RunView]) -> tuple[LatencyRow, ...]:
     for view in runs:
         records = view.data.records
         stored = records if isinstance(records, StoredRecords) else None
-        columns = {name: stored.column(name) if stored is not None else None for name in _LATENCY}
-        values = {name: np.asarray(
-            col if col is not None else [getattr(r, name) for r in records], dtype=float)
-            for name, col in columns.items()}
-        timed = ~np.isnan(values["latency_ms_p50"])
+
+        def read(name: str, records: Sequence[Any] = records,
+                 stored: StoredRecords | None = stored) -> Any:
+            col = stored.column(name) if stored is not None else None
+            return np.asarray(
+                col if col is not None else [getattr(r, name) for r in records], dtype=float)
+
+        p50 = read("latency_ms_p50")  # the others are read only for a run that timed
+        timed = ~np.isnan(p50)
         if not timed.any():
             continue
+        values = {"latency_ms_p50": p50, **{name: read(name) for name in _LATENCY[1:]}}
         rows.append(LatencyRow(
             run_id=view.run_id, episodes=int(timed.sum()),
             median_p50_ms=float(np.median(values["latency_ms_p50"][timed])),

@@ -155,7 +155,8 @@ def diff_paired(
     where ``q(delta)`` is the closed-form constrained maximum-likelihood estimate of
     ``P(only B succeeds)`` given ``delta``: the root ``(sqrt(B**2 - 4*A*C) - B)/(2*A)`` with
     ``A = 2n``, ``B = -b - c + (2n - b + c)*delta``, ``C = -c*delta*(1 - delta)``. Both limits
-    are found by ``scipy.optimize.brentq``.
+    are found by Brent's method (:func:`evalband.stats._roots.brentq`, scipy's ``brentq``
+    without importing scipy.optimize).
 
     ``method="wald"``: ``D +- z*sqrt(b + c - (b - c)**2/n)/n``, truncated to [-1, 1]. Only to
     show why not: with no discordant pairs it has zero width, claiming certainty.
@@ -270,7 +271,7 @@ def _tango_gap(delta: float, b: int, c: int, n: int, z: float) -> float:
 
 def _tango(b: int, c: int, n: int, z: float, est: float) -> tuple[float, float]:
     """Tango's score interval by root finding on each side of the estimate."""
-    from scipy.optimize import brentq
+    from evalband.stats._roots import brentq
 
     def gap(delta: float) -> float:
         return _tango_gap(delta, b, c, n, z)
@@ -288,6 +289,6 @@ def _tango(b: int, c: int, n: int, z: float, est: float) -> tuple[float, float]:
             inner = est + step
         if gap(inner) >= 0.0:
             return est
-        return float(brentq(gap, min(inner, edge), max(inner, edge), xtol=1e-15))
+        return brentq(gap, min(inner, edge), max(inner, edge), xtol=1e-15)
 
     return limit(-1.0), limit(1.0)

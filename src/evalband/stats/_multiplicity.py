@@ -16,6 +16,8 @@ gets a larger adjusted one).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -105,10 +107,14 @@ def holm(p_values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     [0.03, 0.06, 0.06, 0.02]
     """
     p = _as_p_values(p_values)
+    return _holm(p, np.argsort(p, kind="mergesort"))
+
+
+def _holm(p: npt.NDArray[np.float64], order: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    """:func:`holm` of validated p-values, given their stable ascending ``order``."""
     m = p.size
     if m == 0:
         return p.copy()
-    order = np.argsort(p, kind="mergesort")
     factors = np.arange(m, 0, -1, dtype=np.float64)  # m - j + 1 for j = 1..m
     stepped = np.maximum.accumulate(p[order] * factors)
     adjusted = np.empty(m, dtype=np.float64)
@@ -153,20 +159,21 @@ def holm_levels(
     if not 0.0 < a < 1.0:
         raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
     p = _as_p_values(p_values)
-    adjusted = holm(p)
+    order = np.argsort(p, kind="mergesort")
+    adjusted = _holm(p, order)
     rejected = adjusted <= a
     m = p.size
-    levels = np.empty(m, dtype=np.float64)
-    order = np.argsort(p, kind="mergesort")
+    levels = [0.0] * m
+    raw, decided = p.tolist(), rejected.tolist()
     stop: float | None = None
     for rank, i in enumerate(order.tolist()):
         step = a / (m - rank)
-        if rejected[i] and stop is None:
-            levels[i] = max(step, float(p[i]))  # p <= level even at the last ulp
+        if decided[i] and stop is None:
+            levels[i] = max(step, raw[i])  # p <= level even at the last ulp
         else:
             stop = step if stop is None else stop
-            levels[i] = min(stop, float(np.nextafter(p[i], -np.inf)))
-    return adjusted, rejected, levels
+            levels[i] = min(stop, math.nextafter(raw[i], -math.inf))
+    return adjusted, rejected, np.array(levels, dtype=np.float64)
 
 
 def benjamini_hochberg(p_values: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -491,7 +491,8 @@ def minimum_detectable_difference(
 
     Solves the normal-approximation power equation of :func:`power` (Fleiss, Levin &
     Paik 2003, chapter 4, unpaired; Connor 1987, *Biometrics* 43:207-211 paired) for the
-    gap ``d`` with Brent's method (``scipy.optimize.brentq``)::
+    gap ``d`` with Brent's method (:func:`evalband.stats._roots.brentq`, which returns
+    ``scipy.optimize.brentq``'s root without importing scipy.optimize)::
 
         power(p_a = p + s d, p_b = p, n) = target,    s = +1 ("up") or -1 ("down")
 
@@ -564,9 +565,9 @@ def minimum_detectable_difference(
                 f"power {target!r} at n={n_a}; choose direction="
                 f"{'down' if sign > 0 else 'up'!r}, more episodes, or a lower target"
             )
-        from scipy import optimize
+        from evalband.stats._roots import brentq
 
-        gap = float(optimize.brentq(shortfall, 0.0, room, xtol=1e-12))
+        gap = brentq(shortfall, 0.0, room, xtol=1e-12)
         if paired:
             try:
                 _check_discordant(base + sign * gap, base, psi, True)

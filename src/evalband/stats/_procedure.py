@@ -184,9 +184,8 @@ def score_interval_unpaired(
     >>> round(d.low, 4), round(d.high, 4)
     (0.0528, 0.3382)
     """
-    from scipy.optimize import brentq
-
     from evalband.stats._normal import z_value
+    from evalband.stats._roots import brentq
 
     z = z_value(confidence)
     est = k_a / n_a - k_b / n_b
@@ -203,7 +202,7 @@ def score_interval_unpaired(
             inner = est + step
         if gap(inner) >= 0.0:
             return est
-        return float(brentq(gap, min(inner, edge), max(inner, edge), xtol=1e-14))
+        return brentq(gap, min(inner, edge), max(inner, edge), xtol=1e-14)
 
     return Difference(
         estimate=est,
