@@ -34,7 +34,7 @@ $(CORE_STAMP): pyproject.toml | $(BIN)/python
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e '.[dev,bc,sim,video,remote,envs-mujoco,envs-robotics,envs-pusht]'
+	$(BIN)/pip install --quiet -e '.[dev,bc,sim,video,remote,figures,envs-mujoco,envs-robotics,envs-pusht]'
 	# openpi's client, for the protocol conformance tests; it pins numpy<2, which it does not
 	# need for what the tests use (the websocket client and msgpack-numpy), hence --no-deps.
 	$(BIN)/pip install --quiet --no-deps 'openpi-client>=0.1.2'

@@ -244,3 +244,14 @@ def test_seed_count_of_a_stored_column_equals_the_records_count() -> None:
         assert stored._records is None  # the column was read, not the records
         assert from_column == _seeds_text(SimpleNamespace(data=SimpleNamespace(records=recs)))
         assert f"({len(set(seeds.tolist()))} distinct condition seeds)" in from_column
+
+
+def test_figures_without_matplotlib_say_what_to_install(monkeypatch) -> None:
+    import sys
+
+    from evalband.errors import EvalbandError
+    from evalband.report._svg import new_figure
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
+    with pytest.raises(EvalbandError, match=r"evalband\[figures\]"):
+        new_figure(3, 2)

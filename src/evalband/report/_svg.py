@@ -3,8 +3,9 @@
 The report's figures are written by :mod:`evalband.report._svgplot` (no matplotlib, no
 ids); :func:`figure_svg` serves figures drawn elsewhere with matplotlib.
 
-matplotlib is imported lazily (inside functions): importing :mod:`evalband.report` costs
-nothing until a plot is drawn.
+matplotlib is an optional extra (``pip install 'evalband[figures]'``), imported inside the
+functions that need it: importing :mod:`evalband.report` costs nothing until a figure is drawn,
+and a missing matplotlib is one :class:`~evalband.errors.EvalbandError` saying what to install.
 """
 
 from __future__ import annotations
@@ -47,7 +48,21 @@ _DROP = (
 )
 _ID = re.compile(r'\bid="([^"]+)"')
 _P = ParamSpec("_P")
+_INSTALL = "pip install 'evalband[figures]'"
 _R = TypeVar("_R")
+
+
+def _matplotlib() -> Any:
+    """matplotlib, or an error that says how to install it."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        from evalband.errors import EvalbandError
+
+        raise EvalbandError(
+            f"figures of your own need matplotlib, which is not installed: {_INSTALL}"
+        ) from exc
+    return matplotlib
 
 
 def styled(fn: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -55,9 +70,7 @@ def styled(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(fn)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        import matplotlib
-
-        with matplotlib.rc_context(_RC):
+        with _matplotlib().rc_context(_RC):
             return fn(*args, **kwargs)
 
     return wrapper
@@ -69,6 +82,7 @@ def new_figure(width: float = 7.5, height: float = 3.2, **kwargs: Any) -> Figure
     >>> new_figure(4, 2).get_size_inches().tolist()
     [4.0, 2.0]
     """
+    _matplotlib()
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained", **kwargs)
@@ -95,10 +109,8 @@ def figure_svg(fig: Figure) -> str:
     >>> svg.startswith("<svg") and "DOCTYPE" not in svg and "xlink:href" not in svg
     True
     """
-    import matplotlib
-
     buf = io.StringIO()
-    with matplotlib.rc_context(_RC):
+    with _matplotlib().rc_context(_RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     for pattern in _DROP:
