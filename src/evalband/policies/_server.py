@@ -10,10 +10,11 @@ What it adds:
 
 * **dynamic batching across clients**: requests from all connections wait in one batch; a
   batch is cut when it holds ``max_batch`` requests, or one from every busy client (one that
-  sent a request within the last ``max(50 ms, 10 max_wait_ms)``), or ``max_wait_ms`` after
-  its first one arrived, and goes through the policy in ONE batched
-  call (``act_batch``): on the event loop when calls are short (:data:`INLINE_MS`), else on
-  a single inference thread. ``server_timing`` also reports
+  sent a request within the last ``max(50 ms, 10 max_wait_ms)``, or within three of its own
+  usual intervals), or ``max_wait_ms`` after its first one arrived, and goes through the
+  policy in ONE batched call (``act_batch``): on the event loop when calls are short
+  (:data:`INLINE_MS`), else on a single inference thread, during which requests gather for
+  the next batch (cut as soon as the thread is free). ``server_timing`` also reports
   ``batch_size`` and ``queue_ms``; ``GET /stats`` the totals (requests, batches, mean batch
   size).
 * **per-client episode state**: each connection is a slot of the policy (per-slot
@@ -123,6 +124,8 @@ class PolicyServer:
         self._timer: asyncio.Handle | None = None  # cuts the open batch when due
         self._tasks: set[asyncio.Future[None]] = set()  # batches on the inference thread
         self._connections: set[Any] = set()
+        self._gap: dict[int, float] = {}  # slot -> moving average of its request interval
+        self._running = False  # a batch is on the inference thread
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -153,27 +156,38 @@ class PolicyServer:
     # -- asyncio side ----------------------------------------------------------------------
 
     def _submit(self, job: _Job) -> None:
-        """Add a request to the open batch; cut the batch now if it is complete.
-
-        No point waiting once every client that is busy (asked within the last ``idle_s``)
-        has a request in the batch; an idle connection (a driver done with its share, a
-        worker between chunks) does not hold batches back. Otherwise a timer cuts the batch
-        ``max_wait_ms`` after its first request.
-        """
+        """Add a request to the open batch; cut the batch when it is complete (:meth:`_due`)."""
         self._pending.append(job)
+        self._due()
+
+    def _due(self) -> None:
+        """Cut the open batch now if it is complete, else start its ``max_wait_ms`` timer.
+
+        No point waiting once every client that is busy has a request in the batch; an idle
+        connection (a driver done with its share, a worker between chunks) does not hold
+        batches back. A client is busy if it asked within ``idle_s``, or within three of its
+        own usual intervals between requests (a slow simulator step is not idleness). While
+        a batch runs on the inference thread nothing is cut: requests gather, and the batch
+        is cut when the thread is free again (the policy is never idle with requests waiting,
+        and never runs a batch of one because it was busy when the others came).
+        """
+        if self._running or not self._pending:
+            return
         now = time.perf_counter()
-        busy = sum(1 for t in self._last.values() if now - t < self.idle_s)
+        busy = sum(1 for slot, t in self._last.items()
+                   if now - t < max(self.idle_s, 3.0 * self._gap.get(slot, 0.0)))
         if len(self._pending) >= min(self.max_batch, max(busy, 1)):
             self._cut()
         elif self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.max_wait_s, self._cut)
+            self._timer = asyncio.get_running_loop().call_later(self.max_wait_s, self._cut)
 
     def _cut(self) -> None:
         """Send the open batch (at most ``max_batch`` requests) through the policy."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._running:  # cut when the running batch is done
+            return
         jobs, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch:]
         if self._pending:  # more than one batch's worth waited: the rest goes next
             self._timer = asyncio.get_running_loop().call_soon(self._cut)
@@ -183,15 +197,20 @@ class PolicyServer:
             t0 = time.perf_counter()
             self._answer(jobs, self._compute(jobs), t0)
         else:
+            self._running = True
             task = asyncio.ensure_future(self._in_pool(jobs))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def _in_pool(self, jobs: list[_Job]) -> None:
         t0 = time.perf_counter()
-        results = await asyncio.get_running_loop().run_in_executor(self._pool, self._compute,
-                                                                   jobs)
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self._pool,
+                                                                       self._compute, jobs)
+        finally:
+            self._running = False
         self._answer(jobs, results, t0)
+        self._due()
 
     def _answer(self, jobs: list[_Job], results: list[tuple[Any, str | None]],
                 t0: float) -> None:
@@ -225,6 +244,7 @@ class PolicyServer:
 
     def _closed(self, conn: Any) -> None:
         self._last.pop(conn.data["slot"], None)
+        self._gap.pop(conn.data["slot"], None)
         self._connections.discard(conn)
 
     def _message(self, conn: Any, data: bytes | str) -> None:
@@ -248,7 +268,10 @@ class PolicyServer:
         reset = bool(extension.get("reset")) or not conn.data["started"]
         context = _context(self.name, slot, request, slot) if reset else None
         conn.data["started"], conn.data["busy"] = True, True
-        self._last[slot] = time.perf_counter()
+        now = time.perf_counter()
+        if slot in self._last and (gap := now - self._last[slot]) < 1.0:
+            self._gap[slot] = 0.8 * self._gap.get(slot, gap) + 0.2 * gap
+        self._last[slot] = now
         self._submit(_Job(conn, slot, _observation(request), context))
 
     def _reply(self, job: _Job, action: Any, error: str | None, infer_ms: float, size: int,
