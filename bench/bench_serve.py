@@ -28,12 +28,13 @@ all with the process backend and 4 workers, the same episodes:
   served, 8 connections per worker, so server batches can reach 16);
 * **served_2threads**: as served, but the server runs 2 intra-op threads (``evalband serve
   --threads 2``): the cores the waiting workers leave idle. With one thread per process the
-  served path cannot reach 2x here: locally 4 workers share 2 cores, a step of the four
-  costs ``2 (env + forward)``; served, the one-threaded server's forward runs on one core
-  while the workers wait, ``env + forward + transport`` per step: less than 2x by
-  construction. So ``ratio`` (one thread everywhere, the brief's fair setting) is reported
-  and ``ratio_server_2threads`` (the server using this machine's cores, as a policy server
-  does on its own machine) beside it.
+  served path's compute-bound ceiling here is 2x: locally 4 workers share 2 cores, a step of
+  the four costs ``2 (env + forward)``; served, the one-threaded server's forward runs on one
+  core while the workers wait, ``env + forward + transport``. What can lift it is memory:
+  four workers hold four copies of the realistic MLP's 12.6 MB of weights (this VM's L3:
+  32 MB), the server one. So ``ratio`` (one thread everywhere, the brief's fair setting) is
+  reported and ``ratio_server_2threads`` (the server using this machine's cores, as a policy
+  server does on its own machine) beside it.
 
 Reported per size: parameter count, episodes per wall second of each path (each arm warmed
 first, so worker start-up and model loading are not timed), ``ratio`` (served / local),
