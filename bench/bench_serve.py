@@ -38,8 +38,9 @@ all with the process backend and 4 workers, the same episodes:
 
 Reported per size: parameter count, episodes per wall second of each path (each arm warmed
 first, so worker start-up and model loading are not timed), ``ratio`` (served / local),
-``ratio_vs_unpadded``, ``ratio_batch8``, ``ratio_server_2threads``, per-step latency as the episodes saw it (median over
-episodes of their p50 and p95, milliseconds: served, the full round trip), the server's mean
+``ratio_vs_unpadded``, ``ratio_batch8``, ``ratio_server_2threads``, per-step latency as the
+episodes saw it (median over episodes of their p50 and p95, milliseconds: served, the full
+round trip), the server's mean
 batch size and its CPU time per step (``/proc``), and whether the records equal the local
 path's (every field but timing, ``extra`` and the policy's name). ``passed``: the realistic
 size's ``ratio`` >= 2 with identical records.
