@@ -142,3 +142,37 @@ def test_an_encoder_that_fails_never_stalls_or_fails_the_run(
     assert len(records) == 6 and all(not r.media for r in records)
     assert all("no encoder here" in r.extra["media_error"] for r in records)
     assert min(r.steps for r in records) > 4
+
+
+def test_filming_changes_no_record_and_a_clip_is_on_disk_when_its_record_commits(
+    store: RunStore,
+) -> None:
+    """Records with and without filming are equal but for timing and the media fields; every
+    committed record's clip is already in place (renamed from its ``.part``) when reported."""
+    from testkit import comparable
+
+    panel = pusht_panel(episodes=4, steps=20)
+    run_panel(panel, "pusht:expert", store, run_id="plain")
+    seen: list[bool] = []
+
+    def committed(record: object) -> None:
+        for ref in getattr(record, "media", []):
+            path = media_file(store.path, ref)
+            seen.append(path is not None and path.suffix == ".mp4")
+
+    run_panel(panel, "pusht:expert", store, run_id="filmed", record_video="sample:5",
+              on_episode=committed)
+    media_keys = ("media", "media_ms", "media_note", "media_error")
+
+    def strip(run_id: str) -> list[dict[str, object]]:
+        rows = []
+        for r in store.episode_records(run_id):
+            row = comparable(r)
+            row["extra"] = {k: v for k, v in (row.get("extra") or {}).items()
+                            if k not in media_keys}
+            rows.append({k: v for k, v in row.items() if k != "run_id"})
+        return rows
+
+    assert strip("filmed") == strip("plain")
+    assert seen == [True] * 5
+    assert not list(media_dir(store.path).glob("*.part"))

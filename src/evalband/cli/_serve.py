@@ -22,6 +22,10 @@ def serve(
         2.0, "--max-wait-ms", min=0.0,
         help="Longest a batch waits for more requests after its first (milliseconds).",
     ),
+    threads: int = typer.Option(
+        1, "--threads", min=1,
+        help="Intra-op threads of a torch policy (TorchPolicy.num_threads); 1 by default.",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Serve a policy over openpi's websocket protocol (ws://HOST:PORT), batching clients."""
@@ -29,7 +33,10 @@ def serve(
 
     from evalband.policies import PolicyServer, resolve_policy
 
-    server = PolicyServer(resolve_policy(policy), name=policy, host=host, port=port,
+    resolved = resolve_policy(policy)
+    if hasattr(resolved, "num_threads"):  # a torch policy: its threads, set on its first call
+        resolved.num_threads = threads
+    server = PolicyServer(resolved, name=policy, host=host, port=port,
                           max_batch=max_batch, max_wait_ms=max_wait_ms)
 
     def ready(bound: int) -> None:

@@ -10,10 +10,11 @@ What it adds:
 
 * **dynamic batching across clients**: requests from all connections wait in one batch; a
   batch is cut when it holds ``max_batch`` requests, or one from every busy client (one that
-  sent a request within the last ``max(50 ms, 10 max_wait_ms)``), or ``max_wait_ms`` after
-  its first one arrived, and goes through the policy in ONE batched
-  call (``act_batch``): on the event loop when calls are short (:data:`INLINE_MS`), else on
-  a single inference thread. ``server_timing`` also reports
+  sent a request within the last ``max(50 ms, 10 max_wait_ms)``, or within three of its own
+  usual intervals), or ``max_wait_ms`` after its first one arrived, and goes through the
+  policy in ONE batched call (``act_batch``): on the event loop when calls are short
+  (:data:`INLINE_MS`), else on a single inference thread, during which requests gather for
+  the next batch (cut as soon as the thread is free). ``server_timing`` also reports
   ``batch_size`` and ``queue_ms``; ``GET /stats`` the totals (requests, batches, mean batch
   size).
 * **per-client episode state**: each connection is a slot of the policy (per-slot
@@ -56,10 +57,10 @@ loop's and the thread's GIL hand-offs, ~0.3 ms per batch)."""
 
 @dataclass
 class _Job:
+    conn: Any  # the client's ServerConnection (evalband.policies._ws)
     slot: int
     obs: Any
     context: EpisodeContext | None
-    future: asyncio.Future[Any]
     queued: float = field(default_factory=time.perf_counter)
 
 
@@ -122,6 +123,9 @@ class PolicyServer:
         self._pending: list[_Job] = []  # the open batch
         self._timer: asyncio.Handle | None = None  # cuts the open batch when due
         self._tasks: set[asyncio.Future[None]] = set()  # batches on the inference thread
+        self._connections: set[Any] = set()
+        self._gap: dict[int, float] = {}  # slot -> moving average of its request interval
+        self._running = False  # a batch is on the inference thread
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -152,27 +156,38 @@ class PolicyServer:
     # -- asyncio side ----------------------------------------------------------------------
 
     def _submit(self, job: _Job) -> None:
-        """Add a request to the open batch; cut the batch now if it is complete.
-
-        No point waiting once every client that is busy (asked within the last ``idle_s``)
-        has a request in the batch; an idle connection (a driver done with its share, a
-        worker between chunks) does not hold batches back. Otherwise a timer cuts the batch
-        ``max_wait_ms`` after its first request.
-        """
+        """Add a request to the open batch; cut the batch when it is complete (:meth:`_due`)."""
         self._pending.append(job)
+        self._due()
+
+    def _due(self) -> None:
+        """Cut the open batch now if it is complete, else start its ``max_wait_ms`` timer.
+
+        No point waiting once every client that is busy has a request in the batch; an idle
+        connection (a driver done with its share, a worker between chunks) does not hold
+        batches back. A client is busy if it asked within ``idle_s``, or within three of its
+        own usual intervals between requests (a slow simulator step is not idleness). While
+        a batch runs on the inference thread nothing is cut: requests gather, and the batch
+        is cut when the thread is free again (the policy is never idle with requests waiting,
+        and never runs a batch of one because it was busy when the others came).
+        """
+        if self._running or not self._pending:
+            return
         now = time.perf_counter()
-        busy = sum(1 for t in self._last.values() if now - t < self.idle_s)
+        busy = sum(1 for slot, t in self._last.items()
+                   if now - t < max(self.idle_s, 3.0 * self._gap.get(slot, 0.0)))
         if len(self._pending) >= min(self.max_batch, max(busy, 1)):
             self._cut()
         elif self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.max_wait_s, self._cut)
+            self._timer = asyncio.get_running_loop().call_later(self.max_wait_s, self._cut)
 
     def _cut(self) -> None:
         """Send the open batch (at most ``max_batch`` requests) through the policy."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._running:  # cut when the running batch is done
+            return
         jobs, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch:]
         if self._pending:  # more than one batch's worth waited: the rest goes next
             self._timer = asyncio.get_running_loop().call_soon(self._cut)
@@ -182,15 +197,20 @@ class PolicyServer:
             t0 = time.perf_counter()
             self._answer(jobs, self._compute(jobs), t0)
         else:
+            self._running = True
             task = asyncio.ensure_future(self._in_pool(jobs))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def _in_pool(self, jobs: list[_Job]) -> None:
         t0 = time.perf_counter()
-        results = await asyncio.get_running_loop().run_in_executor(self._pool, self._compute,
-                                                                   jobs)
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self._pool,
+                                                                       self._compute, jobs)
+        finally:
+            self._running = False
         self._answer(jobs, results, t0)
+        self._due()
 
     def _answer(self, jobs: list[_Job], results: list[tuple[Any, str | None]],
                 t0: float) -> None:
@@ -198,85 +218,109 @@ class PolicyServer:
         self._infer_ms = 0.8 * self._infer_ms + 0.2 * infer_ms
         self.stats["batches"] += 1
         self.stats["requests"] += len(jobs)
-        for job, result in zip(jobs, results, strict=True):
-            if not job.future.done():
-                queue_ms = 1000.0 * (t0 - job.queued)
-                job.future.set_result((*result, infer_ms, len(jobs), queue_ms))
+        for job, (action, error) in zip(jobs, results, strict=True):
+            self._reply(job, action, error, infer_ms, len(jobs), 1000.0 * (t0 - job.queued))
 
-    async def _handler(self, ws: Any) -> None:
-        from evalband.policies._wire import packb
+    # -- connections (evalband.policies._ws: websockets' protocol, driven on the loop) ------
 
-        slot = self._slots
-        self._slots += 1
-        self.stats["clients"] += 1
-        try:
-            await ws.send(packb(self.metadata))
-            await self._serve_client(ws, slot)
-        finally:
-            self._last.pop(slot, None)
-
-    async def _serve_client(self, ws: Any, slot: int) -> None:
-        import websockets
-
-        from evalband.policies._wire import packb, unpackb
-
-        started = False
-        while True:
-            try:
-                request = unpackb(await ws.recv())
-            except websockets.ConnectionClosed:
-                return
-            if not isinstance(request, dict):
-                request = {"state": request}
-            extension = request.get("evalband") or {}
-            reset = bool(extension.get("reset")) or not started
-            context = _context(self.name, slot, request, slot) if reset else None
-            started = True
-            self._last[slot] = time.perf_counter()
-            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            self._submit(_Job(slot, _observation(request), context, future))
-            action, error, infer_ms, size, queue_ms = await future
-            try:
-                if error is not None:
-                    await ws.send(error)
-                    await ws.close(code=1011, reason="Internal server error. Traceback "
-                                   "included in previous frame.")
-                    return
-                await ws.send(packb({
-                    "actions": np.asarray(action),
-                    "server_timing": {"infer_ms": infer_ms, "batch_size": size,
-                                      "queue_ms": queue_ms},
-                }))
-            except websockets.ConnectionClosed:
-                return
-
-    def _http(self, connection: Any, request: Any) -> Any:
+    def _http(self, request: Any) -> tuple[int, str] | None:
+        """Plain HTTP answers: ``/healthz`` and ``/stats``; ``None`` opens a websocket."""
         if request.path == "/healthz":
-            return connection.respond(http.HTTPStatus.OK, "OK\n")
+            return http.HTTPStatus.OK, "OK\n"
         if request.path == "/stats":
             stats: dict[str, float] = dict(self.stats)
             stats["mean_batch"] = stats["requests"] / stats["batches"] if stats["batches"] else 0
-            return connection.respond(http.HTTPStatus.OK, json.dumps(stats) + "\n")
+            return http.HTTPStatus.OK, json.dumps(stats) + "\n"
         return None
+
+    def _opened(self, conn: Any) -> None:
+        from evalband.policies._wire import packb
+
+        conn.data.update(slot=self._slots, started=False, busy=False, backlog=[])
+        self._slots += 1
+        self.stats["clients"] += 1
+        self._connections.add(conn)
+        conn.send(packb(self.metadata))
+
+    def _closed(self, conn: Any) -> None:
+        self._last.pop(conn.data["slot"], None)
+        self._gap.pop(conn.data["slot"], None)
+        self._connections.discard(conn)
+
+    def _message(self, conn: Any, data: bytes | str) -> None:
+        """A request: into the open batch, or queued behind the client's unanswered one."""
+        if conn.data["busy"]:
+            conn.data["backlog"].append(data)
+            return
+        from evalband.policies._wire import unpackb
+
+        slot = conn.data["slot"]
+        try:
+            if isinstance(data, str):
+                raise TypeError("got a text frame; a request is a binary msgpack-numpy frame")
+            request = unpackb(data)
+        except Exception:  # noqa: BLE001 - not a msgpack frame: say so, as a policy error
+            self._fail(conn, traceback.format_exc())
+            return
+        if not isinstance(request, dict):
+            request = {"state": request}
+        extension = request.get("evalband") or {}
+        reset = bool(extension.get("reset")) or not conn.data["started"]
+        context = _context(self.name, slot, request, slot) if reset else None
+        conn.data["started"], conn.data["busy"] = True, True
+        now = time.perf_counter()
+        if slot in self._last and (gap := now - self._last[slot]) < 1.0:
+            self._gap[slot] = 0.8 * self._gap.get(slot, gap) + 0.2 * gap
+        self._last[slot] = now
+        self._submit(_Job(conn, slot, _observation(request), context))
+
+    def _reply(self, job: _Job, action: Any, error: str | None, infer_ms: float, size: int,
+               queue_ms: float) -> None:
+        from evalband.policies._wire import packb
+
+        conn = job.conn
+        conn.data["busy"] = False
+        if error is not None:
+            self._fail(conn, error)
+            return
+        conn.send(packb({
+            "actions": np.asarray(action),
+            "server_timing": {"infer_ms": infer_ms, "batch_size": size, "queue_ms": queue_ms},
+        }))
+        if conn.data["backlog"] and conn.open:
+            self._message(conn, conn.data["backlog"].pop(0))
+
+    @staticmethod
+    def _fail(conn: Any, error: str) -> None:
+        """Send the traceback as a text frame, then close (1011): openpi's way."""
+        conn.data["backlog"].clear()
+        conn.send(error)
+        conn.close(1011, "Internal server error. Traceback included in previous frame.")
 
     async def serve(self, ready: Callable[[int], None] | None = None) -> None:
         """Serve until :meth:`stop` (or cancellation); ``ready(port)`` once listening."""
-        from websockets.asyncio.server import serve
+        from evalband.policies._ws import ServerConnection
 
         self.runtime.setup()
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        server = None
         try:
-            async with serve(self._handler, self.host, self.port,
-                             compression=None, max_size=None,
-                             process_request=self._http) as server:
-                self.port = int(next(iter(server.sockets)).getsockname()[1])
-                if ready is not None:
-                    ready(self.port)
-                await self._stop.wait()
+            server = await self._loop.create_server(
+                lambda: ServerConnection(self._http, self._opened, self._message, self._closed),
+                self.host, self.port)
+            self.port = int(server.sockets[0].getsockname()[1])
+            if ready is not None:
+                ready(self.port)
+            await self._stop.wait()
         finally:
             if self._timer is not None:
                 self._timer.cancel()
+            if server is not None:
+                server.close()
+            for conn in list(self._connections):
+                conn.close(1001)
+                conn.abort()
             self.runtime.close()
 
     def stop(self) -> None:

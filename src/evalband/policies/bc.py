@@ -104,6 +104,9 @@ def _as_matrix(value: ArrayLike, name: str) -> NDArray[np.float32]:
 class BCPolicy(torch.nn.Module):
     """The seed's behavior-cloning MLP: Linear-ReLU-Linear-ReLU-Linear with normalisation inside.
 
+    ``hidden_layers`` (default 2, the seed's) sets how many ``Linear-ReLU`` layers of width
+    ``hidden_dim`` come before the output layer.
+
     ``forward`` maps raw observations to raw actions (seed ``BCPolicy.forward``)::
 
         o_hat = clamp(2 (o - obs_min) / obs_range - 1, -1, 1)
@@ -116,9 +119,10 @@ class BCPolicy(torch.nn.Module):
     Args:
         obs_dim: observation dimension ``D``.
         act_dim: action dimension ``A``.
-        hidden_dim: width of both hidden layers.
+        hidden_dim: width of the hidden layers.
         stats: ``obs_min``/``obs_range`` of shape ``(D,)`` and ``act_min``/``act_range`` of
             shape ``(A,)`` (see :func:`norm_stats`).
+        hidden_layers: number of hidden layers (>= 1).
 
     Raises:
         InvalidParameterError: a dimension is not a positive integer.
@@ -136,20 +140,19 @@ class BCPolicy(torch.nn.Module):
     act_range: torch.Tensor
 
     def __init__(
-        self, obs_dim: int, act_dim: int, hidden_dim: int, stats: Mapping[str, ArrayLike]
+        self, obs_dim: int, act_dim: int, hidden_dim: int, stats: Mapping[str, ArrayLike],
+        hidden_layers: int = 2,
     ) -> None:
         super().__init__()
         self.obs_dim = _positive_int(obs_dim, "obs_dim")
         self.act_dim = _positive_int(act_dim, "act_dim")
         self.hidden_dim = _positive_int(hidden_dim, "hidden_dim")
+        self.hidden_layers = _positive_int(hidden_layers, "hidden_layers")
         self.meta: dict[str, Any] = {}
-        self.net = torch.nn.Sequential(
-            torch.nn.Linear(self.obs_dim, self.hidden_dim),
-            torch.nn.ReLU(),
-            torch.nn.Linear(self.hidden_dim, self.hidden_dim),
-            torch.nn.ReLU(),
-            torch.nn.Linear(self.hidden_dim, self.act_dim),
-        )
+        layers: list[torch.nn.Module] = []
+        for width in [self.obs_dim] + [self.hidden_dim] * (self.hidden_layers - 1):
+            layers += [torch.nn.Linear(width, self.hidden_dim), torch.nn.ReLU()]
+        self.net = torch.nn.Sequential(*layers, torch.nn.Linear(self.hidden_dim, self.act_dim))
         missing = [name for name in _STAT_NAMES if name not in stats]
         if missing:
             raise InvalidInputError(
@@ -232,6 +235,7 @@ def train_bc(
     actions: ArrayLike,
     *,
     hidden_dim: int = 256,
+    hidden_layers: int = 2,
     epochs: int = 100,
     lr: float = 1e-3,
     batch_size: int = 256,
@@ -254,7 +258,8 @@ def train_bc(
     Args:
         obs: observations ``(N, D)``, N >= 1.
         actions: expert actions ``(N, A)``.
-        hidden_dim: width of both hidden layers.
+        hidden_dim: width of the hidden layers.
+        hidden_layers: number of hidden layers (the seed's: 2).
         epochs: passes over the data (also the cosine schedule's ``T_max``).
         lr: Adam's initial learning rate.
         batch_size: rows per mini-batch (the last batch of an epoch may be smaller).
@@ -288,7 +293,8 @@ def train_bc(
         raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}")
     seed = int(seed)
     with _reproducible(seed, num_threads):
-        policy = BCPolicy(obs_arr.shape[1], act_arr.shape[1], hidden_dim, stats)
+        policy = BCPolicy(obs_arr.shape[1], act_arr.shape[1], hidden_dim, stats,
+                          hidden_layers=hidden_layers)
         optimizer = torch.optim.Adam(policy.parameters(), lr=float(lr))
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
         obs_t = torch.from_numpy(obs_arr)
@@ -333,6 +339,8 @@ def _checkpoint_bytes(policy: BCPolicy, meta: Mapping[str, Any]) -> bytes:
         "obs_dim": policy.obs_dim,
         "act_dim": policy.act_dim,
         "hidden_dim": policy.hidden_dim,
+        # only when not the seed's 2, so a 2-layer checkpoint's bytes (its hash) are unchanged
+        **({"hidden_layers": policy.hidden_layers} if policy.hidden_layers != 2 else {}),
         "state_dict": state,
         "meta": _json_meta(meta),
     }
@@ -418,7 +426,8 @@ def _policy_from_bytes(data: bytes, where: str) -> BCPolicy:
     try:
         state = payload["state_dict"]
         stats = {name: state[name].numpy() for name in _STAT_NAMES}
-        policy = BCPolicy(payload["obs_dim"], payload["act_dim"], payload["hidden_dim"], stats)
+        policy = BCPolicy(payload["obs_dim"], payload["act_dim"], payload["hidden_dim"], stats,
+                          hidden_layers=payload.get("hidden_layers", 2))
         policy.load_state_dict(state, strict=True)
     except (KeyError, TypeError, RuntimeError, InvalidInputError) as exc:
         raise CheckpointError(f"{where} is a damaged BC checkpoint: {exc}") from None

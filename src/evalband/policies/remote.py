@@ -136,14 +136,11 @@ class RemotePolicy:
     # -- connection ----------------------------------------------------------------------
 
     def _connect(self) -> Any:
-        from websockets.sync.client import connect
-
         from evalband.policies._wire import unpackb
+        from evalband.policies._ws import BlockingClient
 
-        # Entered as a context manager, the form every websockets >= 13 accepts (17 warns
-        # on a bare connect()); closed by close() / _fail().
-        conn = connect(self.uri, open_timeout=self.connect_timeout, compression=None,
-                       max_size=None, close_timeout=1.0).__enter__()
+        # websockets' protocol on one blocking socket: no reader thread per connection
+        conn = BlockingClient(self.uri, open_timeout=self.connect_timeout)
         try:
             first = conn.recv(timeout=self.connect_timeout)
             if isinstance(first, str):

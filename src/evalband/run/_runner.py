@@ -133,6 +133,10 @@ class GroupCommit:
         if not self.pending:
             return
         group, self.pending = self.pending, []
+        if any(record.media for record in group):  # their clips on disk first
+            from evalband.store import sync_media
+
+            sync_media()
         if len(group) == 1:
             self.store.add_episode(group[0])
         else:

@@ -290,7 +290,9 @@ def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord
     extra = {k: v for k, v in record.extra.items() if k != PENDING}
     refs = list(extra.get("media", []))
     for clip in pending:
-        ref = store_media_bytes(store_path, clip["data"], content_type=clip["content_type"])
+        # durable before the record's commit: the runner calls sync_media() first
+        ref = store_media_bytes(store_path, clip["data"], content_type=clip["content_type"],
+                                background=True)
         refs.append({**ref, "frames": clip.get("frames")})
     extra["media"] = refs
     return replace(record, extra=extra)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         media_file,
         store_media_bytes,
         store_media_file,
+        sync_media,
     )
     from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
     from evalband.store._session_runs import (
@@ -68,6 +69,7 @@ __all__ = [
     "media_file",
     "store_media_bytes",
     "store_media_file",
+    "sync_media",
     "IMPORT_FORMATS",
     "IMPORT_COLUMNS",
     "RunRef",
@@ -106,6 +108,7 @@ _LAZY = {
     "media_file": "evalband.store._media",
     "store_media_bytes": "evalband.store._media",
     "store_media_file": "evalband.store._media",
+    "sync_media": "evalband.store._media",
     "RunRef": "evalband.store._refs",
     "is_bundle_path": "evalband.store._refs",
     "looks_like_path": "evalband.store._refs",

@@ -8,6 +8,13 @@ episode record refers to its media in ``extra["media"]``, a list of references::
 ``path`` is where the file came from (an imported video path, as the source wrote it). A
 reference whose file could not be found when it was imported has no ``sha256`` and
 ``"missing": true``. Identical clips are stored once.
+
+Durability: a clip is as durable as the record that references it. The store commits records
+with ``synchronous=FULL``; a clip written with ``background=True`` (the runner's clips) is
+written at once and ``fsync``-ed (file, then its directory after the rename) on a background
+thread while episodes go on, and the runner waits for those syncs (:func:`sync_media`) just
+before it commits the records that reference them. A sync costs ~4-8 ms of waiting on disk
+here and almost no CPU, so filming does not wait for it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +36,7 @@ __all__ = [
     "media_file",
     "store_media_bytes",
     "store_media_file",
+    "sync_media",
 ]
 
 CONTENT_TYPES: dict[str, str] = {
@@ -64,10 +74,51 @@ def _suffix(content_type: str, fallback: str = ".bin") -> str:
     return fallback
 
 
+_SYNCS: list[Future[None]] = []
+_SYNC_LOCK = threading.Lock()
+_SYNCER: Any = None
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # a platform without directory handles (Windows)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _persist(tmp: str, target: Path) -> None:
+    """Make a written ``.part`` file durable, then give it its name (durably)."""
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    _fsync_dir(target.parent)
+
+
+def sync_media() -> None:
+    """Wait until every clip stored with ``background=True`` is on disk (raises its error).
+
+    >>> sync_media()
+    """
+    with _SYNC_LOCK:
+        pending, _SYNCS[:] = list(_SYNCS), []
+    for future in pending:
+        future.result()
+
+
 def store_media_bytes(
-    store_path: str | Path, data: bytes, *, content_type: str, kind: str = "video"
+    store_path: str | Path, data: bytes, *, content_type: str, kind: str = "video",
+    background: bool = False,
 ) -> dict[str, Any]:
     """Store ``data`` beside the store, named by its sha256; return the reference.
+
+    The file is ``fsync``-ed before it is renamed into place; with ``background=True`` that
+    happens on a background thread and :func:`sync_media` waits for it.
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
@@ -75,6 +126,7 @@ def store_media_bytes(
     >>> ref["kind"], ref["content_type"], media_file(f"{d}/s.sqlite", ref).read_bytes()
     ('video', 'video/mp4', b'frames')
     """
+    global _SYNCER
     digest = hashlib.sha256(data).hexdigest()
     target = media_dir(store_path) / f"{digest}{_suffix(content_type)}"
     if not target.exists():
@@ -82,7 +134,15 @@ def store_media_bytes(
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, target)
+        if background:
+            with _SYNC_LOCK:
+                if _SYNCER is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    _SYNCER = ThreadPoolExecutor(1, thread_name_prefix="evalband-media-sync")
+                _SYNCS.append(_SYNCER.submit(_persist, tmp, target))
+        else:
+            _persist(tmp, target)
     return {"sha256": digest, "kind": kind, "content_type": content_type, "bytes": len(data)}
 
 
