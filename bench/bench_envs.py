@@ -17,9 +17,10 @@ Both paths play the SAME episodes in the same order.
 * bare: ``gymnasium.make`` and the policy, then a plain ``reset / policy / step`` loop that
   stops by the same rule; nothing timed, nothing recorded.
 
-Each panel's run is sized to ~2.5 s of CPU (``--quick``: 1 s) from a timed bare run of a
-few episodes, so a run's fixed setup is ~1 % of it; 10 pairs (``--quick``: 4), each pair the
-two paths back to back, interleaved ABBA so that a pair shares the machine's state.
+Each panel's run is sized to ~2.5 s of CPU (at least 20 episodes) from a timed bare run of
+a few episodes, so a run's fixed setup is ~1 % of it; 10 pairs, each pair the two paths
+back to back, interleaved ABBA so that a pair shares the machine's state. ``--quick`` (the
+test suite's smoke run: same records on both paths) plays 0.3 s runs, 2 pairs.
 Overheads (target <= 5 %), each ``runner / bare - 1``:
 
 * ``overhead_cpu`` (the pass figure): the median over the pairs of the ratio of this
@@ -130,7 +131,8 @@ def _quartiles(values: list[float]) -> list[float]:
     return [round(q1, 4), round(q3, 4)]
 
 
-def _one(name: str, policy: str, target_s: float, pairs: int) -> dict[str, Any]:
+def _one(name: str, policy: str, target_s: float, pairs: int, least: int = 20
+         ) -> dict[str, Any]:
     """``pairs`` ABBA rounds of runner vs bare on one panel, each run ~``target_s`` of CPU.
 
     The episode count is chosen from a timed bare run of a few episodes, so that a run's
@@ -145,7 +147,7 @@ def _one(name: str, policy: str, target_s: float, pairs: int) -> dict[str, Any]:
         # an episode's CPU time without the env's construction: 12 episodes minus 4
         per_episode = (_timed(bare_loop, warm, policy, specs)[1]
                        - _timed(bare_loop, warm, policy, specs[:4])[1]) / 8
-        episodes = max(20, min(2000, math.ceil(target_s / max(per_episode, 1e-4))))
+        episodes = max(least, min(2000, math.ceil(target_s / max(per_episode, 1e-4))))
         panel = bench_panel(name, episodes)
         specs = panel.episode_specs()
         wall: dict[str, list[float]] = {"runner": [], "bare": []}
@@ -230,14 +232,14 @@ def runner_cost(length: int, episodes: int, repeats: int) -> float:
     return 1000.0 * statistics.median(diffs) / episodes
 
 
-def in_side_venv(name: str, target_s: float, pairs: int) -> dict[str, Any]:
+def in_side_venv(name: str, target_s: float, pairs: int, least: int) -> dict[str, Any]:
     """:func:`_one` for a MuJoCo 3.x panel, run by this module inside ``.venv-mujoco3``."""
     if not SIDE_PYTHON.exists():
         raise SystemExit(f"{SIDE_PYTHON} is missing: run `make bench` (it builds .venv-mujoco3)")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     env.setdefault("MUJOCO_GL", "egl")
     out = subprocess.run(
-        [str(SIDE_PYTHON), __file__, "--panel", name, str(target_s), str(pairs)],
+        [str(SIDE_PYTHON), __file__, "--panel", name, str(target_s), str(pairs), str(least)],
         env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
@@ -245,15 +247,16 @@ def in_side_venv(name: str, target_s: float, pairs: int) -> dict[str, Any]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Time the four panels; ``passed`` when every overhead is <= 5 % and records agree."""
-    target_s = 1.0 if quick else 2.5  # CPU seconds per run: the fixed setup is ~1 % of it
-    pairs = 4 if quick else 10
-    results = {name: _one(name, policy, target_s, pairs) for name, policy in PANELS.items()}
-    results |= {name: in_side_venv(name, target_s, pairs) for name in MUJOCO3_PANELS}
+    # CPU seconds per run (the fixed setup is ~1 % of 2.5 s); --quick is a smoke run
+    target_s, pairs, least = (0.3, 2, 8) if quick else (2.5, 10, 20)
+    results = {name: _one(name, policy, target_s, pairs, least)
+               for name, policy in PANELS.items()}
+    results |= {name: in_side_venv(name, target_s, pairs, least) for name in MUJOCO3_PANELS}
     worst = max(r["overhead_cpu"] for r in results.values())
     identical = all(r["identical"] for r in results.values())
-    repeats = 4 if quick else 8
-    per_episode_ms = runner_cost(1, 500 if quick else 2000, repeats)
-    per_step_ms = (runner_cost(50, 40 if quick else 200, repeats) - per_episode_ms) / 49
+    repeats = 2 if quick else 8
+    per_episode_ms = runner_cost(1, 200 if quick else 2000, repeats)
+    per_step_ms = (runner_cost(50, 20 if quick else 200, repeats) - per_episode_ms) / 49
     for r in results.values():  # what the runner's own work should add, from the coin costs
         own_ms = per_episode_ms + r["steps_per_episode"] * per_step_ms
         r["runner_share_expected"] = own_ms / r["cpu_ms_per_episode_bare"]
@@ -278,7 +281,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--panel"]:  # one MuJoCo 3.x panel, inside .venv-mujoco3
-        name, target_s, pairs = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(_one(name, MUJOCO3_PANELS[name], target_s, pairs)))
+        name, target_s, pairs, least = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:6])
+        print(json.dumps(_one(name, MUJOCO3_PANELS[name], target_s, pairs, least)))
     else:
         print(json.dumps(run(quick="--quick" in sys.argv), indent=2))
