@@ -26,6 +26,8 @@ Overheads (target <= 5 %), each ``runner / bare - 1``:
 * ``overhead_cpu`` (the pass figure): the median over the pairs of the ratio of this
   process's CPU time (user + system), which other load on a shared machine barely changes;
   ``overhead_cpu_iqr`` its quartiles (the spread), ``overhead_cpu_pairs`` every pair;
+* ``overhead_cpu_min``: the least CPU time of each path compared (load only ever adds
+  CPU time: cache and core contention), ``overhead_cpu_of_medians`` their medians;
 * ``overhead``/``overhead_iqr``: the same on wall time (on a loaded 2-core VM it swings by
   +-20 %); ``overhead_min``: the fastest run of each path compared;
 * ``overhead_in_run``: inside each runner run, its wall time over the time spent in the env
@@ -182,6 +184,7 @@ def _one(name: str, policy: str, target_s: float, pairs: int, least: int = 20
         "overhead_cpu_iqr": _quartiles(cpu_pairs),
         "overhead_cpu_of_medians": statistics.median(cpu["runner"])
         / statistics.median(cpu["bare"]) - 1.0,
+        "overhead_cpu_min": min(cpu["runner"]) / min(cpu["bare"]) - 1.0,
         "overhead": statistics.median(wall_pairs),
         "overhead_iqr": _quartiles(wall_pairs),
         "overhead_min": min(wall["runner"]) / min(wall["bare"]) - 1.0,
