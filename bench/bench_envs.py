@@ -17,25 +17,37 @@ Both paths play the SAME episodes in the same order.
 * bare: ``gymnasium.make`` and the policy, then a plain ``reset / policy / step`` loop that
   stops by the same rule; nothing timed, nothing recorded.
 
-Overheads (target <= 5 %), each ``runner / bare - 1``, the two paths interleaved (ABBA) so
-that a pair shares the machine's state:
+Each panel's run is sized to ~2.5 s of CPU (at least 20 episodes) from a timed bare run of
+a few episodes, so a run's fixed setup is ~1 % of it; 10 pairs, each pair the two paths
+back to back, interleaved ABBA so that a pair shares the machine's state. ``--quick`` (the
+test suite's smoke run: same records on both paths) plays 0.3 s runs, 2 pairs.
+Overheads (target <= 5 %), each ``runner / bare - 1``:
 
-* ``overhead_cpu`` (the pass figure): the median paired ratio of this process's CPU time
-  (user + system), which other load on a shared machine barely changes;
-* ``overhead``: the same on wall time (on a loaded 2-core VM it swings by +-20 %);
-* ``overhead_min``: the fastest run of each path compared;
+* ``overhead_cpu`` (the pass figure): the median over the pairs of the ratio of this
+  process's CPU time (user + system), which other load on a shared machine barely changes;
+  ``overhead_cpu_iqr`` its quartiles (the spread), ``overhead_cpu_pairs`` every pair;
+* ``overhead_cpu_min``: the least CPU time of each path compared (load only ever adds
+  CPU time: cache and core contention), ``overhead_cpu_of_medians`` their medians;
+* ``overhead``/``overhead_iqr``: the same on wall time (on a loaded 2-core VM it swings by
+  +-20 %); ``overhead_min``: the fastest run of each path compared;
 * ``overhead_in_run``: inside each runner run, its wall time over the time spent in the env
   (the records' ``env_ms``) and the policy (its per-call latencies), minus 1: immune to load
   that changes between runs, and an upper bound (the run's setup, the env's construction and
-  the loop a bare script also has all count as the runner's).
+  the loop a bare script also has all count as the runner's);
+* ``runner_share_expected``: what the runner's own work should add to an episode of this
+  env, from the coin stand-in's costs (``runner_cpu_ms_per_episode`` +
+  ``steps_per_episode`` x ``runner_cpu_us_per_step``, see :func:`runner_cost`) over the
+  bare episode's CPU time: the figure the measured ones scatter around.
 
 Outcomes and step counts must be identical.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -99,7 +111,14 @@ def _fresh_run(store: RunStore, panel: Panel, policy: str, run_id: str) -> None:
 
 
 def _timed(fn: Any, *args: Any) -> tuple[float, float, Any]:
-    """(wall seconds, this process's CPU seconds, result) of one call."""
+    """(wall seconds, this process's CPU seconds, result) of one call.
+
+    The garbage of the call before (the other path's env, records...) is collected first,
+    outside the clock: a path must not pay for the one it follows (in one loaded run
+    without it, FetchReach's pairs alternated with the order: +1 % when the runner went
+    first, +17 % when it followed a bare run).
+    """
+    gc.collect()
     w0, c0 = time.perf_counter(), time.process_time()
     result = fn(*args)
     return time.perf_counter() - w0, time.process_time() - c0, result
@@ -109,17 +128,35 @@ def _played(store: RunStore, run_id: str) -> Played:
     return sorted((r.key, r.outcome.value, r.steps) for r in store.episode_records(run_id))
 
 
-def _one(name: str, policy: str, episodes: int, repeats: int) -> dict[str, Any]:
-    panel = bench_panel(name, episodes)
-    specs = panel.episode_specs()
+def _quartiles(values: list[float]) -> list[float]:
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return [round(q1, 4), round(q3, 4)]
+
+
+def _one(name: str, policy: str, target_s: float, pairs: int, least: int = 20
+         ) -> dict[str, Any]:
+    """``pairs`` ABBA rounds of runner vs bare on one panel, each run ~``target_s`` of CPU.
+
+    The episode count is chosen from a timed bare run of a few episodes, so that a run's
+    fixed cost (the store, the manifest, building the env: paid by both paths, but not
+    equally) stays near 1 % whatever an episode costs.
+    """
+    warm = bench_panel(name, 12)
+    specs = warm.episode_specs()
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "b.sqlite") as store:
-        _fresh_run(store, bench_panel(name, 2), policy, "warm-up")
-        bare_loop(panel, policy, specs[:2])
+        _fresh_run(store, bench_panel(name, 4), policy, "warm-up")
+        bare_loop(warm, policy, specs[:4])
+        # an episode's CPU time without the env's construction: 12 episodes minus 4
+        per_episode = (_timed(bare_loop, warm, policy, specs)[1]
+                       - _timed(bare_loop, warm, policy, specs[:4])[1]) / 8
+        episodes = max(least, min(2000, math.ceil(target_s / max(per_episode, 1e-4))))
+        panel = bench_panel(name, episodes)
+        specs = panel.episode_specs()
         wall: dict[str, list[float]] = {"runner": [], "bare": []}
         cpu: dict[str, list[float]] = {"runner": [], "bare": []}
         in_run: list[float] = []
         bare: Played = []
-        for r in range(repeats):
+        for r in range(pairs):
             for path in ("runner", "bare") if r % 2 == 0 else ("bare", "runner"):
                 if path == "runner":
                     with _PolicyClock() as policy_clock:
@@ -130,70 +167,82 @@ def _one(name: str, policy: str, episodes: int, repeats: int) -> dict[str, Any]:
                     w, c, bare = _timed(bare_loop, panel, policy, specs)
                 wall[path].append(w)
                 cpu[path].append(c)
-        identical = all(_played(store, f"run-{r}") == sorted(bare) for r in range(repeats))
-    bare_med = statistics.median(wall["bare"])
+        identical = all(_played(store, f"run-{r}") == sorted(bare) for r in range(pairs))
+    cpu_pairs = [a / b - 1.0 for a, b in zip(cpu["runner"], cpu["bare"], strict=True)]
+    wall_pairs = [a / b - 1.0 for a, b in zip(wall["runner"], wall["bare"], strict=True)]
     return {
         "episodes": len(specs),
-        "ms_per_episode_bare": 1000.0 * bare_med / len(specs),
+        "steps_per_episode": statistics.mean(steps for _, _, steps in bare),
+        "pairs": pairs,
+        "ms_per_episode_bare": 1000.0 * statistics.median(wall["bare"]) / len(specs),
+        "cpu_ms_per_episode_bare": 1000.0 * statistics.median(cpu["bare"]) / len(specs),
         "runner_s": statistics.median(wall["runner"]),
-        "bare_s": bare_med,
-        "overhead": _paired(wall),
-        "overhead_cpu": _paired(cpu),
+        "bare_s": statistics.median(wall["bare"]),
+        "runner_cpu_s": statistics.median(cpu["runner"]),
+        "bare_cpu_s": statistics.median(cpu["bare"]),
+        "overhead_cpu": statistics.median(cpu_pairs),
+        "overhead_cpu_iqr": _quartiles(cpu_pairs),
+        "overhead_cpu_of_medians": statistics.median(cpu["runner"])
+        / statistics.median(cpu["bare"]) - 1.0,
+        "overhead_cpu_min": min(cpu["runner"]) / min(cpu["bare"]) - 1.0,
+        "overhead": statistics.median(wall_pairs),
+        "overhead_iqr": _quartiles(wall_pairs),
         "overhead_min": min(wall["runner"]) / min(wall["bare"]) - 1.0,
         "overhead_in_run": statistics.median(in_run),
-        "overhead_pairs": [round(a / b - 1.0, 4)
-                           for a, b in zip(wall["runner"], wall["bare"], strict=True)],
+        "overhead_cpu_pairs": [round(x, 4) for x in cpu_pairs],
+        "overhead_pairs": [round(x, 4) for x in wall_pairs],
         "identical": identical,
     }
 
 
-def _paired(times: dict[str, list[float]]) -> float:
-    pairs = zip(times["runner"], times["bare"], strict=True)
-    return statistics.median(a / b for a, b in pairs) - 1.0
+def runner_cost(length: int, episodes: int, repeats: int) -> float:
+    """The runner's own CPU milliseconds per episode of ``length`` steps, beyond env and policy.
 
-
-def per_episode_cost(episodes: int, repeats: int) -> float:
-    """The runner's own CPU milliseconds per episode, beyond the env and the policy.
-
-    One-step episodes of the coin stand-in (``evalband/Coin-v0``, ~50 us each), the whole
-    runner (``run_panel`` into a store, one run of ``episodes``) against a bare loop over the
-    same env and policy, on this process's CPU time: what each episode costs the runner
-    (timing, the record, judging, the group commit), nearly free of the env's own time.
+    Episodes of ``length`` steps of the coin stand-in (``evalband/Coin-v0``, a few us a
+    step), the whole runner (``run_panel`` into a store, one run of ``episodes``) against a
+    bare loop over the same env, policy and rule, on this process's CPU time, interleaved
+    (ABBA), the median of the paired differences: what the runner adds (timing, the record,
+    judging, the group commit), nearly free of the env's own time.
     """
     from evalband.envs._resolve import make_env
     from evalband.policies._builtin import zero_action
 
     panel = load_panel({"name": "coin", "env": "evalband/Coin-v0", "episodes": episodes,
-                        "env_kwargs": {"length": 1, "p": 0.0}, "budget": {"steps": 1}})
+                        "env_kwargs": {"length": length, "p": 0.0},
+                        "budget": {"steps": length}})
     specs = panel.episode_specs()
 
     def bare() -> None:
         env = make_env(panel.env, dict(panel.env_kwargs))
         for spec in specs:
             obs, _ = env.reset(seed=spec.condition_seed)
-            judge = Judge(panel.success, 1)
+            judge = Judge(panel.success, length)
             while judge.step(*env.step(zero_action(obs))[1:]) is None:
                 pass
 
-    runner_s, bare_s = [], []
+    diffs = []
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "c.sqlite") as store:
         policy = "evalband.policies._builtin:zero_action"
         run_panel(panel, policy, store, run_id="warm")
+        bare()
         for r in range(repeats):
-            runner_s.append(_timed(lambda rid: run_panel(panel, policy, store, run_id=rid),
-                                   f"c-{r}")[1])
-            bare_s.append(_timed(bare)[1])
-    return 1000.0 * (statistics.median(runner_s) - statistics.median(bare_s)) / episodes
+            def runner(rid: str = f"c-{r}") -> None:
+                run_panel(panel, policy, store, run_id=rid)
+
+            order = (runner, bare) if r % 2 == 0 else (bare, runner)
+            cpu = {fn: _timed(fn)[1] for fn in order}
+            diffs.append(cpu[runner] - cpu[bare])
+    return 1000.0 * statistics.median(diffs) / episodes
 
 
-def in_side_venv(name: str, episodes: int, repeats: int) -> dict[str, Any]:
+def in_side_venv(name: str, target_s: float, pairs: int, least: int) -> dict[str, Any]:
     """:func:`_one` for a MuJoCo 3.x panel, run by this module inside ``.venv-mujoco3``."""
     if not SIDE_PYTHON.exists():
         raise SystemExit(f"{SIDE_PYTHON} is missing: run `make bench` (it builds .venv-mujoco3)")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     env.setdefault("MUJOCO_GL", "egl")
     out = subprocess.run(
-        [str(SIDE_PYTHON), __file__, "--panel", name, str(episodes), str(repeats)],
+        [str(SIDE_PYTHON), __file__, "--panel", name, str(target_s), str(pairs), str(least)],
         env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
@@ -201,19 +250,24 @@ def in_side_venv(name: str, episodes: int, repeats: int) -> dict[str, Any]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Time the four panels; ``passed`` when every overhead is <= 5 % and records agree."""
-    episodes = 20 if quick else 300  # enough that a run's fixed setup (~50 ms) is ~1 %
-    repeats = 3 if quick else 5
-    results = {name: _one(name, policy, episodes, repeats) for name, policy in PANELS.items()}
-    results |= {name: in_side_venv(name, episodes, repeats) for name in MUJOCO3_PANELS}
+    # CPU seconds per run (the fixed setup is ~1 % of 2.5 s); --quick is a smoke run
+    target_s, pairs, least = (0.3, 2, 8) if quick else (2.5, 10, 20)
+    results = {name: _one(name, policy, target_s, pairs, least)
+               for name, policy in PANELS.items()}
+    results |= {name: in_side_venv(name, target_s, pairs, least) for name in MUJOCO3_PANELS}
     worst = max(r["overhead_cpu"] for r in results.values())
     identical = all(r["identical"] for r in results.values())
-    cost_ms = per_episode_cost(500 if quick else 2000, repeats)
-    for r in results.values():
-        r["runner_share_per_episode"] = cost_ms / r["ms_per_episode_bare"]
+    repeats = 2 if quick else 8
+    per_episode_ms = runner_cost(1, 200 if quick else 2000, repeats)
+    per_step_ms = (runner_cost(50, 20 if quick else 200, repeats) - per_episode_ms) / 49
+    for r in results.values():  # what the runner's own work should add, from the coin costs
+        own_ms = per_episode_ms + r["steps_per_episode"] * per_step_ms
+        r["runner_share_expected"] = own_ms / r["cpu_ms_per_episode_bare"]
     return {
         "name": "envs_runner_overhead",
         "panels": results,
-        "runner_cpu_ms_per_episode": cost_ms,
+        "runner_cpu_ms_per_episode": per_episode_ms,
+        "runner_cpu_us_per_step": 1000.0 * per_step_ms,
         "runner_overhead_cpu": worst,
         "runner_overhead": max(r["overhead"] for r in results.values()),
         # bench/run.py prints ratio vs target_ratio: the runner's speed relative to bare.
@@ -223,13 +277,14 @@ def run(quick: bool = False) -> dict[str, Any]:
         "identical": identical,
         "passed": bool(worst <= TARGET_OVERHEAD and identical),
         "claim": "runner overhead vs a bare gymnasium loop on short third-party episodes "
-                 "(PointMaze, Reacher, FetchReach, dm_control point_mass): <= 5 %",
+                 "(PointMaze, Reacher, FetchReach, dm_control point_mass): <= 5 % "
+                 "(median of paired CPU ratios)",
     }
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--panel"]:  # one MuJoCo 3.x panel, inside .venv-mujoco3
-        name, episodes, repeats = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(_one(name, MUJOCO3_PANELS[name], episodes, repeats)))
+        name, target_s, pairs, least = sys.argv[2], float(sys.argv[3]), *map(int, sys.argv[4:6])
+        print(json.dumps(_one(name, MUJOCO3_PANELS[name], target_s, pairs, least)))
     else:
-        print(json.dumps(run(), indent=2))
+        print(json.dumps(run(quick="--quick" in sys.argv), indent=2))

@@ -12,7 +12,9 @@ barely changes, beside it). Three groups:
   (serial) minus the same ``run_panel`` call in a warm process (imports done, a new run
   id, env and policy built again), i.e. what the command costs beyond playing the
   episodes (target < 0.3 s), on wall and on CPU time, next to ``python -c "import typer,
-  yaml, pydantic.main, numpy, gymnasium"``, the imports the command cannot avoid;
+  yaml, pydantic.main, numpy, gymnasium"``, the imports a typer command cannot avoid (a
+  plain ``run`` line skips typer: ``run_fixed_reach_through_typer`` is the same reach1d
+  line sent through typer, side by side);
 * **process backend from the command line**: ``evalband run --backend process
   --workers 2`` vs serial on the 200 PushT episodes (target >= 1.6x, workers started
   while the command loads, see ``evalband.run._pool.prestart``), with the machine's own
@@ -125,6 +127,9 @@ def startup(rounds: int) -> dict[str, Any]:
         # what `evalband run` cannot avoid importing (typer, panel, envs): its floor
         "run_import_floor": [sys.executable, "-c",
                              "import typer, yaml, pydantic.main, numpy, gymnasium"],
+        # ... and without typer, as a plain `run` line loads
+        "run_import_floor_plain": [sys.executable, "-c",
+                                   "import yaml, pydantic.main, numpy, gymnasium"],
     }
     commands = {k: _same(v) for k, v in argv.items()}
     _rounds(commands, 1)  # bytecode compiled, caches warm
@@ -206,6 +211,9 @@ def run(quick: bool = False) -> dict[str, Any]:
 
         commands = {
             "reach_serial": fresh(reach, "reach1d:baseline"),
+            # the same line through typer (an option the typer-free path leaves to typer,
+            # a no-op without --until-decided): what the short path saves, side by side
+            "reach_serial_typer": fresh(reach, "reach1d:baseline", "--alpha", "0.05"),
             "pusht_serial": fresh(pusht, "pusht:expert"),
             "pusht_process2": fresh(pusht, "pusht:expert", "--backend", "process",
                                     "--workers", "2"),
@@ -220,6 +228,10 @@ def run(quick: bool = False) -> dict[str, Any]:
         ceiling = [machine_ratio(specs, lead_s=1.0) for _ in range(1 if quick else 3)]
         session = [_session_twice(pusht, tmpdir / f"session{i}.sqlite")
                    for i in range(1 if quick else 3)]
+    fixed_typer = {"wall_s": cli_runs["reach_serial_typer"]["wall_s"]
+                   - statistics.median(warm_reach),
+                   "cpu_s": cli_runs["reach_serial_typer"]["cpu_s"]
+                   - statistics.median(warm_reach_cpu)}
     fixed_reach = cli_runs["reach_serial"]["wall_s"] - statistics.median(warm_reach)
     fixed_pusht = cli_runs["pusht_serial"]["wall_s"] - statistics.median(warm_pusht)
     # the same on CPU time, which load on a shared machine barely moves
@@ -235,6 +247,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                              "pusht": statistics.median(warm_pusht)},
         "run_fixed_s": {"reach": fixed_reach, "pusht": fixed_pusht},
         "run_fixed_cpu_s": fixed_cpu,
+        "run_fixed_reach_through_typer": fixed_typer,
         "process_cli_ratio": process_ratio,
         "machine_ratio": statistics.median(ceiling),
         "machine_ratio_each": [round(x, 3) for x in ceiling],

@@ -115,3 +115,22 @@ def test_condition_seeds_of_a_column_are_the_one_at_a_time_seeds() -> None:
         for cell in ("", "a=1", "mass=heavy,x=0.25"):
             got = [int(s) for s in default_condition_seeds(seed, cell, episodes)]
             assert got == [default_condition_seed(seed, cell, int(e)) for e in episodes]
+
+
+@pytest.mark.parametrize("episodes", [1, 15, 16, 40])
+def test_episode_specs_seeds_are_one_seedsequence_each(episodes: int) -> None:
+    """Large cells take the vectorised seeds: the same numbers as one SeedSequence each."""
+    import hashlib
+
+    import numpy as np
+
+    panel = load_panel({"name": "c", "env": "evalband/Coin-v0", "episodes": episodes,
+                        "seed": 2**40 + 7, "budget": {"steps": 1}, "repeats": 2,
+                        "factors": {"p": [0.2, 0.8]}})
+    specs = panel.episode_specs()
+    assert len(specs) == 4 * episodes
+    for spec in specs:
+        cell_hash = int.from_bytes(hashlib.sha256(spec.cell.encode()).digest()[:4], "little")
+        expected = np.random.SeedSequence(entropy=panel.seed, spawn_key=(
+            cell_hash, spec.episode)).generate_state(1, dtype=np.uint32)[0]
+        assert type(spec.condition_seed) is int and spec.condition_seed == int(expected)

@@ -454,8 +454,13 @@ class Panel(BaseModel):
         seed_fn = self.seed_function()
         specs = []
         for cell in self.cells():
-            for episode in range(self.episodes):
-                seed = seed_fn(self.seed, cell.key, episode)
+            if seed_fn is default_condition_seed and self.episodes >= 16:
+                # the same seeds, bit for bit, ~50x faster than one SeedSequence each
+                seeds = default_condition_seeds(self.seed, cell.key, range(self.episodes))
+                cell_seeds = [int(x) for x in seeds]
+            else:
+                cell_seeds = [seed_fn(self.seed, cell.key, e) for e in range(self.episodes)]
+            for episode, seed in enumerate(cell_seeds):
                 for repeat in range(self.repeats):
                     specs.append(
                         EpisodeSpec(cell.key, episode, repeat, seed, cell.slices, cell.options,

@@ -169,3 +169,73 @@ def test_a_process_run_from_the_command_line_plays_the_serial_runs_episodes(tmp_
             "order by cell, episode, repeat", (run_id,)).fetchall()
             for run_id in ("serial", "proc")}
     assert len(rows["serial"]) == 24 and rows["serial"] == rows["proc"]
+
+
+# ------------------------------------------------------------------ evalband run, plain lines
+
+COIN = ("name: coin\nenv: evalband/Coin-v0\nenv_kwargs: {length: 2}\nepisodes: 6\nseed: 3\n"
+        "budget: {steps: 5}\nfactors: {p: [0.2, 0.8]}\n")
+ZERO = "evalband.policies._builtin:zero_action"
+RUN_PLAIN = [
+    [], ["--json"], ["--batch", "3", "--json"], ["-b", "serial", "-w", "1"],
+    ["--errors-as-failures"], ["--backend=serial", "--batch=2", "--json"],
+]
+
+
+@pytest.mark.parametrize("extra", RUN_PLAIN, ids=[" ".join(a) or "text" for a in RUN_PLAIN])
+def test_a_plain_run_line_answers_as_through_typer(extra: list[str], tmp_path, capsys,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same bytes out, same exit code and the same stored episodes, without typer."""
+    from evalband.store import open_store
+
+    panel = tmp_path / "coin.yaml"
+    panel.write_text(COIN)
+    out = {}
+    for path in ("fast", "typer"):
+        args = ["run", str(panel), "-p", ZERO, "--run-id", "r", "--store",
+                str(tmp_path / f"{path}.sqlite"), *extra]
+        if path == "fast":
+            assert _fast.parse("run", args[1:]) is not None  # the short path takes it
+        else:
+            monkeypatch.setattr(_fast, "parse", lambda *a: None)  # every line to typer
+        out[path] = main(args), *capsys.readouterr()
+        with open_store(tmp_path / f"{path}.sqlite") as store:
+            out[path] += (sorted((r.key, r.outcome.value, r.steps, r.condition_seed)
+                                 for r in store.episode_records("r")),
+                          store.require_run("r").errors_as_failures)
+    assert out["fast"] == out["typer"]
+    assert out["fast"][0] == 0 and len(out["fast"][3]) == 12
+
+
+RUN_OTHER = [
+    ["p.yaml"], ["-p", "x"], ["p.yaml", "-p", "x", "-w", "0"],
+    ["p.yaml", "-p", "x", "--batch", "0"],
+    ["p.yaml", "-p", "x", "--until-decided", "--against", "b"], ["p.yaml", "-p", "x", "--help"],
+    ["p.yaml", "-p", "x", "--record", "all"], ["p.yaml", "-p", "x", "--report", "r.html"],
+    ["p.yaml", "-p", "x", "--store", ""], ["p.yaml", "-p", "x", "-w", "2.0"],
+    ["p.yaml", "-p=x"], ["p.yaml", "q.yaml", "-p", "x"], ["p.yaml", "-p", "x", "--address", "a"],
+]
+
+
+@pytest.mark.parametrize("args", RUN_OTHER, ids=[" ".join(a) for a in RUN_OTHER])
+def test_any_other_run_line_is_left_to_typer(args: list[str]) -> None:
+    assert _fast.parse("run", args) is None
+
+
+def test_a_plain_run_line_does_not_import_typer(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    panel = tmp_path / "coin.yaml"
+    panel.write_text(COIN)
+    args = ["run", str(panel), "-p", ZERO, "--json", "--store", str(tmp_path / "s.sqlite")]
+    code = ("import sys, contextlib, io\nfrom evalband.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({args!r}) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click') "
+            "or m.startswith('evalband.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "evalband.cli._run_cmd'" in loaded
+    assert "typer" not in loaded and "_runs'" not in loaded and "_app'" not in loaded

@@ -70,11 +70,13 @@ def test_an_exact_band_loads_scipy_special_only() -> None:
 
 
 def test_a_short_run_loads_no_analysis_or_display_package(tmp_path: Path) -> None:
-    """``evalband run`` (serial, --json) needs the env and the store, not scipy or rich."""
+    """``evalband run`` (serial, --json) needs the env and the store, not scipy, rich or typer
+    (a plain line is answered by :mod:`evalband.cli._fast`), nor the process pool."""
     loaded = imported_after(["run", "reach1d", "-p", "reach1d:baseline", "--json",
                              "--store", str(tmp_path / "s.sqlite")])
     assert {"numpy", "gymnasium", "sqlite3"} <= loaded  # it did run
-    assert not loaded & {"scipy", "pandas", "matplotlib", "rich", "torch", "mujoco"}
+    assert not loaded & {"scipy", "pandas", "matplotlib", "rich", "torch", "mujoco", *TYPER,
+                         "concurrent.futures.process", "evalband.run._pool"}
 
 
 def test_ci_at_a_rare_level_still_uses_scipy_and_agrees(capsys) -> None:

@@ -128,6 +128,36 @@ def test_check_env_on_gym_aloha(tmp_path: Path) -> None:
     assert any("0.02 s from control_timestep()" in f["message"] for f in findings)
 
 
+def test_gym_aloha_same_records_serial_process_and_lockstep(tmp_path: Path) -> None:
+    """gym-aloha's shipped panel through serial, two workers and ``--batch 2``: same records.
+
+    Kept affordable (~30 s): two episodes of two steps. gym-aloha has no state-only
+    observation (``obs_type="state"`` raises ``NotImplementedError``) and its task renders
+    three 480 x 640 cameras at every reset and step whatever ``observation_width`` says
+    (~0.3-0.9 s a step on a CPU renderer), so the steps are few, not smaller.
+    """
+    panel = panel_file(tmp_path, "aloha-transfer-cube", episodes=2, budget={"steps": 2})
+    paths = {"serial": [], "proc": ["--backend", "process", "--workers", "2"],
+             "lock": ["--batch", "2"]}
+    procs = {run_id: start("run", panel, "-p", "aloha:hold", "--run-id", run_id, "--json",
+                           "--store", str(tmp_path / f"{run_id}.sqlite"), *extra)
+             for run_id, extra in paths.items()}
+    for proc in procs.values():
+        finish(proc)
+    serial = records(tmp_path / "serial.sqlite", "serial")
+    assert sorted(serial) == [("", 0, 0), ("", 1, 0)]
+    assert len({r.condition_seed for r in serial.values()}) == 2
+    for record in serial.values():  # holding still: the budget runs out, 0.02 s a step
+        assert (record.outcome.value, record.steps) == ("timeout", 2)
+        assert record.sim_time_s == pytest.approx(0.04) and "return" in record.metrics
+    for other in ("proc", "lock"):
+        got = records(tmp_path / f"{other}.sqlite", other)
+        assert sorted(got) == sorted(serial)
+        assert all(same_play(serial[k], r) for k, r in got.items())
+        assert {k: comparable(r) | {"extra": None} for k, r in serial.items()} == {
+            k: comparable(r) | {"extra": None} for k, r in got.items()}
+
+
 def test_fetch_success_rule_final_step_vs_any_step(tmp_path: Path) -> None:
     runs = {}
     for rule in ("any_step", "final_step"):

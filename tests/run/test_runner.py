@@ -110,3 +110,17 @@ def test_latency_quantiles_match_numpy_percentile() -> None:
         assert got["latency_ms_max"] == pytest.approx(ms.max())
 
     check()
+
+
+@pytest.mark.parametrize("backend", ["serial", "process"])
+def test_the_returned_summary_is_the_stored_runs(store, backend: str) -> None:
+    """A fresh run is summarised from what it played (no read-back): the stored run's
+    summary all the same, errors, factors and out-of-order process records included."""
+    from evalband.analysis import summarize
+
+    panel = coin_panel(env_kwargs={"length": 2, "error_p": 0.2}, episodes=16)
+    for run_id, extra in (("a", {}), ("b", {"errors_as_failures": True})):
+        rid, summary = run_panel(panel, ZERO, store, run_id=f"{run_id}-{backend}",
+                                 backend=backend, workers=2, **extra)
+        stored = summarize(store.episode_records(rid), **extra)
+        assert summary.as_dict() == stored.as_dict() and summary.counts["error"]

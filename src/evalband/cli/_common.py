@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._out import console, emit_json, escape, fail, pct
+from evalband.cli._out import console, emit_json, escape, fail, pct, store_path
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -28,13 +28,6 @@ STORE_OPTION = typer.Option(
     show_default=False,
 )
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
-
-
-def store_path(path: Path | None) -> Path:
-    """The store path given, or the default."""
-    from evalband.store import DEFAULT_STORE_PATH
-
-    return path if path is not None else DEFAULT_STORE_PATH
 
 
 def read_store(path: Path | None) -> RunStore:

@@ -1,10 +1,11 @@
 """The plainest command lines, answered before typer loads.
 
 Importing typer (with its vendored click) costs a short command about 0.1 s, most of its
-start-up. ``evalband --help`` and a plain ``ci``, ``diff`` or ``power`` line (known options,
-numbers written plainly, the right number of arguments) are answered here instead: the
+start-up. ``evalband --help`` and a plain ``ci``, ``diff``, ``power`` or ``run`` line (known
+options, numbers written plainly, the right number of arguments) are answered here: the
 top-level help is laid out as click lays it out (:func:`top_help`), and the commands run
-the same code as through typer (:mod:`evalband.cli._stats_cmds`). Anything else (a
+the same code as through typer (:mod:`evalband.cli._stats_cmds`,
+:mod:`evalband.cli._run_cmd`). Anything else (a
 command's ``--help``, an unknown or misspelt option, a malformed or missing value, any
 other command) returns ``None`` and goes to typer, so usage errors and help keep typer's
 words. ``tests/cli/test_cli_fast.py`` holds both paths to the same bytes on the real typer.
@@ -20,6 +21,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = ["APP_HELP", "COMMANDS", "FLOAT", "INT", "dispatch", "parse", "start_workers_early",
@@ -164,6 +166,15 @@ def _str(text: str) -> str:
     return text
 
 
+def _positive(text: str) -> int | None:  # typer's ``min=1``: a smaller value is typer's error
+    value = _int(text)
+    return value if value is not None and value >= 1 else None
+
+
+def _path(text: str) -> Path | None:
+    return Path(text) if text else None
+
+
 # command: (positional parameters with their parser, or "*" for a list of words;
 #           options: spelling -> (parameter, parser or None for a flag); defaults)
 _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str, _Kind | None]],
@@ -193,6 +204,17 @@ _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str
         {"power": 0.8, "alpha": 0.05, "paired": False, "discordant": None, "n": None,
          "direction": "auto", "comparisons": 1, "test": "normal", "sequential": False,
          "as_json": False},
+    ),
+    "run": (  # the common options; --until-decided and its kin, --record... go to typer
+        (("panel", _str),),
+        {"--policy": ("policy", _str), "-p": ("policy", _str),
+         "--workers": ("workers", _positive), "-w": ("workers", _positive),
+         "--backend": ("backend", _str), "-b": ("backend", _str),
+         "--store": ("store", _path), "--run-id": ("run_id", _str),
+         "--batch": ("batch", _positive), "--errors-as-failures": ("errors_as_failures", None),
+         "--retry-errors": ("retry_errors", None), "--json": ("as_json", None)},
+        {"workers": None, "backend": "serial", "store": None, "run_id": None, "batch": None,
+         "errors_as_failures": False, "retry_errors": False, "as_json": False},
     ),
 }
 
@@ -290,11 +312,15 @@ def dispatch(args: Sequence[str]) -> int | None:
         return 0
     if not args:
         return None
-    if start_workers_early(args):
-        return None
+    start_workers_early(args)
     values = parse(args[0], args[1:])
     if values is None:
         return None
+    if args[0] == "run":
+        from evalband.cli._run_cmd import run_run
+
+        run_run(**values)
+        return 0
     from evalband.cli import _stats_cmds
 
     runner: Callable[..., None] = getattr(_stats_cmds, f"run_{args[0]}")

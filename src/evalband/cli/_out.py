@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CommandExit", "console", "emit_json", "escape", "fail", "pct"]
+__all__ = ["CommandExit", "console", "emit_json", "escape", "fail", "pct", "store_path"]
 
 
 class CommandExit(Exception):  # noqa: N818 - an exit, like typer.Exit
@@ -98,3 +99,14 @@ def pct(x: float | None, digits: int = 1) -> str:
     from evalband.report import percent
 
     return percent(x, digits)
+
+
+def store_path(path: Path | None) -> Path:
+    """The store path given, or the default (``--store``, shared by every command).
+
+    >>> store_path(Path("a.sqlite")).name, store_path(None).name
+    ('a.sqlite', 'evalband.sqlite')
+    """
+    from evalband.store import DEFAULT_STORE_PATH
+
+    return path if path is not None else DEFAULT_STORE_PATH

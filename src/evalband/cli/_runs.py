@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import shlex
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -21,37 +16,9 @@ from evalband.cli._common import (
     read_store,
     store_path,
 )
-from evalband.cli._progress import RunProgress
+from evalband.cli._run_cmd import summary_lines
 
 __all__ = ["register"]
-
-
-def _summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
-    from evalband.analysis import RunSummary
-
-    assert isinstance(summary, RunSummary)
-    c = summary.counts
-    lines = [
-        f"{run_id} ({policy}): {summary.successes}/{summary.n} success, "
-        f"{c['failure']} failure, {c['timeout']} timeout, {c['error']} error"
-    ]
-    if summary.rate is not None:
-        lines.append(
-            f"  success rate {pct(summary.rate.estimate, 6)}, Wilson 95% "
-            f"[{pct(summary.rate.low, 6)}, {pct(summary.rate.high, 6)}]"
-        )
-    lines.append(f"  mean time among successes: {summary.time_text}")
-    if summary.error_causes:
-        lines.append("  error episodes, by cause:")
-        lines.extend(f"    {line}" for line in summary.error_lines())
-    if summary.verdict_withheld:
-        lines.append(
-            f"  verdict withheld: {c['error']} episode(s) errored; fix them, or re-run "
-            "with --errors-as-failures to count them as failures"
-        )
-    elif summary.errors_as_failures and c["error"]:
-        lines.append(f"  {c['error']} error episode(s) counted as failures (--errors-as-failures)")
-    return lines
 
 
 def run(
@@ -117,89 +84,14 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
-    if backend == "process":  # the workers start while this process loads what it needs
-        import os
+    from evalband.cli._run_cmd import run_run
 
-        from evalband.run import prestart, worker_init
-
-        # (a no-op when evalband.cli._fast started them before typer loaded)
-        prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
-    from evalband.panel import load_panel
-    from evalband.policies import resolve_policy
-    from evalband.run import default_run_id, run_panel
-    from evalband.store import open_store
-
-    panel_obj = load_panel(panel)
-    resolve_policy(policy)  # an unknown policy fails before the store is touched
-    if until_decided or against is not None or against_policy is not None:
-        from evalband.cli._until import run_until
-
-        if against_policy is not None:
-            resolve_policy(against_policy)
-        run_until(panel_obj, policy, store, against=against, against_policy=against_policy,
-                  until_decided=until_decided,
-                  max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk,
-                  effect=effect, discordant=discordant, run_id=run_id, backend=backend,
-                  workers=workers, address=address,
-                  errors_as_failures=errors_as_failures, as_json=as_json)
-        return
-    rid = run_id or default_run_id(panel_obj, policy)
-    with _interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
-            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
-        rid, summary = run_panel(
-            panel_obj,
-            policy,
-            st,
-            run_id=rid,
-            backend=backend,
-            workers=workers,
-            address=address,
-            errors_as_failures=errors_as_failures,
-            batch_size=batch,
-            retry_errors=retry_errors,
-            record_video=record,
-            command="evalband " + shlex.join(sys.argv[1:]),
-            on_episode=progress.advance,
-            on_start=progress.start,
-        )
-    if as_json:
-        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
-    else:
-        for line in _summary_lines(rid, policy, summary):
-            console.print(line)
-    if report is not None:
-        from evalband.cli._report import write_html_report
-
-        write_html_report([rid], store_path(store), report, quiet=as_json)
-
-
-@contextlib.contextmanager
-def _interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop a run cleanly, saying how to resume it.
-
-    The runner marks the run ``interrupted`` (its ``finally``); one line on stderr gives the
-    resume command; the exit status is 130 (SIGINT) or 143 (SIGTERM).
-    """
-    received: list[int] = []
-
-    def on_term(signum: int, frame: object) -> None:
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield
-    except KeyboardInterrupt:
-        argv = list(sys.argv[1:]) + (["--run-id", run_id] if add_run_id else [])
-        what = "SIGTERM" if received else "interrupted (Ctrl-C)"
-        sys.stderr.write(f"{what}: run {run_id} is marked interrupted; its stored episodes "
-                         f"are kept. Resume with: evalband {shlex.join(argv)}\n")
-        raise typer.Exit(code=143 if received else 130) from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
+            run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
+            retry_errors=retry_errors, record=record, as_json=as_json, against=against,
+            against_policy=against_policy, until_decided=until_decided,
+            max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
+            discordant=discordant)
 
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
@@ -253,7 +145,7 @@ def show(
     if as_json:
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
         return
-    for line in _summary_lines(run_id, manifest.policy, summary):
+    for line in summary_lines(run_id, manifest.policy, summary):
         console.print(line)
     console.print(
         f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "

@@ -168,8 +168,7 @@ class ProcessBackend:
         ``run_panel`` calls it before it plans the episodes and writes the manifest, so the
         workers start meanwhile; :meth:`run` then takes the warm pool.
         """
-        from evalband.run._isolation import worker_init
-        from evalband.run._pool import prestart
+        from evalband.run._pool import prestart, worker_init
 
         task = RunTask(run_id="", policy=policy, panel_fingerprint="", env=env)
         prestart(self.workers, worker_modules(task), worker_init, (os.getpid(),))
@@ -185,7 +184,7 @@ class ProcessBackend:
         from concurrent.futures import FIRST_COMPLETED, Future, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        from evalband.run._pool import forkserver_context, warm_pool
+        from evalband.run._pool import forkserver_context, warm_pool, worker_init
 
         if not specs:
             return
@@ -197,7 +196,6 @@ class ProcessBackend:
         # (instead of every worker importing numpy, gymnasium, mujoco... itself). Only takes
         # effect when this process starts its forkserver; a missing module is skipped.
         context = forkserver_context(worker_modules(task))
-        from evalband.run._isolation import worker_init
 
         def new_pool() -> Any:
             # The session's warm pool when it has one (an earlier run, or the command

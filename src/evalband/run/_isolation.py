@@ -27,10 +27,9 @@ from typing import Any
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import EpisodeSpec
 from evalband.run._execute import RunTask, _record, execute_chunk_list
-from evalband.run._pool import worker_init
 
 __all__ = [
-    "worker_init", "play_isolated", "death_text", "crash_record", "check_not_bootstrapping",
+    "play_isolated", "death_text", "crash_record", "check_not_bootstrapping",
     "GUARD_HINT", "check_workers_start",
 ]
 
@@ -104,6 +103,8 @@ def crash_record(task: RunTask, spec: EpisodeSpec, how: str) -> EpisodeRecord:
 
 
 def _child(task: RunTask, specs: Sequence[EpisodeSpec], out_path: str, driver_pid: int) -> None:
+    from evalband.run._pool import worker_init  # (not at import: a serial run needs no pool)
+
     worker_init(driver_pid)
     records = execute_chunk_list(task, specs)
     with open(out_path + ".part", "wb") as fh:

@@ -1,0 +1,159 @@
+"""The work of ``evalband run``, without typer.
+
+:mod:`evalband.cli._runs` declares the command's options for typer and calls
+:func:`run_run`; :mod:`evalband.cli._fast` calls it directly for a plain command line
+(the common options, written plainly), so a short run does not pay typer's start-up
+(~0.1 s of CPU). Either way the same code plays the panel and prints the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evalband.cli._out import CommandExit, console, emit_json, pct, store_path
+
+__all__ = ["run_run", "summary_lines", "interrupts_resumable"]
+
+
+def summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
+    """The text lines ``evalband run`` prints for a finished run's summary."""
+    from evalband.analysis import RunSummary
+
+    assert isinstance(summary, RunSummary)
+    c = summary.counts
+    lines = [
+        f"{run_id} ({policy}): {summary.successes}/{summary.n} success, "
+        f"{c['failure']} failure, {c['timeout']} timeout, {c['error']} error"
+    ]
+    if summary.rate is not None:
+        lines.append(
+            f"  success rate {pct(summary.rate.estimate, 6)}, Wilson 95% "
+            f"[{pct(summary.rate.low, 6)}, {pct(summary.rate.high, 6)}]"
+        )
+    lines.append(f"  mean time among successes: {summary.time_text}")
+    if summary.error_causes:
+        lines.append("  error episodes, by cause:")
+        lines.extend(f"    {line}" for line in summary.error_lines())
+    if summary.verdict_withheld:
+        lines.append(
+            f"  verdict withheld: {c['error']} episode(s) errored; fix them, or re-run "
+            "with --errors-as-failures to count them as failures"
+        )
+    elif summary.errors_as_failures and c["error"]:
+        lines.append(f"  {c['error']} error episode(s) counted as failures (--errors-as-failures)")
+    return lines
+
+
+@contextlib.contextmanager
+def interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop a run cleanly, saying how to resume it.
+
+    The runner marks the run ``interrupted`` (its ``finally``); one line on stderr gives the
+    resume command; the exit status is 130 (SIGINT) or 143 (SIGTERM).
+    """
+    received: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    except KeyboardInterrupt:
+        argv = list(sys.argv[1:]) + (["--run-id", run_id] if add_run_id else [])
+        what = "SIGTERM" if received else "interrupted (Ctrl-C)"
+        sys.stderr.write(f"{what}: run {run_id} is marked interrupted; its stored episodes "
+                         f"are kept. Resume with: evalband {shlex.join(argv)}\n")
+        raise CommandExit(143 if received else 130) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def run_run(
+    panel: str,
+    policy: str,
+    *,
+    workers: int | None = None,
+    backend: str = "serial",
+    address: str | None = None,
+    store: Path | None = None,
+    run_id: str | None = None,
+    errors_as_failures: bool = False,
+    batch: int | None = None,
+    report: Path | None = None,
+    retry_errors: bool = False,
+    record: str | None = None,
+    as_json: bool = False,
+    **until: Any,
+) -> None:
+    """Run a policy on every planned episode of a panel; resumable with --run-id.
+
+    ``until`` holds the ``--until-decided`` options (``against``, ``against_policy``,
+    ``until_decided``, ``max_episodes``, ``alpha``, ``margin``, ``chunk``, ``effect``,
+    ``discordant``), passed to :func:`evalband.cli._until.run_until`.
+    """
+    if backend == "process":  # the workers start while this process loads what it needs
+        import os
+
+        from evalband.run import prestart, worker_init
+
+        # (a no-op when evalband.cli._fast started them already)
+        prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
+    from evalband.cli._progress import RunProgress
+    from evalband.panel import load_panel
+    from evalband.policies import resolve_policy
+    from evalband.run import default_run_id, run_panel
+    from evalband.store import open_store
+
+    panel_obj = load_panel(panel)
+    resolve_policy(policy)  # an unknown policy fails before the store is touched
+    against_policy = until.get("against_policy")
+    if until.get("until_decided") or until.get("against") is not None or \
+            against_policy is not None:
+        from evalband.cli._until import run_until
+
+        if against_policy is not None:
+            resolve_policy(against_policy)
+        run_until(panel_obj, policy, store, run_id=run_id, backend=backend, workers=workers,
+                  address=address, errors_as_failures=errors_as_failures, as_json=as_json,
+                  **until)
+        return
+    rid = run_id or default_run_id(panel_obj, policy)
+    with interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
+            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
+        rid, summary = run_panel(
+            panel_obj,
+            policy,
+            st,
+            run_id=rid,
+            backend=backend,
+            workers=workers,
+            address=address,
+            errors_as_failures=errors_as_failures,
+            batch_size=batch,
+            retry_errors=retry_errors,
+            record_video=record,
+            command="evalband " + shlex.join(sys.argv[1:]),
+            on_episode=progress.advance,
+            on_start=progress.start,
+        )
+    if as_json:
+        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
+    else:
+        for line in summary_lines(rid, policy, summary):
+            console.print(line)
+    if report is not None:
+        from evalband.cli._report import write_html_report
+
+        write_html_report([rid], store_path(store), report, quiet=as_json)
