@@ -26,6 +26,7 @@ from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
 from evalband.session._plan import SessionPlan
 from evalband.store import (
     DEFAULT_STORE_PATH,
+    TRIAL_FIELDS,
     RunStore,
     create_session_runs,
     mark_finished,
@@ -70,19 +71,7 @@ TRIAL_COLUMNS = (
 # The sessions table is created (and migrated) with the store, under its one schema version
 # (evalband.store._schema.SESSIONS); trials are episodes of the session's runs. A store of
 # schema 2 opened read-only still keeps them in its session_trials table (read as it is).
-_ROW_FIELDS = (
-    "session_id",
-    "trial_index",
-    "status",
-    "score",
-    "success",
-    "assisted",
-    "note",
-    "exit_code",
-    "duration_s",
-    "output_tail",
-    "scored_at",
-)
+_ROW_FIELDS = tuple(f for f in TRIAL_FIELDS if f != "seq")  # schema 2 kept no seq
 _SELECT_LEGACY = (
     "SELECT " + ", ".join(f'"{n}"' for n in _ROW_FIELDS) + " FROM session_trials "
     'WHERE "session_id" = ? ORDER BY "trial_index"'

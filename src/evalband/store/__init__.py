@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
     from evalband.store._session_runs import (
+        TRIAL_FIELDS,
         create_session_runs,
         mark_finished,
         read_trials,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
 
 __all__ = [
+    "TRIAL_FIELDS",
     "create_session_runs",
     "mark_finished",
     "read_trials",
@@ -86,6 +88,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "TRIAL_FIELDS": "evalband.store._session_runs",
     "create_session_runs": "evalband.store._session_runs",
     "mark_finished": "evalband.store._session_runs",
     "read_trials": "evalband.store._session_runs",
