@@ -87,7 +87,10 @@ def encode_frames(frames: Iterable[np.ndarray], fps: float = 10.0,
             if container is None:
                 height = image.shape[0] + image.shape[0] % 2
                 width = image.shape[1] + image.shape[1] % 2
-                container = av.open(buffer, mode="w", format=container_format)
+                # WebM: without bitexact, Matroska writes random segment and track UIDs,
+                # so one episode's clip would differ from run to run
+                container = av.open(buffer, mode="w", format=container_format,
+                                    options={"fflags": "+bitexact"} if codec != "h264" else {})
                 rate = Fraction(fps).limit_denominator(1000)
                 stream = container.add_stream(codec_name, rate=rate)
                 stream.width, stream.height = width, height

@@ -256,13 +256,11 @@ def _frame_message(frame: np.ndarray) -> bytes:
 
 
 class ProcessClip:
-    """One clip encoded by an :class:`EncoderProcess`: the interface of
-    :class:`~evalband.run._encode.ClipStream` (``add``, ``close``, ``wait``, ``finish``,
-    ``done``).
+    """One clip encoded by an :class:`EncoderProcess`, used as a :class:`ClipStream` is.
 
-    With ``frames`` given, they are all queued at once (a clip decided once the episode
-    ended); otherwise :meth:`add` queues each frame, :data:`~evalband.run._encode.HANDOFF_FRAMES`
-    at a time.
+    The same methods (``add``, ``close``, ``wait``, ``finish``, ``done``). With ``frames``
+    given, they are all queued at once (a clip decided once the episode ended); otherwise
+    :meth:`add` queues each frame, :data:`~evalband.run._encode.HANDOFF_FRAMES` at a time.
     """
 
     def __init__(self, encoder: EncoderProcess, fps: float, codec: str,
@@ -271,6 +269,7 @@ class ProcessClip:
         self._clip = encoder.open(fps, codec)
         self._batch: list[bytes] = []
         self._closed = False
+        self._taken: tuple[str, Any] | None = None
         if frames is not None:
             for frame in frames:
                 self.add(frame)
@@ -279,7 +278,7 @@ class ProcessClip:
     @property
     def done(self) -> bool:
         """Whether the clip is closed and encoded (so :meth:`finish` returns at once)."""
-        return self._closed and self._encoder.ready(self._clip)
+        return self._closed and (self._taken is not None or self._encoder.ready(self._clip))
 
     def add(self, frame: np.ndarray) -> None:
         """Queue one frame (already :func:`~evalband.run._encode.frame_for_encoder`-safe)."""
@@ -299,12 +298,15 @@ class ProcessClip:
     def wait(self) -> None:
         """End the clip and wait until it is encoded (or failed); never raises."""
         self.close()
-        self._encoder.wait(self._clip)
+        if self._taken is None:
+            self._encoder.wait(self._clip)
 
     def finish(self) -> tuple[bytes, int, float]:
         """End the clip and wait for its bytes: ``(file bytes, frames, encoding seconds)``."""
         self.close()
-        kind, value = self._encoder.result(self._clip)
+        if self._taken is None:
+            self._taken = self._encoder.result(self._clip)
+        kind, value = self._taken
         if kind == "error":
             raise value
         data, frames, spent = value

@@ -116,10 +116,12 @@ MAX_OPEN_CLIPS = 2
 
 
 class _Clips:
-    """Where a chunk's clips are encoded: one encoder process, forked when the first filmed
-    episode starts (:mod:`evalband.run._encproc`), or a thread per clip where a process
-    cannot fork (or ``EVALBAND_VIDEO_ENCODER=thread``). Either way the clip's bytes are the
-    same."""
+    """Where a chunk's clips are encoded.
+
+    One encoder process, forked when the first filmed episode starts
+    (:mod:`evalband.run._encproc`), or a thread per clip where a process cannot fork (or
+    with ``EVALBAND_VIDEO_ENCODER=thread``). Either way the clip's bytes are the same.
+    """
 
     def __init__(self) -> None:
         self.encoder: EncoderProcess | None = None
