@@ -154,7 +154,7 @@ class EncoderProcess:
         finally:
             child_end.close()
         self.pid = self._process.pid
-        self._outbox: queue.Queue[list[bytes] | None] = queue.Queue(
+        self._outbox: queue.Queue[list[bytes | np.ndarray] | None] = queue.Queue(
             maxsize=max(1, _encode.QUEUE_FRAMES // _encode.HANDOFF_FRAMES))
         self._results: dict[int, tuple[str, Any]] = {}
         self._ready = threading.Condition()
@@ -180,7 +180,8 @@ class EncoderProcess:
                 continue  # keep draining: the player never waits on a dead encoder
             try:
                 for msg in batch:
-                    self._conn.send_bytes(msg)
+                    self._conn.send_bytes(
+                        _frame_message(msg) if isinstance(msg, np.ndarray) else msg)
             except (OSError, ValueError):
                 broken = True
         if not broken:
@@ -202,8 +203,12 @@ class EncoderProcess:
             self._ended = "the encoder process ended before the clip was encoded"
             self._ready.notify_all()
 
-    def post(self, messages: list[bytes]) -> None:
-        """Queue messages for the child (waits while the queue is full)."""
+    def post(self, messages: list[bytes | np.ndarray]) -> None:
+        """Queue messages (bytes, or frames to send as such) for the child.
+
+        Waits while :data:`~evalband.run._encode.QUEUE_FRAMES` frames' worth of batches are
+        still unsent.
+        """
         self._outbox.put(messages)
 
     def open(self, fps: float, codec: str) -> int:
@@ -259,20 +264,21 @@ class ProcessClip:
     """One clip encoded by an :class:`EncoderProcess`, used as a :class:`ClipStream` is.
 
     The same methods (``add``, ``close``, ``wait``, ``finish``, ``done``). With ``frames``
-    given, they are all queued at once (a clip decided once the episode ended); otherwise
-    :meth:`add` queues each frame, :data:`~evalband.run._encode.HANDOFF_FRAMES` at a time.
+    given, they are queued as one batch (a clip decided once the episode ended: the player
+    does not wait for them to be sent); otherwise :meth:`add` queues each frame,
+    :data:`~evalband.run._encode.HANDOFF_FRAMES` at a time. The sender thread turns each frame
+    into a message (a header and the pixels).
     """
 
     def __init__(self, encoder: EncoderProcess, fps: float, codec: str,
                  frames: Sequence[np.ndarray] | None = None) -> None:
         self._encoder = encoder
         self._clip = encoder.open(fps, codec)
-        self._batch: list[bytes] = []
+        self._batch: list[bytes | np.ndarray] = []
         self._closed = False
         self._taken: tuple[str, Any] | None = None
-        if frames is not None:
-            for frame in frames:
-                self.add(frame)
+        if frames is not None:  # held frames: one batch, so the player does not wait
+            self._batch = list(frames)
             self.close()
 
     @property
@@ -282,7 +288,7 @@ class ProcessClip:
 
     def add(self, frame: np.ndarray) -> None:
         """Queue one frame (already :func:`~evalband.run._encode.frame_for_encoder`-safe)."""
-        self._batch.append(_frame_message(frame))
+        self._batch.append(frame)
         if len(self._batch) >= _encode.HANDOFF_FRAMES:
             self._encoder.post(self._batch)
             self._batch = []

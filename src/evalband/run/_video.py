@@ -7,11 +7,13 @@ conditions). The env must draw frames: it is made with ``render_mode="rgb_array"
 :meth:`render` is called after ``reset`` and after every step of a chosen episode.
 
 Frames are encoded in the worker with PyAV (FFmpeg's libraries, shipped in the ``av`` wheel;
-the ``video`` extra) and travel back with the record; the driver stores each clip beside the
-store by its sha256 (:mod:`evalband.store._media`) and references it from the record's
-``extra["media"]``, so a Ray worker on another machine needs no access to the store.
-Rendering time is taken out of the episode's ``env_ms``; what filming cost (drawing and
-encoding, milliseconds) is kept in ``extra["media_ms"]`` of each filmed episode.
+the ``video`` extra), by an encoder process the worker forks for its chunk
+(:mod:`evalband.run._encproc`) or, where it cannot fork, on a thread. The clip travels back
+with the record; the driver stores each clip beside the store by its sha256
+(:mod:`evalband.store._media`) and references it from the record's ``extra["media"]``, so a
+Ray worker on another machine needs no access to the store. Rendering time is taken out of
+the episode's ``env_ms``; what filming cost (drawing and encoding, milliseconds) is kept in
+``extra["media_ms"]`` of each filmed episode.
 """
 
 from __future__ import annotations
@@ -253,9 +255,11 @@ def play_recorded(
     """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
 
     Only those episodes call ``render()``: ``sample:K`` and ``all`` know before an episode
-    starts that its clip is kept, and stream its frames to an encoder thread while it is
-    played; ``failures`` cannot know, so it draws every episode and encodes the failed
-    ones' frames once the outcome is known (on a thread too). Records are yielded in spec
+    starts that its clip is kept, and stream its frames to the encoder while it is played;
+    ``failures`` cannot know, so it draws every episode and hands the failed ones' frames
+    to the encoder once the outcome is known. The encoder (:class:`_Clips`) is a child
+    process forked when the first filmed episode starts and stopped when the chunk ends,
+    also on an error or ``KeyboardInterrupt``. Records are yielded in spec
     order, a filmed one once its clip is ready.
     """
     from collections import deque
@@ -302,7 +306,7 @@ def play_recorded(
         while waiting:
             yield waiting.popleft().result()
     finally:
-        for filmed in waiting:  # an interrupted run: let the encoder threads end
+        for filmed in waiting:  # an interrupted run: let the encoder threads or process end
             if filmed.clip is not None:
                 filmed.clip.close()
         clips.close()
