@@ -119,7 +119,7 @@ def test_pusht_on_ray_equals_serial(cluster, store) -> None:
     assert "success" in outcomes and "timeout" in outcomes  # the 60-step budget cut some short
 
 
-def test_clips_on_ray_equal_serial(cluster, store) -> None:
+def test_clips_on_ray_equal_serial(cluster: Any, store: Any) -> None:
     """A Ray worker encodes clips on a thread (it forks no encoder process): the same bytes."""
     from evalband.run._encproc import encoder_mode
 
