@@ -151,6 +151,9 @@ class EncoderProcess:
                                         name="evalband-encoder", daemon=True)
         try:
             self._process.start()
+        except BaseException:
+            self._conn.close()
+            raise
         finally:
             child_end.close()
         self.pid = self._process.pid
