@@ -119,6 +119,22 @@ def test_pusht_on_ray_equals_serial(cluster, store) -> None:
     assert "success" in outcomes and "timeout" in outcomes  # the 60-step budget cut some short
 
 
+def test_clips_on_ray_equal_serial(cluster: Any, store: Any) -> None:
+    """A Ray worker encodes clips on a thread (it forks no encoder process): the same bytes."""
+    from evalband.run._encproc import encoder_mode
+
+    assert cluster.get(cluster.remote(encoder_mode).remote()) == "thread"
+    panel = _pusht_panel()
+    run_panel(panel, "pusht:expert", store, run_id="serial", record_video="sample:3")
+    run_panel(panel, "pusht:expert", store, run_id="ray", backend="ray", workers=2,
+              record_video="sample:3")
+
+    def clips(run_id: str) -> dict[Any, str]:
+        return {r.key: r.media[0]["sha256"] for r in store.episode_records(run_id) if r.media}
+
+    assert len(clips("serial")) == 3 and clips("ray") == clips("serial")
+
+
 def test_records_stream_back_as_chunks_finish(cluster, store, tmp_path) -> None:
     # The last episode cannot start until the driver has committed a record (it opens the
     # gate from the progress callback): a backend that only returned at the end would hang.

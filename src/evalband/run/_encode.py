@@ -1,8 +1,9 @@
 """Encoding RGB frames to MP4 (H.264) or WebM (VP9) with PyAV, from a list or a stream.
 
 PyAV (FFmpeg's libraries, shipped in the ``av`` wheel; the ``video`` extra) converts each
-frame to YUV 4:2:0 and encodes it with the GIL released, so a clip encoded on a background
-thread costs the thread that plays episodes almost nothing. The settings are chosen for
+frame to YUV 4:2:0 and encodes it, holding the GIL for part of the work; a run encodes in a
+separate process (:mod:`evalband.run._encproc`, which calls :func:`encode_frames` too) and
+falls back to a :class:`ClipStream` thread where it cannot fork. The settings are chosen for
 small frames (96x96 is what a panel usually films): one codec thread, ``libx264``'s
 ``ultrafast`` preset with ``zerolatency`` (no lookahead, no B-frames: every frame is written
 as soon as it is given), CRF 28; VP9 in its ``realtime`` mode. Frames are wrapped without a
@@ -87,7 +88,10 @@ def encode_frames(frames: Iterable[np.ndarray], fps: float = 10.0,
             if container is None:
                 height = image.shape[0] + image.shape[0] % 2
                 width = image.shape[1] + image.shape[1] % 2
-                container = av.open(buffer, mode="w", format=container_format)
+                # WebM: without bitexact, Matroska writes random segment and track UIDs,
+                # so one episode's clip would differ from run to run
+                container = av.open(buffer, mode="w", format=container_format,
+                                    options={"fflags": "+bitexact"} if codec != "h264" else {})
                 rate = Fraction(fps).limit_denominator(1000)
                 stream = container.add_stream(codec_name, rate=rate)
                 stream.width, stream.height = width, height

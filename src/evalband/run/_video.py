@@ -7,11 +7,13 @@ conditions). The env must draw frames: it is made with ``render_mode="rgb_array"
 :meth:`render` is called after ``reset`` and after every step of a chosen episode.
 
 Frames are encoded in the worker with PyAV (FFmpeg's libraries, shipped in the ``av`` wheel;
-the ``video`` extra) and travel back with the record; the driver stores each clip beside the
-store by its sha256 (:mod:`evalband.store._media`) and references it from the record's
-``extra["media"]``, so a Ray worker on another machine needs no access to the store.
-Rendering time is taken out of the episode's ``env_ms``; what filming cost (drawing and
-encoding, milliseconds) is kept in ``extra["media_ms"]`` of each filmed episode.
+the ``video`` extra), by an encoder process the worker forks for its chunk
+(:mod:`evalband.run._encproc`) or, where it cannot fork, on a thread. The clip travels back
+with the record; the driver stores each clip beside the store by its sha256
+(:mod:`evalband.store._media`) and references it from the record's ``extra["media"]``, so a
+Ray worker on another machine needs no access to the store. Rendering time is taken out of
+the episode's ``env_ms``; what filming cost (drawing and encoding, milliseconds) is kept in
+``extra["media_ms"]`` of each filmed episode.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidParameterError
 from evalband.panel import EpisodeSpec
 from evalband.run._encode import ClipStream, encode_video, frame_for_encoder
+
+if TYPE_CHECKING:
+    from evalband.run._encproc import EncoderProcess, ProcessClip
 
 __all__ = ["RecordPlan", "encode_video", "parse_record", "play_recorded", "store_pending_media"]
 
@@ -112,6 +117,40 @@ MAX_OPEN_CLIPS = 2
 """Clips still encoding before the player waits for the oldest (bounds memory and threads)."""
 
 
+class _Clips:
+    """Where a chunk's clips are encoded.
+
+    One encoder process, forked when the first filmed episode starts
+    (:mod:`evalband.run._encproc`), or a thread per clip where a process cannot fork (or
+    with ``EVALBAND_VIDEO_ENCODER=thread``). Either way the clip's bytes are the same.
+    """
+
+    def __init__(self) -> None:
+        self.encoder: EncoderProcess | None = None
+        self._mode: str | None = None
+
+    def new(self, plan: RecordPlan,
+            frames: Sequence[np.ndarray] | None = None) -> ClipStream | ProcessClip:
+        from evalband.run import _encproc
+
+        if self._mode is None:
+            self._mode = _encproc.encoder_mode()
+            if self._mode == "process":
+                try:
+                    self.encoder = _encproc.EncoderProcess()
+                except (OSError, ValueError, AssertionError):  # cannot fork here: a thread
+                    _encproc._FORK_BROKEN = True
+                    self._mode = "thread"
+        if self.encoder is not None:
+            return _encproc.ProcessClip(self.encoder, plan.fps, plan.codec, frames)
+        return ClipStream(plan.fps, plan.codec, frames)
+
+    def close(self) -> None:
+        """Stop the encoder process, if one was started (idempotent)."""
+        if self.encoder is not None:
+            self.encoder.close()
+
+
 class _Camera:
     """An env seen through a camera: frames after ``reset`` and after every ``step``.
 
@@ -121,9 +160,10 @@ class _Camera:
     fails, so it is encoded once the outcome is known).
     """
 
-    def __init__(self, env: Any) -> None:
+    def __init__(self, env: Any, clips: _Clips) -> None:
         self._env = env
-        self.stream: ClipStream | None = None
+        self._clips = clips
+        self.stream: ClipStream | ProcessClip | None = None
         self.held: list[np.ndarray] | None = None
         self.render_s = 0.0
         self.raw_bytes = 0
@@ -138,9 +178,9 @@ class _Camera:
         if plan.mode == "failures":
             self.held = []
         else:
-            self.stream = ClipStream(plan.fps, plan.codec)
+            self.stream = self._clips.new(plan)
 
-    def stop(self) -> tuple[ClipStream | None, list[np.ndarray] | None]:
+    def stop(self) -> tuple[ClipStream | ProcessClip | None, list[np.ndarray] | None]:
         stream, held = self.stream, self.held
         self.stream = self.held = None
         if stream is not None:
@@ -177,8 +217,8 @@ class _Camera:
 class _Filmed:
     """A filmed episode's record waiting for its clip."""
 
-    def __init__(self, record: EpisodeRecord, plan: RecordPlan, clip: ClipStream | None,
-                 render_s: float | None) -> None:
+    def __init__(self, record: EpisodeRecord, plan: RecordPlan,
+                 clip: ClipStream | ProcessClip | None, render_s: float | None) -> None:
         self.record, self.plan, self.clip, self.render_s = record, plan, clip, render_s
 
     @property
@@ -215,9 +255,11 @@ def play_recorded(
     """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
 
     Only those episodes call ``render()``: ``sample:K`` and ``all`` know before an episode
-    starts that its clip is kept, and stream its frames to an encoder thread while it is
-    played; ``failures`` cannot know, so it draws every episode and encodes the failed
-    ones' frames once the outcome is known (on a thread too). Records are yielded in spec
+    starts that its clip is kept, and stream its frames to the encoder while it is played;
+    ``failures`` cannot know, so it draws every episode and hands the failed ones' frames
+    to the encoder once the outcome is known. The encoder (:class:`_Clips`) is a child
+    process forked when the first filmed episode starts and stopped when the chunk ends,
+    also on an error or ``KeyboardInterrupt``. Records are yielded in spec
     order, a filmed one once its clip is ready.
     """
     from collections import deque
@@ -227,6 +269,7 @@ def play_recorded(
     plan: RecordPlan = task.record
     waiting: deque[_Filmed] = deque()
     cameras: dict[int, _Camera] = {}
+    clips = _Clips()
     try:
         for spec in specs:
             played = task_env(task, env, spec)
@@ -235,7 +278,7 @@ def play_recorded(
             else:
                 camera = cameras.get(id(played))
                 if camera is None or camera._env is not played:
-                    camera = cameras[id(played)] = _Camera(played)
+                    camera = cameras[id(played)] = _Camera(played, clips)
                 camera.start(plan)
                 try:
                     record = play(camera, policy, spec, task)
@@ -252,7 +295,7 @@ def play_recorded(
                         "frames one episode may hold"
                     )
                 if held is not None and held and plan.keeps(record):
-                    stream = ClipStream(plan.fps, plan.codec, held)
+                    stream = clips.new(plan, held)
                 waiting.append(_Filmed(record, plan, stream, camera.render_s))
                 if sum(1 for w in waiting if not w.done) > MAX_OPEN_CLIPS:
                     oldest = next(w.clip for w in waiting if not w.done)
@@ -263,9 +306,10 @@ def play_recorded(
         while waiting:
             yield waiting.popleft().result()
     finally:
-        for filmed in waiting:  # an interrupted run: let the encoder threads end
+        for filmed in waiting:  # an interrupted run: let the encoder threads or process end
             if filmed.clip is not None:
                 filmed.clip.close()
+        clips.close()
 
 
 def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord:
