@@ -78,18 +78,24 @@ class _Store:
         self.commits.append(list(records))
 
 
+class _Named(str):
+    """A stand-in episode record: its name, and no clips (``media``) to sync before a commit."""
+
+    media = ()
+
+
 def test_group_commit_groups_quick_episodes_and_commits_slow_ones_at_once(monkeypatch) -> None:
     monkeypatch.setattr(GroupCommit, "WINDOW_S", 0.5)  # wide: a loaded machine stays "quick"
     monkeypatch.setattr(GroupCommit, "MAX_WAIT_S", 60.0)
     store, seen = _Store(), []
     with GroupCommit(store, seen.append) as group:  # type: ignore[arg-type]
-        group.add("a")  # type: ignore[arg-type]
+        group.add(_Named("a"))  # type: ignore[arg-type]
         assert store.commits == [["a"]] and seen == ["a"]  # the first one: at once
         for name in "bcd":
-            group.add(name)  # type: ignore[arg-type]  # within the window: grouped
+            group.add(_Named(name))  # type: ignore[arg-type]  # within the window: grouped
         assert store.commits == [["a"]] and seen == ["a"]  # not reported before the commit
         time.sleep(0.6)
-        group.add("e")  # type: ignore[arg-type]  # slow: the group first, then this one
-        group.add("f")  # type: ignore[arg-type]
+        group.add(_Named("e"))  # type: ignore[arg-type]  # slow: the group first, then this one
+        group.add(_Named("f"))  # type: ignore[arg-type]
     assert store.commits == [["a"], ["b", "c", "d"], ["e"], ["f"]]
     assert seen == list("abcdef")
