@@ -67,9 +67,9 @@ def small_runs() -> tuple[Any, Any]:
 def _clear_caches() -> None:
     from evalband.analysis import _compare
 
-    for fn in (_compare._rate_cached, _compare._compatible, _compare._design_power,
-               _compare._power_figures, _compare._stratified):
-        fn.cache_clear()
+    for fn in vars(_compare).values():  # every memoised function of the module (lru_cache)
+        if callable(getattr(fn, "cache_clear", None)):
+            fn.cache_clear()
     _compare._KEPT_COLUMNS.clear()  # the runs' records are read into arrays again
 
 
