@@ -18,12 +18,16 @@ def load_run(
     source: str | Path,
     store: RunStore | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    extra_columns: Sequence[str] = (),
 ) -> RunData:
     """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
 
     A stored run carries its episodes column-wise (what a comparison reads, without one
     Python object per episode); its ``records`` are read on first use. ``progress(episodes
     read, episodes in all)`` is called while a stored run's columns are read.
+    ``extra_columns`` are read in the same pass as the comparison's columns (one read of the
+    store instead of one more per column; a report asks for the seeds and latencies).
 
     The reference is resolved by :func:`evalband.store.resolve_run`: a stored run id wins; a
     bundle must be written as a path (``./baseline``, ``runs/baseline``). A bundle is the
@@ -47,7 +51,8 @@ def load_run(
     else:
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
-        records = StoredRecords(store.episode_columns(ref.run_id, COMPARE_COLUMNS, progress),
+        wanted = [*COMPARE_COLUMNS, *(c for c in extra_columns if c not in COMPARE_COLUMNS)]
+        records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress),
                                 _reader(store, ref.run_id), _where_reader(store, ref.run_id),
                                 _column_reader(store, ref.run_id))
         origin = "store"

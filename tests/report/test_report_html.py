@@ -255,3 +255,21 @@ def test_figures_without_matplotlib_say_what_to_install(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
     with pytest.raises(EvalbandError, match=r"evalband\[figures\]"):
         new_figure(3, 2)
+
+
+def test_a_stored_comparison_report_reads_each_run_in_one_pass(labs, monkeypatch) -> None:
+    """The seeds line and the latency section read columns fetched with the compare columns."""
+    from evalband.store import RunStore
+
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    original = RunStore.episode_columns
+
+    def counting(self, run_id, columns=None, progress=None):  # type: ignore[no-untyped-def]
+        calls.append((run_id, tuple(columns or ())))
+        return original(self, run_id, columns, progress)
+
+    monkeypatch.setattr(RunStore, "episode_columns", counting)
+    html = render_html(list(labs.hidden), labs.store)
+    assert "distinct condition seeds" in html
+    assert sorted(run for run, _ in calls) == sorted(labs.hidden), calls  # one read a run
+    assert all({"condition_seed", "latency_ms_p50"} <= set(cols) for _, cols in calls)

@@ -322,7 +322,9 @@ def _view(source: str, store: RunStore | None, confidence: float,
             return None
         return lambda done, total: progress(f"{label} {source}", done, total)
 
-    run = load_run(source, store, stage("reading"))
+    # the seeds line and the latency section read these: one pass with the compare columns
+    run = load_run(source, store, stage("reading"),
+                   extra_columns=("condition_seed", "latency_ms_p50"))
     if run.source == "store" and store is not None:  # counted by SQLite: no records read
         slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"))
     else:
