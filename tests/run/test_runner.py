@@ -118,7 +118,7 @@ def test_the_returned_summary_is_the_stored_runs(store, backend: str) -> None:
     summary all the same, errors, factors and out-of-order process records included."""
     from evalband.analysis import summarize
 
-    panel = coin_panel(env_kwargs={"length": 2, "error_p": 0.2}, episodes=16)
+    panel = coin_panel(env=FAULTY_COIN, env_kwargs={"length": 2, "error_p": 0.2}, episodes=16)
     for run_id, extra in (("a", {}), ("b", {"errors_as_failures": True})):
         rid, summary = run_panel(panel, ZERO, store, run_id=f"{run_id}-{backend}",
                                  backend=backend, workers=2, **extra)
