@@ -3,11 +3,13 @@ a crashing policy. Import them as ``from testkit import coin_panel`` (tests/ is 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evalband.panel import Panel, load_panel
 
-__all__ = ["RELEASED_WORDS", "TIMING_FIELDS", "as_released", "coin_panel", "comparable", "raising"]
+__all__ = ["RELEASED_WORDS", "TIMING_FIELDS", "as_released", "coin_panel", "comparable", "raising",
+           "side_venv_python"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -61,3 +63,17 @@ def as_released(new: Any, old: Any) -> Any:
     if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
         return [as_released(n, o) for n, o in zip(new, old, strict=True)]
     return new
+
+
+def side_venv_python(venv: Path, why: str) -> Path:
+    """The python of a side venv ``make test`` builds; the test fails saying so if it is missing.
+
+    ``why`` says what runs there and how ``make test`` builds it.
+    """
+    import pytest
+
+    python = venv / "bin" / "python"
+    if not python.exists():
+        pytest.fail(f"{python} is missing: {why}; run `make test`, then pytest again",
+                    pytrace=False)
+    return python

@@ -20,7 +20,7 @@ import yaml
 
 from evalband.run._check import same_play
 from evalband.store import open_store
-from testkit import comparable
+from testkit import comparable, side_venv_python
 
 pytestmark = [pytest.mark.mujoco3, pytest.mark.slow]
 
@@ -36,15 +36,9 @@ SHIPPED = {  # panel -> (positive control, control period in s); metaworld-push:
 
 
 def side_python() -> Path:
-    python = SIDE_VENV / "bin" / "python"
-    if not python.exists():
-        pytest.fail(
-            f"{python} is missing: the Meta-World, dm_control and Fetch tests run evalband "
-            "in a MuJoCo 3.3 venv beside the main one; run `make test` (it builds "
-            ".venv-mujoco3 from requirements/mujoco3.txt), then pytest again",
-            pytrace=False,
-        )
-    return python
+    return side_venv_python(SIDE_VENV, (
+        "the Meta-World, dm_control and Fetch tests run evalband in a MuJoCo 3.3 venv beside "
+        "the main one; `make test` builds .venv-mujoco3 from requirements/mujoco3.txt"))
 
 
 def _env() -> dict[str, str]:

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from evalband.store import open_store
-from testkit import comparable
+from testkit import comparable, side_venv_python
 
 pytestmark = [pytest.mark.lerobot, pytest.mark.slow]
 
@@ -38,15 +38,9 @@ SEED, EPISODES, STEPS = 1008, 3, 35
 
 
 def side_python() -> Path:
-    python = SIDE_VENV / "bin" / "python"
-    if not python.exists():
-        pytest.fail(
-            f"{python} is missing: the lerobot tests run lerobot in its own venv beside the "
-            "main one (lerobot pins an older torch); run `make test` (it builds .venv-lerobot "
-            "from requirements/lerobot.txt), then pytest again",
-            pytrace=False,
-        )
-    return python
+    return side_venv_python(SIDE_VENV, (
+        "the lerobot tests run lerobot in its own venv beside the main one (lerobot pins an "
+        "older torch); `make test` builds .venv-lerobot from requirements/lerobot.txt"))
 
 
 def _env(home: Path) -> dict[str, str]:
