@@ -1,5 +1,5 @@
 """``python -m evalband.cli``."""
 
-from evalband.cli import main
+from evalband.cli import entry
 
-raise SystemExit(main())
+entry()

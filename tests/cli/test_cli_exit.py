@@ -1,0 +1,114 @@
+"""The executable's exit (``evalband.cli.entry``): once a command returns it leaves with
+``os._exit`` after what a normal exit does that matters (non-daemon threads joined,
+``atexit`` handlers run, stdout and stderr flushed), so nothing is lost: the output is whole,
+the store holds every episode, the exit status is the command's, no worker outlives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ENTRY = "import sys; from evalband.cli import entry; sys.argv = ['evalband', *sys.argv[1:]]; "
+
+
+def _python(code: str, *args: str, fast: str = "1") -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, EVALBAND_FAST_EXIT=fast)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_atexit_handlers_threads_and_buffered_output_survive(fast: str) -> None:
+    code = (
+        "import atexit, threading, time\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "def late():\n"
+        "    time.sleep(0.3)\n"
+        "    print('thread finished')\n"
+        "threading.Thread(target=late).start()\n"  # a non-daemon thread: waited for
+        + ENTRY + "entry()\n"
+    )
+    done = _python(code, "ci", "8", "20", "--json", fast=fast)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # the command's JSON, then the thread's line, then the atexit handler's (stdout is a
+    # pipe here: block-buffered, so all of it was flushed before the process ended)
+    assert lines[-2:] == ["thread finished", "atexit ran"]
+    result = json.loads("\n".join(lines[:-2]))
+    assert result["k"] == 8 and result["n"] == 20
+
+
+@pytest.mark.parametrize("args,status", [
+    (["ci", "8", "20"], 0),
+    (["ci", "30", "20"], 2),  # bad input: one line, exit 2
+])
+def test_exit_status_is_the_commands(args: list[str], status: int) -> None:
+    done = _python(ENTRY + "entry()", *args)
+    assert done.returncode == status
+    if status == 2:
+        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_closed_pipe_exits_quietly(fast: str) -> None:
+    # `evalband ... | head -0`: the reader is gone before the command writes. It stops
+    # quietly with status 1 (Python's documented handling of a closed pipe), no traceback.
+    code = "import time; time.sleep(0.5); " + ENTRY + "entry()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "ci", "8", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, EVALBAND_FAST_EXIT=fast))
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader leaves before the command writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
+
+@pytest.mark.parametrize("backend", ["serial", "process"])
+def test_run_stores_every_episode_and_leaves_no_process(tmp_path: Path, backend: str) -> None:
+    panel = tmp_path / "coin.yaml"
+    panel.write_text("name: coin\nenv: evalband/Coin-v0\nenv_kwargs: {p: 0.5, length: 3}\n"
+                     "episodes: 40\nseed: 3\nbudget: {steps: 3}\n")
+    store = tmp_path / "s.sqlite"
+    args = [sys.executable, "-m", "evalband.cli", "run", str(panel), "-p",
+            "evalband.policies._builtin:zero_action", "--json", "--store", str(store),
+            "--backend", backend, "--workers", "2"]
+    mark = f"exit-test-{os.getpid()}-{backend}-{time.time_ns()}"  # inherited by every child
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, EVALBAND_FAST_EXIT="1", EXIT_TEST_MARK=mark))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert err == ""  # no warning from a resource tracker or a worker
+    summary = json.loads(out)
+    assert summary["summary"]["n"] == 40
+    with sqlite3.connect(store) as db:
+        (stored,) = db.execute("SELECT count(*) FROM episodes").fetchone()
+    assert stored == 40
+    # the workers (and the forkserver) die with the command: none is left a moment later
+    deadline = time.monotonic() + 5.0
+    while (left := _marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []
+
+
+def _marked(mark: str) -> list[int]:
+    """Live processes whose environment holds ``EXIT_TEST_MARK=mark`` (Linux /proc)."""
+    found = []
+    needle = f"EXIT_TEST_MARK={mark}".encode()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
