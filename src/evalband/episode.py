@@ -98,6 +98,11 @@ def episode_key(cell: str, episode: int, repeat: int) -> tuple[str, int, int]:
     return (cell, int(episode), int(repeat))
 
 
+_WHOLE_FIELDS = ("episode", "repeat", "steps", "interventions", "attempts")
+_TIME_FIELDS = ("sim_time_s", "time_to_success_s", "wall_s", "env_ms")
+_INT64_END = 2**63
+
+
 @dataclass(frozen=True)
 class EpisodeRecord:
     """One attempted episode.
@@ -165,23 +170,30 @@ class EpisodeRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "outcome", parse_outcome(self.outcome))
-        for name in ("episode", "repeat", "steps", "interventions", "attempts"):
-            value = getattr(self, name)
+        values = self.__dict__
+        outcome = values["outcome"]
+        if type(outcome) is not Outcome:
+            outcome = values["outcome"] = parse_outcome(outcome)  # frozen: set in __dict__
+        for name in _WHOLE_FIELDS:
+            value = values[name]
+            if type(value) is int and 0 <= value < _INT64_END:
+                continue  # the common case, checked without isinstance
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
                 raise InvalidInputError(
                     f"{name} must be a whole number from 0 to 2**63-1; got {value!r}"
                 )
-        if self.outcome is Outcome.SUCCESS and self.truncated and not self.terminated:
+        if outcome is Outcome.SUCCESS and self.truncated and not self.terminated:
             raise InvalidInputError("a success must be terminated, not only truncated")
-        if self.outcome is not Outcome.SUCCESS and self.time_to_success_s is not None:
+        if outcome is not Outcome.SUCCESS and self.time_to_success_s is not None:
             raise InvalidInputError(
                 f"time_to_success_s is only set for successes; got {self.time_to_success_s!r} "
-                f"with outcome {self.outcome.value}"
+                f"with outcome {outcome.value}"
             )
-        for name in ("sim_time_s", "time_to_success_s", "wall_s", "env_ms"):
-            value = getattr(self, name)
-            if value is not None and (math.isnan(float(value)) or float(value) < 0):
+        for name in _TIME_FIELDS:
+            value = values[name]
+            if value is None or (type(value) is float and value >= 0.0):
+                continue  # NaN fails ``>= 0.0`` and takes the full check below
+            if math.isnan(float(value)) or float(value) < 0:
                 raise InvalidInputError(f"{name} must be a number >= 0 or None; got {value!r}")
 
     @property

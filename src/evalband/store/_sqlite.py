@@ -153,7 +153,11 @@ def _seed_to_sql(value: Any) -> int | str:
 
 def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
     """The record as a row tuple in ``EPISODE_FIELDS`` order."""
-    return tuple(conv(getattr(record, name)) for name, conv in _TO_SQL)
+    return _ROW(vars(record), _plain_json)
+
+
+def _plain_json(value: Any, name: str) -> str:
+    return _json_text(value, f"episode field {name!r}")
 
 
 def _sql_literal(value: Any) -> str | None:
@@ -201,60 +205,87 @@ def _insert_values(names: Sequence[str], constants: dict[str, Any], rows: int) -
 def _stream_rows(records: Iterable[EpisodeRecord]) -> Iterator[tuple[Any, ...]]:
     """Rows of many records, one at a time; each distinct JSON text is encoded once."""
     memo: dict[Any, str] = {}
-    json_at = [i for i, (name, _) in enumerate(_TO_SQL) if name in _JSON_FIELDS]
-    plain = [(i, conv) for i, (name, conv) in enumerate(_TO_SQL) if name not in _JSON_FIELDS]
-    width = len(_TO_SQL)
+
+    def text(value: Any, name: str) -> str:
+        key = _flat_key(value)
+        if key is None:
+            return _plain_json(value, name)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = _plain_json(value, name)
+        return found
+
+    row = _ROW
     for record in records:
-        values = record.__dict__
-        row: list[Any] = [None] * width
-        for i, conv in plain:
-            row[i] = conv(values[EPISODE_FIELDS[i]])
-        for i in json_at:
-            value = values[EPISODE_FIELDS[i]]
-            key = _flat_key(value)
-            if key is None:
-                row[i] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
-            else:
-                text = memo.get(key)
-                if text is None:
-                    text = memo[key] = _json_text(value, f"episode field {EPISODE_FIELDS[i]!r}")
-                row[i] = text
-        yield tuple(row)
+        yield row(record.__dict__, text)
+
+
+_NESTED = (dict, list)
 
 
 def _flat_key(value: Any) -> Any:
-    """A hashable key for a flat dict of scalars (``None`` when it is not one)."""
+    """A hashable key for a flat dict of scalars (``None`` when it is not one).
+
+    >>> _flat_key({"a": 1}), _flat_key({"m": {"a": 1}}), _flat_key([1])
+    ((('a', <class 'int'>, 1),), None, None)
+    """
     if type(value) is not dict:
         return None
     key = tuple((k, type(v), v) for k, v in value.items())
+    for _, kind, _ in key:
+        if kind in _NESTED:  # a dict or list inside: encoded each time (no exception)
+            return None
     try:
         hash(key)
-    except TypeError:  # a list or dict inside: encoded each time
+    except TypeError:  # another unhashable value inside
         return None
     return key
 
 
-def _to_sql_converter(name: str) -> Callable[[Any], Any]:
-    if name in _INT_FIELDS:
-        return int
-    if name in _BOOL_FIELDS:
-        return lambda v: 1 if v else 0
-    if name in _FLOAT_FIELDS:
-        return _opt_float
-    if name == "score":
-        return _opt_int
-    if name == "condition_seed":
-        return _seed_to_sql
-    if name == "outcome":
-        return lambda v: Outcome(v).value
-    if name in _JSON_FIELDS:
-        return lambda v: _json_text(v, f"episode field {name!r}")
-    return lambda v: v
+def _row_function() -> Callable[[dict[str, Any], Callable[[Any, str], str]], tuple[Any, ...]]:
+    """``row(values, text)``: a record's ``__dict__`` as a row in ``EPISODE_FIELDS`` order.
+
+    Generated once from the column types (one tuple expression, no loop over the fields,
+    no call per field): whole numbers as ``int``, flags as 0/1, times as ``float`` or NULL,
+    the seed as an int64 or its decimal text, the outcome as its value; the JSON columns
+    go through ``text(value, field name)``.
+
+    >>> values = dict.fromkeys(EPISODE_FIELDS) | {"episode": 3, "repeat": 0, "steps": 7,
+    ...     "interventions": 0, "attempts": 1, "terminated": True, "truncated": 0,
+    ...     "assisted": False, "sim_time_s": 2, "condition_seed": 2**70, "outcome": "success",
+    ...     "slices": {"a": "b"}, "extra": {}}
+    >>> row = dict(zip(EPISODE_FIELDS, _ROW(values, lambda v, n: f"{n}:{v}")))
+    >>> [row[n] for n in ("episode", "terminated", "truncated", "sim_time_s", "wall_s")]
+    [3, 1, 0, 2.0, None]
+    >>> row["condition_seed"], row["outcome"], row["slices"]
+    ('1180591620717411303424', 'success', "slices:{'a': 'b'}")
+    """
+    parts = []
+    for name in EPISODE_FIELDS:
+        get = f"v[{name!r}]"
+        if name in _INT_FIELDS:
+            parts.append(f"int({get})")
+        elif name in _BOOL_FIELDS:
+            parts.append(f"(1 if {get} else 0)")
+        elif name in _FLOAT_FIELDS:
+            parts.append(f"(None if (x := {get}) is None else float(x))")
+        elif name == "score":
+            parts.append(f"(None if (x := {get}) is None else int(x))")
+        elif name == "condition_seed":
+            parts.append(f"seed({get})")
+        elif name == "outcome":
+            parts.append(f"Outcome({get}).value")
+        elif name in _JSON_FIELDS:
+            parts.append(f"text({get}, {name!r})")
+        else:
+            parts.append(get)
+    source = f"def row(v, text):\n    return ({', '.join(parts)},)\n"
+    namespace: dict[str, Any] = {"seed": _seed_to_sql, "Outcome": Outcome}
+    exec(compile(source, "<evalband episode row>", "exec"), namespace)  # noqa: S102
+    return namespace["row"]  # type: ignore[no-any-return]
 
 
-_TO_SQL: tuple[tuple[str, Callable[[Any], Any]], ...] = tuple(
-    (n, _to_sql_converter(n)) for n in EPISODE_FIELDS
-)
+_ROW = _row_function()
 
 
 @functools.lru_cache(maxsize=4096)
