@@ -26,7 +26,8 @@ sys.path.insert(0, str(HERE))
 BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "bench_scaling",
               "bench_batched", "bench_report", "bench_clustered", "bench_video",
               "bench_startup", "bench_verdicts", "bench_serve", "bench_store_scale",
-              "bench_envs", "bench_sequential", "bench_compare", "bench_stored_results")
+              "bench_envs", "bench_sequential", "bench_compare", "bench_stored_results",
+              "bench_instructions")
 
 
 def machine() -> dict[str, Any]:

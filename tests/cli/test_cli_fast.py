@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -136,9 +137,9 @@ def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.Monke
     calls: list[tuple[object, ...]] = []  # the CLI takes it from the package's public API
     monkeypatch.setattr(evalband.run, "prestart", lambda *a, **k: calls.append(a))
     line = ["run", "p.yaml", "-p", "x", "--backend", "process", "--workers=3"]
-    assert _fast.start_workers_early(line) and calls == [(3,)]
+    assert _fast.start_workers_early(line) and calls == [(3, ["evalband.run._execute"])]
     assert _fast.dispatch(["run", "p.yaml", "-b=process"]) is None  # typer runs the command
-    assert calls[-1] == (1,)
+    assert calls[-1] == (1, ["evalband.run._execute"])
     for other in (["run", "p.yaml"], ["run", "p.yaml", "-b", "ray"], ["runs", "-b", "process"],
                   ["run", "p.yaml", "-b", "process", "-w", "0"],
                   ["run", "p.yaml", "-b", "process", "--help"]):
@@ -239,3 +240,40 @@ def test_a_plain_run_line_does_not_import_typer(tmp_path) -> None:
     loaded = done.stdout.strip().splitlines()[-1]
     assert "evalband.cli._run_cmd'" in loaded
     assert "typer" not in loaded and "_runs'" not in loaded and "_app'" not in loaded
+
+
+def test_a_process_run_names_its_env_and_policy_modules_for_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forkserver imports the panel's env (MuJoCo) and policy modules while the command
+    loads, and a later, smaller preload request (the run command's own) does not undo it."""
+    import evalband.run
+    from evalband.run import _pool
+
+    panel = tmp_path / "p.yaml"
+    panel.write_text("name: p\nenv: evalband/PushT-v0\nimports: [json]\nepisodes: 2\n"
+                     "budget: {steps: 5}\n")
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(evalband.run, "prestart", lambda *a, **k: calls.append(a))
+    assert _fast.start_workers_early(["run", str(panel), "-p", "pusht:expert", "-b", "process"])
+    assert calls == [(1, ["evalband.run._execute", "json", "evalband.envs.pusht",
+                          "evalband.policies.pusht"])]
+    # what the run itself asks for, from the loaded panel, is the same list
+    from evalband.panel import load_panel
+    from evalband.run import RunTask
+    from evalband.run._backends import worker_modules
+
+    loaded = load_panel(str(panel))
+    task = RunTask(run_id="r", policy="pusht:expert", panel_fingerprint="f", env=loaded.env,
+                   imports=tuple(loaded.imports))
+    assert worker_modules(task) == calls[0][1]
+
+    from multiprocessing import forkserver
+
+    monkeypatch.setattr(_pool, "_PRELOAD", [])
+    monkeypatch.setattr(forkserver._forkserver, "_preload_modules",
+                        forkserver._forkserver._preload_modules)
+    context = _pool.forkserver_context(["a", "b"])
+    _pool.forkserver_context(["a"])  # asks for less: keeps what was asked before
+    assert forkserver._forkserver._preload_modules == ["__main__", "a", "b"]
+    assert context.get_start_method() == "forkserver"

@@ -299,8 +299,41 @@ def start_workers_early(args: Sequence[str]) -> bool:
         return False
     from evalband.run import prestart, worker_init
 
-    prestart(int(workers), initializer=worker_init, initargs=(os.getpid(),))
+    prestart(int(workers), _preload(args), initializer=worker_init, initargs=(os.getpid(),))
     return True
+
+
+def _preload(args: Sequence[str]) -> list[str]:
+    """What the workers of ``evalband run PANEL -p POLICY ...`` import, known from the line.
+
+    The panel file's ``env`` and ``imports`` (YAML read here; the command reads it again)
+    and the policy give the modules (:func:`evalband._util.names.worker_preload`), so the
+    forkserver imports the env (MuJoCo...) and the policy once while this process loads,
+    instead of each worker importing them after the panel is loaded. Anything unclear (a
+    built-in panel name, a line for typer, an unreadable file) leaves the run loop alone:
+    the run itself asks for the rest, as before.
+
+    >>> _preload(["run", "no-such-panel.yaml", "-p", "pusht:expert"])
+    ['evalband.run._execute', 'evalband.policies.pusht']
+    """
+    from evalband._util.names import env_module, worker_preload
+
+    values = parse("run", args[1:])
+    if values is None or "policy" not in values:
+        return ["evalband.run._execute"]
+    env, imports = None, []
+    try:
+        import yaml
+
+        with open(values["panel"], encoding="utf-8") as file:
+            data = yaml.safe_load(file)
+        if isinstance(data, dict) and isinstance(data.get("env"), str):
+            env = data["env"]
+            found = data.get("imports") or []
+            imports = [str(m) for m in found] if isinstance(found, list) else []
+    except (OSError, ValueError, yaml.YAMLError):
+        pass
+    return worker_preload(None if env is None else env_module(env), imports, values["policy"])
 
 
 def dispatch(args: Sequence[str]) -> int | None:

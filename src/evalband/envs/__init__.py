@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from gymnasium.envs.registration import register, registry
 
 from evalband._util.imports import lazy_attributes
+from evalband._util.names import BUILTIN_ENV_ENTRY_POINTS
 from evalband.envs._lcg import lcg_jump
 from evalband.envs.pusht_model import ENV_ID as PUSHT_ENV_ID
 from evalband.envs.reach1d import (
@@ -107,21 +108,14 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def _register() -> None:
-    """Register the built-in envs once (re-imports and reloads are harmless)."""
-    if ENV_ID not in registry:
-        register(
-            id=ENV_ID,
-            entry_point="evalband.envs.reach1d:Reach1DEnv",
-            max_episode_steps=None,
-        )
-    if PUSHT_ENV_ID not in registry:  # a string entry point: mujoco is imported on make only
-        register(
-            id=PUSHT_ENV_ID,
-            entry_point="evalband.envs.pusht:PushTEnv",
-            max_episode_steps=None,
-        )
-    if COIN_ENV_ID not in registry:
-        register(id=COIN_ENV_ID, entry_point="evalband.envs._coin:CoinEnv")
+    """Register the built-in envs once (re-imports and reloads are harmless).
+
+    String entry points (``evalband._util.names.BUILTIN_ENV_ENTRY_POINTS``): MuJoCo is
+    imported when PushT is made, not here. None has a registered ``TimeLimit``.
+    """
+    for env_id, entry_point in BUILTIN_ENV_ENTRY_POINTS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point, max_episode_steps=None)
 
 
 _register()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.imports import is_import_path, lazy_attributes
+from evalband._util.names import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
 from evalband.errors import PolicyImportError, PolicyNotFoundError
 from evalband.policies._contract import (
     TASK_OPTION_KEYS,
@@ -55,22 +56,7 @@ __all__ = [
 
 __getattr__ = lazy_attributes(__name__, {"PolicyServer": "evalband.policies._server"})
 
-BUILTIN_POLICIES: dict[str, str] = {
-    "reach1d:baseline": "evalband.policies.reach1d:baseline",
-    "reach1d:damped": "evalband.policies.reach1d:damped",
-    "reach1d:expert": "evalband.policies.reach1d:expert",
-    "pusht:expert": "evalband.policies.pusht:expert",
-    "reacher:ik_pd": "evalband.policies.classical:reacher_ik_pd",
-    "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
-    "point_maze:p": "evalband.policies.classical:point_maze_p",
-    "gym_pusht:push": "evalband.policies.classical:pusht_push",
-    "fetch_reach:p": "evalband.policies.classical:fetch_reach_p",
-    "point_mass:pd": "evalband.policies.classical:point_mass_pd",
-    "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
-    "metaworld:push": "evalband.policies.scripted:metaworld_push",
-    "aloha:hold": "evalband.policies.classical:aloha_hold",
-}
-"""Built-in policy name -> ``module:attr`` import path."""
+
 
 
 def _not_found(name: str, why: str) -> PolicyNotFoundError:
@@ -81,8 +67,6 @@ def _not_found(name: str, why: str) -> PolicyNotFoundError:
     )
 
 
-CHECKPOINT_SUFFIX = ".pt"
-"""File names ending in this are behavior-cloning checkpoints (see ``evalband.policies.bc``)."""
 
 
 def _load_checkpoint_policy(name: str) -> Callable[..., Any]:

@@ -86,20 +86,9 @@ def worker_modules(task: RunTask) -> list[str]:
     ...                        env="evalband/Reach1D-v0"))[:2]
     ['evalband.run._execute', 'evalband.envs.reach1d']
     """
-    from evalband.policies import BUILTIN_POLICIES, CHECKPOINT_SUFFIX
+    from evalband._util.names import worker_preload
 
-    modules = ["evalband.run._execute", *task.imports]
-    env_module = _env_module(task.env)
-    if env_module is not None:
-        modules.append(env_module)
-    policy = BUILTIN_POLICIES.get(task.policy, task.policy)
-    if policy.endswith(CHECKPOINT_SUFFIX):
-        modules.append("evalband.policies.bc")
-    elif policy.startswith(("ws://", "wss://")):
-        modules.append("evalband.policies.remote")
-    elif ":" in policy:
-        modules.append(policy.partition(":")[0])
-    return modules
+    return worker_preload(_env_module(task.env), task.imports, task.policy)
 
 
 def _env_module(env: str) -> str | None:
@@ -110,10 +99,11 @@ def _env_module(env: str) -> str | None:
     >>> _env_module("evalband/Reach1D-v0"), _env_module("pkg.mod:Env")
     ('evalband.envs.reach1d', 'pkg.mod')
     """
-    from evalband._util.imports import is_import_path
+    from evalband._util.names import env_module
 
-    if is_import_path(env):  # module:Class, or Gymnasium's module:id (the module registers it)
-        return env.partition(":")[0]
+    known = env_module(env)  # a built-in id or an import path: no registry needed
+    if known is not None:
+        return known
     import gymnasium
 
     import evalband.envs  # noqa: F401  (registers the built-in env ids)
@@ -303,12 +293,11 @@ def _driver_may_play(task: RunTask) -> bool:
     the interpreter. Anything else (MuJoCo, third-party envs, user policies, torch) is
     played in worker processes only, so a segfault there never takes the driver down.
     """
-    from evalband.envs import env_class
     from evalband.policies import BUILTIN_POLICIES
 
-    cls = env_class(task.env)
-    module = getattr(cls, "__module__", "")
-    return (module in ("evalband.envs.reach1d", "evalband.envs._coin")
+    # the env's module from its registration, not by importing it: the driver of a
+    # MuJoCo run never needs MuJoCo (an import path to a class elsewhere: not played here)
+    return (_env_module(task.env) in ("evalband.envs.reach1d", "evalband.envs._coin")
             and task.policy in BUILTIN_POLICIES)
 
 

@@ -34,19 +34,27 @@ _IDLE: dict[tuple[Any, ...], ProcessPoolExecutor] = {}  # key -> a pool no run i
 _ASKED: dict[int, set[str]] = {}  # id(pool) -> the modules its workers were asked to import
 
 
+_PRELOAD: list[str] = []  # every module asked for so far, in order
+
+
 def forkserver_context(preload: Sequence[str] = ()) -> Any:
     """The forkserver context, asking it to import ``preload`` when it starts.
 
     The preload only takes effect if this call comes before the forkserver starts; a
-    module that fails to import is skipped by the forkserver.
+    module that fails to import is skipped by the forkserver. Calls add to what earlier
+    calls asked for, never take it back: the command line asks for the panel's env and
+    policy modules, and a later call for fewer (before the forkserver has started, in the
+    background) must not undo that.
 
     >>> forkserver_context(["json"]).get_start_method()
     'forkserver'
     """
     import multiprocessing
 
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["__main__", *preload])
+    with _LOCK:
+        _PRELOAD.extend(m for m in preload if m not in _PRELOAD)
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["__main__", *_PRELOAD])
     return context
 
 

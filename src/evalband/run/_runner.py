@@ -53,6 +53,8 @@ def _check_env_kwargs(panel: Panel) -> None:
     from evalband.envs import accepts_kwarg, env_class
     from evalband.errors import PanelError
 
+    if not panel.env_kwargs:
+        return
     cls = env_class(panel.env)
     if cls is None:
         return
