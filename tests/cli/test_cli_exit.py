@@ -112,3 +112,19 @@ def _marked(mark: str) -> list[int]:
         if state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def test_a_broken_pipe_elsewhere_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A BrokenPipeError that is not stdout's (stdout here is no closed pipe) is reported."""
+    from evalband import cli
+    from evalband.cli import _fast
+
+    def broken(args: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(_fast, "dispatch", broken)
+    assert cli.main(["ci", "8", "20"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: a pipe closed") and err.count("\n") == 1

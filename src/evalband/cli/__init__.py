@@ -57,10 +57,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _stdout_gone() -> bool:
-    """Whether a broken pipe is stdout's (a pipe or socket); if so, point it at /dev/null.
+    """Whether stdout's reader has gone; if so, point stdout at /dev/null.
 
     Python's documented way to leave quietly on a closed pipe (see the ``signal`` module's
-    note on SIGPIPE): later writes, and the flush at exit, then go nowhere.
+    note on SIGPIPE): later writes, and the flush at exit, then go nowhere. A broken pipe
+    that is not stdout's (a socket, a child process) is not this: stdout must be a pipe or
+    socket whose other end has closed (``poll`` says so where it exists).
     """
     import stat
 
@@ -71,6 +73,15 @@ def _stdout_gone() -> bool:
         return False
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         return False
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
+            return False
+    except (AttributeError, OSError, ValueError):  # no poll here: a pipe it is
+        pass
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
