@@ -57,16 +57,12 @@ __all__ = [
 __getattr__ = lazy_attributes(__name__, {"PolicyServer": "evalband.policies._server"})
 
 
-
-
 def _not_found(name: str, why: str) -> PolicyNotFoundError:
     available = ", ".join(sorted(BUILTIN_POLICIES))
     return PolicyNotFoundError(
         f"policy {name!r} not found: {why}; use a built-in name ({available}) "
         f"or an import path 'package.module:attr'"
     )
-
-
 
 
 def _load_checkpoint_policy(name: str) -> Callable[..., Any]:
