@@ -18,8 +18,8 @@ first):
   by the same success rule (``bench_envs.bare_loop``).
 
 Each mode is counted at two run sizes, ``n1`` and ``n2`` episodes (the same first episodes;
-2 and 12, PushT 20 and 40: see :data:`SIZES`), so the process start, the imports and the
-env's construction cancel:
+10 and 60, PushT 20 and 40, the MuJoCo 3 envs 10 and 20: see :data:`SIZES`), so the
+process start, the imports and the env's construction cancel:
 
 * ``per_episode_overhead`` (the figure): the runner's instructions per extra episode over
   the bare loop's, ``(R(n2) - R(n1)) / (B(n2) - B(n1)) - 1``;
@@ -60,10 +60,16 @@ PANELS: dict[str, tuple[str, bool]] = {  # name -> (policy, needs MuJoCo 3.x)
     "fetch-reach": ("fetch_reach:p", True),
     "dmc-point-mass": ("point_mass:pd", True),
 }
-SIZES = {"pusht": (20, 40)}
-"""Run sizes (n1, n2) where the default (2, 12) would not do: PushT traces the first 8
-episodes of each cell (``evalband.run._trace``; part of a run's fixed cost), so its sizes
-start beyond them (10 and 20 episodes a cell) and the difference counts untraced episodes."""
+SIZES = {"pusht": (20, 40), "point-maze": (10, 60), "reacher": (10, 60),
+         "fetch-reach": (10, 20), "dmc-point-mass": (10, 20)}
+"""Run sizes (n1, n2): the difference must count episodes a long run plays, past what only
+a run's first episodes pay -- Python specialises its bytecode over the first calls of each
+function, the first group commits grow the store's pages, and the first 8 episodes of each
+cell are traced (``evalband.run._trace``: PushT records them, so its sizes are 10 and 20
+episodes a cell) -- all of which land in the fixed part, priced at the bench run's size. (At
+sizes 2 and 12, the first bench of this kind, those one-time costs of episodes 3-12 counted
+as per-episode: PointMaze's 3.9 % there is 2.1 % at 10 and 60.) The slow MuJoCo 3 envs
+stop at 20: 20 Fetch episodes are ~9 G instructions under Valgrind."""
 #: bench_envs sizes each run to ~2.5 s of CPU: the run size the fixed part is priced at
 BENCH_RUN_CPU_S = 2.5
 
@@ -180,13 +186,13 @@ def run(quick: bool = False) -> dict[str, Any]:
     names = ["reacher"] if quick else list(PANELS)
     if not SIDE_PYTHON.exists():
         names = [n for n in names if not PANELS[n][1]]
-    n1, n2 = (1, 3) if quick else (2, 12)
+    quick_sizes = (1, 3)
     bare_ms = _bare_ms_per_episode()
     bare_ms.setdefault("pusht", 17.0)  # bench_pusht's expert episodes, ~17 ms of CPU
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        panels = {name: measure(name, *(SIZES.get(name, (n1, n2)) if not quick else (n1, n2)),
-                                pool, bare_ms.get(name)) for name in names}
+        panels = {name: measure(name, *(quick_sizes if quick else SIZES[name]), pool,
+                                bare_ms.get(name)) for name in names}
     figure = {k: v.get("overhead_at_bench_size", v["per_episode_overhead"])
               for k, v in panels.items()}
     worst = max(figure.values())

@@ -111,6 +111,63 @@ def _rounds(commands: dict[str, Callable[[], list[str]]], rounds: int) -> dict[s
             for k in commands}
 
 
+#: A bare script playing the same episodes in a fresh process: gymnasium, the env, the
+#: policy and a reset/act/step loop to the budget, with the panel's seeds and reset options
+#: written out (as a script would hard-code them). What ``evalband run`` costs beyond it is
+#: the command's own fixed cost; the imports the rollouts need (numpy, gymnasium, the env's
+#: packages) are paid by both.
+BARE_SCRIPT = """
+import json, sys
+import gymnasium
+import evalband.envs
+from evalband.policies import resolve_policy
+job = json.load(open(sys.argv[1]))
+env = gymnasium.make(job["env"], **job["env_kwargs"])
+policy = resolve_policy(job["policy"])
+steps = 0
+for seed, options in job["specs"]:
+    obs, _ = env.reset(seed=seed, options=options)
+    for _ in range(job["budget"]):
+        obs, _, terminated, truncated, _ = env.step(policy(obs))
+        steps += 1
+        if terminated or truncated:
+            break
+print(json.dumps({"episodes": len(job["specs"]), "steps": steps}))
+"""
+
+
+def _bare_job(yaml_path: Path, policy: str) -> Path:
+    """The bare script's input for one panel: env, kwargs, budget, (seed, options) each."""
+    import gymnasium
+
+    import evalband.envs  # noqa: F401  (registers the ids)
+    from evalband.panel import load_panel
+
+    panel = load_panel(str(yaml_path))
+    dt = getattr(gymnasium.make(panel.env, **panel.env_kwargs).unwrapped, "dt", None)
+    job = {"env": panel.env, "env_kwargs": panel.env_kwargs, "policy": policy,
+           "budget": panel.budget.resolve_steps(dt),
+           "specs": [[s.condition_seed, dict(s.options)] for s in panel.episode_specs()]}
+    out = yaml_path.with_suffix(".bare.json")
+    out.write_text(json.dumps(job))
+    return out
+
+
+def _bare_steps(yaml_path: Path, policy: str) -> int:
+    """The steps the bare script plays (it must play the run's episodes)."""
+    done = subprocess.run([sys.executable, "-c", BARE_SCRIPT, str(_bare_job(yaml_path, policy))],
+                          capture_output=True, text=True, check=True, env=CHILD_ENV)
+    return int(json.loads(done.stdout.strip().splitlines()[-1])["steps"])
+
+
+def _stored_steps(store_path: Path) -> int:
+    """The steps of the first warm run in a store."""
+    from evalband.store import open_store
+
+    with open_store(store_path) as store:
+        return sum(r.steps for r in store.episode_records("warm-1"))
+
+
 def _same(argv: list[str]) -> Callable[[], list[str]]:
     return lambda: argv
 
@@ -217,6 +274,10 @@ def run(quick: bool = False) -> dict[str, Any]:
             "pusht_serial": fresh(pusht, "pusht:expert"),
             "pusht_process2": fresh(pusht, "pusht:expert", "--backend", "process",
                                     "--workers", "2"),
+            "reach_bare": _same([sys.executable, "-c", BARE_SCRIPT,
+                                 str(_bare_job(reach, "reach1d:baseline"))]),
+            "pusht_bare": _same([sys.executable, "-c", BARE_SCRIPT,
+                                 str(_bare_job(pusht, "pusht:expert"))]),
         }
         _rounds(commands, 1)
         cli_runs = _rounds(commands, run_rounds)
@@ -225,6 +286,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         warm_pusht, warm_pusht_cpu = _warm_run_panel(
             pusht, tmpdir / "warm-pusht.sqlite", "pusht:expert", run_rounds)
         specs = load_panel(str(pusht)).episode_specs()
+        same_steps = {k: _bare_steps(path, policy) == _stored_steps(tmpdir / f"warm-{k}.sqlite")
+                      for k, path, policy in (("reach", reach, "reach1d:baseline"),
+                                                   ("pusht", pusht, "pusht:expert"))}
         ceiling = [machine_ratio(specs, lead_s=1.0) for _ in range(1 if quick else 3)]
         session = [_session_twice(pusht, tmpdir / f"session{i}.sqlite")
                    for i in range(1 if quick else 3)]
@@ -234,6 +298,14 @@ def run(quick: bool = False) -> dict[str, Any]:
                    - statistics.median(warm_reach_cpu)}
     fixed_reach = cli_runs["reach_serial"]["wall_s"] - statistics.median(warm_reach)
     fixed_pusht = cli_runs["pusht_serial"]["wall_s"] - statistics.median(warm_pusht)
+    # beyond a bare script playing the same episodes from a fresh process, in the same rounds
+    beyond_bare = {
+        k: {"wall_s": cli_runs[f"{k}_serial"]["wall_s"] - cli_runs[f"{k}_bare"]["wall_s"],
+            "cpu_s": cli_runs[f"{k}_serial"]["cpu_s"] - cli_runs[f"{k}_bare"]["cpu_s"],
+            "wall_s_pairs": [round(a - b, 4) for a, b in zip(
+                cli_runs[f"{k}_serial"]["wall_s_each"], cli_runs[f"{k}_bare"]["wall_s_each"],
+                strict=True)]}
+        for k in ("reach", "pusht")}
     # the same on CPU time, which load on a shared machine barely moves
     fixed_cpu = {
         "reach": cli_runs["reach_serial"]["cpu_s"] - statistics.median(warm_reach_cpu),
@@ -247,6 +319,8 @@ def run(quick: bool = False) -> dict[str, Any]:
                              "pusht": statistics.median(warm_pusht)},
         "run_fixed_s": {"reach": fixed_reach, "pusht": fixed_pusht},
         "run_fixed_cpu_s": fixed_cpu,
+        "run_fixed_beyond_bare_script": beyond_bare,
+        "bare_script_plays_the_same_steps": same_steps,
         "run_fixed_reach_through_typer": fixed_typer,
         "process_cli_ratio": process_ratio,
         "machine_ratio": statistics.median(ceiling),
@@ -263,6 +337,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "passed_each": {
             "startup": worst_startup < TARGET_STARTUP_S,
             "run_fixed": max(fixed_reach, fixed_pusht) < TARGET_FIXED_S,
+            "run_fixed_beyond_bare_script": all(
+                v["wall_s"] < TARGET_FIXED_S for v in beyond_bare.values()),
             "process_cli": process_ratio >= TARGET_PROCESS_RATIO,
         },
     })

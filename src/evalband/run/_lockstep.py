@@ -55,6 +55,7 @@ from evalband.run._execute import (
     _record,
     _sim_time,
     env_dt,
+    env_facts,
     env_options,
     episode_context,
     judge,
@@ -262,9 +263,10 @@ def _play_lockstep(
                                   truncated=False, error=_error(exc))
                     continue
                 took = time.perf_counter() - t0
+                trace = (start_trace(envs[i], spec, dt, task.trace_episodes)
+                         if env_facts(envs[i], task)[1] else None)
                 slot = slots[i] = _Episode(spec, obs, started_at, took, took, judge(task),
-                                           slot=i, trace=start_trace(envs[i], spec, dt,
-                                                                     task.trace_episodes))
+                                           slot=i, trace=trace)
                 if slot.trace is not None:
                     slot.trace.add(0)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]

@@ -1,0 +1,47 @@
+"""The per-episode helpers of the one-at-a-time path: the start time, facts asked once per env."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from evalband.run import _execute, run_panel
+from testkit import coin_panel
+
+
+def test_now_is_the_iso_text_datetime_gives_to_the_millisecond(monkeypatch) -> None:
+    # across second boundaries, and each millisecond floored as isoformat floors it
+    for ns in (0, 999_999_999, 1_000_000_000, 1_764_633_600_123_999_999, 1_764_633_601_000_500_000,
+               1_764_633_601_999_000_000):
+        monkeypatch.setattr(_execute.time, "time_ns", lambda ns=ns: ns)
+        seconds, rest = divmod(ns, 1_000_000_000)
+        expected = datetime.fromtimestamp(seconds, UTC).replace(
+            microsecond=rest // 1000).isoformat(timespec="milliseconds")
+        assert _execute._now() == expected
+
+
+def test_now_reads_the_clock() -> None:
+    text = _execute._now()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", text)
+    assert abs((datetime.fromisoformat(text) - datetime.now(UTC)).total_seconds()) < 1.0
+
+
+def test_the_trace_hook_and_control_period_are_asked_once_per_env(store, monkeypatch) -> None:
+    asked: list[object] = []
+    real = _execute.traceable
+    monkeypatch.setattr(_execute, "traceable", lambda env: asked.append(env) or real(env))
+    run_panel(coin_panel(episodes=12), "evalband.policies._builtin:zero_action", store,
+              run_id="r", batch=False)
+    assert len(store.episode_records("r")) == 24  # two cells (reset options), one env
+    assert len(asked) == 1  # the env's facts asked once, not once an episode
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_a_traceable_env_is_still_traced(store, batch_size: int | None) -> None:
+    from evalband.panel import load_panel
+
+    panel = load_panel("reach1d").model_copy(update={"episodes": 3})
+    run_panel(panel, "reach1d:damped", store, run_id="t", batch=False, batch_size=batch_size)
+    assert all("trace" in r.extra for r in store.episode_records("t"))

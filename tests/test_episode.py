@@ -1,0 +1,71 @@
+"""EpisodeRecord's constructor: the same as the dataclass's own, checks included."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import random
+
+import pytest
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.errors import InvalidInputError
+
+# The standard dataclass machinery over the same fields: the oracle for the generated init.
+_Reference = dataclasses.make_dataclass(
+    "_Reference",
+    [(f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory))
+     for f in dataclasses.fields(EpisodeRecord)],
+    frozen=True,
+)
+
+REQUIRED = dict(run_id="r", policy="p", panel_fingerprint="f", cell="c", episode=3, repeat=0,
+                condition_seed=11, outcome=Outcome.FAILURE, terminated=True, truncated=False,
+                steps=9)
+OPTIONAL = dict(sim_time_s=1.5, slices={"a": "b"}, score=2, assisted=True, interventions=1,
+                latency_ms_p50=0.1, latency_ms_p95=0.2, latency_ms_max=0.3, env_ms=4.0,
+                wall_s=0.01, started_at="2026-12-02T00:00:00.000+00:00", error=None,
+                attempts=2, extra={"metrics": {"return": -1.0}})
+
+
+def test_every_subset_of_the_optional_fields_gives_the_dataclass_inits_values() -> None:
+    rng = random.Random(0)
+    names = list(OPTIONAL)
+    for _ in range(200):
+        given = {k: OPTIONAL[k] for k in rng.sample(names, rng.randint(0, len(names)))}
+        made = EpisodeRecord(**REQUIRED, **given)
+        assert made.__dict__ == _Reference(**REQUIRED, **given).__dict__
+
+
+def test_positional_arguments_in_field_order() -> None:
+    values = list(REQUIRED.values())
+    assert EpisodeRecord(*values) == EpisodeRecord(**REQUIRED)
+    with pytest.raises(TypeError):
+        EpisodeRecord(*values[:-1])  # steps missing
+    with pytest.raises(TypeError):
+        EpisodeRecord(**REQUIRED, colour="red")  # type: ignore[call-arg]
+
+
+def test_default_factories_give_each_record_its_own_dicts() -> None:
+    a, b = EpisodeRecord(**REQUIRED), EpisodeRecord(**REQUIRED)
+    a.extra["x"] = 1
+    a.slices["s"] = "t"
+    assert b.extra == {} and b.slices == {}
+
+
+def test_the_checks_still_run_and_the_record_stays_frozen() -> None:
+    with pytest.raises(InvalidInputError, match="episode must be a whole number"):
+        EpisodeRecord(**{**REQUIRED, "episode": -1})
+    with pytest.raises(InvalidInputError, match="time_to_success_s is only set"):
+        EpisodeRecord(**REQUIRED, time_to_success_s=1.0)
+    record = EpisodeRecord(**{**REQUIRED, "outcome": "success"})
+    assert record.outcome is Outcome.SUCCESS  # a string is parsed, as before
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.steps = 3  # type: ignore[misc]
+
+
+def test_replace_pickle_and_hashing_keep_working() -> None:
+    record = EpisodeRecord(**REQUIRED, **OPTIONAL)
+    assert dataclasses.replace(record, steps=4).steps == 4
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert dataclasses.asdict(record) == dataclasses.asdict(_Reference(**REQUIRED, **OPTIONAL))
