@@ -46,6 +46,15 @@ def test_positional_arguments_in_field_order() -> None:
         EpisodeRecord(**REQUIRED, colour="red")  # type: ignore[call-arg]
 
 
+def test_an_explicit_none_and_the_signature_are_the_dataclass_inits() -> None:
+    import inspect
+
+    for given in ({"extra": None}, {"slices": None}, {"extra": None, "slices": None}):
+        made = EpisodeRecord(**REQUIRED, **given)
+        assert made.__dict__ == _Reference(**REQUIRED, **given).__dict__
+    assert str(inspect.signature(EpisodeRecord)) == str(inspect.signature(_Reference))
+
+
 def test_default_factories_give_each_record_its_own_dicts() -> None:
     a, b = EpisodeRecord(**REQUIRED), EpisodeRecord(**REQUIRED)
     a.extra["x"] = 1
@@ -64,7 +73,7 @@ def test_the_checks_still_run_and_the_record_stays_frozen() -> None:
         record.steps = 3  # type: ignore[misc]
 
 
-def test_replace_pickle_and_hashing_keep_working() -> None:
+def test_replace_pickle_and_asdict_keep_working() -> None:
     record = EpisodeRecord(**REQUIRED, **OPTIONAL)
     assert dataclasses.replace(record, steps=4).steps == 4
     assert pickle.loads(pickle.dumps(record)) == record

@@ -283,16 +283,16 @@ def _record_init() -> Callable[..., None]:
     from dataclasses import MISSING
 
     params, values = [], []
-    namespace: dict[str, Any] = {"_set": object.__setattr__}
+    namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
     for f in fields(EpisodeRecord):
         if f.default is not MISSING:
             namespace[f"_d_{f.name}"] = f.default
             params.append(f"{f.name}=_d_{f.name}")
             values.append(f"{f.name!r}: {f.name}")
-        elif f.default_factory is not MISSING:
+        elif f.default_factory is not MISSING:  # the factory's value only when not given
             namespace[f"_f_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=None")
-            values.append(f"{f.name!r}: _f_{f.name}() if {f.name} is None else {f.name}")
+            params.append(f"{f.name}=_FACTORY")
+            values.append(f"{f.name!r}: _f_{f.name}() if {f.name} is _FACTORY else {f.name}")
         else:
             params.append(f.name)
             values.append(f"{f.name!r}: {f.name}")
@@ -302,8 +302,23 @@ def _record_init() -> Callable[..., None]:
     exec(compile(source, "<evalband EpisodeRecord.__init__>", "exec"), namespace)  # noqa: S102
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = "EpisodeRecord.__init__"
-    init.__doc__ = EpisodeRecord.__init__.__doc__
+    init.__module__ = EpisodeRecord.__module__
+    init.__annotations__ = {f.name: f.type for f in fields(EpisodeRecord)} | {"return": None}
     return init
+
+
+class _Factory:
+    """The default of a field with a default factory in :func:`_record_init`.
+
+    As dataclasses' own marker, it shows as ``<factory>`` in the signature, and an explicit
+    ``None`` stays ``None``.
+    """
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
 
 
 EpisodeRecord.__init__ = _record_init()  # type: ignore[method-assign]

@@ -45,3 +45,22 @@ def test_a_traceable_env_is_still_traced(store, batch_size: int | None) -> None:
     panel = load_panel("reach1d").model_copy(update={"episodes": 3})
     run_panel(panel, "reach1d:damped", store, run_id="t", batch=False, batch_size=batch_size)
     assert all("trace" in r.extra for r in store.episode_records("t"))
+
+
+def test_lockstep_asks_the_facts_of_one_env_not_of_every_slot(store, monkeypatch) -> None:
+    # the facts cache holds what it is asked of until the run ends: a cell's slot envs,
+    # closed when the next cell starts, must not be kept alive by it
+    from evalband.run import _lockstep
+
+    asked: set[int] = set()
+    real = _execute.env_facts
+
+    def counting(env, task):
+        asked.add(id(env))
+        return real(env, task)
+
+    monkeypatch.setattr(_lockstep, "env_facts", counting)
+    run_panel(coin_panel(episodes=8), "evalband.policies._builtin:zero_action", store,
+              run_id="l", batch=False, batch_size=4)
+    assert len(store.episode_records("l")) == 16
+    assert len(asked) == 1

@@ -54,7 +54,6 @@ from evalband.run._execute import (
     _now,
     _record,
     _sim_time,
-    env_dt,
     env_facts,
     env_options,
     episode_context,
@@ -241,7 +240,7 @@ def _play_lockstep(
         if not specs:
             return
     envs = _envs(task, env, size, cell_kwargs)
-    dt = env_dt(env, task)
+    dt, can_trace = env_facts(env, task)  # the slots' envs are built alike: asked of the first
     pending = deque(specs)
     slots: list[_Episode | None] = [None] * size
     while True:
@@ -264,7 +263,7 @@ def _play_lockstep(
                     continue
                 took = time.perf_counter() - t0
                 trace = (start_trace(envs[i], spec, dt, task.trace_episodes)
-                         if env_facts(envs[i], task)[1] else None)
+                         if can_trace else None)
                 slot = slots[i] = _Episode(spec, obs, started_at, took, took, judge(task),
                                            slot=i, trace=trace)
                 if slot.trace is not None:
