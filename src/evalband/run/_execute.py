@@ -322,11 +322,6 @@ def env_facts(env: Any, task: RunTask) -> tuple[float | None, bool]:
     return known[1], known[2]
 
 
-def env_dt(env: Any, task: RunTask) -> float | None:
-    """The control period of a built env (asked once per env, :func:`env_facts`)."""
-    return env_facts(env, task)[0]
-
-
 def _sim_time(steps: int, dt: float | None) -> float | None:
     return steps * dt if dt else None
 
