@@ -5,6 +5,9 @@
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
 #              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
 #              .venv-lerobot for lerobot checkpoints (torch 2.14.1 from local disk; pip), and tests.
+#              The venvs and Chromium are built side by side (make -j), pip without byte-compiling
+#              every installed module (Python compiles what is imported), and pytest runs on
+#              $(TEST_WORKERS) processes (pytest-xdist).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,26 +24,33 @@ MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics
 LEROBOT_VENV := .venv-lerobot
 LEROBOT_STAMP := $(LEROBOT_VENV)/.installed
 LEROBOT_TORCH ?= torch==2.14.1 torchvision==0.29.1
+# pytest processes (pytest-xdist); 2 = the cores of this project's machines.
+TEST_WORKERS ?= 2
+PIP_INSTALL = pip install --quiet --no-compile
 
-.PHONY: run test lint typecheck bench clean
+.PHONY: run test venvs chromium lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+# uv alone first, so the MuJoCo 3 venv can be built while the main venv installs.
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/$(PIP_INSTALL) 'uv>=0.5'
 
 $(CORE_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $(CORE_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e '.[dev,bc,sim,video,remote,figures,envs-mujoco,envs-robotics,envs-pusht]'
+	$(BIN)/$(PIP_INSTALL) "$(TORCH_SPEC)"
+	$(BIN)/$(PIP_INSTALL) -e '.[dev,bc,sim,video,remote,figures,envs-mujoco,envs-robotics,envs-pusht]'
 	# openpi's client, for the protocol conformance tests; it pins numpy<2, which it does not
 	# need for what the tests use (the websocket client and msgpack-numpy), hence --no-deps.
-	$(BIN)/pip install --quiet --no-deps 'openpi-client>=0.1.2'
+	$(BIN)/$(PIP_INSTALL) --no-deps 'openpi-client>=0.1.2'
 	touch $(DEV_STAMP) $(CORE_STAMP)
 
-$(MJ3_STAMP): pyproject.toml requirements/mujoco3.txt | $(DEV_STAMP)
+$(MJ3_STAMP): pyproject.toml requirements/mujoco3.txt | $(BIN)/uv
 	rm -rf $(MJ3_VENV)
 	$(BIN)/uv venv --quiet --python "$$(command -v $(PYTHON))" $(MJ3_VENV)
 	$(BIN)/uv pip install --quiet --python $(MJ3_VENV)/bin/python \
@@ -51,19 +61,25 @@ $(LEROBOT_STAMP): pyproject.toml requirements/lerobot.txt
 	rm -rf $(LEROBOT_VENV)
 	$(PYTHON) -m venv $(LEROBOT_VENV)
 	grep -v '^lerobot==' requirements/lerobot.txt > $(LEROBOT_VENV)/deps.txt
-	$(LEROBOT_VENV)/bin/pip install --quiet $(LEROBOT_TORCH) -r $(LEROBOT_VENV)/deps.txt \
+	$(LEROBOT_VENV)/bin/$(PIP_INSTALL) $(LEROBOT_TORCH) -r $(LEROBOT_VENV)/deps.txt \
 		-e '.[envs-pusht]'
-	$(LEROBOT_VENV)/bin/pip install --quiet --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
+	$(LEROBOT_VENV)/bin/$(PIP_INSTALL) --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
 	touch $(LEROBOT_STAMP)
 
 run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
-test: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP)
+# Everything the tests need, built side by side (each target's output kept together).
+venvs: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP) chromium
+
+chromium:
 	scripts/ensure-chromium
+
+test:
+	$(MAKE) --no-print-directory -j4 -Otarget venvs
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 bench: $(DEV_STAMP) $(MJ3_STAMP)
 	$(BIN)/python bench/run.py

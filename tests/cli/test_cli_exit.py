@@ -27,10 +27,20 @@ def _python(code: str, *args: str, fast: str = "1") -> subprocess.CompletedProce
 @pytest.mark.parametrize("fast", ["1", "0"])
 def test_atexit_handlers_threads_and_buffered_output_survive(fast: str) -> None:
     code = (
-        "import atexit, threading, time\n"
+        "import atexit, sys, threading\n"
         "atexit.register(lambda: print('atexit ran'))\n"
+        # the thread prints once the command has written its JSON (not after a fixed sleep,
+        # which a loaded machine outlasts), so the order below is the exit's, not the clock's
+        "printed = threading.Event()\n"
+        "write = sys.stdout.write\n"
+        "def watch(text):\n"
+        "    n = write(text)\n"
+        "    if text.rstrip().endswith('}'):\n"
+        "        printed.set()\n"
+        "    return n\n"
+        "sys.stdout.write = watch\n"
         "def late():\n"
-        "    time.sleep(0.3)\n"
+        "    printed.wait(60)\n"
         "    print('thread finished')\n"
         "threading.Thread(target=late).start()\n"  # a non-daemon thread: waited for
         + ENTRY + "entry()\n"
