@@ -39,6 +39,14 @@ if TYPE_CHECKING:
         records_where,
         stored_columns,
     )
+    from evalband.analysis._rank import RANK_METRICS, metric_value, rank_runs
+    from evalband.analysis._rank_results import (
+        RankedPolicy,
+        Ranking,
+        RankPair,
+        Separation,
+        SliceRanking,
+    )
     from evalband.analysis._sequential import (
         compare_sequential,
         episode_counts,
@@ -63,6 +71,14 @@ if TYPE_CHECKING:
         rank_error_causes,
         summarize,
         summary_from_tallies,
+    )
+    from evalband.analysis._sweep import (
+        Confirmation,
+        Confirmed,
+        Sweep,
+        SweepPoint,
+        fresh_panel,
+        sweep_runs,
     )
     from evalband.analysis._verdicts import (
         ControlStatus,
@@ -128,6 +144,20 @@ __all__ = [
     "summary_from_tallies",
     "Decided",
     "interval_verdict",
+    "RANK_METRICS",
+    "metric_value",
+    "rank_runs",
+    "RankedPolicy",
+    "Ranking",
+    "RankPair",
+    "Separation",
+    "SliceRanking",
+    "Confirmation",
+    "Confirmed",
+    "Sweep",
+    "SweepPoint",
+    "sweep_runs",
+    "fresh_panel",
 ]
 
 _LAZY = {
@@ -175,6 +205,11 @@ _LAZY = {
     "summary_from_tallies": "evalband.analysis._summary",
     "Decided": "evalband.analysis._verdicts",
     "interval_verdict": "evalband.analysis._verdicts",
+    **dict.fromkeys(("RANK_METRICS", "metric_value", "rank_runs"), "evalband.analysis._rank"),
+    **dict.fromkeys(("RankedPolicy", "Ranking", "RankPair", "Separation", "SliceRanking"),
+                    "evalband.analysis._rank_results"),
+    **dict.fromkeys(("Confirmation", "Confirmed", "Sweep", "SweepPoint", "sweep_runs",
+                     "fresh_panel"), "evalband.analysis._sweep"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

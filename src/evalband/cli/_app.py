@@ -27,7 +27,8 @@ OWNERS: dict[str, str] = {
     "ci": "_stats", "diff": "_stats", "power": "_stats", "coverage": "_stats",
     "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
-    "calibrate": "_calibrate", "report": "_report", "view": "_view",
+    "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
+    "sweep": "_sweep",
 }
 
 _install_plain_coercion()
@@ -64,12 +65,14 @@ def _register(app: typer.Typer) -> typer.Typer:
         _compare,
         _envs,
         _harness,
+        _rank,
         _report,
         _runs,
         _serve,
         _session,
         _session_analysis,
         _stats,
+        _sweep,
         _view,
     )
 
@@ -79,6 +82,8 @@ def _register(app: typer.Typer) -> typer.Typer:
     _compare.register(app)
     _envs.register(app)
     _calibrate.register(app)
+    _rank.register(app)
+    _sweep.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)

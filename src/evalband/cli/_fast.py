@@ -52,6 +52,10 @@ COMMANDS: tuple[tuple[str, str], ...] = (
                   "batching."),
     ("calibrate", "Simulate comparisons on this panel's design through the real compare "
                   "procedure."),
+    ("rank", "Rank policies by success rate (or a metric) with simultaneous rank sets and "
+             "tiers."),
+    ("sweep", "Checkpoints of one training run: value vs step, the best (selection-aware), the "
+              "last."),
     ("report", "Write a self-contained HTML report (and/or Markdown) for a run or a "
                "comparison."),
     ("view", "Serve the store read-only: run list, run and comparison reports, live while "

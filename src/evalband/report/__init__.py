@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
     from evalband.report._page import DEFAULT_CSP, html_page
+    from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
     from evalband.report._session import (
         TableText,
         comparison_table,
@@ -35,10 +36,17 @@ if TYPE_CHECKING:
         session_section,
     )
     from evalband.report._svg import figure_svg
+    from evalband.report._sweep import sweep_html, sweep_lines, sweep_markdown
     from evalband.report._terminal import comparison_renderables, slice_summary_table
     from evalband.report._write import write_report
 
 __all__ = [
+    "sweep_html",
+    "sweep_lines",
+    "sweep_markdown",
+    "ranking_html",
+    "ranking_lines",
+    "ranking_markdown",
     "session_section",
     "render_html",
     "render_markdown",
@@ -65,6 +73,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(("sweep_html", "sweep_lines", "sweep_markdown"), "evalband.report._sweep"),
+    **dict.fromkeys(("ranking_html", "ranking_lines", "ranking_markdown"),
+                    "evalband.report._ranking"),
     "session_section": "evalband.report._session",
     "render_html": "evalband.report._html",
     "render_markdown": "evalband.report._markdown",

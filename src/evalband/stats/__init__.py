@@ -64,6 +64,24 @@ if TYPE_CHECKING:
         stratified_difference,
         unpaired_exact_p,
     )
+    from evalband.stats._rank_power import (
+        clip_discordant,
+        resolvable_gap,
+        separation_power,
+        separation_size,
+    )
+    from evalband.stats._ranks import (
+        PairwiseTest,
+        RankSets,
+        directional_holm,
+        pair_difference,
+        pair_level,
+        pairwise_tests,
+        rank_intervals,
+        rank_policies,
+        tiers_of,
+    )
+    from evalband.stats._selection import selection_bias
     from evalband.stats._sequential import (
         DEFAULT_FUTILITY,
         SequentialTest,
@@ -148,6 +166,20 @@ __all__ = [
     "design_theta",
     "log_likelihood_ratio",
     "pair_in_order",
+    "selection_bias",
+    "clip_discordant",
+    "resolvable_gap",
+    "separation_power",
+    "separation_size",
+    "PairwiseTest",
+    "RankSets",
+    "directional_holm",
+    "pair_difference",
+    "pair_level",
+    "pairwise_tests",
+    "rank_intervals",
+    "rank_policies",
+    "tiers_of",
 ]
 
 _LAZY = {
@@ -213,6 +245,20 @@ _LAZY = {
     "design_theta": "evalband.stats._sequential",
     "log_likelihood_ratio": "evalband.stats._sequential",
     "pair_in_order": "evalband.stats._sequential",
+    "selection_bias": "evalband.stats._selection",
+    "clip_discordant": "evalband.stats._rank_power",
+    "resolvable_gap": "evalband.stats._rank_power",
+    "separation_power": "evalband.stats._rank_power",
+    "separation_size": "evalband.stats._rank_power",
+    "PairwiseTest": "evalband.stats._ranks",
+    "RankSets": "evalband.stats._ranks",
+    "directional_holm": "evalband.stats._ranks",
+    "pair_difference": "evalband.stats._ranks",
+    "pair_level": "evalband.stats._ranks",
+    "pairwise_tests": "evalband.stats._ranks",
+    "rank_intervals": "evalband.stats._ranks",
+    "rank_policies": "evalband.stats._ranks",
+    "tiers_of": "evalband.stats._ranks",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
