@@ -73,3 +73,23 @@ def test_seed_like_sessions_rarely_order_anything_and_never_wrongly() -> None:
         any_order += bool(r.better.any())
     assert wrong <= 6  # 5% of 40 is 2; 6 is beyond the Monte Carlo noise of a 5% rate
     assert any_order <= reps // 2  # 17 points apart at most: at 46 trials, mostly unresolved
+
+
+def test_agree_at_the_seeds_noise_floor_says_no_ordering_can_be_validated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan, trials = seed_like(4)
+    store = tmp_path / "s.sqlite"
+    store_session(store, plan, trials)  # type: ignore[arg-type]
+    csv = tmp_path / "offline.csv"  # validation loss orders the six decisively (seed 004)
+    csv.write_text("checkpoint,val_loss,action_error\n" + "".join(
+        f"{name},{0.02 + 0.001 * i},{0.3 - 0.01 * i}\n" for i, name in enumerate(RATES)))
+    assert main(["agree", "grasp4", "--csv", str(csv), "--store", str(store), "--json",
+                 "--reps", "200"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["validated"] is False
+    assert out["sentence"].startswith("at this noise floor no metric's ordering can be "
+                                      "validated")
+    for m in out["metrics"]:
+        assert m["established"] == 0 and m["higher_is_better"] is False
+        assert (m["spearman"]["low"], m["spearman"]["high"]) == (-1.0, 1.0)

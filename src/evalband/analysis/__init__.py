@@ -11,6 +11,15 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.analysis._agree import (
+        Agreement,
+        Correlation,
+        MetricAgreement,
+        agree_runs,
+        lower_is_better_by_name,
+        match_checkpoints,
+        read_metric_csv,
+    )
     from evalband.analysis._calibrate import Rate, calibrate
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
@@ -158,6 +167,13 @@ __all__ = [
     "SweepPoint",
     "sweep_runs",
     "fresh_panel",
+    "Correlation",
+    "MetricAgreement",
+    "Agreement",
+    "agree_runs",
+    "read_metric_csv",
+    "match_checkpoints",
+    "lower_is_better_by_name",
 ]
 
 _LAZY = {
@@ -210,6 +226,9 @@ _LAZY = {
                     "evalband.analysis._rank_results"),
     **dict.fromkeys(("Confirmation", "Confirmed", "Sweep", "SweepPoint", "sweep_runs",
                      "fresh_panel"), "evalband.analysis._sweep"),
+    **dict.fromkeys(("Correlation", "MetricAgreement", "Agreement", "agree_runs",
+                     "read_metric_csv", "match_checkpoints", "lower_is_better_by_name"),
+                    "evalband.analysis._agree"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

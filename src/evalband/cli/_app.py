@@ -28,7 +28,7 @@ OWNERS: dict[str, str] = {
     "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
     "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
-    "sweep": "_sweep",
+    "sweep": "_sweep", "agree": "_agree",
 }
 
 _install_plain_coercion()
@@ -61,6 +61,7 @@ def __getattr__(name: str) -> Any:
 
 def _register(app: typer.Typer) -> typer.Typer:
     from evalband.cli import (
+        _agree,
         _calibrate,
         _compare,
         _envs,
@@ -84,6 +85,7 @@ def _register(app: typer.Typer) -> typer.Typer:
     _calibrate.register(app)
     _rank.register(app)
     _sweep.register(app)
+    _agree.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)

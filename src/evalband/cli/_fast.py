@@ -56,6 +56,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
              "tiers."),
     ("sweep", "Checkpoints of one training run: value vs step, the best (selection-aware), the "
               "last."),
+    ("agree", "Whether a cheap ranking agrees with the behavioural one, with its noise on both "
+              "sides."),
     ("report", "Write a self-contained HTML report (and/or Markdown) for a run or a "
                "comparison."),
     ("view", "Serve the store read-only: run list, run and comparison reports, live while "

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.report._agree import agreement_html, agreement_lines, agreement_markdown
     from evalband.report._data import collect, slice_summaries, stored_slice_summaries
     from evalband.report._format import percent
     from evalband.report._html import render_html, report_html
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from evalband.report._write import write_report
 
 __all__ = [
+    "agreement_html",
+    "agreement_lines",
+    "agreement_markdown",
     "sweep_html",
     "sweep_lines",
     "sweep_markdown",
@@ -73,6 +77,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(("agreement_html", "agreement_lines", "agreement_markdown"),
+                    "evalband.report._agree"),
     **dict.fromkeys(("sweep_html", "sweep_lines", "sweep_markdown"), "evalband.report._sweep"),
     **dict.fromkeys(("ranking_html", "ranking_lines", "ranking_markdown"),
                     "evalband.report._ranking"),

@@ -15,6 +15,16 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.stats._agreement import (
+        BootstrapAgreement,
+        established_agreement,
+        kendall_tau_b,
+        mmrv,
+        pearson,
+        rank_set_bounds,
+        spearman,
+        two_level_bootstrap,
+    )
     from evalband.stats._bootstrap import (
         bootstrap_interval,
         cluster_bootstrap_interval,
@@ -167,6 +177,14 @@ __all__ = [
     "log_likelihood_ratio",
     "pair_in_order",
     "selection_bias",
+    "spearman",
+    "kendall_tau_b",
+    "pearson",
+    "mmrv",
+    "rank_set_bounds",
+    "established_agreement",
+    "BootstrapAgreement",
+    "two_level_bootstrap",
     "clip_discordant",
     "resolvable_gap",
     "separation_power",
@@ -246,6 +264,14 @@ _LAZY = {
     "log_likelihood_ratio": "evalband.stats._sequential",
     "pair_in_order": "evalband.stats._sequential",
     "selection_bias": "evalband.stats._selection",
+    "spearman": "evalband.stats._agreement",
+    "kendall_tau_b": "evalband.stats._agreement",
+    "pearson": "evalband.stats._agreement",
+    "mmrv": "evalband.stats._agreement",
+    "rank_set_bounds": "evalband.stats._agreement",
+    "established_agreement": "evalband.stats._agreement",
+    "BootstrapAgreement": "evalband.stats._agreement",
+    "two_level_bootstrap": "evalband.stats._agreement",
     "clip_discordant": "evalband.stats._rank_power",
     "resolvable_gap": "evalband.stats._rank_power",
     "separation_power": "evalband.stats._rank_power",
