@@ -66,6 +66,7 @@ def _register(app: typer.Typer) -> typer.Typer:
         _compare,
         _envs,
         _harness,
+        _prefer,
         _rank,
         _report,
         _runs,
@@ -91,6 +92,7 @@ def _register(app: typer.Typer) -> typer.Typer:
     _session_analysis.register_prereg(app)
     _report.register(app)
     _view.register(app)
+    app.add_typer(_prefer.prefer_app, name="prefer")
     return app
 
 

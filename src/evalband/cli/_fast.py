@@ -68,6 +68,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
                 "scored by an operator at the keyboard."),
     ("prereg", "Pre-registration: lock the planned comparisons and groupings before the "
                "data."),
+    ("prefer", "Pairwise preference sessions: two blinded policies per block from one start "
+               "state; the operator prefers A, B or tie and scores each one's progress (0-100)."),
 )
 
 #: Numbers written plainly: what typer's pydantic coercion turns into the same value as

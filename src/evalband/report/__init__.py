@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
     from evalband.report._page import DEFAULT_CSP, html_page
+    from evalband.report._preference import (
+        preference_html,
+        preference_lines,
+        preference_markdown,
+    )
     from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
     from evalband.report._session import (
         TableText,
@@ -42,6 +47,9 @@ if TYPE_CHECKING:
     from evalband.report._write import write_report
 
 __all__ = [
+    "preference_html",
+    "preference_lines",
+    "preference_markdown",
     "agreement_html",
     "agreement_lines",
     "agreement_markdown",
@@ -77,6 +85,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(("preference_html", "preference_lines", "preference_markdown"),
+                    "evalband.report._preference"),
     **dict.fromkeys(("agreement_html", "agreement_lines", "agreement_markdown"),
                     "evalband.report._agree"),
     **dict.fromkeys(("sweep_html", "sweep_lines", "sweep_markdown"), "evalband.report._sweep"),

@@ -31,6 +31,13 @@ if TYPE_CHECKING:
         paired_stratified_bootstrap_interval,
         stratified_bootstrap_interval,
     )
+    from evalband.stats._bradley_terry import (
+        BTFit,
+        bt_fit,
+        bt_heterogeneity,
+        bt_wins,
+        strongly_connected,
+    )
     from evalband.stats._cluster_rates import (
         cluster_proportion_interval,
         clustered_diff_unpaired,
@@ -177,6 +184,11 @@ __all__ = [
     "log_likelihood_ratio",
     "pair_in_order",
     "selection_bias",
+    "BTFit",
+    "bt_fit",
+    "bt_wins",
+    "bt_heterogeneity",
+    "strongly_connected",
     "spearman",
     "kendall_tau_b",
     "pearson",
@@ -264,6 +276,11 @@ _LAZY = {
     "log_likelihood_ratio": "evalband.stats._sequential",
     "pair_in_order": "evalband.stats._sequential",
     "selection_bias": "evalband.stats._selection",
+    "BTFit": "evalband.stats._bradley_terry",
+    "bt_fit": "evalband.stats._bradley_terry",
+    "bt_wins": "evalband.stats._bradley_terry",
+    "bt_heterogeneity": "evalband.stats._bradley_terry",
+    "strongly_connected": "evalband.stats._bradley_terry",
     "spearman": "evalband.stats._agreement",
     "kendall_tau_b": "evalband.stats._agreement",
     "pearson": "evalband.stats._agreement",
