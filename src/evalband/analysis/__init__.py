@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         flip_rate_of_groups,
         noise_floor,
     )
+    from evalband.analysis._offline_results import Composition, OfflineCheckpoint, OfflineReport
     from evalband.analysis._pairs import (
         COMPARE_COLUMNS,
         PairTable,
@@ -174,6 +175,9 @@ __all__ = [
     "read_metric_csv",
     "match_checkpoints",
     "lower_is_better_by_name",
+    "Composition",
+    "OfflineCheckpoint",
+    "OfflineReport",
 ]
 
 _LAZY = {
@@ -229,6 +233,8 @@ _LAZY = {
     **dict.fromkeys(("Correlation", "MetricAgreement", "Agreement", "agree_runs",
                      "read_metric_csv", "match_checkpoints", "lower_is_better_by_name"),
                     "evalband.analysis._agree"),
+    **dict.fromkeys(("Composition", "OfflineCheckpoint", "OfflineReport"),
+                    "evalband.analysis._offline_results"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

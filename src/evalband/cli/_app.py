@@ -28,7 +28,7 @@ OWNERS: dict[str, str] = {
     "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
     "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
-    "sweep": "_sweep", "agree": "_agree",
+    "sweep": "_sweep", "agree": "_agree", "offline": "_offline",
 }
 
 _install_plain_coercion()
@@ -66,6 +66,7 @@ def _register(app: typer.Typer) -> typer.Typer:
         _compare,
         _envs,
         _harness,
+        _offline,
         _prefer,
         _rank,
         _report,
@@ -87,6 +88,7 @@ def _register(app: typer.Typer) -> typer.Typer:
     _rank.register(app)
     _sweep.register(app)
     _agree.register(app)
+    _offline.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)

@@ -58,6 +58,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
               "last."),
     ("agree", "Whether a cheap ranking agrees with the behavioural one, with its noise on both "
               "sides."),
+    ("offline", "Validation action error of lerobot checkpoints on held-out demonstrations."),
     ("report", "Write a self-contained HTML report (and/or Markdown) for a run or a "
                "comparison."),
     ("view", "Serve the store read-only: run list, run and comparison reports, live while "

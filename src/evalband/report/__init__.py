@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evalband.report._format import percent
     from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
+    from evalband.report._offline import offline_lines, offline_markdown
     from evalband.report._page import DEFAULT_CSP, html_page
     from evalband.report._preference import (
         preference_html,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from evalband.report._write import write_report
 
 __all__ = [
+    "offline_lines",
+    "offline_markdown",
     "preference_html",
     "preference_lines",
     "preference_markdown",
@@ -85,6 +88,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(("offline_lines", "offline_markdown"), "evalband.report._offline"),
     **dict.fromkeys(("preference_html", "preference_lines", "preference_markdown"),
                     "evalband.report._preference"),
     **dict.fromkeys(("agreement_html", "agreement_lines", "agreement_markdown"),
