@@ -14,6 +14,7 @@ from evalband.analysis import Ranking, rank_runs
 from evalband.cli import main
 from evalband.panel import load_panel
 from evalband.policies._builtin import zero_action
+from evalband.stats import separation_size
 from evalband.store import RunStore, export_bundle
 from testkit import coin_panel
 
@@ -82,7 +83,8 @@ def test_the_typed_result_round_trips_and_a_bundle_ranks_beside_stored_runs(
     assert Ranking.from_dict(json.loads(json.dumps(r.as_dict()))) == r
     sep = r.overall.separation
     assert sep is not None and sep.gap_source == "declared" and sep.gap == 0.1
-    assert sep.per_policy is not None and sep.per_policy > 64
+    assert sep.per_policy == separation_size(sep.rate_better, sep.rate_worse, policies=3,
+                                             design="paired", discordant=sep.discordant) > 64
 
 
 def test_unpaired_slices_and_metrics(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
