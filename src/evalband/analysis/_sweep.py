@@ -209,7 +209,8 @@ def _confirmed(best_run: RunData, last_run: RunData, confidence: float,
     if sweep_fingerprint in (best_run.panel_fingerprint, last_run.panel_fingerprint):
         raise InvalidInputError(
             "a confirmation run is on the sweep's own conditions (its panel); run the best and "
-            "the last on the fresh confirmation panel (--plan-confirmation writes it)")
+            "the last on the fresh confirmation panel (`evalband sweep ... --plan-confirmation "
+            "FILE` writes it)")
     if best_run.panel_fingerprint != last_run.panel_fingerprint:
         raise InvalidInputError(
             f"the confirmation runs {best_run.run_id} and {last_run.run_id} are of different "

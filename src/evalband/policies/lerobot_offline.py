@@ -62,7 +62,7 @@ def parse_episodes(split: str, available: Sequence[int]) -> list[int]:
             else:
                 out.append(int(part))
         except ValueError:
-            raise InvalidInputError(f"--episodes takes ranges and indices such as 40:50 or "
+            raise InvalidInputError(f"`episodes` takes ranges and indices such as 40:50 or "
                                     f"3,5,9 (or all); got {split!r}",
                                     parameters=("episodes",)) from None
     missing = sorted(set(out) - set(have))
