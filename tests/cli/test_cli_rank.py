@@ -122,3 +122,13 @@ def test_bad_input_is_one_line_exit_2(store: Path, capsys: pytest.CaptureFixture
     code, out, err = cli(capsys, "rank", *args, "--store", str(store))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and words in err
+
+
+def test_repeated_conditions_are_clustered_by_default(tmp_path: Path) -> None:
+    panel = coin_panel(episodes=3, repeats=2)
+    with RunStore(tmp_path / "s.sqlite") as st:
+        run_panel(panel, zero_action, st, run_id="a")
+        run_panel(panel, still, st, run_id="b")
+        r = rank_runs([load_run("a", st), load_run("b", st)])
+    assert r.design == "clustered" and any("repeats" in n for n in r.notes)
+    assert {p.test for p in r.overall.pairs} == {"clustered-sign-flip"}

@@ -313,7 +313,8 @@ def rank_runs(
         confidence: the joint level of every slice's rank sets.
         paired: use the pairing key (default: when every run is on one panel).
         cluster: ``cell`` (a session's scene: matched episodes of a cell are one unit),
-            ``condition`` (the attempts of one ``(cell, episode)``) or ``None``.
+            ``condition`` (the attempts of one ``(cell, episode)``; the default when the
+            panel repeats its conditions) or ``None``.
         slices: a panel factor: also rank within each of its values.
         effect: the gap to plan the separation cost for (default: the observed one).
         allow_panel_mismatch: rank runs of different panels, unpaired (noted).
@@ -366,6 +367,9 @@ def rank_runs(
     if cluster not in (None, "cell", "condition"):
         raise InvalidInputError(f"cluster must be cell, condition or none; got {cluster!r}",
                                 parameters=("cluster",))
+    if cluster is None and use_pairs and any(int(r.panel.repeats) > 1 for r in runs):
+        cluster = "condition"  # repeats of one condition share its fate: one unit
+        notes.append("the panel repeats each condition: its repeats are clustered (one unit)")
     inputs = rank_inputs(runs, metric, steps)
     y, keys = rank_matrix(inputs)
     if not np.isfinite(y).any(axis=1).all():

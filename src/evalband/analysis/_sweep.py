@@ -193,11 +193,14 @@ def fresh_panel(panel: Panel) -> Panel:
     return Panel(**data)
 
 
-def _values(run: RunData, metric: str) -> tuple[np.ndarray, list[str]]:
-    """The run's finite values of ``metric`` and each one's cell."""
+def _values(run: RunData, metric: str,
+            cluster: str | None = "cell") -> tuple[np.ndarray, list[str]]:
+    """The run's finite values of ``metric`` and each one's cluster (cell, or condition)."""
     from evalband.analysis._rank import metric_value
 
-    pairs = [(metric_value(r, metric, run.errors_as_failures), r.cell) for r in run.records]
+    pairs = [(metric_value(r, metric, run.errors_as_failures),
+              f"{r.cell}|{r.episode}" if cluster == "condition" else r.cell)
+             for r in run.records]
     kept = [(v, c) for v, c in pairs if math.isfinite(v)]
     return np.array([v for v, _ in kept], dtype=np.float64), [c for _, c in kept]
 
@@ -297,17 +300,19 @@ def sweep_runs(
     runs = [runs[i] for i in order]
     step_list = [step_list[i] for i in order]
     names = [names[i] for i in order]
+    if cluster is None and any(int(r.panel.repeats) > 1 for r in runs):
+        cluster = "condition"  # as rank_runs: repeats of one condition are one unit
     ranking = rank_runs(runs, metric=metric, confidence=confidence, cluster=cluster,
                         steps=step_list, seed=seed)
     overall = ranking.overall
     by_run = {p.run_id: p for p in overall.policies}
     k = len(runs)
     joint = 1.0 - (1.0 - confidence) / k
-    samples = [_values(r, metric) for r in runs]
+    samples = [_values(r, metric, cluster) for r in runs]
     points = []
     for run, step in zip(runs, step_list, strict=True):
         p = by_run[run.run_id]
-        x, cells = _values(run, metric)
+        x, cells = _values(run, metric, cluster)
         binary = bool(x.size) and bool(np.all((x == 0) | (x == 1)))
         if binary and cluster is None:
             sim = interval(int(x.sum()), int(x.size), "wilson", joint)
