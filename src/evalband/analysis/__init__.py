@@ -11,6 +11,15 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.analysis._agree import (
+        Agreement,
+        Correlation,
+        MetricAgreement,
+        agree_runs,
+        lower_is_better_by_name,
+        match_checkpoints,
+        read_metric_csv,
+    )
     from evalband.analysis._calibrate import Rate, calibrate
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
         flip_rate_of_groups,
         noise_floor,
     )
+    from evalband.analysis._offline_results import Composition, OfflineCheckpoint, OfflineReport
     from evalband.analysis._pairs import (
         COMPARE_COLUMNS,
         PairTable,
@@ -38,6 +48,14 @@ if TYPE_CHECKING:
         cell_ranks,
         records_where,
         stored_columns,
+    )
+    from evalband.analysis._rank import RANK_METRICS, metric_value, rank_runs
+    from evalband.analysis._rank_results import (
+        RankedPolicy,
+        Ranking,
+        RankPair,
+        Separation,
+        SliceRanking,
     )
     from evalband.analysis._sequential import (
         compare_sequential,
@@ -63,6 +81,14 @@ if TYPE_CHECKING:
         rank_error_causes,
         summarize,
         summary_from_tallies,
+    )
+    from evalband.analysis._sweep import (
+        Confirmation,
+        Confirmed,
+        Sweep,
+        SweepPoint,
+        fresh_panel,
+        sweep_runs,
     )
     from evalband.analysis._verdicts import (
         ControlStatus,
@@ -128,6 +154,30 @@ __all__ = [
     "summary_from_tallies",
     "Decided",
     "interval_verdict",
+    "RANK_METRICS",
+    "metric_value",
+    "rank_runs",
+    "RankedPolicy",
+    "Ranking",
+    "RankPair",
+    "Separation",
+    "SliceRanking",
+    "Confirmation",
+    "Confirmed",
+    "Sweep",
+    "SweepPoint",
+    "sweep_runs",
+    "fresh_panel",
+    "Correlation",
+    "MetricAgreement",
+    "Agreement",
+    "agree_runs",
+    "read_metric_csv",
+    "match_checkpoints",
+    "lower_is_better_by_name",
+    "Composition",
+    "OfflineCheckpoint",
+    "OfflineReport",
 ]
 
 _LAZY = {
@@ -175,6 +225,16 @@ _LAZY = {
     "summary_from_tallies": "evalband.analysis._summary",
     "Decided": "evalband.analysis._verdicts",
     "interval_verdict": "evalband.analysis._verdicts",
+    **dict.fromkeys(("RANK_METRICS", "metric_value", "rank_runs"), "evalband.analysis._rank"),
+    **dict.fromkeys(("RankedPolicy", "Ranking", "RankPair", "Separation", "SliceRanking"),
+                    "evalband.analysis._rank_results"),
+    **dict.fromkeys(("Confirmation", "Confirmed", "Sweep", "SweepPoint", "sweep_runs",
+                     "fresh_panel"), "evalband.analysis._sweep"),
+    **dict.fromkeys(("Correlation", "MetricAgreement", "Agreement", "agree_runs",
+                     "read_metric_csv", "match_checkpoints", "lower_is_better_by_name"),
+                    "evalband.analysis._agree"),
+    **dict.fromkeys(("Composition", "OfflineCheckpoint", "OfflineReport"),
+                    "evalband.analysis._offline_results"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -27,7 +27,8 @@ OWNERS: dict[str, str] = {
     "ci": "_stats", "diff": "_stats", "power": "_stats", "coverage": "_stats",
     "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
-    "calibrate": "_calibrate", "report": "_report", "view": "_view",
+    "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
+    "sweep": "_sweep", "agree": "_agree", "offline": "_offline",
 }
 
 _install_plain_coercion()
@@ -60,16 +61,21 @@ def __getattr__(name: str) -> Any:
 
 def _register(app: typer.Typer) -> typer.Typer:
     from evalband.cli import (
+        _agree,
         _calibrate,
         _compare,
         _envs,
         _harness,
+        _offline,
+        _prefer,
+        _rank,
         _report,
         _runs,
         _serve,
         _session,
         _session_analysis,
         _stats,
+        _sweep,
         _view,
     )
 
@@ -79,11 +85,16 @@ def _register(app: typer.Typer) -> typer.Typer:
     _compare.register(app)
     _envs.register(app)
     _calibrate.register(app)
+    _rank.register(app)
+    _sweep.register(app)
+    _agree.register(app)
+    _offline.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)
     _session_analysis.register_prereg(app)
     _report.register(app)
     _view.register(app)
+    app.add_typer(_prefer.prefer_app, name="prefer")
     return app
 
 

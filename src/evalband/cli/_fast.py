@@ -52,6 +52,13 @@ COMMANDS: tuple[tuple[str, str], ...] = (
                   "batching."),
     ("calibrate", "Simulate comparisons on this panel's design through the real compare "
                   "procedure."),
+    ("rank", "Rank policies by success rate (or a metric) with simultaneous rank sets and "
+             "tiers."),
+    ("sweep", "Checkpoints of one training run: value vs step, the best (selection-aware), the "
+              "last."),
+    ("agree", "Whether a cheap ranking agrees with the behavioural one, with its noise on both "
+              "sides."),
+    ("offline", "Validation action error of lerobot checkpoints on held-out demonstrations."),
     ("report", "Write a self-contained HTML report (and/or Markdown) for a run or a "
                "comparison."),
     ("view", "Serve the store read-only: run list, run and comparison reports, live while "
@@ -62,6 +69,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
                 "scored by an operator at the keyboard."),
     ("prereg", "Pre-registration: lock the planned comparisons and groupings before the "
                "data."),
+    ("prefer", "Pairwise preference sessions: two blinded policies per block from one start "
+               "state; the operator prefers A, B or tie and scores each one's progress (0-100)."),
 )
 
 #: Numbers written plainly: what typer's pydantic coercion turns into the same value as
@@ -171,6 +180,11 @@ def _positive(text: str) -> int | None:  # typer's ``min=1``: a smaller value is
     return value if value is not None and value >= 1 else None
 
 
+def _natural(text: str) -> int | None:  # typer's ``min=0``
+    value = _int(text)
+    return value if value is not None and value >= 0 else None
+
+
 def _path(text: str) -> Path | None:
     return Path(text) if text else None
 
@@ -212,9 +226,10 @@ _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str
          "--backend": ("backend", _str), "-b": ("backend", _str),
          "--store": ("store", _path), "--run-id": ("run_id", _str),
          "--batch": ("batch", _positive), "--errors-as-failures": ("errors_as_failures", None),
-         "--retry-errors": ("retry_errors", None), "--json": ("as_json", None)},
+         "--retry-errors": ("retry_errors", None), "--json": ("as_json", None),
+         "--step": ("step", _natural)},
         {"workers": None, "backend": "serial", "store": None, "run_id": None, "batch": None,
-         "errors_as_failures": False, "retry_errors": False, "as_json": False},
+         "errors_as_failures": False, "retry_errors": False, "as_json": False, "step": None},
     ),
 }
 

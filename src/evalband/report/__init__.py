@@ -18,11 +18,19 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.report._agree import agreement_html, agreement_lines, agreement_markdown
     from evalband.report._data import collect, slice_summaries, stored_slice_summaries
     from evalband.report._format import percent
     from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
+    from evalband.report._offline import offline_lines, offline_markdown
     from evalband.report._page import DEFAULT_CSP, html_page
+    from evalband.report._preference import (
+        preference_html,
+        preference_lines,
+        preference_markdown,
+    )
+    from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
     from evalband.report._session import (
         TableText,
         comparison_table,
@@ -35,10 +43,25 @@ if TYPE_CHECKING:
         session_section,
     )
     from evalband.report._svg import figure_svg
+    from evalband.report._sweep import sweep_html, sweep_lines, sweep_markdown
     from evalband.report._terminal import comparison_renderables, slice_summary_table
     from evalband.report._write import write_report
 
 __all__ = [
+    "offline_lines",
+    "offline_markdown",
+    "preference_html",
+    "preference_lines",
+    "preference_markdown",
+    "agreement_html",
+    "agreement_lines",
+    "agreement_markdown",
+    "sweep_html",
+    "sweep_lines",
+    "sweep_markdown",
+    "ranking_html",
+    "ranking_lines",
+    "ranking_markdown",
     "session_section",
     "render_html",
     "render_markdown",
@@ -65,6 +88,14 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(("offline_lines", "offline_markdown"), "evalband.report._offline"),
+    **dict.fromkeys(("preference_html", "preference_lines", "preference_markdown"),
+                    "evalband.report._preference"),
+    **dict.fromkeys(("agreement_html", "agreement_lines", "agreement_markdown"),
+                    "evalband.report._agree"),
+    **dict.fromkeys(("sweep_html", "sweep_lines", "sweep_markdown"), "evalband.report._sweep"),
+    **dict.fromkeys(("ranking_html", "ranking_lines", "ranking_markdown"),
+                    "evalband.report._ranking"),
     "session_section": "evalband.report._session",
     "render_html": "evalband.report._html",
     "render_markdown": "evalband.report._markdown",

@@ -30,6 +30,23 @@ if TYPE_CHECKING:
         blind_codes,
         plan_session,
     )
+    from evalband.session._preference import (
+        PREFERENCES,
+        PreferenceBlock,
+        PreferencePlan,
+        PreferenceResult,
+        PreferenceSession,
+        plan_preference,
+        preference_session_ids,
+    )
+    from evalband.session._preference_analysis import (
+        PreferenceAnalysis,
+        PreferencePair,
+        PreferencePolicy,
+        TaskDependence,
+        analyze_preferences,
+        simulate_preferences,
+    )
     from evalband.session._prereg import (
         Grouping,
         Preregistration,
@@ -64,6 +81,20 @@ if TYPE_CHECKING:
     from evalband.session._tui import CommandResult, SessionRunOutcome, run_session
 
 __all__ = [
+    # pairwise preference sessions (RoboArena's protocol)
+    "PreferenceBlock",
+    "PreferencePlan",
+    "PreferenceResult",
+    "PreferenceSession",
+    "plan_preference",
+    "PREFERENCES",
+    "preference_session_ids",
+    "PreferencePolicy",
+    "PreferencePair",
+    "TaskDependence",
+    "PreferenceAnalysis",
+    "analyze_preferences",
+    "simulate_preferences",
     # plan (S1)
     "DEFAULT_LEVELS",
     "Rubric",
@@ -113,6 +144,19 @@ __all__ = [
 ]
 
 _LAZY = {
+    "PreferenceBlock": "evalband.session._preference",
+    "PreferencePlan": "evalband.session._preference",
+    "PreferenceResult": "evalband.session._preference",
+    "PreferenceSession": "evalband.session._preference",
+    "plan_preference": "evalband.session._preference",
+    "PREFERENCES": "evalband.session._preference",
+    "preference_session_ids": "evalband.session._preference",
+    "PreferencePolicy": "evalband.session._preference_analysis",
+    "PreferencePair": "evalband.session._preference_analysis",
+    "TaskDependence": "evalband.session._preference_analysis",
+    "PreferenceAnalysis": "evalband.session._preference_analysis",
+    "analyze_preferences": "evalband.session._preference_analysis",
+    "simulate_preferences": "evalband.session._preference_analysis",
     "DEFAULT_LEVELS": "evalband.session._plan",
     "Rubric": "evalband.session._plan",
     "Trial": "evalband.session._plan",

@@ -15,11 +15,28 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.stats._agreement import (
+        BootstrapAgreement,
+        established_agreement,
+        kendall_tau_b,
+        mmrv,
+        pearson,
+        rank_set_bounds,
+        spearman,
+        two_level_bootstrap,
+    )
     from evalband.stats._bootstrap import (
         bootstrap_interval,
         cluster_bootstrap_interval,
         paired_stratified_bootstrap_interval,
         stratified_bootstrap_interval,
+    )
+    from evalband.stats._bradley_terry import (
+        BTFit,
+        bt_fit,
+        bt_heterogeneity,
+        bt_wins,
+        strongly_connected,
     )
     from evalband.stats._cluster_rates import (
         cluster_proportion_interval,
@@ -64,6 +81,24 @@ if TYPE_CHECKING:
         stratified_difference,
         unpaired_exact_p,
     )
+    from evalband.stats._rank_power import (
+        clip_discordant,
+        resolvable_gap,
+        separation_power,
+        separation_size,
+    )
+    from evalband.stats._ranks import (
+        PairwiseTest,
+        RankSets,
+        directional_holm,
+        pair_difference,
+        pair_level,
+        pairwise_tests,
+        rank_intervals,
+        rank_policies,
+        tiers_of,
+    )
+    from evalband.stats._selection import selection_bias
     from evalband.stats._sequential import (
         DEFAULT_FUTILITY,
         SequentialTest,
@@ -148,6 +183,33 @@ __all__ = [
     "design_theta",
     "log_likelihood_ratio",
     "pair_in_order",
+    "selection_bias",
+    "BTFit",
+    "bt_fit",
+    "bt_wins",
+    "bt_heterogeneity",
+    "strongly_connected",
+    "spearman",
+    "kendall_tau_b",
+    "pearson",
+    "mmrv",
+    "rank_set_bounds",
+    "established_agreement",
+    "BootstrapAgreement",
+    "two_level_bootstrap",
+    "clip_discordant",
+    "resolvable_gap",
+    "separation_power",
+    "separation_size",
+    "PairwiseTest",
+    "RankSets",
+    "directional_holm",
+    "pair_difference",
+    "pair_level",
+    "pairwise_tests",
+    "rank_intervals",
+    "rank_policies",
+    "tiers_of",
 ]
 
 _LAZY = {
@@ -213,6 +275,33 @@ _LAZY = {
     "design_theta": "evalband.stats._sequential",
     "log_likelihood_ratio": "evalband.stats._sequential",
     "pair_in_order": "evalband.stats._sequential",
+    "selection_bias": "evalband.stats._selection",
+    "BTFit": "evalband.stats._bradley_terry",
+    "bt_fit": "evalband.stats._bradley_terry",
+    "bt_wins": "evalband.stats._bradley_terry",
+    "bt_heterogeneity": "evalband.stats._bradley_terry",
+    "strongly_connected": "evalband.stats._bradley_terry",
+    "spearman": "evalband.stats._agreement",
+    "kendall_tau_b": "evalband.stats._agreement",
+    "pearson": "evalband.stats._agreement",
+    "mmrv": "evalband.stats._agreement",
+    "rank_set_bounds": "evalband.stats._agreement",
+    "established_agreement": "evalband.stats._agreement",
+    "BootstrapAgreement": "evalband.stats._agreement",
+    "two_level_bootstrap": "evalband.stats._agreement",
+    "clip_discordant": "evalband.stats._rank_power",
+    "resolvable_gap": "evalband.stats._rank_power",
+    "separation_power": "evalband.stats._rank_power",
+    "separation_size": "evalband.stats._rank_power",
+    "PairwiseTest": "evalband.stats._ranks",
+    "RankSets": "evalband.stats._ranks",
+    "directional_holm": "evalband.stats._ranks",
+    "pair_difference": "evalband.stats._ranks",
+    "pair_level": "evalband.stats._ranks",
+    "pairwise_tests": "evalband.stats._ranks",
+    "rank_intervals": "evalband.stats._ranks",
+    "rank_policies": "evalband.stats._ranks",
+    "tiers_of": "evalband.stats._ranks",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -1,0 +1,123 @@
+"""``evalband rank``: many policies ranked with simultaneous rank sets (runs or a session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+
+if TYPE_CHECKING:
+    from evalband.analysis import RunData
+    from evalband.store import RunStore
+
+__all__ = ["register", "load_ranked", "write_outputs"]
+
+
+def load_ranked(
+    refs: list[str], st: RunStore, progress: Any = None,
+) -> tuple[list[RunData], list[int | None], str | None]:
+    """The runs named (run ids or bundles), or one session's runs; their steps; the session.
+
+    A single reference that is a session id (and no run id) stands for the session's
+    policies, one run each.
+    """
+    from evalband import load_run
+    from evalband.session import SessionStore
+
+    session_id = None
+    if len(refs) == 1 and st.get_run(refs[0]) is None:
+        ss = SessionStore(st)
+        if refs[0] in ss.session_ids():
+            session_id = refs[0]
+            refs = list(ss.run_ids(session_id).values())
+    runs = [load_run(ref, st, None if progress is None else progress.stage(f"reading {ref}"))
+            for ref in refs]
+    steps = []
+    for run in runs:
+        manifest = st.get_run(run.run_id) if run.source == "store" else None
+        steps.append(None if manifest is None else manifest.step)
+    return runs, steps, session_id
+
+
+def write_outputs(md_text: str | None, html_text: str | None, md: Path | None,
+                  html: Path | None) -> None:
+    """Write the Markdown and HTML renderings where asked (folders created)."""
+    for path, text in ((md, md_text), (html, html_text)):
+        if path is not None and text is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+
+def rank(
+    refs: list[str] = typer.Argument(
+        ..., help="Run ids or bundle paths (two or more), or one session id."),
+    store: Path | None = STORE_OPTION,
+    metric: str = typer.Option(
+        "success", "--metric", "-m",
+        help="success, unaided, score or metrics.NAME (default for a session: unaided)."),
+    lower_is_better: bool = typer.Option(
+        False, "--lower-is-better", help="The metric is a loss or a time."),
+    confidence: float = typer.Option(
+        0.95, "--confidence", "-c", help="Joint level of the rank sets of all policies."),
+    unpaired: bool = typer.Option(
+        False, "--unpaired", help="Ignore the pairing of matched episodes (Fisher's test)."),
+    cluster: str | None = typer.Option(
+        None, "--cluster", help="cell or condition: matched episodes sharing it are one unit "
+        "(a session's scenes are clustered by default)."),
+    slices: str | None = typer.Option(
+        None, "--slices", help="Also rank within each value of this panel factor."),
+    effect: float | None = typer.Option(
+        None, "--effect", help="The gap (0.10 = 10 points) the separation cost is planned "
+        "for (default: the observed gap, a planning guess)."),
+    by: str | None = typer.Option(
+        None, "--by", help="step: the runs are checkpoints of one training run (a sweep)."),
+    allow_panel_mismatch: bool = typer.Option(
+        False, "--allow-panel-mismatch", help="Rank runs of different panels (unpaired)."),
+    md: Path | None = typer.Option(None, "--md", help="Also write Markdown here."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write an HTML page (rank-interval plot) here."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Rank policies by success rate (or a metric) with simultaneous rank sets and tiers."""
+    from evalband.errors import InvalidInputError
+
+    if by is not None:
+        if by != "step":
+            raise InvalidInputError(f"--by takes step (a checkpoint sweep); got {by!r}",
+                                    parameters=("by",))
+        from evalband.cli._sweep import sweep_command
+
+        sweep_command(refs, store=store, metric=metric, confidence=confidence, md=md,
+                      html=html, as_json=as_json)
+        return
+    from evalband.analysis import rank_runs
+    from evalband.cli._progress import work
+    from evalband.report import ranking_html, ranking_lines, ranking_markdown
+    from evalband.store import open_store
+
+    with work("ranking", enabled=not as_json) as step, \
+            open_store(store_path(store), read_only=True) as st:
+        runs, steps, session_id = load_ranked(refs, st, step)
+        if session_id is not None:
+            metric = "unaided" if metric == "success" else metric
+            cluster = "cell" if cluster is None else cluster
+        result = rank_runs(runs, metric=metric, higher_is_better=not lower_is_better,
+                           confidence=confidence, paired=False if unpaired else None,
+                           cluster=None if cluster == "none" else cluster, slices=slices,
+                           effect=effect, allow_panel_mismatch=allow_panel_mismatch,
+                           steps=steps, session_id=session_id)
+    write_outputs(ranking_markdown(result) if md else None,
+                  ranking_html(result) if html else None, md, html)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    for line in ranking_lines(result):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the rank command to ``app``."""
+    app.command("rank")(rank)
