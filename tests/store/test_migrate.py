@@ -89,7 +89,7 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
         (c,) = st.comparisons()
         assert c["options"] == {"episode_counts": {"base": 64, "cand": 64}}
     after = raw(v1)
-    assert after["user_version"] == SCHEMA_VERSION == 3
+    assert after["user_version"] == SCHEMA_VERSION == 4
     for table in ("runs", "episodes"):  # every row, every value; the session's runs added
         assert set(before[table][1]) <= set(after[table][1]), table
     assert after["preregistrations"] == before["preregistrations"]
@@ -199,6 +199,6 @@ def test_a_migration_that_fails_leaves_the_old_file_as_it_was(
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setitem(_schema.MIGRATIONS, 1, half_then_fail)
-    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 3.*left as"):
+    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 4.*left as"):
         RunStore(v1)
     assert raw(v1) == before
