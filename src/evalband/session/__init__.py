@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.session._agreement import InstrumentSummary, instrument_summary
     from evalband.session._analyze import analyze_session
     from evalband.session._attempts import AttemptLog, AttemptRecord
     from evalband.session._clock import Clock, RealClock, VirtualClock, make_clock
     from evalband.session._drift import DriftReport, session_drift
+    from evalband.session._export_lerobot import ExportedDataset, export_lerobot
     from evalband.session._instrument_spec import InstrumentSpec, load_instrument
     from evalband.session._machine import MachineState, Phase, SessionMachine
     from evalband.session._plan import (
@@ -135,6 +137,10 @@ __all__ = [
     "Robot",
     "resolve_robot",
     "run_robot_session",
+    "export_lerobot",
+    "ExportedDataset",
+    "InstrumentSummary",
+    "instrument_summary",
 ]
 
 _LAZY = {
@@ -195,6 +201,10 @@ _LAZY = {
     "Robot": "evalband.session._robot",
     "resolve_robot": "evalband.session._robot",
     "run_robot_session": "evalband.session._robot_tui",
+    "export_lerobot": "evalband.session._export_lerobot",
+    "ExportedDataset": "evalband.session._export_lerobot",
+    "InstrumentSummary": "evalband.session._agreement",
+    "instrument_summary": "evalband.session._agreement",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

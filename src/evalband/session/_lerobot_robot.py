@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,12 @@ __all__ = ["explain_connect_error", "lerobot_robot", "not_calibrated", "robot_ty
 _PLUGINS = ("evalband.envs.sim_arm_lerobot",)
 
 
-def _register() -> Any:
-    """Import lerobot's robots (each registers its config type); lerobot's ``RobotConfig``."""
+def _register(wanted: str | None = None) -> Any:
+    """Import lerobot's robots until ``wanted`` is registered (all of them for ``None``).
+
+    Each robot's package registers its config type on import. Returns lerobot's
+    ``RobotConfig`` registry.
+    """
     try:
         from lerobot.robots import RobotConfig
     except ModuleNotFoundError as exc:
@@ -43,21 +48,25 @@ def _register() -> Any:
 
     import lerobot.robots as robots
 
+    for module in _PLUGINS:
+        importlib.import_module(module).register()
+
+    def found() -> bool:
+        return wanted is not None and wanted in RobotConfig.get_known_choices()
+
     for info in pkgutil.iter_modules(robots.__path__):
+        if found():
+            return RobotConfig
         if info.ispkg:
             try:
                 importlib.import_module(f"lerobot.robots.{info.name}")
             except Exception:  # noqa: BLE001, S112 - a robot whose extra is missing
                 continue
-    try:
-        from lerobot.utils.import_utils import register_third_party_plugins
-
-        register_third_party_plugins()
-    except ImportError:
-        pass
-    for module in _PLUGINS:
+    if not found():
         try:
-            importlib.import_module(module)
+            from lerobot.utils.import_utils import register_third_party_plugins
+
+            register_third_party_plugins()
         except ImportError:
             pass
     return RobotConfig
@@ -72,7 +81,7 @@ def _config(type_name: str, config: str | None) -> Any:
     import draccus
     import yaml
 
-    registry = _register()
+    registry = _register(type_name)
     known = sorted(registry.get_known_choices())
     if type_name not in known:
         raise RobotError(f"lerobot has no robot type {type_name!r}; known types: "
@@ -104,8 +113,11 @@ def _config(type_name: str, config: str | None) -> Any:
                          f"{text}") from None
 
 
-def lerobot_robot(type_name: str, config: str | None) -> Any:
+def lerobot_robot(type_name: str, config: str | None,
+                  clock: Callable[[], float] | None = None) -> Any:
     """The lerobot robot of ``type_name`` built from the YAML file ``config`` (not connected).
+
+    A simulated lerobot robot with ``use_clock`` (``evalband_sim_arm``) follows ``clock``.
 
     Raises:
         RobotError: lerobot not installed, an unknown type, a config lerobot refuses, or a
@@ -115,14 +127,21 @@ def lerobot_robot(type_name: str, config: str | None) -> Any:
     from lerobot.robots.robot import Robot
     from lerobot.robots.utils import make_robot_from_config
 
+    robot = _make(cfg, type_name, Robot, make_robot_from_config)
+    if clock is not None and callable(getattr(robot, "use_clock", None)):
+        robot.use_clock(clock)
+    return robot
+
+
+def _make(cfg: Any, type_name: str, base: type, factory: Callable[[Any], Any]) -> Any:
     try:
-        return make_robot_from_config(cfg)
+        return factory(cfg)
     except ModuleNotFoundError as exc:
         raise RobotError(f"lerobot's {type_name} needs the package {exc.name!r}; install "
                          f"lerobot's extra for it (e.g. pip install 'lerobot[feetech]')") from None
     except ValueError:
         pass  # not in lerobot's factory: look among the registered subclasses
-    found = [cls for cls in _subclasses(Robot) if getattr(cls, "name", None) == type_name
+    found = [cls for cls in _subclasses(base) if getattr(cls, "name", None) == type_name
              and isinstance(cfg, getattr(cls, "config_class", ()))]
     if not found:
         raise RobotError(f"lerobot robot type {type_name!r} has a config class but no robot "

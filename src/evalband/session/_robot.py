@@ -166,7 +166,7 @@ def resolve_robot(spec: str, config: str | None = None, *,
     if base.startswith("lerobot:") and base[len("lerobot:"):]:
         from evalband.session._lerobot_robot import lerobot_robot
 
-        return lerobot_robot(base[len("lerobot:"):], config)
+        return lerobot_robot(base[len("lerobot:"):], config, clock)
     raise RobotError(f"--robot must be one of {', '.join(ROBOT_SPECS)} (e.g. "
                      f"lerobot:so101_follower --robot-config arm.yaml); got {text!r}")
 
