@@ -349,6 +349,10 @@ class SimArm:
             "between_fingers": len(touching) == 2,
         }
 
+    def physical_pose(self) -> dict[str, float]:
+        """Where the joints really are (the encoders read the motor side, backlash hidden)."""
+        return {k: float(v) for k, v in zip(ACTION_KEYS, self._joints(), strict=True)}
+
     @property
     def home_pose(self) -> dict[str, float]:
         """The rest pose a session returns the arm to between trials."""

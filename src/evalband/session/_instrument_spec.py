@@ -64,6 +64,7 @@ __all__ = [
     "Waypoint",
     "load_instrument",
     "load_stress",
+    "builtin_instruments",
 ]
 
 _TIMING = ("move_s", "hold_s")
@@ -215,6 +216,18 @@ stress off, suggestion off']
                 + ", ".join(parts)]
 
 
+_RIGS = Path(__file__).parent / "rigs"
+
+
+def builtin_instruments() -> list[str]:
+    """The instruments shipped with evalband (``--instrument NAME``).
+
+    >>> builtin_instruments()
+    ['sim-arm']
+    """
+    return sorted(p.stem for p in _RIGS.glob("*.yaml") if not p.stem.endswith("-stress"))
+
+
 def _one_line(error: ValidationError, what: str) -> str:
     parts = []
     for item in error.errors():
@@ -266,9 +279,10 @@ def load_stress(path: str | Path) -> StressSpec:
 
 
 def load_instrument(source: str | Path | Mapping[str, Any] | None) -> InstrumentSpec:
-    """The instrument from a YAML file or a mapping (``None``: everything off).
+    """The instrument from a YAML file, a built-in name or a mapping (``None``: all off).
 
-    A stress file named in the instrument file is read relative to it.
+    A stress file named in the instrument file is read relative to it. ``"sim-arm"`` is the
+    shipped instrument of a sim-arm rehearsal (every element on).
 
     Raises:
         InvalidInputError: unreadable, bad YAML or invalid fields (one line).
@@ -278,6 +292,8 @@ def load_instrument(source: str | Path | Mapping[str, Any] | None) -> Instrument
     """
     if source is None:
         return InstrumentSpec.model_validate({})
+    if isinstance(source, str) and source in builtin_instruments() and not Path(source).exists():
+        source = _RIGS / f"{source}.yaml"
     where = "instrument"
     base: Path | None = None
     if isinstance(source, Mapping):

@@ -221,9 +221,11 @@ class SessionMachine:
                       **(self.instrument.home or {})}
         self._load_policies()
         self._started = True
-        self._message = (f"{len(stale)} play(s) stopped by the end of the last run are "
-                         "played again" if stale else "ready")
+        self._message = "ready"
         self._position()
+        if stale:
+            self._message = (f"{len(stale)} play(s) stopped by the end of the last run are "
+                             f"played again; {self._message}")
         return self.state
 
     def _observe_state(self) -> dict[str, float]:

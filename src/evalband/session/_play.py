@@ -29,6 +29,7 @@ from evalband.session._control import (
 )
 from evalband.session._instrument_spec import InstrumentSpec
 from evalband.session._signals import (
+    Segment,
     move_segments,
     stress_segments,
     suggest_score,
@@ -39,6 +40,9 @@ __all__ = ["PlayResult", "StagedTrial", "run_trial", "scene_seed", "stage_trial"
 
 HELD_MM = 10.0
 """A simulator's block this far above the table, between both fingers, is held."""
+
+SETTLE_S = 0.5
+"""The arm holds its goal this long after a move to a captured pose (servos settle)."""
 
 
 def scene_seed(plan_seed: int, scene: int, stream: int = 0) -> int:
@@ -140,9 +144,11 @@ def stage_trial(loop: ControlLoop, robot: Any, instrument: InstrumentSpec,
         return StagedTrial("seeding", None, text)
     assert capture is not None
     opened = dict(capture["pose"])
-    loop.play(move_segments(_measured(loop), opened, speed), "stage")
+    loop.play([*move_segments(_measured(loop), opened, speed),
+               Segment(opened, opened, SETTLE_S)], "stage")
     if simulated and capture.get("sim_state") is not None:
         robot.restore_scene(capture["sim_state"], stage_seed)
+        loop.play([Segment(opened, opened, SETTLE_S)], "stage")  # the camera catches up
         return StagedTrial("replaced", capture, None)
     return StagedTrial("replaced", capture, (
         f"re-place the block for scene {scene}: align it with the reference under the "
