@@ -103,9 +103,9 @@ def export_lerobot(store_path: str | Path, session_id: str, out: str | Path, *,
         from lerobot.datasets.utils import hw_to_dataset_features
     except ModuleNotFoundError:
         raise InvalidInputError(
-            "--format lerobot writes with lerobot's own dataset writer, and lerobot is not "
-            "installed in this Python; run evalband from lerobot's venv "
-            "(.venv-lerobot/bin/evalband export ...)") from None
+            "the lerobot format is written with lerobot's own dataset writer, and lerobot is "
+            "not installed in this Python; run evalband from lerobot's venv "
+            "(`.venv-lerobot/bin/evalband export ...`)") from None
     from evalband.session._store import SessionStore
 
     store_path = Path(store_path)
@@ -124,7 +124,8 @@ def export_lerobot(store_path: str | Path, session_id: str, out: str | Path, *,
                                 "a clip; nothing to export")
     if target.exists():
         if not overwrite:
-            raise InvalidInputError(f"{target} exists; choose a new --out or pass --overwrite")
+            raise InvalidInputError(f"{target} exists; choose a new `out` or pass "
+                                    "`overwrite=True`", parameters=("out", "overwrite"))
         shutil.rmtree(target)
     episodes: list[tuple[Any, list[np.ndarray], dict[str, np.ndarray], dict[str, Any]]] = []
     for record in played:

@@ -292,7 +292,8 @@ def load_instrument(source: str | Path | Mapping[str, Any] | None) -> Instrument
     """
     if source is None:
         return InstrumentSpec.model_validate({})
-    if isinstance(source, str) and source in builtin_instruments() and not Path(source).exists():
+    if (isinstance(source, str | Path) and str(source) in builtin_instruments()
+            and not Path(source).exists()):
         source = _RIGS / f"{source}.yaml"
     where = "instrument"
     base: Path | None = None

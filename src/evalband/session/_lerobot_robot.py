@@ -40,9 +40,9 @@ def _register(wanted: str | None = None) -> Any:
             raise RobotError(f"lerobot's robots cannot be imported: No module named "
                              f"{exc.name!r}; install it in lerobot's venv") from None
         raise RobotError(
-            "--robot lerobot:TYPE needs lerobot, which is not installed in this Python; run "
-            "evalband from lerobot's venv (make test builds .venv-lerobot: "
-            ".venv-lerobot/bin/evalband session run ...)"
+            "a `robot` of lerobot:TYPE needs lerobot, which is not installed in this Python; "
+            "run evalband from lerobot's venv (make test builds .venv-lerobot: "
+            "`.venv-lerobot/bin/evalband session run ...`)", parameters=("robot",)
         ) from None
     import pkgutil
 
@@ -78,10 +78,10 @@ def robot_types() -> list[str]:
 
 
 def _config(type_name: str, config: str | None) -> Any:
+    registry = _register(type_name)  # first: says so in one line when lerobot is missing
     import draccus
     import yaml
 
-    registry = _register(type_name)
     known = sorted(registry.get_known_choices())
     if type_name not in known:
         raise RobotError(f"lerobot has no robot type {type_name!r}; known types: "
@@ -102,8 +102,8 @@ def _config(type_name: str, config: str | None) -> Any:
         fields = dict(loaded or {})
         named = fields.pop("type", type_name)
         if named != type_name:
-            raise RobotError(f"the robot config {path} is for type {named!r}, but --robot "
-                             f"names lerobot:{type_name}")
+            raise RobotError(f"the robot config {path} is for type {named!r}, but `robot` "
+                             f"names lerobot:{type_name}", parameters=("robot",))
     try:
         return draccus.decode(registry, {"type": type_name, **fields})
     except Exception as exc:  # noqa: BLE001 - draccus' DecodingError and the config's checks

@@ -160,8 +160,8 @@ class SessionMachine:
                  clock: Clock, operator: str = "human",
                  policies: Mapping[str, Any] | None = None) -> None:
         if operator not in OPERATORS:
-            raise InvalidInputError(f"--operator must be one of {', '.join(OPERATORS)}; got "
-                                    f"{operator!r}")
+            raise InvalidInputError(f"`operator` must be one of {', '.join(OPERATORS)}; got "
+                                    f"{operator!r}", parameters=("operator",))
         self.store = store
         self.session_id = session_id
         self.plan: SessionPlan = store.plan(session_id)
@@ -198,13 +198,14 @@ class SessionMachine:
         if self.operator == "suggested":
             if inst.suggest is None:
                 raise InvalidInputError(
-                    "--operator suggested accepts the machine's score suggestions, and the "
+                    "`operator` suggested accepts the machine's score suggestions, and the "
                     "plan's instrument has no 'suggest' rule; add one (suggest: {signal: ..., "
-                    "held_above: ...}) or score as a human")
+                    "held_above: ...}) or score as a human", parameters=("operator",))
             if inst.capture is not None and inst.capture.signal is None:
                 raise InvalidInputError(
-                    "--operator suggested has no operator to press the capture key; give "
-                    "the instrument's capture a rule (signal and below)")
+                    "`operator` suggested has no operator to press the capture key; give "
+                    "the instrument's capture a rule (signal and below)",
+                    parameters=("operator",))
 
     def start(self) -> MachineState:
         """Connect the robot, load and warm up the policies, find where the session stands.

@@ -154,8 +154,8 @@ def resolve_robot(spec: str, config: str | None = None, *,
                 raise RobotError(f"robot {text!r}: option {key!r} must be a number; got "
                                  f"{values[-1]!r}") from None
         if config is not None:
-            raise RobotError("sim-arm takes no --robot-config; give its options in the spec, "
-                             "e.g. sim-arm?action_latency_ms=30")
+            raise RobotError("sim-arm takes no `robot_config`; give its options in the spec, "
+                             "e.g. sim-arm?action_latency_ms=30", parameters=("robot_config",))
         from evalband.envs.sim_arm import SimArm
 
         return SimArm(
@@ -167,8 +167,9 @@ def resolve_robot(spec: str, config: str | None = None, *,
         from evalband.session._lerobot_robot import lerobot_robot
 
         return lerobot_robot(base[len("lerobot:"):], config, clock)
-    raise RobotError(f"--robot must be one of {', '.join(ROBOT_SPECS)} (e.g. "
-                     f"lerobot:so101_follower --robot-config arm.yaml); got {text!r}")
+    raise RobotError(f"`robot` must be one of {', '.join(ROBOT_SPECS)} (e.g. "
+                     f"lerobot:so101_follower with a `robot_config` file); got {text!r}",
+                     parameters=("robot", "robot_config"))
 
 
 def connect_robot(robot: Any, spec: str) -> None:
