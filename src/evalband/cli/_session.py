@@ -89,6 +89,11 @@ def plan(
     console.print(f"session {plan_obj.session_id} created in {store_path(store)}")
     for line in _plan_lines(plan_obj, unblind=False):
         console.print("  " + line)
+    if plan_obj.instrument is not None:
+        console.print(f"next: evalband session run {plan_obj.session_id} --robot sim-arm "
+                      f"--operator suggested{_store_hint(store)}  (a rehearsal), then on the "
+                      "arm: --robot lerobot:TYPE --robot-config robot.yaml")
+        return
     console.print(f"next: evalband session run {plan_obj.session_id}{_store_hint(store)}")
 
 
@@ -326,6 +331,10 @@ def _plan_view(plan_obj: SessionPlan, *, unblind: bool) -> dict[str, Any]:
     }
     if plan_obj.blind and unblind:
         view["codes"] = dict(plan_obj.codes)
+    if plan_obj.instrument is not None:
+        view["instrument"] = dict(plan_obj.instrument)
+    if plan_obj.specs and named:
+        view["specs"] = dict(plan_obj.specs)
     return view
 
 
@@ -348,6 +357,11 @@ def _plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
         pc = plan_obj.positive_control if named else HIDDEN
         lines.append(f"positive control: {pc}")
     lines.append(f"rubric: {plan_obj.rubric.describe()}")
+    if plan_obj.instrument is not None:
+        from evalband.session import load_instrument
+
+        lines.extend(f"instrument: {line}"
+                     for line in load_instrument(plan_obj.instrument).describe())
     return lines
 
 

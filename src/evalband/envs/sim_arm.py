@@ -287,7 +287,19 @@ class SimArm:
         yaw = rng.uniform(-40.0, 40.0)
         x, y = radius * math.cos(pan), radius * math.sin(pan)
         self.place_block(x, y, yaw)
+        self._pads(rng)
         return {"x_mm": x * 1000, "y_mm": y * 1000, "yaw_deg": yaw}
+
+    def _pads(self, rng: np.random.Generator) -> None:
+        """The finger pads' grip this placement (dust, polish, the block's worn edges).
+
+        Real pads do not grip the same twice: the friction coefficient is drawn per placement
+        (0.55-1.2), so two attempts from one captured state can fall on either side of the
+        friction cone, as seed 004's same-state pairs did.
+        """
+        mu = float(rng.uniform(0.55, 1.2))
+        for name in ("finger_left", "finger_right"):
+            self.model.geom_friction[self._geom[name], 0] = mu
 
     def scene_state(self) -> dict[str, list[float]]:
         """The block's pose (position and quaternion): what a start-state capture keeps."""
@@ -306,6 +318,7 @@ class SimArm:
         yaw = _quat_yaw(pose[3:7]) / _DEG + rng.normal(0.0, error_deg)
         dx, dy = rng.normal(0.0, error_mm / 1000.0, size=2)
         self.place_block(pose[0] + dx, pose[1] + dy, yaw)
+        self._pads(rng)
 
     def block_pose(self) -> tuple[float, float, float]:
         """The block's ``(x, y)`` in metres and yaw in degrees."""

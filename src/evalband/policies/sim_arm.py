@@ -143,7 +143,7 @@ class SimArmGrasp:
 class SimArmWeak(SimArmGrasp):
     """Loose alignment, a high grip and a light squeeze: often acquires, often loses."""
 
-    style = GraspStyle(align_mm=4.0, align_deg=10.0, grip_height_mm=17.0, squeeze=(30.0, 3.0))
+    style = GraspStyle(align_mm=5.0, align_deg=12.0, grip_height_mm=21.0, squeeze=(29.0, 2.0))
 
 
 class SimArmNever(SimArmGrasp):

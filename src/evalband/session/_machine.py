@@ -351,6 +351,17 @@ class SessionMachine:
                 return None
             return np.asarray(self.robot.get_observation()[cameras[0]])
 
+    def reference_path(self, scene: int | None = None) -> Any:
+        """The file of the scene's captured reference frame (a PNG in the media area)."""
+        from evalband.store import media_file
+
+        if scene is None:
+            scene = None if self._now is None else self._now.trial.scene
+        capture = None if scene is None else self.log.capture(self.session_id, scene)
+        if not capture or not capture.get("frames") or not capture["frames"][-1]:
+            return None
+        return media_file(self.store.path, next(iter(capture["frames"][-1].values())))
+
     def reference_frame(self, scene: int | None = None) -> np.ndarray | None:
         """The scene's captured reference frame (the last captured observation's camera)."""
         if scene is None:
@@ -468,11 +479,14 @@ class SessionMachine:
         panel = session_panel(self.plan.as_dict())
         seeds = {spec.key: spec.condition_seed for spec in panel.episode_specs()}
         condition = seeds[(scene_cell(trial.scene), 0, trial.attempt - 1)]
+        # every attempt its own draws (a diffusion policy's noise differs from attempt to
+        # attempt, as on the real arm), the same for every policy at that scene and attempt
+        draws = episode_seed(scene_seed(self.plan.seed, trial.scene, 1000 + trial.attempt))
         runtime.reset(EpisodeContext(
             run_id=self.store.run_ids(self.session_id)[trial.policy],
             policy=self.plan.label(trial.policy), cell=scene_cell(trial.scene),
             slices={"scene": str(trial.scene)}, episode=0, repeat=trial.attempt - 1,
-            condition_seed=condition, seed=episode_seed(condition), task=self.instrument.task))
+            condition_seed=condition, seed=draws, task=self.instrument.task))
         self._set(Phase.RUNNING, "the policy is playing")
         assert now.staged is not None
         staged = now.staged

@@ -39,7 +39,8 @@ from evalband.session._signals import (
 __all__ = ["PlayResult", "StagedTrial", "run_trial", "scene_seed", "stage_trial", "truth_score"]
 
 HELD_MM = 10.0
-"""A simulator's block this far above the table, between both fingers, is held."""
+"""A simulator's block this far above the table after the stress is held (the gripper alone
+can hold it up there)."""
 
 SETTLE_S = 0.5
 """The arm holds its goal this long after a move to a captured pose (servos settle)."""
@@ -115,7 +116,7 @@ def truth_score(at_trigger: dict[str, Any] | None, at_end: dict[str, Any] | None
     if at_end is None:
         return None
     held, lost, never = levels
-    if at_end.get("between_fingers") and float(at_end.get("block_height_mm", 0.0)) > HELD_MM:
+    if float(at_end.get("block_height_mm", 0.0)) > HELD_MM:
         return held
     if at_trigger is not None and at_trigger.get("between_fingers"):
         return lost
@@ -151,8 +152,8 @@ def stage_trial(loop: ControlLoop, robot: Any, instrument: InstrumentSpec,
         loop.play([Segment(opened, opened, SETTLE_S)], "stage")  # the camera catches up
         return StagedTrial("replaced", capture, None)
     return StagedTrial("replaced", capture, (
-        f"re-place the block for scene {scene}: align it with the reference under the "
-        "ghost overlay (the difference view goes dark), then start the trial"))
+        f"re-place the block for scene {scene} where the scene's captured reference frame "
+        "shows it (the arm is at the captured pose), then start the trial"))
 
 
 def run_trial(loop: ControlLoop, robot: Any, instrument: InstrumentSpec, staged: StagedTrial,

@@ -200,6 +200,9 @@ def _attended(machine: SessionMachine, view: _View, keys: KeySource,
                 view.say("Enter: stage the trial (the arm moves) · s skip · u undo · q quit")
             elif state.phase == Phase.READY:
                 view.say(state.message, style="yellow")
+                reference = machine.reference_path() if state.start == "replaced" else None
+                if reference is not None:
+                    view.say(f"the scene's reference frame: {reference}")
                 view.say("Enter: start the policy (space captures during a seeding rollout, "
                          "x aborts) · q quit")
             elif state.phase == Phase.SCORING:
