@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         prereg_for_session,
     )
     from evalband.session._results import CONFIRMATORY, EXPLORATORY, SessionAnalysis
-    from evalband.session._robot import Robot, resolve_robot
+    from evalband.session._robot import Robot, connect_robot, resolve_robot
     from evalband.session._robot_tui import run_robot_session
     from evalband.session._sequential import session_look, stopped_early
     from evalband.session._simulate import expected_flip_rate, simulate_session
@@ -136,6 +136,7 @@ __all__ = [
     "SessionMachine",
     "Robot",
     "resolve_robot",
+    "connect_robot",
     "run_robot_session",
     "export_lerobot",
     "ExportedDataset",
@@ -200,6 +201,7 @@ _LAZY = {
     "SessionMachine": "evalband.session._machine",
     "Robot": "evalband.session._robot",
     "resolve_robot": "evalband.session._robot",
+    "connect_robot": "evalband.session._robot",
     "run_robot_session": "evalband.session._robot_tui",
     "export_lerobot": "evalband.session._export_lerobot",
     "ExportedDataset": "evalband.session._export_lerobot",
