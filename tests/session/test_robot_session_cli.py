@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from robotkit import clip_frames, media, steps
 
 from evalband.cli import main
 from evalband.session import AttemptLog, SessionStore
+from evalband.session._png import png_array
 from evalband.store import media_file
 
 pytestmark = pytest.mark.slow
@@ -106,15 +108,64 @@ def test_the_killed_session_completes_with_every_trial_once(session: dict[str, A
         assert r.play["operator"] == "suggested" and r.score == r.play["suggestion"]
 
 
-def test_the_scenes_were_captured_and_later_trials_re_placed(session: dict[str, Any]) -> None:
+def test_every_play_is_stored_with_its_suggestion_and_truth(session: dict[str, Any]) -> None:
     with SessionStore(session["store"], read_only=True) as ss:
+        plan = ss.plan(SID)
         records = ss.records(SID)
+    for r in records:
+        play = r.play
+        assert play["warning"] is None  # the scripted policies keep 30 Hz easily
+        assert play["truth"] is not None and play["robot"] == "sim-arm"
+        if plan.trials[r.trial_index].policy == "sim-arm:never":
+            assert (play["end"], r.score, play["at_trigger"]) == ("time limit", 0, None)
+        else:
+            assert play["end"] == "trigger" and play["at_trigger"] > 30
+        assert play["timing"]["steps"] > 30 and play["timing"]["rate_hz"] == 30.0
+
+
+def test_each_scene_is_captured_by_its_seeding_rollout_and_later_trials_re_placed(
+        session: dict[str, Any]) -> None:
+    store = session["store"]
+    with SessionStore(store, read_only=True) as ss:
+        plan = ss.plan(SID)
+        records = {r.play["attempt_id"]: r for r in ss.records(SID)}
         log = AttemptLog(ss)
-        captured = [log.capture(SID, scene) for scene in range(1, 5)]
-    assert all(c is not None for c in captured)
-    starts = [r.play["start"] for r in records]
-    assert starts.count("replaced") >= 24 - 4 - 4  # at most two seeding rollouts a scene
-    assert {r.play["end"] for r in records} == {"trigger", "time limit"}
+        attempts = log.attempts(SID)
+        captures = {scene: log.capture(SID, scene) for scene in range(1, 5)}
+    for scene, capture in captures.items():
+        assert capture is not None and capture["how"] == "rule"
+        assert len(capture["states"]) == 2 and len(capture["frames"]) == 2  # last two obs
+        assert capture["sim_state"]["block"] and capture["pose"]["gripper.pos"] > 80
+        (taker,) = [a for a in attempts if a.attempt_id == capture["attempt_id"]]
+        assert plan.trials[taker.trial_index].scene == scene
+        assert taker.result["start"] == "seeding" and taker.result["captured"]["how"] == "rule"
+        reference = png_array(media(store, [capture["frames"][-1]["wrist"]], "reference"))
+        assert reference.shape == (96, 128, 3)
+        later = [r for r in records.values() if plan.trials[r.trial_index].scene == scene
+                 and r.play["start"] == "replaced"]
+        played = [a for a in attempts if plan.trials[a.trial_index].scene == scene
+                  and a.status == "played"]
+        assert all(a.started_at > taker.started_at for a in played
+                   if records.get(a.attempt_id) in later)
+        assert len(later) >= 6 - 3  # at most the never control seeds before a capture
+
+
+def test_each_trial_has_a_clip_whose_frames_are_its_filmed_steps(
+        session: dict[str, Any]) -> None:
+    store = session["store"]
+    with SessionStore(store, read_only=True) as ss:
+        records = ss.records(SID)
+    for r in records:
+        refs = r.play["media"]
+        table = steps(media(store, refs, "steps"))
+        frames = clip_frames(media(store, refs, "video"))
+        filmed = table["frame"] >= 0
+        assert len(frames) == int(filmed.sum()) > 0 and frames[0].shape == (96, 128, 3)
+        assert list(table["frame"][filmed]) == list(range(len(frames)))
+        assert set(table["phase"][filmed]) <= {"policy", "stress"} and "home" in table["phase"]
+        assert int((table["phase"] == "policy").sum()) == r.play["timing"]["steps"]
+        assert {"obs.gripper.pos", "action.gripper.pos", "policy_ms", "late_ms",
+                "missed"} <= set(table)
 
 
 def test_analyze_ranks_the_controls_and_reports_the_instrument(
