@@ -452,9 +452,17 @@ class SessionMachine:
     def _new_loop(self, poll: Callable[[], None] | None) -> ControlLoop:
         clip = None
         if self.instrument.record and camera_keys(self.robot.observation_features):
-            from evalband.run import ClipStream
+            import importlib.util
 
-            clip = ClipStream(fps=self.instrument.rate_hz, codec="h264")
+            if importlib.util.find_spec("av") is None:
+                warning = ("no clips are recorded: the video extra (PyAV) is not installed; "
+                           "pip install 'evalband[video]' (step data is still stored)")
+                if warning not in self._warnings:
+                    self._warnings.append(warning)
+            else:
+                from evalband.run import ClipStream
+
+                clip = ClipStream(fps=self.instrument.rate_hz, codec="h264")
 
         def events() -> list[str]:
             if poll is not None:
