@@ -84,6 +84,68 @@ def loop(tmp: Path, store: str) -> dict[str, Any]:
             "attempts": [a.status for a in attempts]}
 
 
+def save_act(directory: Path) -> None:
+    """A small, randomly initialised lerobot ACT for sim-arm's motors and wrist camera."""
+    import torch
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.act.configuration_act import ACTConfig
+    from lerobot.policies.act.modeling_act import ACTPolicy
+    from lerobot.policies.factory import make_pre_post_processors
+
+    torch.manual_seed(0)
+    config = ACTConfig(
+        input_features={
+            "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(5,)),
+            "observation.images.wrist": PolicyFeature(type=FeatureType.VISUAL,
+                                                      shape=(3, 96, 128)),
+        },
+        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(5,))},
+        chunk_size=10, n_action_steps=10, dim_model=32, n_heads=2, dim_feedforward=64,
+        n_encoder_layers=1, n_decoder_layers=1, n_vae_encoder_layers=1, latent_dim=8,
+        pretrained_backbone_weights=None, device="cpu", push_to_hub=False,
+    )
+    home = torch.tensor([0.0, 200.0, 150.0, 0.0, 100.0])
+    stats: dict[str, dict[str, Any]] = {
+        "observation.state": {"mean": home, "std": torch.full((5,), 50.0)},
+        "observation.images.wrist": {"mean": torch.full((3, 1, 1), 0.5),
+                                     "std": torch.full((3, 1, 1), 0.25)},
+        "action": {"mean": home, "std": torch.tensor([10.0, 20.0, 20.0, 10.0, 10.0])},
+    }
+    policy = ACTPolicy(config)
+    pre, post = make_pre_post_processors(config, dataset_stats=stats)
+    policy.save_pretrained(directory)
+    pre.save_pretrained(directory)
+    post.save_pretrained(directory)
+
+
+def checkpoint(tmp: Path, store: str) -> dict[str, Any]:
+    """A lerobot checkpoint (``act=lerobot:DIR``) plays a trial on the lerobot sim-arm."""
+    import pyarrow.parquet as pq
+
+    from evalband.session import SessionStore
+    from evalband.store import media_file
+
+    directory = tmp / "act"
+    save_act(directory)
+    config = tmp / "sim.yaml"
+    cli("session", "plan", "--policies", f"act=lerobot:{directory}", "--scenes", "1",
+        "--attempts", "1", "--seed", "2", "--instrument", "sim-arm", "--session-id", "ck",
+        "--store", store)
+    code, out, err = cli("session", "run", "ck", "--robot", "lerobot:evalband_sim_arm",
+                         "--robot-config", str(config), "--operator", "suggested", "--clock",
+                         "virtual", "--store", store)
+    with SessionStore(store, read_only=True) as ss:
+        (record,) = ss.records("ck")
+    refs = record.play["media"]
+    table = pq.read_table(media_file(store, next(m for m in refs if m["kind"] == "steps")))
+    phase = table.column("phase").to_pylist()
+    sent = [table.column(f"action.{k}").to_pylist() for k in ("reach.pos", "lift.pos")]
+    moving = [len({round(v, 3) for v, p in zip(col, phase, strict=True) if p == "policy"})
+              for col in sent]
+    return {"code": code, "err": err[-2000:], "steps": record.play["timing"]["steps"],
+            "end": record.play["end"], "distinct_goals": moving}
+
+
 def export(tmp: Path, store: str) -> dict[str, Any]:
     import av
     import pyarrow.parquet as pq
@@ -138,6 +200,7 @@ def main(directory: str) -> None:
     store = str(tmp / "s.sqlite")
     result = {"so101": so101(tmp, store), "loop": loop(tmp, store)}
     result["export"] = export(tmp, store)
+    result["checkpoint"] = checkpoint(tmp, str(tmp / "ck.sqlite"))
     print(json.dumps(result))
 
 

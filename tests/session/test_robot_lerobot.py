@@ -7,6 +7,8 @@ One run of ``lerobot_robot_check.py`` there (lerobot takes seconds to import) ch
   line naming the port and the fix, with nothing stored;
 * the trial loop against a lerobot ``Robot`` subclass (lerobot's base class, sim-arm's motors:
   ``lerobot:evalband_sim_arm``) plays and stores a rehearsal;
+* a plan's ``NAME=lerobot:PATH`` policy (a small random ACT with the arm's motors and wrist
+  camera as features) is loaded with lerobot's code and drives the arm;
 * ``evalband export --format lerobot`` writes a LeRobotDataset that lerobot's
   ``LeRobotDataset`` opens, whose frames equal the stored clip's and whose state and action
   equal the stored step data.
@@ -66,6 +68,13 @@ def test_the_trial_loop_drives_a_lerobot_robot_subclass(found: dict) -> None:
     assert {t["robot"] for t in loop["trials"]} == {"lerobot:evalband_sim_arm"}
     assert all(t["kinds"] == ["steps", "video"] for t in loop["trials"])
     assert sorted(t["score"] for t in loop["trials"]) == [0, 2]  # never, grasp
+
+
+def test_a_lerobot_checkpoint_spec_drives_the_robot(found: dict) -> None:
+    ck = found["checkpoint"]  # act=lerobot:DIR: motors as observation.state, the wrist image
+    assert ck["code"] == 0, ck["err"]
+    assert ck["steps"] > 30 and ck["end"] in ("trigger", "time limit")
+    assert min(ck["distinct_goals"]) > 5  # the checkpoint's actions moved the motors
 
 
 def test_the_exported_dataset_opens_in_lerobot_with_the_clips_frames(found: dict) -> None:
