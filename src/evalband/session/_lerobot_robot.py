@@ -175,7 +175,7 @@ def explain_connect_error(exc: BaseException, robot: Any, spec: str) -> str:
     port = _port(robot)
     text = " ".join(str(exc).split()) or type(exc).__name__
     where = "" if port is None else f" on {port}"
-    if port is not None and port.startswith("/dev/") and not os.path.exists(port):
+    if port is not None and os.sep in port and not os.path.exists(port):
         return (f"robot {spec} cannot connect: the port {port} does not exist; plug the arm's "
                 "USB cable in and find its port with lerobot-find-port, then set port: in "
                 "the robot config; nothing was recorded")
