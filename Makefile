@@ -4,7 +4,8 @@
 #              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
 #              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
-#              .venv-lerobot for lerobot checkpoints (torch 2.14.1 from local disk; pip), and tests.
+#              .venv-lerobot for lerobot checkpoints and robot sessions (torch 2.14.1 from local
+#              disk, MuJoCo and lerobot's Feetech SDK for sim-arm and the SO-101; pip), and tests.
 #              The venvs and Chromium are built side by side (make -j), pip without byte-compiling
 #              every installed module (Python compiles what is imported), and pytest runs on
 #              $(TEST_WORKERS) processes (pytest-xdist).

@@ -26,6 +26,7 @@ __all__ = [
     "BundleError",
     "ImportFormatError",
     "BackendError",
+    "RobotError",
 ]
 
 
@@ -105,6 +106,10 @@ class BundleError(StoreError):
 
 class BackendError(EvalbandError):
     """A backend that cannot start (missing extra, no cluster) or a chunk that failed every try."""
+
+
+class RobotError(EvalbandError):
+    """A robot that cannot be built, connected or driven (the message names the port and fix)."""
 
 
 class ImportFormatError(InvalidInputError):

@@ -177,15 +177,40 @@ def show(
 
 
 def export(
-    run_id: str = typer.Argument(..., help="Run id."),
+    run_id: str = typer.Argument(..., help="Run id (--format lerobot: a session id)."),
     out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     store: Path | None = STORE_OPTION,
     overwrite: bool = typer.Option(False, "--overwrite"),
+    fmt: str = typer.Option(
+        "bundle", "--format", "-f",
+        help="bundle, or lerobot: a robot session's trials as a LeRobotDataset (lerobot's own "
+        "writer; run from lerobot's venv).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
     from evalband.cli._progress import work
     from evalband.store import export_bundle
+
+    if fmt == "lerobot":
+        from evalband.session import export_lerobot
+
+        with work(f"exporting {run_id} as a LeRobotDataset", enabled=not as_json):
+            done = export_lerobot(store_path(store), run_id, out, overwrite=overwrite)
+        if as_json:
+            emit_json({"session_id": run_id, "dataset": str(done.root),
+                       "repo_id": done.repo_id, "episodes": done.episodes,
+                       "frames": done.frames, "skipped": done.skipped})
+            return
+        console.print(f"exported session {run_id} to {done.root}: {done.episodes} episodes, "
+                      f"{done.frames} frames (LeRobotDataset {done.repo_id!r}"
+                      + (f"; {done.skipped} trials without a clip left out)" if done.skipped
+                         else ")"))
+        return
+    if fmt != "bundle":
+        from evalband.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"--format must be bundle or lerobot; got {fmt!r}")
 
     with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
         path = export_bundle(st, run_id, out, overwrite=overwrite)

@@ -39,7 +39,11 @@ def _store_hint(store: Path | None) -> str:
 
 @session_app.command("plan")
 def plan(
-    policies: str = typer.Option(..., "--policies", help="Comma-separated policy names."),
+    policies: str = typer.Option(
+        ..., "--policies",
+        help="Comma-separated policies: NAME, or NAME=SPEC for a robot session (SPEC: "
+        "lerobot:PATH, module:attr, ws://HOST:PORT or a built-in such as sim-arm:grasp).",
+    ),
     scenes: int = typer.Option(..., "--scenes", help="Scenes (blocks); every policy on each."),
     attempts: int = typer.Option(2, "--attempts", help="Attempts per policy per scene."),
     seed: int = typer.Option(..., "--seed", help="Seed of the order and the blind codes."),
@@ -51,16 +55,22 @@ def plan(
         None, "--rubric", help="Rubric YAML: levels {0: text, ...} and success_at."
     ),
     session_id: str | None = typer.Option(None, "--session-id", help="Name the session."),
+    instrument: Path | None = typer.Option(
+        None, "--instrument",
+        help="A robot session's instrument YAML: rate, time limit, capture, re-placement, "
+        "settle trigger, stress, score suggestion (docs/sessions.md).",
+    ),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Plan a session and store it: every policy x attempt once per scene, order shuffled."""
     from evalband.cli._progress import busy
-    from evalband.session import Rubric, SessionStore, plan_session
+    from evalband.session import Rubric, SessionStore, load_instrument, plan_session, split_specs
 
+    names, specs = split_specs(policies.split(","))
     with busy(f"planning {scenes} scenes", enabled=not as_json):
         plan_obj = plan_session(
-            policies.split(","),
+            names,
             scenes,
             attempts,
             seed,
@@ -68,6 +78,8 @@ def plan(
             positive_control=positive_control,
             rubric=None if rubric is None else Rubric.from_yaml(rubric),
             session_id=session_id,
+            specs=specs,
+            instrument=None if instrument is None else load_instrument(instrument).as_dict(),
         )
         with SessionStore(store_path(store)) as ss:
             ss.create(plan_obj)
@@ -77,6 +89,11 @@ def plan(
     console.print(f"session {plan_obj.session_id} created in {store_path(store)}")
     for line in _plan_lines(plan_obj, unblind=False):
         console.print("  " + line)
+    if plan_obj.instrument is not None:
+        console.print(f"next: evalband session run {plan_obj.session_id} --robot sim-arm "
+                      f"--operator suggested{_store_hint(store)}  (a rehearsal), then on the "
+                      "arm: --robot lerobot:TYPE --robot-config robot.yaml")
+        return
     console.print(f"next: evalband session run {plan_obj.session_id}{_store_hint(store)}")
 
 
@@ -159,15 +176,68 @@ def run(
         "(anytime-valid test, looked at after each complete block).",
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="With --until-decided: family-wise error."),
+    robot: str | None = typer.Option(
+        None, "--robot",
+        help="Drive a robot: sim-arm, or lerobot:TYPE (e.g. lerobot:so101_follower) with "
+        "--robot-config; the plan's policies are loaded from their specs.",
+    ),
+    robot_config: Path | None = typer.Option(
+        None, "--robot-config", help="lerobot robot config YAML (port, id, cameras, ...)."
+    ),
+    operator: str = typer.Option(
+        "human", "--operator",
+        help="human (score by keypress) or suggested (a rehearsal: accept every machine "
+        "suggestion, stored as such).",
+    ),
+    clock: str = typer.Option(
+        "real", "--clock",
+        help="real, or virtual (a simulated robot faster than real time: rehearsals, tests).",
+    ),
     store: Path | None = STORE_OPTION,
 ) -> None:
     """The operator's terminal: score each trial by keypress; re-run to resume."""
     from evalband.session import SessionStore, run_session
 
     path = store_path(store)
+    if robot is not None:
+        _run_robot(session_id, path, robot, robot_config, operator, clock, trial_cmd,
+                   until_decided)
+        return
+    if robot_config is not None or operator != "human" or clock != "real":
+        from evalband.errors import InvalidInputError
+
+        raise InvalidInputError("--robot-config, --operator and --clock drive a robot; give "
+                                "--robot sim-arm or --robot lerobot:TYPE")
     with SessionStore(path) as ss:
         stop_when = _stop_rule(ss, ss.plan(session_id), path, alpha) if until_decided else None
         run_session(ss, session_id, trial_cmd=trial_cmd, stop_when=stop_when)
+
+
+def _run_robot(session_id: str, path: Path, robot: str, robot_config: Path | None,
+               operator: str, clock: str, trial_cmd: str | None, until_decided: bool) -> None:
+    """``session run --robot``: the session machine on a robot, driven from the terminal."""
+    from evalband.errors import InvalidInputError
+    from evalband.session import (
+        SessionMachine,
+        SessionStore,
+        make_clock,
+        resolve_robot,
+        run_robot_session,
+    )
+
+    if trial_cmd is not None or until_decided:
+        raise InvalidInputError("--robot plays the trials itself: drop --trial-cmd and "
+                                "--until-decided")
+    if clock not in ("real", "virtual"):
+        raise InvalidInputError(f"--clock must be real or virtual; got {clock!r}")
+    with SessionStore(path) as ss:
+        ss.plan(session_id)
+        chosen = make_clock(clock)
+        made = resolve_robot(robot, None if robot_config is None else str(robot_config),
+                             clock=chosen.now)
+        machine = SessionMachine(ss, session_id, made, robot_spec=robot, clock=chosen,
+                                 operator=operator)
+        run_robot_session(machine)
 
 
 def _stop_rule(
@@ -261,6 +331,10 @@ def _plan_view(plan_obj: SessionPlan, *, unblind: bool) -> dict[str, Any]:
     }
     if plan_obj.blind and unblind:
         view["codes"] = dict(plan_obj.codes)
+    if plan_obj.instrument is not None:
+        view["instrument"] = dict(plan_obj.instrument)
+    if plan_obj.specs and named:
+        view["specs"] = dict(plan_obj.specs)
     return view
 
 
@@ -283,6 +357,11 @@ def _plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
         pc = plan_obj.positive_control if named else HIDDEN
         lines.append(f"positive control: {pc}")
     lines.append(f"rubric: {plan_obj.rubric.describe()}")
+    if plan_obj.instrument is not None:
+        from evalband.session import load_instrument
+
+        lines.extend(f"instrument: {line}"
+                     for line in load_instrument(plan_obj.instrument).describe())
     return lines
 
 

@@ -11,7 +11,7 @@ before any cross-session comparison. Every exploratory comparison carries the wo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -325,6 +325,7 @@ def analyze(
             if not ss.read_only:
                 store_analysis(ss, session_id, options, state, computed, stopped_early=early)
                 stored = find_analysis(ss, session_id, options, state)
+        instrument = _instrument(ss, plan, records, confidence)
         if stored is not None:  # rendered from the stored result
             result, early = stored.analysis, stored.stopped_early
         else:  # a store this user cannot write: the same typed result, not stored
@@ -340,12 +341,55 @@ def analyze(
         from dataclasses import replace
 
         result = replace(result, notes=(early, *result.notes))
+    if instrument is not None and instrument.rehearsal:
+        from dataclasses import replace
+
+        result = replace(result, notes=(instrument.notes[0], *result.notes))
     if as_json:
-        emit_json({**result.as_dict(), "stopped_early": early})
+        emit_json({**result.as_dict(), "stopped_early": early,
+                   "instrument": None if instrument is None else instrument.as_dict()})
         return
     render_analysis(result)
+    if instrument is not None:
+        _render_instrument(instrument)
     if html_out is not None:
         console.print(f"HTML report: {escape(str(html_out))}")
+
+
+def _instrument(ss: SessionStore, plan: SessionPlan, records: list[TrialRecord],
+                confidence: float) -> Any:
+    """The robot instrument's record (suggestion agreement, rehearsal), or None."""
+    from evalband.session import AttemptLog, instrument_summary
+
+    return instrument_summary(plan, records, AttemptLog(ss).attempts(plan.session_id),
+                              confidence=confidence)
+
+
+def _kappa_text(value: Any) -> str:
+    if value is None or value.estimate != value.estimate:
+        return "undefined (one score only)"
+    return f"{value.estimate:.2f} [{value.low:.2f}, {value.high:.2f}]"
+
+
+def _render_instrument(summary: Any) -> None:
+    console.print("")
+    console.print(f"instrument: {summary.played} trials played on the robot "
+                  f"({summary.human} scored by a person, {summary.rehearsal} rehearsal)")
+    if summary.agreement is not None:
+        console.print(
+            f"  the machine's suggestion vs the operator ({summary.human} trials, "
+            f"{summary.overrides} overridden): Cohen's kappa {_kappa_text(summary.agreement)}, "
+            f"weighted (quadratic) {_kappa_text(summary.weighted)}, "
+            f"{100 * summary.agreement.confidence:g}% intervals")
+        console.print(f"  suggestion (rows) x operator (columns), levels {summary.levels}: "
+                      f"{summary.table}")
+    if summary.truth is not None:
+        console.print(
+            f"  the machine's suggestion vs the simulator's truth ({summary.truth.n} trials): "
+            f"Cohen's kappa {_kappa_text(summary.truth)}, weighted (quadratic) "
+            f"{_kappa_text(summary.truth_weighted)}")
+    for note in summary.notes:
+        console.print(f"  note: {escape(note)}")
 
 
 def _json_round_trip(data: dict[str, object]) -> dict[str, object]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         get_backend,
     )
     from evalband.run._check import check_env
+    from evalband.run._encode import ClipStream, encode_frames, frame_for_encoder
     from evalband.run._execute import RunTask, execute_chunk
     from evalband.run._pool import prestart, worker_init
     from evalband.run._ray import RayBackend
@@ -39,6 +40,9 @@ __all__ = [
     "default_run_id",
     "run_panel",
     "check_env",
+    "ClipStream",
+    "encode_frames",
+    "frame_for_encoder",
     "prestart",
     "worker_init",
     "run_both_until_decided",
@@ -58,6 +62,9 @@ _LAZY = {
     "default_run_id": "evalband.run._runner",
     "run_panel": "evalband.run._runner",
     "check_env": "evalband.run._check",
+    "ClipStream": "evalband.run._encode",
+    "encode_frames": "evalband.run._encode",
+    "frame_for_encoder": "evalband.run._encode",
     "prestart": "evalband.run._pool",
     "worker_init": "evalband.run._pool",
     "run_both_until_decided": "evalband.run._until",

@@ -3,7 +3,9 @@
 A session runs every policy on every scene in matched blocks whose order is shuffled by the
 seed, optionally blinded; the operator scores each trial on an ordinal rubric in a terminal
 (``evalband session run``), every confirmed trial is committed to the run store before the next
-is shown, and a killed session resumes at the first unscored trial.
+is shown, and a killed session resumes at the first unscored trial. With a robot
+(``session run --robot sim-arm`` or ``--robot lerobot:TYPE``) evalband plays each trial itself:
+:class:`SessionMachine` is the trial state machine the terminal (and a browser) drive.
 
 Names load on first use (the terminal UI starts without pandas or scipy).
 
@@ -20,8 +22,14 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalband.session._agreement import InstrumentSummary, instrument_summary
     from evalband.session._analyze import analyze_session
+    from evalband.session._attempts import AttemptLog, AttemptRecord
+    from evalband.session._clock import Clock, RealClock, VirtualClock, make_clock
     from evalband.session._drift import DriftReport, session_drift
+    from evalband.session._export_lerobot import ExportedDataset, export_lerobot
+    from evalband.session._instrument_spec import InstrumentSpec, load_instrument
+    from evalband.session._machine import MachineState, Phase, SessionMachine
     from evalband.session._plan import (
         DEFAULT_LEVELS,
         Rubric,
@@ -29,6 +37,7 @@ if TYPE_CHECKING:
         Trial,
         blind_codes,
         plan_session,
+        split_specs,
     )
     from evalband.session._preference import (
         PREFERENCES,
@@ -58,6 +67,8 @@ if TYPE_CHECKING:
         prereg_for_session,
     )
     from evalband.session._results import CONFIRMATORY, EXPLORATORY, SessionAnalysis
+    from evalband.session._robot import Robot, connect_robot, resolve_robot
+    from evalband.session._robot_tui import run_robot_session
     from evalband.session._sequential import session_look, stopped_early
     from evalband.session._simulate import expected_flip_rate, simulate_session
     from evalband.session._store import (
@@ -141,6 +152,27 @@ __all__ = [
     "latest_analysis",
     "store_look",
     "stored_looks",
+    # robot sessions: the robot interface, the instrument, the trial state machine
+    "split_specs",
+    "AttemptLog",
+    "AttemptRecord",
+    "Clock",
+    "RealClock",
+    "VirtualClock",
+    "make_clock",
+    "InstrumentSpec",
+    "load_instrument",
+    "MachineState",
+    "Phase",
+    "SessionMachine",
+    "Robot",
+    "resolve_robot",
+    "connect_robot",
+    "run_robot_session",
+    "export_lerobot",
+    "ExportedDataset",
+    "InstrumentSummary",
+    "instrument_summary",
 ]
 
 _LAZY = {
@@ -199,6 +231,26 @@ _LAZY = {
     "latest_analysis": "evalband.session._stored",
     "store_look": "evalband.session._stored",
     "stored_looks": "evalband.session._stored",
+    "split_specs": "evalband.session._plan",
+    "AttemptLog": "evalband.session._attempts",
+    "AttemptRecord": "evalband.session._attempts",
+    "Clock": "evalband.session._clock",
+    "RealClock": "evalband.session._clock",
+    "VirtualClock": "evalband.session._clock",
+    "make_clock": "evalband.session._clock",
+    "InstrumentSpec": "evalband.session._instrument_spec",
+    "load_instrument": "evalband.session._instrument_spec",
+    "MachineState": "evalband.session._machine",
+    "Phase": "evalband.session._machine",
+    "SessionMachine": "evalband.session._machine",
+    "Robot": "evalband.session._robot",
+    "resolve_robot": "evalband.session._robot",
+    "connect_robot": "evalband.session._robot",
+    "run_robot_session": "evalband.session._robot_tui",
+    "export_lerobot": "evalband.session._export_lerobot",
+    "ExportedDataset": "evalband.session._export_lerobot",
+    "InstrumentSummary": "evalband.session._agreement",
+    "instrument_summary": "evalband.session._agreement",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

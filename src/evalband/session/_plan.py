@@ -29,6 +29,7 @@ __all__ = [
     "plan_session",
     "blind_codes",
     "check_session_id",
+    "split_specs",
 ]
 
 DEFAULT_LEVELS: Mapping[int, str] = {
@@ -235,6 +236,16 @@ class SessionPlan:
     rubric: Rubric
     created_at: str
     trials: tuple[Trial, ...]
+    specs: dict[str, str] = field(default_factory=dict)
+    instrument: dict[str, Any] | None = None
+
+    def spec(self, policy: str) -> str:
+        """The policy spec a robot session loads for ``policy`` (its name when none is given).
+
+        >>> plan_session(["A"], 1, 1, 0, session_id="x", specs={"A": "sim-arm:grasp"}).spec("A")
+        'sim-arm:grasp'
+        """
+        return self.specs.get(policy, policy)
 
     @property
     def n_trials(self) -> int:
@@ -267,7 +278,7 @@ class SessionPlan:
         >>> sorted(plan_session(["A"], 1, 2, 0, session_id="x").as_dict())[:4]
         ['attempts', 'blind', 'codes', 'created_at']
         """
-        return {
+        out = {
             "session_id": self.session_id,
             "policies": list(self.policies),
             "scenes": self.scenes,
@@ -280,6 +291,11 @@ class SessionPlan:
             "created_at": self.created_at,
             "trials": [t.as_dict() for t in self.trials],
         }
+        if self.specs:
+            out["specs"] = dict(self.specs)
+        if self.instrument is not None:
+            out["instrument"] = dict(self.instrument)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionPlan:
@@ -318,6 +334,8 @@ class SessionPlan:
                     )
                     for t in data["trials"]
                 ),
+                specs={str(k): str(v) for k, v in (data.get("specs") or {}).items()},
+                instrument=None if data.get("instrument") is None else dict(data["instrument"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, InvalidInputError):
@@ -326,6 +344,28 @@ class SessionPlan:
                 f"a stored session plan is incomplete or ill-typed ({type(exc).__name__}: "
                 f"{exc}); expected the fields of SessionPlan.as_dict()"
             ) from None
+
+
+def split_specs(entries: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``NAME=SPEC`` entries as the names and their specs (a bare entry is both).
+
+    The part before the first ``=`` is a name when it holds no ``:``, ``/``, ``?`` (a spec
+    such as ``lerobot:PATH?device=cuda`` keeps its ``=``).
+
+    >>> split_specs(["GN=lerobot:out/gn?device=cuda", "sim-arm:never"])
+    (['GN', 'sim-arm:never'], {'GN': 'lerobot:out/gn?device=cuda'})
+    """
+    names: list[str] = []
+    specs: dict[str, str] = {}
+    for entry in entries:
+        text = str(entry).strip()
+        name, sep, spec = text.partition("=")
+        if sep and name.strip() and not any(c in name for c in ":/?"):
+            names.append(name.strip())
+            specs[name.strip()] = spec.strip()
+        else:
+            names.append(text)
+    return names, specs
 
 
 def _count(value: Any, what: str) -> int:
@@ -401,6 +441,8 @@ def plan_session(
     positive_control: str | None = None,
     rubric: Rubric | None = None,
     session_id: str | None = None,
+    specs: Mapping[str, str] | None = None,
+    instrument: Mapping[str, Any] | None = None,
 ) -> SessionPlan:
     """Plan a session: every policy x attempt once per scene block, shuffled within the block.
 
@@ -420,6 +462,12 @@ def plan_session(
         rubric: the score levels; seed 004's 3-level grasp score when ``None``.
         session_id: the session's id; by default derived from the arguments
             (``session-s<seed>-<hash>``).
+        specs: policy name -> the policy spec a robot session loads (``lerobot:PATH``,
+            ``module:attr``, ``ws://HOST:PORT``, a built-in); a policy without one is loaded
+            by its name.
+        instrument: the robot session's instrument (``InstrumentSpec.as_dict()``: control
+            rate, capture, re-placement, trigger, stress, suggestion); ``None``: no robot
+            instrument (scores by keypress or a trial command).
 
     Returns:
         The :class:`SessionPlan` (not stored; see ``SessionStore.create``).
@@ -463,6 +511,15 @@ def plan_session(
             f"got {positive_control!r}",
             parameters=("positive_control",),
         )
+    spec_map = {str(k): str(v).strip() for k, v in (specs or {}).items()}
+    unknown = sorted(set(spec_map) - set(names))
+    if unknown:
+        raise InvalidInputError(
+            f"policy specs name policies that are not in the session: {', '.join(unknown)}; "
+            f"the policies are {', '.join(names)}", parameters=("specs",))
+    if any(not v for v in spec_map.values()):
+        raise InvalidInputError("a policy spec is empty; give NAME=SPEC, e.g. "
+                                "GN_s1000=lerobot:outputs/gn/pretrained_model")
     rubric = Rubric() if rubric is None else rubric
     sid = check_session_id(
         session_id
@@ -501,4 +558,6 @@ def plan_session(
         rubric=rubric,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         trials=tuple(trials),
+        specs={p: spec_map[p] for p in names if p in spec_map and spec_map[p] != p},
+        instrument=None if instrument is None else dict(instrument),
     )

@@ -99,6 +99,10 @@ class TrialRecord:
         duration_s: the trial command's wall time in seconds.
         output_tail: the last lines of the trial command's output.
         scored_at: UTC time of the confirmation (ISO 8601).
+        play: a robot session's play of the trial (``None`` otherwise): its attempt, robot,
+            operator (``"human"``, or ``"suggested"`` in a rehearsal), the machine's
+            suggestion, how the trial started and ended, its timing and the media
+            references of its clip and step data.
 
     >>> TrialRecord("s", 0, "skipped", None, None, False, None, None, None, None, "t").status
     'skipped'
@@ -115,6 +119,7 @@ class TrialRecord:
     duration_s: float | None
     output_tail: str | None
     scored_at: str
+    play: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a dict.
@@ -143,6 +148,7 @@ def _record_from_fields(data: dict[str, Any]) -> TrialRecord:
         duration_s=None if data["duration_s"] is None else float(data["duration_s"]),
         output_tail=data["output_tail"],
         scored_at=str(data["scored_at"]),
+        play=data.get("play"),
     )
 
 
@@ -355,6 +361,7 @@ class SessionStore:
         duration_s: float | None = None,
         output_tail: str | None = None,
         scored_at: str | None = None,
+        play: dict[str, Any] | None = None,
     ) -> TrialRecord:
         """Store one confirmed trial; it is durable on disk when this returns.
 
@@ -369,6 +376,7 @@ class SessionStore:
             duration_s: the trial command's wall time.
             output_tail: the last lines of the trial command's output.
             scored_at: ISO time; now (UTC) when ``None``.
+            play: what a robot session's play of the trial left (see :class:`TrialRecord`).
 
         Returns:
             The stored :class:`TrialRecord`.
@@ -417,6 +425,7 @@ class SessionStore:
             duration_s=None if duration_s is None else float(duration_s),
             output_tail=output_tail,
             scored_at=scored_at or _now(),
+            play=None if play is None else dict(play),
         )
         trial = plan.trials[trial_index]
         run_id = self.run_ids(session_id)[trial.policy]
@@ -427,7 +436,8 @@ class SessionStore:
                 f"SELECT COALESCE(MAX({_SEQ}), 0) + 1 FROM episodes WHERE {where}", ids
             ).fetchone()
             episode = trial_episode(
-                trial.as_dict(), {**record.as_dict(), "seq": int(seq)}, run_id=run_id,
+                trial.as_dict(), {**record.as_dict(), "seq": int(seq), "play": record.play},
+                run_id=run_id,
                 panel=panel[0], seeds=panel[1],
             )
             try:

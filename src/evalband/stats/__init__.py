@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         interval_bounds,
         intervals,
     )
+    from evalband.stats._kappa import KAPPA_WEIGHTS, Kappa, cohen_kappa, kappa_table
     from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm, holm_levels
     from evalband.stats._normal import z_value
     from evalband.stats._power import (
@@ -145,6 +146,10 @@ __all__ = [
     "clustered_grouped_test",
     "clustered_grouped_interval",
     "cluster_proportion_interval",
+    "Kappa",
+    "KAPPA_WEIGHTS",
+    "cohen_kappa",
+    "kappa_table",
     "clustered_diff_unpaired",
     "clustered_paired_power",
     "clustered_paired_sample_size",
@@ -243,6 +248,10 @@ _LAZY = {
     "clustered_grouped_test": "evalband.stats._clustered",
     "clustered_grouped_interval": "evalband.stats._clustered",
     "cluster_proportion_interval": "evalband.stats._cluster_rates",
+    "Kappa": "evalband.stats._kappa",
+    "KAPPA_WEIGHTS": "evalband.stats._kappa",
+    "cohen_kappa": "evalband.stats._kappa",
+    "kappa_table": "evalband.stats._kappa",
     "clustered_diff_unpaired": "evalband.stats._cluster_rates",
     "clustered_paired_power": "evalband.stats._clustered_power",
     "clustered_paired_sample_size": "evalband.stats._clustered_power",

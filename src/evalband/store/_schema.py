@@ -29,7 +29,12 @@ Version history:
    ``session_results`` keeps each session's stored analyses and sequential looks.
 4. ``runs`` gains ``step`` (``INTEGER``, ``NULL`` when not given): the training step of the
    checkpoint a run evaluated (``evalband run --step N``), which ``rank --by step`` and
-   ``sweep`` order checkpoints by.
+   ``sweep`` order checkpoints by; and robot sessions: ``session_attempts`` logs every play
+   of a trial on a robot (running, played, aborted, failed or interrupted; its result: end
+   of the trial, suggestion, timing, the clip and step data in the media area),
+   ``session_scenes`` each scene's start-state
+   capture (the pose, the last two observations, a simulator's scene state). A confirmed
+   trial is still one episode; an aborted play leaves its trial pending (replayable).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "SESSIONS",
     "SESSION_RESULTS",
+    "SESSION_ATTEMPTS",
+    "SESSION_SCENES",
     "OLDEST_READABLE",
     "MIGRATIONS",
     "TABLE_STATEMENTS",
@@ -119,6 +126,35 @@ SESSION_RESULTS = (
 
 ``options`` is what changes the result (JSON), ``trials_state`` the state of the session's
 confirmed trials it was computed from (a result is current while both are the same)."""
+SESSION_ATTEMPTS = (
+    "CREATE TABLE IF NOT EXISTS session_attempts (\n"
+    '    "attempt_id" TEXT PRIMARY KEY,\n'
+    '    "session_id" TEXT NOT NULL,\n'
+    '    "trial_index" INTEGER NOT NULL,\n'
+    '    "n" INTEGER NOT NULL,\n'
+    "    \"status\" TEXT NOT NULL CHECK (\"status\" IN ('running', 'played', 'aborted', "
+    "'failed', 'interrupted')),\n"
+    '    "robot" TEXT NOT NULL,\n'
+    '    "operator" TEXT NOT NULL,\n'
+    '    "started_at" TEXT NOT NULL,\n'
+    '    "ended_at" TEXT,\n'
+    '    "reason" TEXT,\n'
+    '    "result" TEXT,\n'
+    '    UNIQUE ("session_id", "trial_index", "n"),\n'
+    '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)'
+)
+"""Every play of a robot session's trial (since version 4); ``result`` is JSON."""
+SESSION_SCENES = (
+    "CREATE TABLE IF NOT EXISTS session_scenes (\n"
+    '    "session_id" TEXT NOT NULL,\n'
+    '    "scene" INTEGER NOT NULL,\n'
+    '    "attempt_id" TEXT NOT NULL,\n'
+    '    "captured_at" TEXT NOT NULL,\n'
+    '    "capture" TEXT NOT NULL,\n'
+    '    PRIMARY KEY ("session_id", "scene"),\n'
+    '    FOREIGN KEY ("session_id") REFERENCES sessions ("session_id") ON DELETE CASCADE\n)'
+)
+"""Each scene's start-state capture (since version 4); ``capture`` is JSON."""
 PREREGISTRATIONS = (
     "CREATE TABLE IF NOT EXISTS preregistrations (\n"
     '    "name" TEXT PRIMARY KEY,\n'
@@ -138,7 +174,8 @@ RUN_LEASES = (
     '    "heartbeat" REAL NOT NULL\n)'
 )
 
-TABLE_STATEMENTS = (COMPARISONS, SESSIONS, SESSION_RESULTS, PREREGISTRATIONS, RUN_LEASES)
+TABLE_STATEMENTS = (COMPARISONS, SESSIONS, SESSION_RESULTS, PREREGISTRATIONS, RUN_LEASES,
+                    SESSION_ATTEMPTS, SESSION_SCENES)
 """The tables beside ``runs`` and ``episodes`` (whose DDL follows the record fields)."""
 
 
@@ -199,14 +236,18 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 
 
 def _v3_to_v4(conn: sqlite3.Connection) -> None:
-    """Version 3 -> 4: a run gains its checkpoint ``step`` (``NULL`` for every older run)."""
+    """Version 3 -> 4: a run's checkpoint ``step``; robot sessions' tables.
+
+    ``step`` is ``NULL`` for every older run; ``session_attempts`` and ``session_scenes`` are new.
+    """
     if "step" not in _columns(conn, "runs"):
         conn.execute('ALTER TABLE runs ADD COLUMN "step" INTEGER')
+    conn.execute(SESSION_ATTEMPTS)
+    conn.execute(SESSION_SCENES)
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-}
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """``v`` -> the step from version ``v`` to ``v + 1``; one per version, applied in order."""
 
 

@@ -242,6 +242,9 @@ def trial_episode(
     else:
         outcome = Outcome.SUCCESS if fields.get("success") else Outcome.FAILURE
     duration = fields.get("duration_s")
+    play = dict(fields.get("play") or {})
+    media = play.pop("media", None)
+    timing = play.get("timing") or {}
     session = {
         "session_id": str(fields["session_id"]),
         "trial_index": int(trial["index"]),
@@ -254,6 +257,11 @@ def trial_episode(
         "output_tail": coded_text(fields.get("output_tail"), trial),
         "scored_at": str(fields["scored_at"]),
     }
+    if play:
+        session["play"] = play
+    extra: dict[str, Any] = {"session": session}
+    if media:
+        extra["media"] = list(media)
     return EpisodeRecord(
         run_id=run_id,
         policy=str(trial["code"]),
@@ -266,12 +274,16 @@ def trial_episode(
         outcome=outcome,
         terminated=not skipped,
         truncated=False,
-        steps=0,
+        steps=int(play.get("steps") or 0),
+        sim_time_s=play.get("policy_s"),
         score=None if skipped else fields.get("score"),
         assisted=bool(fields.get("assisted")),
+        latency_ms_p50=timing.get("policy_ms_p50"),
+        latency_ms_p95=timing.get("policy_ms_p95"),
+        latency_ms_max=timing.get("policy_ms_max"),
         wall_s=None if duration is None else float(duration),
         error=SKIPPED_ERROR if skipped else None,
-        extra={"session": session},
+        extra=extra,
     )
 
 
@@ -298,14 +310,22 @@ def trial_fields(record: EpisodeRecord) -> dict[str, Any]:
     See :func:`trial_episode` for an example.
     """
     return _fields(record.outcome.value, record.score, record.assisted, record.wall_s,
-                   record.extra["session"])
+                   record.extra["session"], record.extra.get("media"))
 
 
 def _fields(
-    outcome: str, score: Any, assisted: Any, wall_s: Any, session: Mapping[str, Any]
+    outcome: str, score: Any, assisted: Any, wall_s: Any, session: Mapping[str, Any],
+    media: Any = None,
 ) -> dict[str, Any]:
-    """A trial's fields from its episode's outcome, score, assisted, wall_s and session extra."""
+    """A trial's fields from its episode's outcome, score, assisted, wall_s and extra.
+
+    ``play`` (what a robot session's play left: attempt, suggestion, timing, media) is
+    ``None`` for a trial scored without a robot.
+    """
     skipped = session["status"] == "skipped"
+    play = session.get("play")
+    if play is not None and media:
+        play = {**play, "media": list(media)}
     return {
         "session_id": str(session["session_id"]),
         "trial_index": int(session["trial_index"]),
@@ -319,6 +339,7 @@ def _fields(
         "duration_s": None if wall_s is None else float(wall_s),
         "output_tail": session.get("output_tail"),
         "scored_at": str(session["scored_at"]),
+        "play": play,
     }
 
 
@@ -343,10 +364,11 @@ def read_trials(conn: sqlite3.Connection, run_ids: Sequence[str]) -> list[dict[s
         'SELECT "outcome", "score", "assisted", "wall_s", "extra" FROM episodes '
         f'WHERE "run_id" IN ({", ".join("?" for _ in run_ids)})', list(run_ids),
     ).fetchall()
-    return [
-        _fields(outcome, score, assisted, wall_s, json.loads(extra)["session"])
-        for outcome, score, assisted, wall_s, extra in rows
-    ]
+    out = []
+    for outcome, score, assisted, wall_s, extra in rows:
+        data = json.loads(extra)
+        out.append(_fields(outcome, score, assisted, wall_s, data["session"], data.get("media")))
+    return out
 
 
 def create_session_runs(
