@@ -4,7 +4,9 @@
 #              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
 #              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
-#              .venv-lerobot for lerobot checkpoints (torch 2.14.1 from local disk; pip), and tests.
+#              .venv-lerobot for lerobot checkpoints (torch 2.14.1 from local disk; pip), a fourth
+#              .venv-bench for the manipulation benchmarks (robosuite, LIBERO, ManiSkill3; uv),
+#              and tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,6 +23,12 @@ MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics
 LEROBOT_VENV := .venv-lerobot
 LEROBOT_STAMP := $(LEROBOT_VENV)/.installed
 LEROBOT_TORCH ?= torch==2.14.1 torchvision==0.29.1
+# robosuite 1.4, LIBERO and ManiSkill3 beside MuJoCo 3.3 (versions: requirements/bench.txt);
+# hf-libero without its training dependencies (--no-deps); torch's CPU build from local disk.
+BENCH_VENV := .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.installed
+BENCH_EXTRAS := envs-robosuite,envs-maniskill
+TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),/opt/wheels)
 
 .PHONY: run test lint typecheck bench clean
 
@@ -56,17 +64,27 @@ $(LEROBOT_STAMP): pyproject.toml requirements/lerobot.txt
 	$(LEROBOT_VENV)/bin/pip install --quiet --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
 	touch $(LEROBOT_STAMP)
 
+$(BENCH_STAMP): pyproject.toml requirements/bench.txt requirements/mujoco3.txt | $(DEV_STAMP)
+	rm -rf $(BENCH_VENV)
+	$(BIN)/uv venv --quiet --python "$$(command -v $(PYTHON))" $(BENCH_VENV)
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --find-links $(TORCH_WHEELS) \
+		-c requirements/mujoco3.txt -c requirements/bench.txt -e '.[$(BENCH_EXTRAS)]' \
+		$$(grep -E '^(bddl|easydict|termcolor|tqdm|matplotlib|cloudpickle|future|torch)[=>]' requirements/bench.txt)
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --no-deps \
+		"$$(grep '^hf-libero==' requirements/bench.txt)"
+	touch $(BENCH_STAMP)
+
 run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
-test: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP)
+test: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP) $(BENCH_STAMP)
 	scripts/ensure-chromium
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-bench: $(DEV_STAMP) $(MJ3_STAMP)
+bench: $(DEV_STAMP) $(MJ3_STAMP) $(BENCH_STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) $(MJ3_VENV) $(LEROBOT_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MJ3_VENV) $(LEROBOT_VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache

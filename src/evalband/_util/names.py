@@ -29,6 +29,8 @@ BUILTIN_POLICIES: dict[str, str] = {
     "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
     "metaworld:push": "evalband.policies.scripted:metaworld_push",
     "aloha:hold": "evalband.policies.classical:aloha_hold",
+    "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
+    "robosuite:random": "evalband.policies.manipulation:robosuite_random",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 
