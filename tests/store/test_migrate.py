@@ -89,9 +89,12 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
         (c,) = st.comparisons()
         assert c["options"] == {"episode_counts": {"base": 64, "cand": 64}}
     after = raw(v1)
-    assert after["user_version"] == SCHEMA_VERSION == 3
-    for table in ("runs", "episodes"):  # every row, every value; the session's runs added
-        assert set(before[table][1]) <= set(after[table][1]), table
+    assert after["user_version"] == SCHEMA_VERSION == 4
+    assert after["runs"][0] == [*before["runs"][0], "step"]  # version 4: no step (NULL)
+    assert all(row[-1] is None for row in after["runs"][1])
+    after_runs = {row[:-1] for row in after["runs"][1]}
+    assert set(before["runs"][1]) <= after_runs  # every row, every value; the session's runs
+    assert set(before["episodes"][1]) <= set(after["episodes"][1])
     assert after["preregistrations"] == before["preregistrations"]
     assert after["session_trials"] is None  # version 3: the trials are episodes
     assert len(after["episodes"][1]) == 128 + 7 and len(after["runs"][1]) == 2 + 2
@@ -199,6 +202,7 @@ def test_a_migration_that_fails_leaves_the_old_file_as_it_was(
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setitem(_schema.MIGRATIONS, 1, half_then_fail)
-    with pytest.raises(StoreError, match="cannot migrate .* from schema version 1 to 3.*left as"):
+    expected = f"cannot migrate .* from schema version 1 to {SCHEMA_VERSION}.*left as"
+    with pytest.raises(StoreError, match=expected):
         RunStore(v1)
     assert raw(v1) == before

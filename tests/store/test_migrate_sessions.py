@@ -81,7 +81,7 @@ def test_read_only_reads_the_old_trials_and_writes_nothing(v2: Path) -> None:
 def test_opening_to_write_moves_every_trial_into_episodes(v2: Path) -> None:
     old = old_trials()
     with SessionStore(v2) as ss:
-        assert ss.runs.schema_version == SCHEMA_VERSION == 3
+        assert ss.runs.schema_version == SCHEMA_VERSION == 4
         ids = ss.run_ids("fix2")
         plan = ss.plan("fix2")  # blinded: its runs are named by the blind codes
         assert plan.blind and ids == {p: f"fix2:{plan.codes[p]}" for p in ("A", "B/v2", "ctrl")}

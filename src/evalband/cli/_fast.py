@@ -171,6 +171,11 @@ def _positive(text: str) -> int | None:  # typer's ``min=1``: a smaller value is
     return value if value is not None and value >= 1 else None
 
 
+def _natural(text: str) -> int | None:  # typer's ``min=0``
+    value = _int(text)
+    return value if value is not None and value >= 0 else None
+
+
 def _path(text: str) -> Path | None:
     return Path(text) if text else None
 
@@ -212,9 +217,10 @@ _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str
          "--backend": ("backend", _str), "-b": ("backend", _str),
          "--store": ("store", _path), "--run-id": ("run_id", _str),
          "--batch": ("batch", _positive), "--errors-as-failures": ("errors_as_failures", None),
-         "--retry-errors": ("retry_errors", None), "--json": ("as_json", None)},
+         "--retry-errors": ("retry_errors", None), "--json": ("as_json", None),
+         "--step": ("step", _natural)},
         {"workers": None, "backend": "serial", "store": None, "run_id": None, "batch": None,
-         "errors_as_failures": False, "retry_errors": False, "as_json": False},
+         "errors_as_failures": False, "retry_errors": False, "as_json": False, "step": None},
     ),
 }
 

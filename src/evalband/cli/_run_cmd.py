@@ -95,6 +95,7 @@ def run_run(
     retry_errors: bool = False,
     record: str | None = None,
     as_json: bool = False,
+    step: int | None = None,
     **until: Any,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id.
@@ -114,8 +115,9 @@ def run_run(
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
     from evalband.run import default_run_id, run_panel
-    from evalband.store import open_store
+    from evalband.store import check_step, open_store
 
+    check_step(step)  # a bad --step fails before anything runs
     panel_obj = load_panel(panel)
     resolve_policy(policy)  # an unknown policy fails before the store is touched
     against_policy = until.get("against_policy")
@@ -125,6 +127,14 @@ def run_run(
 
         if against_policy is not None:
             resolve_policy(against_policy)
+            if step is not None:
+                from evalband.errors import InvalidInputError
+
+                raise InvalidInputError(
+                    "--step names the checkpoint of one run, but --against-policy plays two "
+                    "policies; run with --against BASE_RUN, or without --step")
+        elif step is not None:
+            until["step"] = step
         run_until(panel_obj, policy, store, run_id=run_id, backend=backend, workers=workers,
                   address=address, errors_as_failures=errors_as_failures, as_json=as_json,
                   **until)
@@ -144,6 +154,7 @@ def run_run(
             batch_size=batch,
             retry_errors=retry_errors,
             record_video=record,
+            step=step,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,

@@ -84,6 +84,9 @@ def run(
         None, "--discordant", help="With --until-decided: the design's probability that a "
         "matched pair disagrees (default: the largest independent episodes can have "
         "at this effect)."),
+    step: int | None = typer.Option(
+        None, "--step", min=0, help="The training step of the checkpoint evaluated (stored "
+        "with the run; rank --by step and sweep order checkpoints by it)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -91,7 +94,8 @@ def run(
 
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
-            retry_errors=retry_errors, record=record, as_json=as_json, against=against,
+            retry_errors=retry_errors, record=record, as_json=as_json, step=step,
+            against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
             discordant=discordant)
@@ -153,6 +157,7 @@ def show(
     console.print(
         f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "
         f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
+        + (f", checkpoint step {manifest.step}" if manifest.step is not None else "")
     )
     sequential = manifest.extra.get("sequential")
     if sequential:  # run --until-decided: its looks and decision

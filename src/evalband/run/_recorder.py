@@ -43,8 +43,9 @@ class Recorder:
         *,
         run_id: str | None = None,
         policy_hash: str | None = None,
+        step: int | None = None,
     ) -> None:
-        from evalband.run._runner import default_run_id
+        from evalband.run._runner import default_run_id, keep_step
         from evalband.store import new_manifest
 
         self.store = store
@@ -65,6 +66,7 @@ class Recorder:
                     policy_hash=policy_hash,
                     n_planned=len(self._seeds),
                     source="recorder",
+                    step=step,
                 )
             )
         elif existing.panel_fingerprint != panel.fingerprint:
@@ -73,6 +75,8 @@ class Recorder:
                 f"({existing.panel_fingerprint[:12]} != {panel.fingerprint[:12]}); "
                 "use a new run_id"
             )
+        else:
+            keep_step(store, existing, step)
         from evalband.store import RunLease
 
         self._lease = RunLease(store, self.run_id)

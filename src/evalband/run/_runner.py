@@ -27,9 +27,10 @@ from evalband.run._judge import Rule
 from evalband.store import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
-    from evalband.store import RunStore
+    from evalband.store import RunManifest, RunStore
 
-__all__ = ["run_panel", "default_run_id", "panel_task", "GroupCommit", "ProgressCallback"]
+__all__ = ["run_panel", "keep_step", "default_run_id", "panel_task", "GroupCommit",
+           "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -201,6 +202,25 @@ def _policy_hash(policy_fn: object) -> str | None:
     return source_hash(policy_fn)
 
 
+def keep_step(store: RunStore, existing: RunManifest, step: int | None) -> None:
+    """On a resume: record ``step`` on a run that had none; refuse a different one.
+
+    Raises:
+        StoreError: the run was recorded at another checkpoint step.
+    """
+    from evalband.store import check_step
+
+    check_step(step)
+    if step is None or existing.step == step:
+        return
+    if existing.step is not None:
+        raise StoreError(
+            f"run {existing.run_id} was recorded at checkpoint step {existing.step}, not "
+            f"{step}; use a new `run_id` for another checkpoint", parameters=("run_id",),
+        )
+    store.update_run(existing.run_id, step=step)
+
+
 def run_panel(
     panel: Panel,
     policy: str | Any,
@@ -220,6 +240,7 @@ def run_panel(
     record_video: str | None = None,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
+    step: int | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -263,6 +284,9 @@ def run_panel(
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
+        step: the training step of the checkpoint evaluated (stored with the run as its
+            manifest's ``step``; ``rank --by step`` and ``sweep`` order checkpoints by it).
+            Resuming a run recorded at another step is refused.
 
     Returns:
         The run id and the run's summary.
@@ -347,6 +371,7 @@ def run_panel(
                 f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
                 "use a new `run_id`", parameters=("run_id",),
             )
+        keep_step(store, existing, step)
         lease = RunLease(store, run_id)
         lease.acquire()  # a second writer on a live run is refused here, before any change
         store.update_run(run_id, status="running", finished_at=None)
@@ -374,6 +399,7 @@ def run_panel(
                 command=command,
                 errors_as_failures=errors_as_failures,
                 n_planned=len(specs),
+                step=step,
             )
         )
         lease = RunLease(store, run_id)

@@ -24,7 +24,13 @@ if TYPE_CHECKING:
         import_runs,
     )
     from evalband.store._lease import RunLease, discard_empty_run
-    from evalband.store._manifest import RunManifest, environment_versions, git_sha, new_manifest
+    from evalband.store._manifest import (
+        RunManifest,
+        check_step,
+        environment_versions,
+        git_sha,
+        new_manifest,
+    )
     from evalband.store._media import (
         CONTENT_TYPES,
         content_type_of,
@@ -64,6 +70,7 @@ __all__ = [
     "environment_versions",
     "git_sha",
     "new_manifest",
+    "check_step",
     "BUNDLE_FORMAT",
     "import_results",
     "import_runs",
@@ -107,6 +114,7 @@ _LAZY = {
     "environment_versions": "evalband.store._manifest",
     "git_sha": "evalband.store._manifest",
     "new_manifest": "evalband.store._manifest",
+    "check_step": "evalband.store._manifest",
     "media_dir": "evalband.store._media",
     "media_file": "evalband.store._media",
     "store_media_bytes": "evalband.store._media",

@@ -27,6 +27,7 @@ __all__ = [
     "RUN_STATUSES",
     "RUN_SOURCES",
     "MANIFEST_FIELDS",
+    "check_step",
     "environment_versions",
     "git_sha",
     "new_manifest",
@@ -77,6 +78,9 @@ class RunManifest:
         n_planned: how many episodes the panel plans for this run.
         source: ``runner``, ``recorder``, ``import`` or ``session`` (a hardware session).
         extra: anything else worth keeping (JSON-serialisable).
+        step: the training step of the checkpoint this run evaluated, when given
+            (``evalband run --step N``; a training callback's step): ``rank --by step`` and
+            ``sweep`` order a training run's checkpoints by it.
 
     >>> m = RunManifest(run_id="r1", panel_name="demo", panel_yaml="name: demo",
     ...                 panel_fingerprint="abc", policy="expert", policy_hash=None,
@@ -108,6 +112,7 @@ class RunManifest:
     n_planned: int = 0
     source: str = "runner"
     extra: dict[str, Any] = field(default_factory=dict)
+    step: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run_id, str) or not self.run_id:
@@ -124,6 +129,7 @@ class RunManifest:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInputError(f"{name} must be a whole number >= 0; got {value!r}")
+        check_step(self.step)
         if not isinstance(self.errors_as_failures, bool):
             raise InvalidInputError(
                 f"errors_as_failures must be True or False; got {self.errors_as_failures!r}"
@@ -181,6 +187,25 @@ class RunManifest:
                 f"{', '.join(MANIFEST_FIELDS)}"
             )
         return dataclasses.replace(self, **changes)
+
+
+def check_step(step: object) -> None:
+    """Refuse a checkpoint step that is not ``None`` or a whole number >= 0.
+
+    >>> check_step(1000), check_step(None)
+    (None, None)
+    >>> check_step(-1)
+    Traceback (most recent call last):
+    ...
+    evalband.errors.InvalidInputError: step must be a whole number >= 0 (a training step); got -1
+    """
+    if step is None:
+        return
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise InvalidInputError(
+            f"step must be a whole number >= 0 (a training step); got {step!r}",
+            parameters=("step",),
+        )
 
 
 MANIFEST_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunManifest))
@@ -335,6 +360,7 @@ def new_manifest(
     command: str | None = None,
     errors_as_failures: bool = False,
     source: str = "runner",
+    step: int | None = None,
 ) -> RunManifest:
     """The manifest of a new run: panel, policy, versions, git SHA, host, start time."""
     return RunManifest(
@@ -356,4 +382,5 @@ def new_manifest(
         errors_as_failures=errors_as_failures,
         n_planned=n_planned,
         source=source,
+        step=step,
     )

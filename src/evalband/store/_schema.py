@@ -27,6 +27,9 @@ Version history:
    (:mod:`evalband.store._session_runs`); ``sessions`` gains ``run_ids`` (policy -> run id),
    the ``session_trials`` rows move into ``episodes`` and the table is dropped;
    ``session_results`` keeps each session's stored analyses and sequential looks.
+4. ``runs`` gains ``step`` (``INTEGER``, ``NULL`` when not given): the training step of the
+   checkpoint a run evaluated (``evalband run --step N``), which ``rank --by step`` and
+   ``sweep`` order checkpoints by.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ __all__ = [
     "read_compatible",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of the schema this code writes."""
 
 OLDEST_READABLE = 1
@@ -195,7 +198,15 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
     conn.execute(SESSION_RESULTS)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """Version 3 -> 4: a run gains its checkpoint ``step`` (``NULL`` for every older run)."""
+    if "step" not in _columns(conn, "runs"):
+        conn.execute('ALTER TABLE runs ADD COLUMN "step" INTEGER')
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+}
 """``v`` -> the step from version ``v`` to ``v + 1``; one per version, applied in order."""
 
 
@@ -210,8 +221,9 @@ def migrate(conn: sqlite3.Connection, version: int) -> int:
     ...                  '"run_ids" TEXT, "options" TEXT, "created_at" TEXT)')
     >>> _ = conn.execute("INSERT INTO comparisons VALUES (?, ?, ?, ?)",
     ...                  ("c", '["a", "b"]', '{"episode_counts": {"a": 3}}', "t"))
+    >>> _ = conn.execute('CREATE TABLE runs ("run_id" TEXT PRIMARY KEY)')
     >>> migrate(conn, 1), conn.execute("SELECT episode_counts FROM comparisons").fetchone()
-    (3, ('{"a": 3}',))
+    (4, ('{"a": 3}',))
     """
     while version < SCHEMA_VERSION:
         MIGRATIONS[version](conn)

@@ -368,7 +368,7 @@ def create_session_runs(
     ...     print(ids, st.require_run("s:B").source)
     {'A': 's:A', 'B': 's:B'} session
     """
-    from evalband.store._sqlite import _INSERT_RUN, _manifest_row
+    from evalband.store._sqlite import insert_run
 
     taken = {str(r[0]) for r in conn.execute('SELECT "run_id" FROM runs')}
     labels = {str(p): run_label(plan, str(p)) for p in plan["policies"]}
@@ -377,7 +377,7 @@ def create_session_runs(
     panel = session_panel(plan)
     for policy, run_id in ids.items():
         manifest = session_manifest(plan, policy, run_id, panel, provenance=provenance)
-        conn.execute(_INSERT_RUN, _manifest_row(manifest))
+        insert_run(conn, manifest)
     return ids
 
 

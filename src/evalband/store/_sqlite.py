@@ -88,6 +88,8 @@ def _episode_column_type(name: str) -> str:
 def _manifest_column_type(name: str) -> str:
     if name in ("workers", "n_planned"):
         return "INTEGER NOT NULL"
+    if name == "step":
+        return "INTEGER"
     if name == "errors_as_failures":
         return "INTEGER NOT NULL CHECK (errors_as_failures IN (0, 1))"
     if name in ("versions", "extra"):
@@ -129,6 +131,48 @@ _INSERT_RUN = (
     f"VALUES ({', '.join('?' for _ in MANIFEST_FIELDS)})"
 )
 _SELECT_RUNS = f"SELECT {_quoted(MANIFEST_FIELDS)} FROM runs"
+
+
+def _run_columns(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[1]) for r in conn.execute('PRAGMA table_info("runs")')}
+
+
+def select_runs(conn: sqlite3.Connection) -> str:
+    """``SELECT`` of every manifest field from ``runs``; a column an older file lacks reads NULL.
+
+    A store opened read-only is never migrated: its ``runs`` may predate a field (``step``,
+    schema 4), which then reads as ``NULL``, as the migration would have written it.
+
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.execute('CREATE TABLE runs ("run_id" TEXT)')
+    >>> 'NULL AS "step"' in select_runs(conn)
+    True
+    """
+    present = _run_columns(conn)
+    if all(name in present for name in MANIFEST_FIELDS):
+        return _SELECT_RUNS
+    parts = [f'"{n}"' if n in present else f'NULL AS "{n}"' for n in MANIFEST_FIELDS]
+    return f"SELECT {', '.join(parts)} FROM runs"
+
+
+def insert_run(conn: sqlite3.Connection, manifest: RunManifest) -> None:
+    """Insert a run's row; inside a migration from an older schema, only the columns it has.
+
+    (The schema-3 migration creates a session's runs before schema 4's ``step`` exists; a
+    field whose column is missing must then be unset.)
+    """
+    present = _run_columns(conn)
+    if all(name in present for name in MANIFEST_FIELDS):
+        conn.execute(_INSERT_RUN, _manifest_row(manifest))
+        return
+    row = dict(zip(MANIFEST_FIELDS, _manifest_row(manifest), strict=True))
+    names = [n for n in MANIFEST_FIELDS if n in present]
+    dropped = [n for n in MANIFEST_FIELDS if n not in present and row[n] is not None]
+    if dropped:
+        raise StoreError(f"the runs table has no column for {', '.join(dropped)}; "
+                         "open the store for writing to migrate it first")
+    conn.execute(f"INSERT INTO runs ({_quoted(names)}) VALUES ({', '.join('?' for _ in names)})",
+                 tuple(row[n] for n in names))
 
 
 def _json_text(value: Any, what: str) -> str:
@@ -705,6 +749,11 @@ class RunStore:
             raise StoreError(f"the run store {self.path} is closed; open it again")
         return self._conn
 
+    @functools.cached_property
+    def _select_runs(self) -> str:
+        """This file's ``SELECT`` of the runs (an old read-only file lacks newer columns)."""
+        return _SELECT_RUNS if self.schema_version == SCHEMA_VERSION else select_runs(self.conn)
+
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
@@ -744,7 +793,7 @@ class RunStore:
         check_run_id(manifest.run_id)
         with self._lock:
             try:
-                self.conn.execute(_INSERT_RUN, _manifest_row(manifest))
+                insert_run(self.conn, manifest)
             except sqlite3.IntegrityError:
                 raise StoreError(
                     f"run {manifest.run_id!r} already exists in {self.path}; choose another "
@@ -754,7 +803,8 @@ class RunStore:
     def get_run(self, run_id: str) -> RunManifest | None:
         """The run's manifest, or ``None`` when no such run is stored."""
         with self._lock:
-            row = self.conn.execute(_SELECT_RUNS + " WHERE run_id = ?", (run_id,)).fetchone()
+            row = self.conn.execute(self._select_runs + " WHERE run_id = ?",
+                                    (run_id,)).fetchone()
         return None if row is None else _manifest_from_row(row)
 
     def require_run(self, run_id: str) -> RunManifest:
@@ -780,7 +830,7 @@ class RunStore:
         """All runs, newest first (by ``started_at``, then insertion order)."""
         with self._lock:
             rows = self.conn.execute(
-                _SELECT_RUNS + " ORDER BY started_at DESC, rowid DESC"
+                self._select_runs + " ORDER BY started_at DESC, rowid DESC"
             ).fetchall()
         return [_manifest_from_row(r) for r in rows]
 
