@@ -287,9 +287,14 @@ def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
 
 def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
     """The info keys of one short episode of ``policy`` (what the success rule can read)."""
-    from evalband.run._execute import env_options, resolve_task_policy
+    from evalband.policies import as_runtime
+    from evalband.run._execute import env_options, episode_context, resolve_task_policy
 
-    act = resolve_task_policy(policy)
+    runtime = as_runtime(resolve_task_policy(policy))  # a policy object, not only a callable
+    runtime.setup()
+    if runtime.resets():
+        runtime.reset(episode_context(task, spec))
+    act = runtime.actor()
     keys: set[str] = set()
     obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
     keys.update(info)
