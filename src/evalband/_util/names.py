@@ -31,6 +31,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "aloha:hold": "evalband.policies.classical:aloha_hold",
     "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
     "robosuite:random": "evalband.policies.manipulation:robosuite_random",
+    "robosuite:stack": "evalband.policies.manipulation:robosuite_stack",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 

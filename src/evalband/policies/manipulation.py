@@ -5,6 +5,8 @@
   (a function of the observation: cube position, gripper position, finger positions and
   velocities), one observation or a batch (``batched = True``; rows are computed with the
   same elementwise operations, so a batch equals the single calls bit for bit).
+* :func:`robosuite_stack` — robosuite ``Stack``: the Lift control on the red cube, then over
+  the green cube, down until the red one sits on it, open. Stateless and batched too.
 * :class:`UniformRandom` — uniform random actions in ``[-1, 1]^dim`` from the episode's own
   seed (``context.seed``), one generator per lockstep slot: the same actions on every
   backend, batch size and worker count (a chance-level control for any panel whose actions
@@ -21,7 +23,7 @@ from numpy.typing import NDArray
 
 from evalband.policies._contract import EpisodeContext
 
-__all__ = ["UniformRandom", "robosuite_lift", "robosuite_random"]
+__all__ = ["UniformRandom", "robosuite_lift", "robosuite_random", "robosuite_stack"]
 
 Array = NDArray[np.float64]
 
@@ -66,6 +68,46 @@ def robosuite_lift(obs: Any, gain: float = 10.0) -> Array:
 
 
 robosuite_lift.batched = True  # type: ignore[attr-defined]
+
+
+def robosuite_stack(obs: Any, gain: float = 10.0) -> Array:
+    """robosuite Stack (OSC_POSE): lift the red cube (A), carry it over the green one (B), drop.
+
+    While the red cube is not held above the green one, :func:`robosuite_lift` acts on it.
+    Held (within 2 cm of the gripper, 3 cm above B): move it 10 cm above B, then over B
+    (horizontal error under 6 mm), then down until it is 5.5 cm above B's centre; there the
+    gripper opens (success is the red cube resting on the green one, released).
+
+    >>> obs = {"cubeA_pos": np.array([0.0, 0.0, 0.90]), "cubeB_pos": np.array([0.1, 0.0, 0.83]),
+    ...        "robot0_eef_pos": np.array([0.0, 0.0, 0.905]),
+    ...        "robot0_gripper_qpos": np.array([0.02, -0.02]),
+    ...        "robot0_gripper_qvel": np.zeros(2)}
+    >>> robosuite_stack(obs).round(2).tolist()  # held: toward the point above B, closed
+    [1.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0]
+    """
+    cube_a = np.asarray(obs["cubeA_pos"], dtype=np.float64)
+    cube_b = np.asarray(obs["cubeB_pos"], dtype=np.float64)
+    eef = np.asarray(obs["robot0_eef_pos"], dtype=np.float64)
+    lifted = robosuite_lift({"cube_pos": cube_a, "robot0_eef_pos": eef,
+                             "robot0_gripper_qpos": obs["robot0_gripper_qpos"],
+                             "robot0_gripper_qvel": obs["robot0_gripper_qvel"]}, gain)
+    holding = ((np.linalg.norm(cube_a - eef, axis=-1) < 0.02)
+               & (cube_a[..., 2] > cube_b[..., 2] + 0.03))
+    across = cube_b[..., :2] - cube_a[..., :2]
+    aligned = np.linalg.norm(across, axis=-1) < 0.006
+    low = cube_a[..., 2] - cube_b[..., 2] < 0.055
+    height = np.where(aligned, 0.05, 0.10)[..., None]
+    move = np.concatenate([np.clip(gain * across, -1.0, 1.0),
+                           np.clip(gain * (cube_b[..., 2:] + height - cube_a[..., 2:]),
+                                   -1.0, 1.0)], axis=-1)
+    release = aligned & low
+    move = np.where(release[..., None], 0.0, move)
+    grip = np.where(release, -1.0, 1.0)[..., None]
+    carried = np.concatenate([move, np.zeros(move.shape[:-1] + (3,)), grip], axis=-1)
+    return np.where((holding | release)[..., None], carried, lifted)
+
+
+robosuite_stack.batched = True  # type: ignore[attr-defined]
 
 
 class UniformRandom:
