@@ -71,7 +71,7 @@ robosuite_lift.batched = True  # type: ignore[attr-defined]
 
 
 def robosuite_stack(obs: Any, gain: float = 10.0) -> Array:
-    """robosuite Stack (OSC_POSE): lift the red cube (A), carry it over the green one (B), drop.
+    """Robosuite Stack (OSC_POSE): lift the red cube (A), carry it over the green one (B), drop.
 
     While the red cube is not held above the green one, :func:`robosuite_lift` acts on it.
     Held (within 2 cm of the gripper, 3 cm above B): move it 10 cm above B, then over B
