@@ -12,8 +12,9 @@ machine does not have and ManiSkill a Vulkan device, see docs/benchmarks.md):
   ``robosuite:lift`` / ``robosuite:stack``; the others: ``robosuite:random``, a chance-level
   control, on a budget of 20 steps so that the run is affordable) played serial, with
   ``--backend process --workers 2`` and with ``--backend vector --workers 2``: the records
-  must be identical in every field but the timing ones; episodes per second of each path are reported (wall time of the whole run,
-  start-up included; a 2-core machine shared with other jobs);
+  must be identical in every field but the timing ones; episodes per second of each path
+  are reported (wall time of the whole run, start-up included; a 2-core machine shared
+  with other jobs);
 * robosuite Lift's scripted control on 100 episodes (``--quick``: 10): success rate with its
   Wilson 95 % band; the target is a rate >= 90 %.
 """
