@@ -9,7 +9,9 @@ built-in ``lerobot-pusht`` panel's seeds (1000 + episode, lerobot-eval's), 60 st
   and model building included), episodes per second side by side: ``evalband run`` serial;
   ``evalband run --backend vector --workers 4`` (four gym-pusht sub-envs in their own
   processes, the ACT batched in the driver); lerobot-eval's own loop
-  (``--eval.batch_size=4 --eval.use_async_envs=true``: gymnasium's AsyncVectorEnv). The
+  (``--eval.batch_size=4``: four envs in gymnasium's SyncVectorEnv, its default; lerobot
+  0.4.4's ``--eval.use_async_envs=true`` fails in its own env check: ``'AsyncVectorEnv'
+  object has no attribute 'envs'``). The
   episodes are the same: per-episode returns are compared with lerobot-eval's
   ``eval_info.json`` (a batch of four goes through other CPU kernels than a batch of one,
   so within float rounding).
@@ -18,6 +20,9 @@ built-in ``lerobot-pusht`` panel's seeds (1000 + episode, lerobot-eval's), 60 st
   vs ``batch_size=8`` (:class:`~evalband.policies.lerobot.LerobotBatchPolicy`: one forward
   pass per step for the eight slots); medians of 3 ABAB-interleaved pairs; the target is
   >= 1.5x episodes per second, with the same outcomes and steps and returns within 1e-4.
+  torch runs on one thread on every path, the commands of the vector part included (two
+  threads on a 2-core VM shared with the env and other jobs oversubscribe it: the forward
+  pass took ~10x longer under load).
 
 The machine is a shared 2-core VM: the load average before and after is reported.
 """
@@ -81,6 +86,10 @@ def timed(args):
     return time.perf_counter() - t0
 
 def main(root, work, quick):
+    import os
+    import torch
+    torch.set_num_threads(1)  # every path alike: a shared 2-core VM, no thread oversubscription
+    os.environ["OMP_NUM_THREADS"] = "1"  # ... the commands started below too
     from evalband.store import open_store
     work = Path(work)
     episodes, steps = (4, 30) if quick else (16, 60)
@@ -100,7 +109,7 @@ def main(root, work, quick):
         py, "-m", "lerobot.scripts.lerobot_eval", f"--policy.path={small}",
         "--policy.device=cpu", "--env.type=pusht", "--env.obs_type=environment_state_agent_pos",
         f"--env.episode_length={steps}", f"--eval.n_episodes={episodes}",
-        "--eval.batch_size=4", "--eval.use_async_envs=true", "--seed=1000",
+        "--eval.batch_size=4", "--eval.use_async_envs=false", "--seed=1000",
         f"--output_dir={work / 'eval'}"])
     info = json.loads((work / "eval" / "eval_info.json").read_text())
     [task] = info["per_task"]
