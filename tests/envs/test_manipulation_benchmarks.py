@@ -150,7 +150,7 @@ from evalband.envs import libero
 out = {}
 for suite in libero.SUITES:
     tasks = libero.suite_tasks(suite)
-    states = [libero.task_init_states(suite, t["task_id"]).shape for t in tasks[:2]]
+    states = [libero.task_init_states(suite, t["task_id"]).shape for t in tasks[:1]]
     # LIBERO's benchmark instruction is its file name in words (without a LIBERO-100 scene
     # prefix), read here from the BDDL file's name; the file's own (:language) may differ
     text = [re.sub(r"^[A-Z_]*SCENE[0-9]+_", "", Path(t["bddl"]).stem).replace("_", " ")

@@ -2,15 +2,14 @@
 
 ``python lerobot_train.py OUT PANEL STORE`` builds a small LeRobotDataset of gym-pusht
 episodes locally (keypoint observations, the scripted pusher's actions: nothing from a hub),
-runs lerobot's own ``lerobot-train`` on it (a small ACT, 20 steps, a checkpoint every 10),
-then :func:`evalband.training.evaluate_checkpoints` on PANEL into STORE with a TensorBoard
+runs lerobot's own ``lerobot-train`` (its ``main``) on it (a small ACT, 20 steps, a
+checkpoint every 10), then :func:`evalband.training.evaluate_checkpoints` on PANEL into STORE with a TensorBoard
 logger writing to ``OUT/tb``; it prints the results as JSON.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -52,9 +51,13 @@ def build_dataset(root: Path, episodes: int = 2, length: int = 30) -> None:
 
 
 def train(root: Path, output: Path) -> None:
-    """lerobot-train: a small ACT (one action per forward pass) on the local dataset."""
-    subprocess.run([
-        sys.executable, "-m", "lerobot.scripts.lerobot_train",
+    """lerobot-train's own entry point (in this process: lerobot is imported once), a small
+    ACT (one action per forward pass) on the local dataset."""
+    from lerobot.scripts import lerobot_train
+
+    saved = sys.argv
+    sys.argv = [
+        "lerobot-train",
         "--dataset.repo_id=local/pusht_tiny", f"--dataset.root={root}",
         "--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false",
         "--policy.dim_model=32", "--policy.n_heads=2", "--policy.dim_feedforward=64",
@@ -64,7 +67,11 @@ def train(root: Path, output: Path) -> None:
         f"--steps={STEPS}", f"--save_freq={SAVE_EVERY}", "--eval_freq=0", "--log_freq=10",
         "--batch_size=4", "--num_workers=0", "--wandb.enable=false",
         f"--output_dir={output}",
-    ], check=True)
+    ]
+    try:
+        lerobot_train.main()
+    finally:
+        sys.argv = saved
 
 
 def main(out: str, panel: str, store: str) -> None:
