@@ -3,8 +3,8 @@
 ``python lerobot_train.py OUT PANEL STORE`` builds a small LeRobotDataset of gym-pusht
 episodes locally (keypoint observations, the scripted pusher's actions: nothing from a hub),
 runs lerobot's own ``lerobot-train`` (its ``main``) on it (a small ACT, 20 steps, a
-checkpoint every 10), then :func:`evalband.training.evaluate_checkpoints` on PANEL into STORE with a TensorBoard
-logger writing to ``OUT/tb``; it prints the results as JSON.
+checkpoint every 10), then :func:`evalband.training.evaluate_checkpoints` on PANEL into
+STORE with a TensorBoard logger writing to ``OUT/tb``; it prints the results as JSON.
 """
 
 from __future__ import annotations
