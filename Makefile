@@ -5,10 +5,11 @@
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
 #              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
 #              .venv-lerobot for lerobot checkpoints and robot sessions (torch 2.14.1 from local
-#              disk, MuJoCo and lerobot's Feetech SDK for sim-arm and the SO-101; pip), and tests.
-#              The venvs and Chromium are built side by side (make -j), pip without byte-compiling
-#              every installed module (Python compiles what is imported), and pytest runs on
-#              $(TEST_WORKERS) processes (pytest-xdist).
+#              disk, MuJoCo and lerobot's Feetech SDK for sim-arm and the SO-101; pip), a fourth
+#              .venv-bench for the manipulation benchmarks (robosuite, LIBERO, ManiSkill3; uv),
+#              and tests. The venvs and Chromium are built side by side (make -j), pip without
+#              byte-compiling every installed module (Python compiles what is imported), and
+#              pytest runs on $(TEST_WORKERS) processes (pytest-xdist).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -28,6 +29,12 @@ LEROBOT_TORCH ?= torch==2.14.1 torchvision==0.29.1
 # pytest processes (pytest-xdist); 2 = the cores of this project's machines.
 TEST_WORKERS ?= 2
 PIP_INSTALL = pip install --quiet --no-compile
+# robosuite 1.4, LIBERO and ManiSkill3 beside MuJoCo 3.3 (versions: requirements/bench.txt);
+# hf-libero without its training dependencies (--no-deps); torch's CPU build from local disk.
+BENCH_VENV := .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.installed
+BENCH_EXTRAS := envs-robosuite,envs-maniskill
+TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),/opt/wheels)
 
 .PHONY: run test venvs chromium lint typecheck bench clean
 
@@ -67,11 +74,21 @@ $(LEROBOT_STAMP): pyproject.toml requirements/lerobot.txt
 	$(LEROBOT_VENV)/bin/$(PIP_INSTALL) --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
 	touch $(LEROBOT_STAMP)
 
+$(BENCH_STAMP): pyproject.toml requirements/bench.txt requirements/mujoco3.txt | $(BIN)/uv
+	rm -rf $(BENCH_VENV)
+	$(BIN)/uv venv --quiet --python "$$(command -v $(PYTHON))" $(BENCH_VENV)
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --find-links $(TORCH_WHEELS) \
+		-c requirements/mujoco3.txt -c requirements/bench.txt -e '.[$(BENCH_EXTRAS)]' \
+		$$(grep -E '^(bddl|easydict|termcolor|tqdm|matplotlib|cloudpickle|future|torch)[=>]' requirements/bench.txt)
+	$(BIN)/uv pip install --quiet --python $(BENCH_VENV)/bin/python --no-deps \
+		"$$(grep '^hf-libero==' requirements/bench.txt)"
+	touch $(BENCH_STAMP)
+
 run: $(CORE_STAMP)
 	$(BIN)/evalband lab reach1d
 
 # Everything the tests need, built side by side (each target's output kept together).
-venvs: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP) chromium
+venvs: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP) $(BENCH_STAMP) chromium
 
 chromium:
 	scripts/ensure-chromium
@@ -82,8 +99,8 @@ test:
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
-bench: $(DEV_STAMP) $(MJ3_STAMP)
+bench: $(DEV_STAMP) $(MJ3_STAMP) $(BENCH_STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) $(MJ3_VENV) $(LEROBOT_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MJ3_VENV) $(LEROBOT_VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -134,3 +134,20 @@ def test_episode_specs_seeds_are_one_seedsequence_each(episodes: int) -> None:
         expected = np.random.SeedSequence(entropy=panel.seed, spawn_key=(
             cell_hash, spec.episode)).generate_state(1, dtype=np.uint32)[0]
         assert type(spec.condition_seed) is int and spec.condition_seed == int(expected)
+
+
+def test_env_kwargs_level_instruction_goes_to_the_policy() -> None:
+    """A constructor factor's level may carry the task's instruction: the policy gets it, the
+    env's constructor does not (LIBERO's and robosuite's task factors)."""
+    from evalband.run._execute import RunTask, episode_context
+
+    panel = load_panel({
+        "name": "tasks", "env": "evalband/Coin-v0", "episodes": 1, "budget": {"steps": 3},
+        "factors": {"task": {"target": "env_kwargs", "levels": {
+            "short": {"length": 1, "instruction": "flip once"},
+            "long": {"length": 3, "instruction": "flip thrice"}}}},
+    })
+    specs = panel.episode_specs()
+    assert [s.env_kwargs for s in specs] == [{"length": 1}, {"length": 3}]
+    task = RunTask("r", "p", panel.fingerprint, panel.env)
+    assert [episode_context(task, s).task for s in specs] == ["flip once", "flip thrice"]

@@ -26,10 +26,15 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeSpec",
     "EPISODE_FIELDS",
+    "TASK_OPTION_KEYS",
     "episode_key",
     "parse_outcome",
     "record_key",
 ]
+
+TASK_OPTION_KEYS = ("instruction", "prompt")
+"""Cell option keys that are the episode's task instruction (first wins): given to the policy
+(``EpisodeContext.task``), not to the env's ``reset`` or constructor."""
 
 
 @dataclass(frozen=True)

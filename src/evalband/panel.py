@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from evalband.episode import EpisodeSpec  # defined there: workers need no pydantic
+from evalband.episode import TASK_OPTION_KEYS, EpisodeSpec  # there: workers need no pydantic
 from evalband.errors import PanelError
 
 __all__ = [
@@ -143,7 +143,8 @@ class FactorSpec(BaseModel):
     """A factor with a target: what its values set.
 
     ``target``: ``options`` (reset options, the default), ``env_kwargs`` (constructor
-    arguments: each cell builds its own env) or ``task`` (given to the policy, not the env).
+    arguments: each cell builds its own env; a level's ``instruction`` or ``prompt`` goes to
+    the policy instead) or ``task`` (given to the policy, not the env).
     ``values`` (each sets ``{factor: value}``) or ``levels`` (label -> mapping it sets).
     ``dynamics_only: true`` declares that the factor acts on dynamics and leaves the initial
     observation unchanged (otherwise such a factor is refused as ignored by the env).
@@ -427,6 +428,10 @@ class Panel(BaseModel):
             slices = {name: label for name, label, _, _ in combo}
             targets: dict[str, dict[str, Any]] = {"options": {}, "env_kwargs": {}, "task": {}}
             for _, _, target, sets in combo:
+                if target == "env_kwargs":  # a level's instruction is the policy's, not the env's
+                    told = {k: v for k, v in sets.items() if k in TASK_OPTION_KEYS}
+                    targets["task"].update(told)
+                    sets = {k: v for k, v in sets.items() if k not in told}
                 targets[target].update(sets)
             key = ",".join(f"{name}={label}" for name, label, _, _ in combo)
             cells.append(Cell(key=key, slices=slices, options=targets["options"],

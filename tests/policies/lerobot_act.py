@@ -7,9 +7,10 @@ stats made up here: nothing comes from a hub). No image input, so no vision back
 
 ``python lerobot_act.py runs DIR PANEL FRESH STORE`` plays, through ``run_panel``, the
 checkpoint on FRESH (run ``fresh``), on PANEL with its episodes in lockstep (``batch``: one
-policy instance per slot) and :class:`NoReset` on PANEL (run ``no-reset``): the
-same policy with its reset left out, the way a bare ``obs -> action`` wrapper plays it (the
-action queue is never cleared, so an episode starts with the last one's leftover actions).
+batched ACT with a queue per slot; its forward passes go to STORE.json) and
+:class:`NoReset` on PANEL (run ``no-reset``): the same policy with its reset left out, the
+way a bare ``obs -> action`` wrapper plays it (the action queue is never cleared, so an
+episode starts with the last one's leftover actions).
 """
 
 from __future__ import annotations
@@ -74,14 +75,20 @@ class NoReset:
 
 
 def runs(path: str, panel: str, fresh: str, store_path: str) -> None:
+    import json
+
     from evalband.panel import load_panel
+    from evalband.policies import resolve_policy
     from evalband.run import run_panel
     from evalband.store import open_store
 
+    batched = resolve_policy(f"lerobot:{path}")  # ACT: one policy, a queue per slot
     with open_store(store_path) as store:
         run_panel(load_panel(fresh), f"lerobot:{path}", store, run_id="fresh")
-        run_panel(load_panel(panel), f"lerobot:{path}", store, run_id="batch", batch_size=3)
+        run_panel(load_panel(panel), batched, store, run_id="batch", batch_size=3)
         run_panel(load_panel(panel), NoReset(path), store, run_id="no-reset")
+    with open(f"{store_path}.json", "w") as out:
+        json.dump({"kind": type(batched).__name__, "forward_passes": batched.forward_passes}, out)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,45 @@ def test_the_panels_instruction_reaches_lerobot_as_task() -> None:
     assert policy.preprocessor.seen[1]["task"] == [""]  # no instruction: lerobot's empty task
     with pytest.raises(TypeError, match="expected a dict observation"):
         policy.act([0.0, 1.0])
+
+
+def _cached_model(cache: Path, repo: str, config: str, revision: str = "abc123") -> Path:
+    """A model as the Hugging Face cache holds it after a download (its documented layout)."""
+    root = cache / ("models--" + repo.replace("/", "--"))
+    snapshot = root / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(config)
+    (root / "refs").mkdir()
+    (root / "refs" / "main").write_text(revision)
+    return snapshot
+
+
+def test_hub_id_resolves_from_the_local_cache_without_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalband.policies.lerobot as module
+
+    cache = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)  # no local directory named like the repo
+    monkeypatch.setattr(module.importlib.util, "find_spec", lambda name: object())
+    snapshot = _cached_model(cache, "someorg/act_pusht", '{"type": "act"}')
+    policy = resolve_policy("lerobot:someorg/act_pusht")
+    assert isinstance(policy, module.LerobotBatchPolicy)  # ACT: batched across slots
+    assert policy.path == str(snapshot) and policy.name == "lerobot:someorg/act_pusht"
+    assert as_runtime(policy).kind == "slots"
+    other = _cached_model(cache, "someorg/diffusion_pusht", '{"type": "diffusion"}')
+    factory = resolve_policy("lerobot:someorg/diffusion_pusht")
+    assert as_runtime(factory).kind == "factory" and factory().path == str(other)
+
+
+def test_hub_id_absent_from_the_cache_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PolicyNotFoundError) as caught:
+        resolve_policy("lerobot:someorg/not_here")
+    message = str(caught.value)
+    assert "\n" not in message and "never downloads" in message
+    assert "models--someorg--not_here" in message

@@ -32,6 +32,9 @@ BUILTIN_POLICIES: dict[str, str] = {
     "sim-arm:grasp": "evalband.policies.sim_arm:grasp",
     "sim-arm:weak": "evalband.policies.sim_arm:weak",
     "sim-arm:never": "evalband.policies.sim_arm:never",
+    "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
+    "robosuite:random": "evalband.policies.manipulation:robosuite_random",
+    "robosuite:stack": "evalband.policies.manipulation:robosuite_stack",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 

@@ -29,9 +29,12 @@ def run(
     ),
     workers: int | None = typer.Option(
         None, "--workers", "-w", min=1,
-        help="Workers (default: 1 for process, every CPU of the cluster for ray).",
+        help="Workers (default: 1 for process, every CPU of the cluster for ray; "
+             "sub-envs for vector, default 2).",
     ),
-    backend: str = typer.Option("serial", "--backend", "-b", help="serial, process or ray"),
+    backend: str = typer.Option(
+        "serial", "--backend", "-b",
+        help="serial, process, ray or vector (sub-envs in parallel, the policy batched)"),
     address: str | None = typer.Option(
         None, "--address",
         help="Ray cluster for --backend ray: auto, ray://HOST:PORT (default: a local one).",

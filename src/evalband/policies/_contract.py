@@ -37,6 +37,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from evalband.episode import TASK_OPTION_KEYS
+
 __all__ = [
     "BatchPolicy",
     "EpisodeContext",
@@ -47,9 +49,6 @@ __all__ = [
     "policy_factory",
 ]
 
-TASK_OPTION_KEYS = ("instruction", "prompt")
-"""Cell option keys that are the episode's task instruction (first wins): given to the policy
-(``EpisodeContext.task``), not to the env's ``reset``."""
 
 _POLICY_STREAM = 0x706F6C  # "pol": the policy's child stream of an episode's condition seed
 

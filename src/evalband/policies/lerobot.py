@@ -1,6 +1,8 @@
 """lerobot checkpoints as evalband policies: ``--policy lerobot:PATH[?device=cpu]``.
 
-``PATH`` is a local lerobot ``pretrained_model`` directory, as ``lerobot-train`` saves it
+``PATH`` is a local lerobot ``pretrained_model`` directory, as ``lerobot-train`` saves it, or
+a Hub id ``ORG/NAME`` found in the local Hugging Face cache (:func:`hub_snapshot`: as lerobot
+leaves a model it downloaded; nothing is ever downloaded here)
 (``config.json``, ``model.safetensors``, ``policy_preprocessor.json``,
 ``policy_postprocessor.json`` and their state files). It is loaded with lerobot's own code,
 the way ``lerobot-eval`` loads ``--policy.path`` (huggingface/lerobot,
@@ -37,7 +39,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -46,7 +50,8 @@ import numpy as np
 from evalband.errors import PolicyNotFoundError
 from evalband.policies._contract import EpisodeContext, policy_factory
 
-__all__ = ["LEROBOT_PREFIX", "LerobotPolicy", "is_lerobot", "lerobot_policy"]
+__all__ = ["LEROBOT_PREFIX", "LerobotBatchPolicy", "LerobotPolicy", "batchable", "hub_cache",
+           "hub_snapshot", "is_lerobot", "lerobot_policy"]
 
 LEROBOT_PREFIX = "lerobot:"
 """Policy names starting with this are lerobot ``pretrained_model`` directories."""
@@ -164,11 +169,158 @@ class LerobotPolicy:
         self.policy = self.preprocessor = self.postprocessor = None
 
 
-def lerobot_policy(name: str) -> Callable[[], LerobotPolicy]:
-    """The policy for ``lerobot:PATH[?device=D]``: a factory, one :class:`LerobotPolicy` per slot.
+class LerobotBatchPolicy(LerobotPolicy):
+    """One lerobot ACT serving every lockstep slot: one forward pass for all slots in need.
 
-    A factory, so ``--batch N`` gives every lockstep slot its own action queue. Checks that
-    the directory exists and that lerobot is importable, without importing it.
+    ACT's ``select_action`` keeps ONE action queue for the whole batch it was given, so the
+    episodes of a batch must start together; lockstep slots start whenever their last
+    episode ended. This keeps a queue per slot instead: at each step the slots whose queue
+    is empty are stacked (observations through lerobot's ``preprocess_observation`` and the
+    preprocessor, their tasks as the batch's ``task`` list) and ``predict_action_chunk``
+    runs once for all of them; each slot's queue takes its row's first ``n_action_steps``
+    actions (as ``select_action`` does), and the actions popped this step go through the
+    postprocessor together. ``reset(context)`` empties the slot's queue only. One at a time
+    (slot 0) it computes what ``select_action`` does. Only for ACT without temporal
+    ensembling (:func:`batchable`); other policies get one instance per slot.
+    """
+
+    def __init__(self, path: str, device: str = "cpu", name: str | None = None) -> None:
+        super().__init__(path, device=device, name=name)
+        self._queues: dict[int, list[Any]] = {}
+        self._tasks: dict[int, str] = {}
+        self.forward_passes = 0  # predict_action_chunk calls (one per step with slots in need)
+
+    def reset(self, context: EpisodeContext) -> None:
+        """Empty ``context.slot``'s action queue; take its task (ACT draws no noise)."""
+        self.setup()
+        self._queues[context.slot] = []
+        self._tasks[context.slot] = context.task or ""
+        self.preprocessor.reset()
+        self.postprocessor.reset()
+
+    def act(self, obs: Any) -> np.ndarray:
+        """The action for one observation in slot 0."""
+        stacked = {key: np.asarray(value)[None] for key, value in self._checked(obs).items()}
+        action: np.ndarray = self.act_batch(stacked, [0])[0]
+        return action
+
+    def _checked(self, obs: Any) -> dict[str, Any]:
+        if self.policy is None:
+            self.setup()
+        if not isinstance(obs, dict):
+            raise TypeError(
+                f"lerobot policy {self.name!r} expected a dict observation, got "
+                f"{type(obs).__name__}; set the panel's env_kwargs to an observation type "
+                "lerobot's preprocess_observation reads")
+        return obs
+
+    def act_batch(self, obs_batch: Any, slots: Any) -> np.ndarray:
+        """Actions for stacked observations; row ``i`` belongs to ``slots[i]``."""
+        obs_batch = self._checked(obs_batch)
+        assert self._to_batch is not None  # set by setup()
+        torch = self._torch
+        slots = [int(s) for s in slots]
+        need = [i for i, slot in enumerate(slots) if not self._queues.get(slot)]
+        if need:
+            rows = np.asarray(need)
+            batch = self._to_batch({key: np.asarray(value)[rows]
+                                    for key, value in obs_batch.items()})
+            batch["task"] = [self._tasks.get(slots[i], "") for i in need]
+            batch = self.preprocessor(batch)
+            steps = int(self.policy.config.n_action_steps)
+            with torch.inference_mode():
+                chunk = self.policy.predict_action_chunk(batch)[:, :steps]
+            self.forward_passes += 1
+            for row, i in enumerate(need):
+                self._queues[slots[i]] = list(chunk[row])
+        popped = torch.stack([self._queues[slot].pop(0) for slot in slots])
+        actions = self.postprocessor(popped)
+        return np.asarray(actions.to("cpu").numpy())
+
+
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+"""A Hugging Face Hub id ``ORG/NAME`` (read as one only when no such local path exists)."""
+
+
+def hub_cache() -> Path:
+    """The local Hugging Face Hub cache, as ``huggingface_hub`` finds it.
+
+    ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``.
+    """
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+def hub_snapshot(repo_id: str, name: str | None = None) -> str:
+    """The local snapshot of model ``ORG/NAME`` in the Hugging Face cache; nothing downloads.
+
+    The cache's own layout (``models--ORG--NAME/refs/main`` names the snapshot in
+    ``snapshots/``), as a download by lerobot or ``huggingface-cli download`` leaves it.
+
+    Raises:
+        PolicyNotFoundError: no snapshot of the model in the cache (one line: where it
+            looked and how to bring it).
+
+    >>> import tempfile
+    >>> os.environ["HF_HUB_CACHE"] = tempfile.mkdtemp()
+    >>> hub_snapshot("lerobot/act_aloha")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalband.errors.PolicyNotFoundError: policy 'lerobot:lerobot/act_aloha': no local ...
+    >>> del os.environ["HF_HUB_CACHE"]
+    """
+    repo = hub_cache() / ("models--" + repo_id.replace("/", "--"))
+    ref = repo / "refs" / "main"
+    candidates = []
+    if ref.is_file():
+        candidates.append(repo / "snapshots" / ref.read_text().strip())
+    if (repo / "snapshots").is_dir():
+        candidates += sorted((repo / "snapshots").iterdir())
+    for snapshot in candidates:
+        if (snapshot / "config.json").is_file():
+            return str(snapshot)
+    raise PolicyNotFoundError(
+        f"policy {name or LEROBOT_PREFIX + repo_id!r}: no local directory {repo_id!r} and no "
+        f"copy of model {repo_id} in the Hugging Face cache ({repo}); evalband never "
+        "downloads: fetch it where there is network (huggingface-cli download "
+        f"{repo_id}) and copy the cache here, or give a pretrained_model directory"
+    )
+
+
+def batchable(path: str) -> bool:
+    """Whether a checkpoint's policy runs batched across slots (:class:`LerobotBatchPolicy`).
+
+    ACT without temporal ensembling (its ``select_action`` is a queue of chunk actions), read
+    from ``config.json`` without importing lerobot.
+
+    >>> import json, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = open(f"{folder}/config.json", "w").write(json.dumps({"type": "act"}))
+    >>> batchable(folder)
+    True
+    """
+    import json
+
+    try:
+        with open(os.path.join(path, "config.json")) as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return (isinstance(config, dict) and config.get("type") == "act"
+            and config.get("temporal_ensemble_coeff") is None)
+
+
+def lerobot_policy(name: str) -> Callable[[], LerobotPolicy] | LerobotBatchPolicy:
+    """The policy for ``lerobot:PATH[?device=D]``: batched ACT, or one policy per slot.
+
+    An ACT checkpoint (:func:`batchable`) is one :class:`LerobotBatchPolicy` with a queue
+    per lockstep slot and one forward pass per step for the slots in need; any other policy
+    is a factory, so ``--batch N`` gives every slot its own :class:`LerobotPolicy` (its own
+    queues and observation history). Checks that the directory exists and that lerobot is
+    importable, without importing it.
 
     Raises:
         PolicyNotFoundError: no such directory, no ``config.json`` in it, or no lerobot.
@@ -180,6 +332,8 @@ def lerobot_policy(name: str) -> Callable[[], LerobotPolicy]:
     True
     """
     path, options = _parse(name)
+    if not os.path.exists(path) and _REPO_ID.fullmatch(path):
+        path = hub_snapshot(path, name)
     config = os.path.join(path, "config.json")
     if not os.path.isfile(config):
         what = "has no config.json" if os.path.isdir(path) else "does not exist"
@@ -195,6 +349,8 @@ def lerobot_policy(name: str) -> Callable[[], LerobotPolicy]:
             "checkpoints) and run evalband from there"
         )
     device = options.get("device") or "cpu"
+    if batchable(path):
+        return LerobotBatchPolicy(path, device=device, name=name)
 
     @policy_factory
     def make() -> LerobotPolicy:

@@ -301,15 +301,16 @@ def _driver_may_play(task: RunTask) -> bool:
             and task.policy in BUILTIN_POLICIES)
 
 
-BACKENDS = ("serial", "process", "ray")
+BACKENDS = ("serial", "process", "ray", "vector")
 
 
 def get_backend(name: str, workers: int | None = 1, address: str | None = None) -> Backend:
     """Build a backend by name.
 
     Args:
-        name: ``serial``, ``process`` or ``ray``.
-        workers: worker processes (``None``: 1, or every CPU of the Ray cluster for ``ray``).
+        name: ``serial``, ``process``, ``ray`` or ``vector`` (:mod:`evalband.run._vector`).
+        workers: worker processes (``None``: 1, or every CPU of the Ray cluster for ``ray``;
+            for ``vector``, the sub-envs stepped in parallel, ``None``: 2).
         address: the Ray cluster (``ray`` only; see :class:`~evalband.run._ray.RayBackend`).
 
     >>> get_backend("serial").name
@@ -328,6 +329,10 @@ def get_backend(name: str, workers: int | None = 1, address: str | None = None) 
         from evalband.run._ray import RayBackend
 
         return RayBackend(workers=workers, address=address)
+    if name == "vector":
+        from evalband.run._vector import VectorBackend
+
+        return VectorBackend(workers=2 if workers is None else workers)
     raise InvalidParameterError(
         f"`backend` must be one of {', '.join(BACKENDS)}; got {name!r}", parameters=("backend",),
     )

@@ -103,12 +103,16 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
         spec = as_factor_spec(levels)
         if spec.target == "task":
             continue
+        from evalband.policies import TASK_OPTION_KEYS
+
         settings = [sets for _, sets in spec.settings(name)]
+        if spec.target == "env_kwargs":  # a level's instruction goes to the policy (Panel.cells)
+            settings = [{k: v for k, v in s.items() if k not in TASK_OPTION_KEYS}
+                        for s in settings]
         if len({json.dumps(s, sort_keys=True, default=str) for s in settings}) < 2:
             continue
         keys = sorted({k for s in settings for k in s})
         where = "reset option" if spec.target == "options" else "constructor argument"
-        from evalband.policies import TASK_OPTION_KEYS
 
         if spec.target == "options" and set(keys) <= declared | set(TASK_OPTION_KEYS):
             continue  # declared by the env, or the policy's instruction (not the env's)
@@ -283,9 +287,14 @@ def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
 
 def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
     """The info keys of one short episode of ``policy`` (what the success rule can read)."""
-    from evalband.run._execute import env_options, resolve_task_policy
+    from evalband.policies import as_runtime
+    from evalband.run._execute import env_options, episode_context, resolve_task_policy
 
-    act = resolve_task_policy(policy)
+    runtime = as_runtime(resolve_task_policy(policy))  # a policy object, not only a callable
+    runtime.setup()
+    if runtime.resets():
+        runtime.reset(episode_context(task, spec))
+    act = runtime.actor()
     keys: set[str] = set()
     obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
     keys.update(info)
