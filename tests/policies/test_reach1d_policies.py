@@ -76,8 +76,9 @@ def test_registry_names_resolve():
     assert resolve_policy("reach1d:baseline") is baseline
     assert resolve_policy("reach1d:damped") is damped
     assert resolve_policy("reach1d:expert") is damped
-    for path in BUILTIN_POLICIES.values():
-        assert callable(resolve_policy(path))
+    for path in BUILTIN_POLICIES.values():  # a function, a class, or an object with act()
+        policy = resolve_policy(path)
+        assert callable(policy) or callable(getattr(policy, "act", None)), path
     assert resolve_policy("  evalband.policies.reach1d:damped ") is damped
     assert resolve_policy("numpy:linalg.norm") is np.linalg.norm  # dotted attribute path
 

@@ -104,7 +104,11 @@ def test_failed_apt_get_fails_clearly(tmp_path: Path) -> None:
 def test_make_test_runs_it_and_ci_only_calls_make_test() -> None:
     make = MAKEFILE.read_text()
     test_recipe = make.split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    assert "scripts/ensure-chromium" in test_recipe
+    assert "venvs" in test_recipe  # make test builds what the tests need, Chromium among it
+    venvs = make.split("\nvenvs:", 1)[1].split("\n", 1)[0]
+    assert "chromium" in venvs.split()
+    chromium_recipe = make.split("\nchromium:", 1)[1].split("\n\n", 1)[0]
+    assert "scripts/ensure-chromium" in chromium_recipe
     ci = [line for line in CI_RUN.read_text().splitlines()
           if line.strip() and not line.lstrip().startswith("#")]
     assert ci[-1] == "make test"

@@ -223,8 +223,7 @@ class LerobotBatchPolicy(LerobotPolicy):
         need = [i for i, slot in enumerate(slots) if not self._queues.get(slot)]
         if need:
             rows = np.asarray(need)
-            batch = self._to_batch({key: np.asarray(value)[rows]
-                                    for key, value in obs_batch.items()})
+            batch = self._to_batch(_take_rows(obs_batch, rows))
             batch["task"] = [self._tasks.get(slots[i], "") for i in need]
             batch = self.preprocessor(batch)
             steps = int(self.policy.config.n_action_steps)
@@ -358,3 +357,14 @@ def lerobot_policy(name: str) -> Callable[[], LerobotPolicy] | LerobotBatchPolic
 
     make.name = name  # type: ignore[attr-defined]
     return make
+
+
+def _take_rows(batch: Any, rows: np.ndarray) -> Any:
+    """The ``rows`` of a stacked observation; nested dicts (``pixels: {camera: ...}``) per key.
+
+    >>> _take_rows({"a": np.arange(3), "b": {"c": np.arange(6).reshape(3, 2)}}, np.array([2]))
+    {'a': array([2]), 'b': {'c': array([[4, 5]])}}
+    """
+    if isinstance(batch, dict):
+        return {key: _take_rows(value, rows) for key, value in batch.items()}
+    return np.asarray(batch)[rows]

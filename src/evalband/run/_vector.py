@@ -213,8 +213,9 @@ class VectorBackend:
         runtime = task_policy(task)
         refusal = runtime.batch_refusal(task.policy)
         if refusal is not None:
-            raise InvalidParameterError(refusal.replace("--batch", "--backend vector"),
-                                        parameters=("backend",))
+            raise InvalidParameterError(
+                refusal.replace("`batch_size` > 1", "the vector backend").replace(
+                    "drop `batch_size`", "use another backend"), parameters=("backend",))
         if not specs:
             return
         n = max(1, min(self.workers, len(specs)))
