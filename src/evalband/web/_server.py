@@ -143,6 +143,11 @@ class WebServer:
 
     # -- running -------------------------------------------------------------------------
 
+    @property
+    def serving(self) -> bool:
+        """Whether the server's thread is running."""
+        return self._thread is not None and self._thread.is_alive()
+
     def start(self) -> None:
         """Serve in a daemon thread; return once uvicorn has started."""
         import uvicorn
