@@ -498,11 +498,14 @@ class Console:
 
     def _grab(self, now: float) -> None:
         """Take the camera's latest frame (in the worker) if a page watches and one is due."""
-        if now < self._next_frame or not self._frames_wanted():
+        period = 1.0 / self.fps
+        # a fifth of a period early is on time: the control loop's steps (30 Hz) fall on the
+        # frames' deadlines (15 fps) up to jitter, and waiting a whole step would halve the rate
+        if now < self._next_frame - 0.2 * period or not self._frames_wanted():
             return
-        self._next_frame = max(now, self._next_frame) + 1.0 / self.fps
+        self._next_frame += period  # from the deadline, not from now: no drift
         if self._next_frame < now:  # fell behind (a long event): start afresh
-            self._next_frame = now + 1.0 / self.fps
+            self._next_frame = now + period
         try:
             frame = self.machine.latest_frame()
         except Exception:  # noqa: BLE001 - no frame this time (robot busy, disconnected)
