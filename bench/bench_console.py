@@ -49,18 +49,18 @@ document.addEventListener("evalband:frame", (event) => {
   const canvas = document.getElementById("canvas");
   if (!canvas) return;
   const ctx = canvas.getContext("2d");
-  const row = ctx.getImageData(0, 0, %(bits)d * %(block)d, %(block)d).data;
+  const row = ctx.getImageData(0, 0, __BITS__ * __BLOCK__, __BLOCK__).data;
   let value = 0;
-  for (let i = 0; i < %(bits)d; i++) {
-    const x = i * %(block)d + %(block)d / 2, y = %(block)d / 2;
-    const p = (y * %(bits)d * %(block)d + x) * 4;
+  for (let i = 0; i < __BITS__; i++) {
+    const x = i * __BLOCK__ + __BLOCK__ / 2, y = __BLOCK__ / 2;
+    const p = (y * __BITS__ * __BLOCK__ + x) * 4;
     const bright = (row[p] + row[p + 1] + row[p + 2]) / 3 > 128;
     value = value * 2 + (bright ? 1 : 0);
   }
   const at = performance.timeOrigin + performance.now();
   window.__latency.push([value, at, event.detail.seq]);
 });
-""" % {"bits": BITS, "block": BLOCK}
+""".replace("__BITS__", str(BITS)).replace("__BLOCK__", str(BLOCK))
 
 
 def _stamped_arm(clock: Any) -> Any:
@@ -111,9 +111,9 @@ def _summary(rows: list[list[float]], stamps: dict[int, float], seconds: float) 
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Stream sim-arm's camera to a console page in Chromium; frame-to-pixels latency."""
-    from consolekit import plan
     from playwright.sync_api import sync_playwright
 
+    from consolekit import plan
     from evalband.session import RealClock, SessionMachine, SessionStore
     from evalband.web import Console, WebServer, new_token
 
