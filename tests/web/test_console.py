@@ -153,6 +153,27 @@ def test_two_pages_never_score_one_trial_twice_and_undo_is_one_step(running: Run
     assert status == 409 and "scoring" in answer["error"]
 
 
+def test_the_terminal_drives_the_same_session_on_its_own_revision(running: Running) -> None:
+    from evalband.cli._console import terminal_key
+
+    c = running.console
+    trial = c.snapshot["state"]["trial"]
+    assert terminal_key(c, "\n", c.snapshot["rev"]) is None  # Enter: stage
+    wait_phase(running, "ready")
+    assert terminal_key(c, "\n", c.snapshot["rev"]) is None  # Enter: start the policy
+    wait_phase(running, "scoring")
+    stale = c.snapshot["rev"]
+    assert terminal_key(c, "0", stale) is None
+    assert terminal_key(c, "a", c.snapshot["rev"]) is None
+    assert "another screen" in str(terminal_key(c, "\n", stale))  # shown an older state
+    assert terminal_key(c, "n slipped at the lift", c.snapshot["rev"]) is None
+    assert terminal_key(c, "\n", c.snapshot["rev"]) is None  # Enter: confirm the chosen 0
+    (rec,) = [r for r in running.store.records("c1") if r.trial_index == trial]
+    assert (rec.score, rec.assisted, rec.note) == (0, True, "slipped at the lift")
+    assert terminal_key(c, "q", None) == "quit"
+    assert "does nothing" in str(terminal_key(c, "z", None))
+
+
 def test_abort_stops_a_moving_trial_at_once_and_it_is_replayed(running: Running) -> None:
     assert running.act("next")[0] == 200
     wait_phase(running, "ready")

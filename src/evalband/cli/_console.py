@@ -2,8 +2,9 @@
 
 The terminal prints the console's URL (with its per-session token) and a QR code of it for
 a phone, then shows what happens as the page drives the session: each trial, each message,
-each saved score (the same session machine, through :class:`evalband.web.Console`). ``q``
-then Enter, or Ctrl-C, stops: a moving trial is aborted (the robot made safe), every
+each saved score (the same session machine, through :class:`evalband.web.Console`); a line
+typed in it drives the session too (:func:`terminal_key`). ``q`` then Enter, or Ctrl-C,
+stops: a moving trial is aborted (the robot made safe), every
 confirmed trial is already in the store, and running the command again resumes.
 """
 
@@ -23,7 +24,7 @@ from evalband.errors import InvalidInputError
 if TYPE_CHECKING:
     from evalband.session import SessionMachine
 
-__all__ = ["check_console_address", "lan_address", "serve_console"]
+__all__ = ["KEYS", "check_console_address", "lan_address", "serve_console", "terminal_key"]
 
 
 def check_console_address(host: str, no_token: bool) -> None:
@@ -71,6 +72,7 @@ class _Mirror:
         self.message: str | None = None
         self.warnings = 0
         self.finished = False
+        self.rev: int | None = None
 
     def say(self, text: str) -> None:
         with self.lock:
@@ -78,6 +80,7 @@ class _Mirror:
             self.out.flush()
 
     def push_state(self, snapshot: dict[str, Any]) -> None:
+        self.rev = snapshot.get("rev")
         state = snapshot["state"]
         info = snapshot.get("session") or {}
         for text in state["warnings"][self.warnings:]:
@@ -166,10 +169,11 @@ def serve_console(machine: SessionMachine, *, host: str, port: int, no_token: bo
         if not server.loopback:
             mirror.say(f"warning: listening on {server.host}: anyone on the network who has the "
                        "token can drive the robot")
-        mirror.say("the page drives the session; this terminal follows it. q then Enter, or "
-                   "Ctrl-C, stops (every confirmed trial is saved)")
-        console.subscribe(mirror)
-        _wait(server)
+        mirror.say("the page drives the session; this terminal follows it and drives it too "
+                   "(? then Enter: the keys). q then Enter, or Ctrl-C, stops (every confirmed "
+                   "trial is saved)")
+        mirror.push_state(console.subscribe(mirror))
+        _wait(server, console, mirror)
     except KeyboardInterrupt:
         mirror.say("stopped: no more actions were sent and the robot is disconnected (safe)")
     finally:
@@ -180,13 +184,49 @@ def serve_console(machine: SessionMachine, *, host: str, port: int, no_token: bo
     return counts
 
 
-def _wait(server: Any) -> None:
-    """Until the server stops, Ctrl-C, or ``q`` + Enter on a terminal."""
+KEYS = """keys (each then Enter): Enter = the next step (stage / start / confirm), 0-9 score,
+c capture, x abort, s skip, u undo, a assisted, n TEXT note, q quit"""
+
+
+def terminal_key(console: Any, line: str, rev: int | None) -> str | None:
+    """Turn one line typed in the terminal into the console's event; what to print.
+
+    The terminal drives the same session as the page, on the revision it last showed (an
+    event on an older one is refused, as a page's is). Returns ``"quit"`` for q, else the
+    refusal's message (``None`` when the event was done).
+    """
+    text = line.strip()
+    key = text[:1].lower()
+    state = console.snapshot.get("state") or {}
+    args: dict[str, Any] = {}
+    if text.lower() in ("q", "quit"):
+        return "quit"
+    if key == "":
+        action = "confirm" if state.get("phase") == "scoring" else "next"
+    elif key.isdigit():
+        action, args = "score", {"score": int(key)}
+    elif key in ("c", "x", "s", "u", "a"):
+        action = {"c": "capture", "x": "abort", "s": "skip", "u": "undo", "a": "assist"}[key]
+    elif key == "n":
+        action, args = "note", {"text": text[1:].strip()}
+    elif key in ("?", "h"):
+        return KEYS
+    else:
+        return f"{text!r} does nothing; {KEYS}"
+    answer: dict[str, Any] = console.act(action, rev=rev, **args).result()
+    return None if answer["ok"] else str(answer["error"])
+
+
+def _wait(server: Any, console: Any, mirror: _Mirror) -> None:
+    """Until the server stops, Ctrl-C, or ``q`` + Enter on a terminal (which also drives)."""
     tty = sys.stdin is not None and sys.stdin.isatty()
     while server.serving:
         if tty and select.select([sys.stdin], [], [], 0.2)[0]:
             line = sys.stdin.readline()
-            if line == "" or line.strip().lower() in ("q", "quit"):
+            said = "quit" if line == "" else terminal_key(console, line, mirror.rev)
+            if said == "quit":
                 return
+            if said:
+                mirror.say(said)
         elif not tty:
             time.sleep(0.2)
