@@ -99,14 +99,15 @@ class Running:
 
 @contextmanager
 def serving(store: Path, session_id: str, *, token: bool = True, seed: int = 0,
-            fps: float = 15.0, host: str = "127.0.0.1") -> Iterator[Running]:
+            fps: float = 15.0, host: str = "127.0.0.1",
+            operator: str = "human") -> Iterator[Running]:
     """Serve the session's console (sim-arm, virtual clock) for the ``with`` block."""
     clock = VirtualClock()
     robot = resolve_robot("sim-arm", clock=clock.now, seed=seed)
     with SessionStore(store) as ss:
         machine = SessionMachine(ss, session_id, robot, robot_spec="sim-arm", clock=clock,
-                                 operator="human")
-        console = Console(machine, fps=fps)
+                                 operator=operator)
+        console = Console(machine, fps=fps, unattended=operator == "suggested")
         secret = new_token() if token else None
         server = WebServer(None, host, 0, viewer=False, console=console, token=secret)
         try:

@@ -212,6 +212,27 @@ def test_no_policy_name_reaches_the_page_its_api_or_its_socket(running: Running)
     assert running.state()["state"]["label"].startswith("P-")  # codes
 
 
+def test_a_rehearsal_plays_and_accepts_every_suggestion_while_pages_watch(
+        tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    plan(store, "r1", scenes=1, attempts=1, stress=None)
+    with serving(store, "r1", operator="suggested") as r:
+        snap = wait_phase(r, "finished")
+        assert snap["session"]["operator"] == "suggested"
+        records = r.store.records("r1")
+    assert len(records) == 2 and all(rec.play["operator"] == "suggested" for rec in records)
+    assert all(rec.score == rec.play["suggestion"] for rec in records)
+
+
+def test_a_blinded_policy_name_in_any_text_is_replaced_by_its_code(running: Running) -> None:
+    plan_ = running.console.plan
+    codes = {name: plan_.label(name) for name in plan_.policies}
+    text = {"message": "GN_s1000 failed; sim-arm:weak too", "list": ["PT_fullLR"], "n": 3}
+    assert running.console._scrub(text) == {
+        "message": f"{codes['GN_s1000']} failed; {codes['PT_fullLR']} too",
+        "list": [codes["PT_fullLR"]], "n": 3}
+
+
 # -- the camera and the ghost overlay ------------------------------------------------------
 
 
