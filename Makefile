@@ -52,7 +52,7 @@ $(CORE_STAMP): pyproject.toml | $(BIN)/python
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/$(PIP_INSTALL) "$(TORCH_SPEC)"
-	$(BIN)/$(PIP_INSTALL) -e '.[dev,bc,sim,video,remote,figures,envs-mujoco,envs-robotics,envs-pusht]'
+	$(BIN)/$(PIP_INSTALL) -e '.[dev,bc,sim,video,remote,web,figures,envs-mujoco,envs-robotics,envs-pusht]'
 	# openpi's client, for the protocol conformance tests; it pins numpy<2, which it does not
 	# need for what the tests use (the websocket client and msgpack-numpy), hence --no-deps.
 	$(BIN)/$(PIP_INSTALL) --no-deps 'openpi-client>=0.1.2'

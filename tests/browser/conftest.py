@@ -50,26 +50,32 @@ def _require_browser() -> None:
 
 
 @pytest.fixture(scope="session")
-def browser_context() -> Iterator[Any]:
-    """One Chromium with a fresh temporary profile for the whole session."""
+def playwright_driver() -> Iterator[Any]:
+    """Playwright, started once for the session (it only drives the system Chromium)."""
     _require_browser()
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser_context(playwright_driver: Any) -> Iterator[Any]:
+    """One Chromium with a fresh temporary profile for the whole session."""
     profile = tempfile.mkdtemp(prefix="evalband-chromium-")
     try:
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                profile,
-                executable_path=CHROMIUM,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1280, "height": 900},
-                offline=False,
-            )
-            try:
-                yield context
-            finally:
-                context.close()
+        context = playwright_driver.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+            offline=False,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
 

@@ -193,19 +193,45 @@ def run(
         "real", "--clock",
         help="real, or virtual (a simulated robot faster than real time: rehearsals, tests).",
     ),
+    console: bool = typer.Option(
+        False, "--console",
+        help="Drive the session from a web page (a phone or tablet at the robot): live "
+        "camera, ghost overlay, score buttons. Prints its URL (with a per-session token) "
+        "and a QR code. Needs --robot.",
+    ),
+    host: str = typer.Option(
+        "127.0.0.1", "--host",
+        help="With --console: the address to listen on (0.0.0.0: a phone on the lab's "
+        "network).",
+    ),
+    port: int = typer.Option(
+        8766, "--port", min=0, max=65535, help="With --console: TCP port (0 picks a free one)."
+    ),
+    no_token: bool = typer.Option(
+        False, "--no-token", help="With --console on a loopback address only: no token."
+    ),
     store: Path | None = STORE_OPTION,
 ) -> None:
     """The operator's terminal: score each trial by keypress; re-run to resume."""
+    from evalband.errors import InvalidInputError
     from evalband.session import SessionStore, run_session
 
     path = store_path(store)
+    web = {"host": host, "port": port, "no_token": no_token} if console else None
+    if console:
+        from evalband.cli._console import check_console_address
+
+        check_console_address(host, no_token)  # before anything starts
+        if robot is None:
+            raise InvalidInputError("--console drives a robot session's machine: give --robot "
+                                    "sim-arm or --robot lerobot:TYPE")
+    elif no_token or host != "127.0.0.1" or port != 8766:
+        raise InvalidInputError("--host, --port and --no-token are the console's: add --console")
     if robot is not None:
         _run_robot(session_id, path, robot, robot_config, operator, clock, trial_cmd,
-                   until_decided)
+                   until_decided, web)
         return
     if robot_config is not None or operator != "human" or clock != "real":
-        from evalband.errors import InvalidInputError
-
         raise InvalidInputError("--robot-config, --operator and --clock drive a robot; give "
                                 "--robot sim-arm or --robot lerobot:TYPE")
     with SessionStore(path) as ss:
@@ -214,8 +240,12 @@ def run(
 
 
 def _run_robot(session_id: str, path: Path, robot: str, robot_config: Path | None,
-               operator: str, clock: str, trial_cmd: str | None, until_decided: bool) -> None:
-    """``session run --robot``: the session machine on a robot, driven from the terminal."""
+               operator: str, clock: str, trial_cmd: str | None, until_decided: bool,
+               web: dict[str, Any] | None = None) -> None:
+    """``session run --robot``: the session machine on a robot, from the terminal or a page.
+
+    With ``web`` (``--console``: host, port, no_token) the console's page drives it.
+    """
     from evalband.errors import InvalidInputError
     from evalband.session import (
         SessionMachine,
@@ -237,6 +267,11 @@ def _run_robot(session_id: str, path: Path, robot: str, robot_config: Path | Non
                              clock=chosen.now)
         machine = SessionMachine(ss, session_id, made, robot_spec=robot, clock=chosen,
                                  operator=operator)
+        if web is not None:
+            from evalband.cli._console import serve_console
+
+            serve_console(machine, **web)
+            return
         run_robot_session(machine)
 
 

@@ -10,7 +10,7 @@ import typer
 
 from evalband.cli._common import STORE_OPTION, console, store_path
 
-__all__ = ["register", "view"]
+__all__ = ["register", "require_web", "view"]
 
 
 def view(
@@ -34,6 +34,7 @@ def view(
     """
     from evalband.view import DEFAULT_HOST, ViewServer, is_loopback
 
+    require_web("evalband view")
     _ctrl_c_stops()
     server = ViewServer(store_path(store), DEFAULT_HOST if host is None else host, port)
     try:
@@ -51,12 +52,24 @@ def view(
                 f"warning: listening on {server.host}: anyone who can reach this machine on "
                 f"port {server.port} can read the store\n"
             )
-        server.serve_forever(poll_interval=0.2)
+        server.serve_forever()
     except KeyboardInterrupt:
         if not as_json:
             console.print("stopped")
     finally:
         server.server_close()
+
+
+def require_web(command: str) -> None:
+    """Refuse in one line when the web extra (Starlette, uvicorn) is not installed."""
+    import importlib.util
+
+    from evalband.errors import InvalidInputError
+
+    missing = [m for m in ("starlette", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise InvalidInputError(f"{command} serves a web page and needs {', '.join(missing)}: "
+                                "pip install 'evalband[web]'")
 
 
 def _ctrl_c_stops() -> None:

@@ -207,6 +207,34 @@ class AttemptLog:
         return stored
 
 
+    def save_region(self, session_id: str, scene: int,
+                    region: list[float] | None) -> dict[str, Any]:
+        """Keep the operator's alignment region with the scene's capture (``None`` clears it).
+
+        The region is ``[x0, y0, x1, y1]`` in fractions of the frame: where the console's
+        ghost overlay measures how far the block is from its reference (drawn once per
+        scene). The stored capture is returned.
+
+        Raises:
+            InvalidInputError: the scene has no capture yet (nothing to align to).
+        """
+        from evalband.errors import InvalidInputError
+
+        with self.store.runs.transaction() as conn:
+            row = conn.execute('SELECT "capture" FROM session_scenes WHERE "session_id" = ? '
+                               'AND "scene" = ?', (session_id, int(scene))).fetchone()
+            if row is None:
+                raise InvalidInputError(f"scene {int(scene)} has no captured start state yet: "
+                                        "a region is drawn on its reference frame")
+            capture = json.loads(row[0])
+            capture["region"] = None if region is None else [float(v) for v in region]
+            conn.execute('UPDATE session_scenes SET "capture" = ? WHERE "session_id" = ? AND '
+                         '"scene" = ?', (json.dumps(capture), session_id, int(scene)))
+        stored = self.capture(session_id, scene)
+        assert stored is not None
+        return stored
+
+
 def load_frame(store_path: Any, ref: dict[str, Any]) -> np.ndarray | None:
     """A stored reference frame (PNG in the media area) as an RGB array, or ``None``."""
     from evalband.store import media_file

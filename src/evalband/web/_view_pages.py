@@ -315,7 +315,7 @@ def index_page(
     """The run list: every run (newest first), then the recorded comparisons.
 
     ``sessions``: the hardware-session index (trusted markup, see
-    :func:`evalband.view._sessions.sessions_table`), shown after the comparisons.
+    :func:`evalband.web._view_sessions.sessions_table`), shown after the comparisons.
 
     The page polls ``/api/state`` and reloads when a run advances or a run or comparison
     is added.
