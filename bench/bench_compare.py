@@ -13,7 +13,7 @@
   Python object) against the record path that came before (``episode_records`` into
   :class:`~evalband.analysis.RunData`, then the same comparison), and the HTML report of
   the comparison (:func:`evalband.report.render_html` of both runs). Both comparisons'
-  ``as_dict()`` must be equal.
+  documents (``comparison_document``) must be equal.
 
 The machine is shared and noisy: the ratio of two paths measured in one run is the figure
 to quote. Before this work (issue figures, same VM): 3.5 s for the 100k CLI comparison and
@@ -76,9 +76,10 @@ def _clear_caches() -> None:
 def small(repeats: int) -> dict[str, Any]:
     """Median milliseconds of the 200 vs 200 comparison, cold and warm caches."""
     from evalband.analysis import compare_many
+    from evalband.report import comparison_document
 
     base, cand = small_runs()
-    reference = compare_many(base, [cand])[0].as_dict()
+    reference = comparison_document(compare_many(base, [cand])[0])
     cold, warm, cold_cpu, warm_cpu = [], [], [], []
     for _ in range(repeats):
         _clear_caches()
@@ -86,12 +87,12 @@ def small(repeats: int) -> dict[str, Any]:
         out = compare_many(base, [cand])[0]
         cold.append(time.perf_counter() - t0)
         cold_cpu.append(time.thread_time() - c0)
-        assert out.as_dict() == reference
+        assert comparison_document(out) == reference
         t0, c0 = time.perf_counter(), time.thread_time()
         out = compare_many(base, [cand])[0]
         warm.append(time.perf_counter() - t0)
         warm_cpu.append(time.thread_time() - c0)
-        assert out.as_dict() == reference
+        assert comparison_document(out) == reference
     return {"cold_ms": 1e3 * statistics.median(cold), "warm_ms": 1e3 * statistics.median(warm),
             "cold_cpu_ms": 1e3 * statistics.median(cold_cpu),
             "warm_cpu_ms": 1e3 * statistics.median(warm_cpu),
@@ -138,7 +139,7 @@ def large(per_cell: int, repeats: int) -> dict[str, Any]:
     """Seconds of the columnar comparison, the record path before it, and the report."""
     import evalband
     from evalband.analysis import RunData, compare_many
-    from evalband.report import render_html
+    from evalband.report import comparison_document, render_html
     from evalband.store import open_store
 
     def by_records(store_path: Path, base_id: str, cand_id: str) -> Any:
@@ -164,7 +165,7 @@ def large(per_cell: int, repeats: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             slow = by_records(store_path, base_id, cand_id)
             records.append(time.perf_counter() - t0)
-            assert fast.as_dict() == slow.as_dict(), "columnar and record paths differ"
+            assert comparison_document(fast) == comparison_document(slow), "columnar and record paths differ"
             t0 = time.perf_counter()
             render_html([base_id, cand_id], store_path)
             report.append(time.perf_counter() - t0)

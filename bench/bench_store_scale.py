@@ -15,7 +15,7 @@ is its own:
   ``slice_summaries(load_run(...))``, for the ratio;
 * ``compare``: :func:`evalband.compare` of the run with a second import of the same size
   (another policy, every episode paired, four cells, two factors: eight slices), and
-  ``as_dict()`` -- what ``evalband compare --json`` computes, without the interpreter's
+  ``comparison_document`` -- what ``evalband compare --json`` computes, without the interpreter's
   start-up (imports are loaded before the clock starts); target at 1M: < 5 s, < 1 GB;
   at 100k: < 0.5 s;
 * ``report`` (up to 100k): :func:`evalband.report.render_html` of that comparison (target
@@ -74,6 +74,7 @@ size, step, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 from evalband.store import open_store, import_results
 import evalband, evalband._api, evalband.analysis, evalband.panel, evalband.report._data
 import evalband.report, evalband.report._html
+from evalband.report import comparison_document
 import evalband.store._columns, evalband.store._importers
 from evalband.stats import interval
 interval(1, 2)  # imports loaded before the clock starts: the step alone is timed
@@ -95,7 +96,8 @@ elif step == "import_b":
     with open_store(f"{folder}/s.sqlite") as st:
         import_results(st, f"{folder}/b{size}.csv", run_id=f"b{size}")
 elif step == "compare":
-    out = evalband.compare(f"r{size}", f"b{size}", store=f"{folder}/s.sqlite").as_dict()
+    out = comparison_document(
+        evalband.compare(f"r{size}", f"b{size}", store=f"{folder}/s.sqlite"))
     n = sum(row["n_baseline"] for row in out["slices"] if row["name"].startswith("mass="))
     assert n == size, n
 elif step == "report":

@@ -14,6 +14,7 @@ from evalband.analysis import compare_many
 from evalband.cli import main
 from evalband.errors import PanelMismatchError
 from evalband.panel import load_panel
+from evalband.report import comparison_json, comparison_sentence
 from evalband.run import Recorder
 from evalband.stats import diff_paired, mcnemar
 
@@ -83,7 +84,7 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
     # Time among successes keeps its own denominator (seed 002: 1.511111 s and 2.368000 s).
     assert round(only.mean_time_to_success_baseline_s, 6) == 1.511111
     assert round(only.mean_time_to_success_candidate_s, 6) == 2.368
-    jsonschema.validate(json.loads(c.to_json()), SCHEMA)
+    jsonschema.validate(json.loads(comparison_json(c)), SCHEMA)
 
 
 def test_hidden_regression_flagged_at_200(store) -> None:
@@ -95,8 +96,8 @@ def test_hidden_regression_flagged_at_200(store) -> None:
     assert row(c, "embodiment=easy").verdict == "improved"
     assert row(c, "embodiment=same").verdict == "no detectable change"
     assert c.verdict == "regression" and c.exit_code == 4
-    assert "hidden regression" in c.sentence
-    jsonschema.validate(json.loads(c.to_json()), SCHEMA)
+    assert "hidden regression" in comparison_sentence(c)
+    jsonschema.validate(json.loads(comparison_json(c)), SCHEMA)
 
 
 def test_hidden_regression_possible_not_established_at_10(store) -> None:
@@ -108,7 +109,7 @@ def test_hidden_regression_possible_not_established_at_10(store) -> None:
     assert hard.effect == 0.10 and hard.episodes_for_effect is not None
     assert hard.episodes_for_effect > 10
     assert hard.detectable_drop is None or hard.detectable_drop > 0.10
-    assert "could miss a 10-point drop" in c.sentence
+    assert "could miss a 10-point drop" in comparison_sentence(c)
     assert c.hidden_regressions == []
 
 
@@ -237,7 +238,7 @@ def test_primary_slices_decide_secondary_regressions_are_shown_as_such(store) ->
     hard_row = row(c, "embodiment=hard")
     assert hard_row.verdict == "regressed" and not hard_row.primary
     assert row(c, "embodiment=easy").primary
-    assert c.verdict != "regression" and "secondary slice(s) regressed" in c.sentence
+    assert c.verdict != "regression" and "secondary slice(s) regressed" in comparison_sentence(c)
     line = next(x for x in comparison_markdown([c]).splitlines()
                 if x.startswith("| embodiment=hard |"))
     assert "secondary slice" in line

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from evalband.analysis._calibrate import Rate, calibrate
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
+        POWER_TARGET,
         VERDICT_EXIT_CODES,
         Aggregate,
         Comparison,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         slice_definitions,
         worst_verdict,
     )
+    from evalband.analysis._models import slice_schema, to_wire
     from evalband.analysis._noise import (
         FlipRate,
         NoiseFloor,
@@ -40,17 +42,17 @@ if TYPE_CHECKING:
         stored_columns,
     )
     from evalband.analysis._sequential import (
+        SEQUENTIAL_MULTIPLICITY,
         compare_sequential,
         episode_counts,
         incomplete,
         peeking_notes,
-        sequential_as_dict,
     )
     from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design, design_for
+    from evalband.analysis._statistics import STATISTICS, SliceStatistic
     from evalband.analysis._stored import (
         comparison_options,
         comparison_settings,
-        result_payload,
         stored_comparisons,
     )
     from evalband.analysis._summary import (
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
         SliceVerdict,
         Standing,
         Verdict,
-        decide_holm,
+        decide,
         interval_verdict,
         slice_verdict,
     )
@@ -98,7 +100,7 @@ __all__ = [
     "Standing",
     "ControlStatus",
     "slice_verdict",
-    "decide_holm",
+    "decide",
     "Rate",
     "calibrate",
     "DEFAULT_EFFECT",
@@ -116,18 +118,22 @@ __all__ = [
     "episode_counts",
     "incomplete",
     "peeking_notes",
-    "sequential_as_dict",
+    "SEQUENTIAL_MULTIPLICITY",
     "ComparisonDesign",
     "comparison_design",
     "design_for",
     "comparison_options",
     "comparison_settings",
-    "result_payload",
     "stored_comparisons",
     "rank_error_causes",
     "summary_from_tallies",
     "Decided",
     "interval_verdict",
+    "POWER_TARGET",
+    "STATISTICS",
+    "SliceStatistic",
+    "slice_schema",
+    "to_wire",
 ]
 
 _LAZY = {
@@ -138,7 +144,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("NoiseFloor", "noise_floor"), "evalband.analysis._noise"),
     **dict.fromkeys(
-        ("Verdict", "SliceVerdict", "Standing", "ControlStatus", "slice_verdict", "decide_holm"),
+        ("Verdict", "SliceVerdict", "Standing", "ControlStatus", "slice_verdict", "decide"),
         "evalband.analysis._verdicts",
     ),
     **dict.fromkeys(
@@ -163,18 +169,22 @@ _LAZY = {
     "episode_counts": "evalband.analysis._sequential",
     "incomplete": "evalband.analysis._sequential",
     "peeking_notes": "evalband.analysis._sequential",
-    "sequential_as_dict": "evalband.analysis._sequential",
+    "SEQUENTIAL_MULTIPLICITY": "evalband.analysis._sequential",
     "ComparisonDesign": "evalband.analysis._sequential_plan",
     "comparison_design": "evalband.analysis._sequential_plan",
     "design_for": "evalband.analysis._sequential_plan",
     "comparison_options": "evalband.analysis._stored",
     "comparison_settings": "evalband.analysis._stored",
-    "result_payload": "evalband.analysis._stored",
     "stored_comparisons": "evalband.analysis._stored",
     "rank_error_causes": "evalband.analysis._summary",
     "summary_from_tallies": "evalband.analysis._summary",
     "Decided": "evalband.analysis._verdicts",
     "interval_verdict": "evalband.analysis._verdicts",
+    "POWER_TARGET": "evalband.analysis._models",
+    "STATISTICS": "evalband.analysis._statistics",
+    "SliceStatistic": "evalband.analysis._statistics",
+    "slice_schema": "evalband.analysis._models",
+    "to_wire": "evalband.analysis._models",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -195,9 +195,10 @@ def _versions(m: RunManifest) -> str:
 def _table_context(columns: Sequence[str] | None) -> dict[str, Any]:
     """What ``templates/tables.html.j2`` reads besides the data."""
     from evalband.report._table import headings, html_columns, is_sequential, verdict_parts
+    from evalband.report._words import comparison_sentence, look
 
     return {"columns": html_columns(columns), "verdict_parts": verdict_parts,
-            "OUTCOMES": OUTCOMES,
+            "OUTCOMES": OUTCOMES, "look": look, "sentence": comparison_sentence,
             "headings": lambda c: vars(headings(c.confidence, is_sequential(c.slice_rows)))}
 
 

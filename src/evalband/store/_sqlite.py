@@ -830,7 +830,7 @@ class RunStore:
             run_ids: two or more run ids in the store, the baseline first.
             options: JSON-serialisable settings of the comparison (e.g. ``{"confidence":
                 0.9}``); ``None`` and ``{}`` are the same.
-            result: what was computed, one ``Comparison.as_dict()`` per candidate; reports
+            result: what was computed, one comparison ``--json`` document per candidate; reports
                 and the viewer render it while the runs keep these episodes.
             episode_counts: episodes per run that ``result`` was computed from (default:
                 the stored counts now).
