@@ -22,7 +22,7 @@ LEROBOT_VENV := .venv-lerobot
 LEROBOT_STAMP := $(LEROBOT_VENV)/.installed
 LEROBOT_TORCH ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: run test lint typecheck bench clean
+.PHONY: run test lint typecheck bench clean schemas
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ test: $(DEV_STAMP) $(MJ3_STAMP) $(LEROBOT_STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# docs/schemas/*.schema.json, generated from the result types (a test holds them equal).
+schemas: $(CORE_STAMP)
+	$(BIN)/python -m evalband.report._schemas docs/schemas
 
 bench: $(DEV_STAMP) $(MJ3_STAMP)
 	$(BIN)/python bench/run.py

@@ -165,7 +165,8 @@ def large(per_cell: int, repeats: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             slow = by_records(store_path, base_id, cand_id)
             records.append(time.perf_counter() - t0)
-            assert comparison_document(fast) == comparison_document(slow), "columnar and record paths differ"
+            assert comparison_document(fast) == comparison_document(slow), (
+                "columnar and record paths differ")
             t0 = time.perf_counter()
             render_html([base_id, cand_id], store_path)
             report.append(time.perf_counter() - t0)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         slice_definitions,
         worst_verdict,
     )
-    from evalband.analysis._models import slice_schema, to_wire
+    from evalband.analysis._models import json_refs, to_wire, wire_schemas
     from evalband.analysis._noise import (
         FlipRate,
         NoiseFloor,
@@ -132,7 +132,8 @@ __all__ = [
     "POWER_TARGET",
     "STATISTICS",
     "SliceStatistic",
-    "slice_schema",
+    "wire_schemas",
+    "json_refs",
     "to_wire",
 ]
 
@@ -183,7 +184,8 @@ _LAZY = {
     "POWER_TARGET": "evalband.analysis._models",
     "STATISTICS": "evalband.analysis._statistics",
     "SliceStatistic": "evalband.analysis._statistics",
-    "slice_schema": "evalband.analysis._models",
+    "wire_schemas": "evalband.analysis._models",
+    "json_refs": "evalband.analysis._models",
     "to_wire": "evalband.analysis._models",
 }
 

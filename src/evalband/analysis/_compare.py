@@ -226,7 +226,7 @@ def _row_from_table(
                          {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
                           "k_baseline": t.k_baseline, "n_baseline": t.n_baseline})
     row = SliceComparison(
-        kind=kind,
+        kind=kind,  # type: ignore[arg-type]  # slice_definitions names one of the three
         name=name,
         primary=not panel.required_slices or name in panel.required_slices,
         counts=SliceCounts(t.n_baseline, t.k_baseline, t.n_candidate, t.k_candidate,

@@ -15,9 +15,9 @@ always been), fields at their default left out where the model says ``omit_defau
 keys ordered by ``__wire_order__`` where the model has one (the order ``--json`` has always
 written; new keys follow), and the properties named in ``__wire_computed__`` written too
 (read back from the fields they follow from). The statistics types
-(:class:`~evalband.stats.Interval`, :class:`~evalband.stats.Difference`, ...) speak their own ``as_dict``. The JSON Schema of the
-documents (``docs/schemas/``) is generated from the same declarations
-(:func:`slice_schema`, and ``evalband.report._schemas`` for whole documents).
+(:class:`~evalband.stats.Interval`, :class:`~evalband.stats.Difference`, ...) speak their own
+``as_dict``. The JSON Schema of the documents (``docs/schemas/``) is generated from the same
+declarations (:func:`wire_schemas`, and ``evalband.report._schemas`` for whole documents).
 
 A slice's fields are also readable flat, under their ``--json`` names (``row.p_holm`` is
 ``row.decision.p_holm``; ``row.mean_time_to_success_baseline_s`` the registered statistic).
@@ -28,8 +28,9 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, overload
 
 import msgspec
 
@@ -52,7 +53,8 @@ __all__ = [
     "Comparison",
     "to_wire",
     "from_wire",
-    "slice_schema",
+    "wire_schemas",
+    "json_refs",
     "SLICE_ORDER",
 ]
 
@@ -109,7 +111,7 @@ class SliceCounts(msgspec.Struct, frozen=True):
     successes_baseline: int
     n_candidate: int
     successes_candidate: int
-    pairing: str
+    pairing: Literal["paired", "unpaired"]
     pairs: dict[str, int]
 
 
@@ -174,14 +176,26 @@ class SliceComparison(msgspec.Struct, frozen=True):
     ``row.delta``, ``row.verdict``, ``row.p_holm``, ``row.time_to_success_delta_s``...);
     ``p_value`` is the test's raw two-sided p. :meth:`as_dict` writes the slice as ``--json``
     does.
+
+    Attributes:
+        kind: ``"factor"`` (one factor value), ``"cell"`` (one cell of several factors) or
+            ``"all"`` (a panel without factors).
+        name: the slice's name, e.g. ``embodiment=franka_panda``.
+        primary: whether the slice is required (the panel's ``required_slices``; all when
+            none are named): a primary slice that regressed makes a regression.
+        counts: both runs' counts.
+        rates: both runs' rates.
+        test: the test behind the verdict (``None`` without episodes to compare).
+        decision: the decision and the power statements.
+        extras: the registered per-slice statistics, by name.
     """
 
     __wire_flatten__: ClassVar[tuple[str, ...]] = ("counts", "rates", "decision", "extras")
     __wire_computed__: ClassVar[tuple[str, ...]] = ("p_value",)
     __wire_order__: ClassVar[tuple[str, ...]] = SLICE_ORDER
 
-    kind: str  # "factor", "cell" or "all"
-    name: str  # e.g. "embodiment=franka_panda"
+    kind: Literal["factor", "cell", "all"]
+    name: str
     primary: bool
     counts: SliceCounts
     rates: SliceRates
@@ -481,46 +495,170 @@ def _extras_from_wire(data: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- schema
 
+_EXTRA_KEYS: dict[str, dict[str, tuple[Any, str]]] = {
+    "Difference": {
+        "excludes_zero": (bool, "the interval lies entirely above or below 0"),
+        "verdict": (SliceVerdict, "the interval read alone (0 excluded decides the direction)"),
+    },
+}
+"""Keys a statistics type's ``as_dict`` derives from its fields: (type, meaning) by name."""
+
 
 def _snake(name: str) -> str:
     out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
     return out.lstrip("_")
 
 
-def slice_schema() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The JSON Schema of one ``--json`` slice, and the definitions it refers to.
+def _attribute_docs(tp: type) -> dict[str, str]:
+    """Each attribute's line of a Google-style ``Attributes:`` section (joined), by name."""
+    doc = tp.__doc__ or ""
+    if "Attributes:" not in doc:
+        return {}
+    out: dict[str, str] = {}
+    name = None
+    for line in doc.split("Attributes:", 1)[1].splitlines()[1:]:
+        text = line.strip()
+        if not text or line.startswith(" ") is False or text.startswith(">>>"):
+            break
+        indent = len(line) - len(line.lstrip())
+        head, sep, rest = text.partition(":")
+        if sep and head.isidentifier() and indent <= 8:
+            name = head
+            out[name] = rest.strip()
+        elif name is not None:
+            out[name] += " " + text
+    return out
 
-    Generated from the parts' declarations (``msgspec.json.schema_components``) and the
-    registered statistics, flattened as :func:`to_wire` writes a slice, keys in its order;
-    every key is required (a value may be null where its type allows).
+
+def _types_in(tp: Any, seen: dict[str, type]) -> None:
+    """Every Struct, dataclass and enum reachable from ``tp``, by class name."""
+    inner = _optional(tp)
+    for arg in typing.get_args(inner):
+        _types_in(arg, seen)
+    if not isinstance(inner, type) or inner.__name__ in seen:
+        return
+    if issubclass(inner, msgspec.Struct) or dataclasses.is_dataclass(inner):
+        seen[inner.__name__] = inner
+        for hint in typing.get_type_hints(inner).values():
+            _types_in(hint, seen)
+    elif issubclass(inner, Enum):
+        seen[inner.__name__] = inner
+
+
+def _schema_of(tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    (one,), defs = msgspec.json.schema_components([tp], ref_template="#/$defs/{name}")
+    return one, defs
+
+
+def wire_schemas(
+    roots: Sequence[Any], extra_keys: Mapping[str, Mapping[str, tuple[Any, str]]] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """JSON Schemas of ``roots`` as :func:`to_wire` writes them, and the ``$defs`` they use.
+
+    Generated from the declarations (``msgspec.json.schema_components``), then shaped as the
+    codec writes: a field in ``__wire_flatten__`` inlined into its parent (a slice's
+    ``extras`` as one property per registered statistic), ``__wire_computed__`` properties
+    added, keys in ``__wire_order__``, every key required unless the model omits defaults,
+    no other key allowed; the keys a type's ``as_dict`` derives (:data:`_EXTRA_KEYS`, and
+    ``extra_keys``: type name -> key -> (type, meaning)) added;
+    descriptions from each type's docstring (its first line; each field's ``Attributes:``
+    line); definitions named in snake case (``slice_verdict``).
     """
-    _, components = msgspec.json.schema_components(
-        [SliceCounts, SliceRates, SliceDecision, SliceTest], ref_template="#/$defs/{name}")
-    renamed = {name: _snake(name) for name in components}
-    components = _rename(components, renamed)
-    defs = {renamed[k]: v for k, v in components.items()}
-    props: dict[str, Any] = {
-        "kind": {"enum": ["all", "factor", "cell"]},
-        "name": {"type": "string"},
-        "primary": {"type": "boolean"},
-    }
-    for part in ("slice_counts", "slice_rates", "slice_decision"):
-        props.update(defs.pop(part)["properties"])
-    props["test"] = {"anyOf": [{"$ref": "#/$defs/slice_test"}, {"type": "null"}]}
-    props["p_value"] = {"anyOf": [{"type": "number"}, {"type": "null"}],
-                        "description": "the test's raw two-sided p (null: no exact test)"}
+    seen: dict[str, type] = {}
+    for root in roots:
+        _types_in(root, seen)
     for stat in STATISTICS:
-        (one,), more = msgspec.json.schema_components([stat.type],
-                                                       ref_template="#/$defs/{name}")
-        more_names = {name: _snake(name) for name in more}
-        props[stat.name] = {**_rename(one, more_names), "description": stat.doc}
-    ordered = {k: props[k] for k in SLICE_ORDER if k in props}
-    ordered.update((k, v) for k, v in props.items() if k not in ordered)
-    for value in ordered.values():
-        value.pop("default", None)
-    slice_def = {"type": "object", "required": list(ordered), "additionalProperties": False,
-                 "properties": ordered}
-    return slice_def, defs
+        _types_in(stat.type, seen)
+    tops, comps = msgspec.json.schema_components(list(roots), ref_template="#/$defs/{name}")
+    for stat in STATISTICS:
+        comps.update(_schema_of(stat.type)[1])
+    extra = {**_EXTRA_KEYS, **(extra_keys or {})}
+    for name, tp in seen.items():
+        if name in comps and not (isinstance(tp, type) and issubclass(tp, Enum)):
+            comps[name] = _shape(tp, comps[name], comps, extra)
+    flattened = {f for tp in seen.values() for f in _flattened_types(tp)}
+    used = json_refs([list(tops), *(v for k, v in comps.items() if k not in flattened)])
+    names = {name: _snake(name) for name in comps}
+    defs = {names[k]: _rename(v, names) for k, v in comps.items() if k in used}
+    return [_rename(t, names) for t in tops], defs
+
+
+def _flattened_types(tp: type) -> list[str]:
+    if not (isinstance(tp, type) and issubclass(tp, msgspec.Struct)):
+        return []
+    hints = typing.get_type_hints(tp)
+    out = []
+    for name in getattr(tp, "__wire_flatten__", ()):
+        inner = _optional(hints[name])
+        if isinstance(inner, type):
+            out.append(inner.__name__)
+    return out
+
+
+def json_refs(value: Any) -> set[str]:
+    """The definition names a schema refers to (``#/$defs/<name>``), recursively."""
+    out: set[str] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "$ref" and isinstance(v, str):
+                out.add(v.rsplit("/", 1)[-1])
+            else:
+                out |= json_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            out |= json_refs(v)
+    return out
+
+
+def _shape(tp: type, schema: dict[str, Any], comps: dict[str, Any],
+           extra: Mapping[str, Mapping[str, tuple[Any, str]]]) -> dict[str, Any]:
+    """One type's generated schema shaped as :func:`to_wire` writes it."""
+    docs = _attribute_docs(tp)
+    props: dict[str, Any] = {}
+    optional: set[str] = set()
+    is_struct = issubclass(tp, msgspec.Struct)
+    hints = typing.get_type_hints(tp)
+    flat = getattr(tp, "__wire_flatten__", ()) if is_struct else ()
+    omit = is_struct and bool(getattr(tp, "__struct_config__").omit_defaults)  # noqa: B009
+    required = set(schema.get("required", ()))
+    for key, prop in schema.get("properties", {}).items():
+        if key in flat:
+            inner = _optional(hints[key])
+            if key == "extras":
+                for stat in STATISTICS:
+                    props[stat.name] = {**_schema_of(stat.type)[0], "description": stat.doc}
+                continue
+            part = _shape(inner, comps[inner.__name__], comps, extra)
+            props.update(part["properties"])
+            if inner is not hints[key]:
+                optional |= set(part["properties"])
+            continue
+        prop = dict(prop)
+        prop.pop("default", None)
+        if key in docs:
+            prop["description"] = docs[key]
+        props[key] = prop
+        if omit and key not in required:
+            optional.add(key)
+    for key in getattr(tp, "__wire_computed__", ()) if is_struct else ():
+        getter = getattr(tp, key)
+        returns = typing.get_type_hints(getter.fget)["return"]
+        props[key] = {**_schema_of(returns)[0],
+                      "description": (getter.__doc__ or "").strip().splitlines()[0]}
+    for key, (kind, meaning) in extra.get(tp.__name__, {}).items():
+        props[key] = {**_schema_of(kind)[0], "description": meaning}
+    order = getattr(tp, "__wire_order__", None)
+    if order is not None:
+        props = {**{k: props[k] for k in order if k in props},
+                 **{k: v for k, v in props.items() if k not in order}}
+    out: dict[str, Any] = {"type": "object"}
+    first = (tp.__doc__ or "").strip().splitlines()
+    if first:
+        out["description"] = first[0]
+    out["properties"] = props
+    out["required"] = [k for k in props if k not in optional]
+    out["additionalProperties"] = False
+    return out
 
 
 def _rename(value: Any, names: Mapping[str, str]) -> Any:
@@ -530,10 +668,11 @@ def _rename(value: Any, names: Mapping[str, str]) -> Any:
             if k == "$ref" and isinstance(v, str):
                 name = v.rsplit("/", 1)[-1]
                 out[k] = f"#/$defs/{names.get(name, name)}"
+            elif k == "title":
+                continue
             else:
                 out[k] = _rename(v, names)
         return out
     if isinstance(value, list):
         return [_rename(v, names) for v in value]
     return value
-
