@@ -29,7 +29,7 @@ import evalband
 from evalband.analysis import _compare, _statistics, compare_many
 from evalband.analysis._compare import RunData, SliceComparison, SliceVerdict
 from evalband.analysis._pairs import PairTable, RunColumns, StoredRecords
-from evalband.analysis._verdicts import Decided
+from evalband.analysis._verdicts import Decided, check_slice
 from evalband.episode import EpisodeRecord
 from evalband.panel import Panel, load_panel
 from evalband.report import comparison_json
@@ -102,18 +102,17 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
                          members: NDArray[np.bool_], tables: list[PairTable],
                          base: RunColumns, cand: RunColumns, panel: Panel, eaf: bool,
                          confidence: float) -> SliceComparison:
-    """One slice's row as before: its cells' tables added, masks over every episode."""
+    """One slice's row as before: its cells' tables added, masks over every episode.
+
+    Every registered statistic and every check is recomputed on the slice's own episodes
+    (nothing shared with another slice, no per-cell sums); the statistics that came before
+    the registry are also written out here and must agree.
+    """
     table = PairTable()
     for i in np.flatnonzero(members):
         table = table + tables[int(i)]
     use_b = members[base.cell] & base.counted(eaf)
     use_c = members[cand.cell] & cand.counted(eaf)
-    reasons: list[str] = []
-    errors = int((members[base.cell] & ~base.counted(eaf)).sum()
-                 + (members[cand.cell] & ~cand.counted(eaf)).sum())
-    if errors:
-        reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
-                       "failures)")
 
     def rates(cols: RunColumns, use: NDArray[np.bool_]) -> tuple[float | None, float | None]:
         n = int(use.sum())
@@ -128,8 +127,6 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
 
     unaided_b, int_b = rates(base, use_b)
     unaided_c, int_c = rates(cand, use_c)
-    if int_b is not None and int_c is not None and int_c > int_b:
-        reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
     budgets = panel.latency_budget_ms
     found = [budgets[key] for factor, value in slices.items()
              for key in (f"{factor}={value}", value) if key in budgets]
@@ -137,13 +134,8 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
     lat = cand.latency_p95[use_c]
     lat = lat[~np.isnan(lat)]
     p95 = float(np.percentile(lat, 95)) if lat.size else None
-    excluded = budget is not None and p95 is not None and p95 > budget
-    if excluded:
-        reasons.append(f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms "
-                       "budget; excluded from the positive-delta count")
     k_b, n_b, k_c, n_c = table.k_baseline, table.n_baseline, table.k_candidate, table.n_candidate
-    row = _compare._row_from_table(kind, name, table, panel, confidence=confidence)
-    extras = {
+    written_out = {
         "unaided_rate_baseline": unaided_b, "unaided_rate_candidate": unaided_c,
         "intervention_rate_baseline": int_b, "intervention_rate_candidate": int_c,
         "inflated_baseline": (k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
@@ -154,9 +146,34 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
         "time_to_success_delta_s": _reference_time_delta(
             _reference_paired_times(base, cand, members.size), members, confidence),
     }
-    return msgspec.structs.replace(row, extras=extras, decision=msgspec.structs.replace(
-        row.decision, reasons=reasons + list(row.reasons), excluded=excluded,
+    data = _own_slice_data(kind, name, slices, members, table, base, cand, panel, eaf,
+                           confidence)
+    extras = {**_statistics.compute_statistics(data), **written_out}
+    row = _compare._row_from_table(kind, name, table, panel, confidence=confidence)
+    row = msgspec.structs.replace(row, extras=extras)
+    reasons, excluded = check_slice(row, data)
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(
+        row.decision, reasons=reasons, excluded=excluded,
         margin=_compare._margin_for(name, slices, panel.non_inferiority_margin)))
+
+
+def _own_slice_data(kind: str, name: str, slices: dict[str, str], members: NDArray[np.bool_],
+                    table: PairTable, base: RunColumns, cand: RunColumns, panel: Panel,
+                    eaf: bool, confidence: float) -> _statistics.SliceData:
+    """The slice's data built from its own episodes alone (each run's columns cut to it)."""
+
+    def arm(cols: RunColumns, k: int, n: int) -> _statistics.ArmData:
+        own = RunColumns(**{f: v[members[cols.cell]] for f, v in vars(cols).items()})
+        use = own.counted(eaf)
+        side = _statistics.RunSide(own, members.size, eaf)
+        return _statistics.ArmData(side, members, int(own.cell.size), int(use.sum()),
+                                   int((use & own.unaided).sum()),
+                                   int((use & own.intervened).sum()), k, n)
+
+    return _statistics.SliceData(kind, name, slices, table,
+                                 arm(base, table.k_baseline, table.n_baseline),
+                                 arm(cand, table.k_candidate, table.n_candidate),
+                                 panel, confidence)
 
 
 def _reference_time_delta(times: Any, members: NDArray[np.bool_],
