@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from evalband.analysis._pairs import PairTable, RunColumns
 from evalband.panel import Panel
+from evalband.stats import Interval, interval
 
 __all__ = [
     "StatisticColumn",
@@ -409,3 +410,17 @@ def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
     half = _t_quantile(n - 1, data.confidence) * math.sqrt(var / n)
     return PairedTimeDelta(mean, mean - half, mean + half, n, data.confidence,
                            "paired t, pairs where both succeeded")
+
+
+@slice_statistic(
+    "discordance", Interval | None,
+    doc="share of the matched pairs on which exactly one run succeeded (the discordance a "
+        "paired design assumes), with its Wilson band at the nominal confidence; null without "
+        "matched pairs")
+def discordance(data: SliceData) -> Interval | None:
+    """Discordant matched pairs over matched pairs, with its Wilson band (None: no pair)."""
+    t = data.table
+    pairs = t.both + t.baseline_only + t.candidate_only + t.neither
+    if not pairs:
+        return None
+    return interval(t.baseline_only + t.candidate_only, pairs, confidence=data.confidence)
