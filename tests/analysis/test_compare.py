@@ -159,6 +159,30 @@ def test_latency_over_budget_excludes_slice(store) -> None:
     assert c.verdict == "inconclusive"
 
 
+def test_a_budget_the_candidate_recorded_no_latency_for_is_not_passed(store) -> None:
+    """A latency budget that cannot be checked makes the slice inconclusive and excluded."""
+    panel = slice_panel(50, latency_budget_ms={"hard": 10.0})
+    outcomes_b = {"easy": [1] * 25 + [0] * 25, "same": [1] * 30 + [0] * 20,
+                  "hard": [1] * 25 + [0] * 25}
+    outcomes_c = {"easy": [1] * 45 + [0] * 5, "same": [1] * 30 + [0] * 20,
+                  "hard": [1] * 45 + [0] * 5}
+    base = record(store, panel, "v1", "nb", outcomes_b, latency=5.0)
+    cand = record(store, panel, "v2", "nc", outcomes_c)  # no latency recorded
+    timed = record(store, panel, "v3", "tc", outcomes_c, latency=8.0)
+    c, checked = evalband.analysis.compare_many(
+        evalband.load_run(base, store),
+        [evalband.load_run(cand, store), evalband.load_run(timed, store)])
+    easy, hard = row(c, "embodiment=easy"), row(c, "embodiment=hard")
+    assert hard.latency_p95_candidate_ms is None and hard.excluded
+    assert hard.reasons == ["the panel sets a 10 ms latency budget but the candidate recorded "
+                            "no policy latency here: the budget cannot be checked; excluded "
+                            "from the positive-delta count"]
+    assert hard.verdict == "inconclusive" and easy.verdict == "improved" and not easy.excluded
+    assert c.verdict == "inconclusive" and "cannot be checked" in comparison_sentence(c)
+    assert row(checked, "embodiment=hard").verdict == "improved"
+    assert checked.verdict == "improves"
+
+
 def test_non_inferiority_margin(store) -> None:
     panel = slice_panel(200, non_inferiority_margin=0.10)
     base_o, cand_o = pattern(200, 150, 3, 2)

@@ -282,6 +282,16 @@ def _latency(row: SliceComparison, data: SliceData | None) -> str | None:
             "excluded from the positive-delta count")
 
 
+def _budget_unchecked(row: SliceComparison, data: SliceData | None) -> str | None:
+    budget = row.extras.get("latency_budget_ms")
+    recorded = row.extras.get("latency_p95_candidate_ms") is not None
+    if budget is None or not row.n_candidate or recorded:
+        return None
+    return (f"the panel sets a {budget:g} ms latency budget but the candidate recorded no "
+            "policy latency here: the budget cannot be checked; excluded from the "
+            "positive-delta count")
+
+
 def _untested(row: SliceComparison, data: SliceData | None) -> str | None:
     return "no episodes to compare" if row.p_value is None else None
 
@@ -292,6 +302,9 @@ SLICE_CHECKS: tuple[SliceCheck, ...] = (
                "the candidate's intervention rate is above the baseline's"),
     SliceCheck("latency", _latency,
                "the candidate's p95 policy latency is over the slice's budget", excludes=True),
+    SliceCheck("latency unchecked", _budget_unchecked,
+               "the slice has a latency budget but the candidate recorded no latency in it",
+               excludes=True),
     SliceCheck("untested", _untested, "neither run has episodes to compare in the slice"),
 )
 """What makes a slice unreadable, in the order its reasons are said (any one: inconclusive)."""
