@@ -60,6 +60,7 @@ def _store(store: RunStore, run_id: str, draws: list[Any]) -> None:
 @pytest.fixture(autouse=True)
 def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(_columns, "_BLOCK", 3)
+    monkeypatch.setattr(_columns, "_ONE_QUERY", 0)  # block by block, as a large run is read
     yield
 
 

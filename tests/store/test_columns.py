@@ -14,7 +14,7 @@ from evalband.episode import EPISODE_FIELDS, EpisodeRecord
 from evalband.errors import InvalidInputError
 from evalband.labs.hidden_regression import simulate_hidden_regression
 from evalband.report._data import slice_summaries, stored_slice_summaries
-from evalband.store import RunStore, open_store
+from evalband.store import RunStore, _columns, open_store
 from evalband.store._columns import OUTCOME_CODES
 from evalband.store._manifest import _example
 
@@ -42,8 +42,13 @@ def _records(n: int, run_id: str = "r1") -> list[EpisodeRecord]:
     return out
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Any:
+@pytest.fixture(params=["one query", "blocks"])
+def store(tmp_path: Path, request: pytest.FixtureRequest,
+          monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The run store, read in one query (a small run) or block by block (a large one)."""
+    if request.param == "blocks":
+        monkeypatch.setattr(_columns, "_ONE_QUERY", 0)
+        monkeypatch.setattr(_columns, "_BLOCK", 64)
     with open_store(tmp_path / "s.sqlite") as st:
         st.create_run(_example())
         st.add_episodes(_records(300))

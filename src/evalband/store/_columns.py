@@ -122,6 +122,11 @@ def episode_columns(
         conn = store.conn
         blocks, sizes = _blocks(conn, run_id)
         n = sum(size for _, size in sizes)
+        if n <= _ONE_QUERY:  # one query, row by row: fewer round trips than block by block
+            out = _read_whole(conn, run_id, names, n)
+            if progress is not None:
+                progress(n, n)
+            return out
         out = {name: np.empty(n, np.int64) if name == "condition_seed" else _empty(name, n)
                for name in names}
         if "cell" in out:
@@ -149,6 +154,11 @@ def episode_columns(
             start += size
             if progress is not None:
                 progress(start, n)
+    return _seeds_settled(out)
+
+
+def _seeds_settled(out: dict[str, np.ndarray[Any, Any]]) -> dict[str, np.ndarray[Any, Any]]:
+    """``condition_seed`` as int64 when every seed fits, else exact Python ints."""
     if "condition_seed" in out and out["condition_seed"].dtype == object:
         seeds = out["condition_seed"]
         if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in seeds):
@@ -156,6 +166,37 @@ def episode_columns(
         else:  # seeds past int64 are stored as exact text
             out["condition_seed"] = np.array([int(v) for v in seeds], dtype=object)
     return out
+
+
+_ONE_QUERY = 20_000
+"""Runs up to this many episodes are read in one query (row by row, in key order)."""
+
+
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                n: int) -> dict[str, np.ndarray[Any, Any]]:
+    """Every episode of a small run in one query, in ``(cell, episode, repeat)`` order.
+
+    The same arrays as the block path: :func:`_read_rows`'s conversion of each column.
+    """
+    if not names:
+        return {}
+    select = ", ".join(_sql_expression(name) for name in names)
+    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ? '
+                        f'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    columns = zip(*rows, strict=True) if rows else (() for _ in names)
+    for name, values in zip(names, columns, strict=True):
+        target = (np.empty(n, dtype=object) if name == "condition_seed"
+                  else _empty(name, len(rows)))
+        if target.dtype == object:
+            pool: dict[Any, Any] = {}
+            target[:] = [pool.setdefault(v, v) for v in values]
+        elif target.dtype == np.float64:
+            target[:] = np.array(values, dtype=float)  # None -> nan
+        else:
+            target[:] = values
+        out[name] = target
+    return _seeds_settled(out)
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
