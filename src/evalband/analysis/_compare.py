@@ -50,7 +50,13 @@ from evalband.analysis._pairs import (
     run_columns,
 )
 from evalband.analysis._slice_test import TWO_SIDED, SliceTest
-from evalband.analysis._statistics import ArmData, RunSide, SliceData, compute_statistics
+from evalband.analysis._statistics import (
+    ArmData,
+    RunSide,
+    SliceData,
+    compute_statistics,
+    wilson,
+)
 from evalband.analysis._verdicts import (
     HOLM,
     SEVERITY,
@@ -74,7 +80,6 @@ from evalband.stats import (
     compatible_difference,
     detectable_drop,
     episodes_for_drop,
-    interval,
     paired_exact_p,
     stratified_difference,
     unpaired_exact_p,
@@ -183,10 +188,9 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=8192)
 def _rate(k: int, n: int, confidence: float) -> Interval:
     """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
-    return interval(k, n, confidence=confidence)
+    return wilson(k, n, confidence)
 
 
 _UNDECIDED = SliceDecision(SliceVerdict.INCONCLUSIVE, [])
@@ -268,8 +272,8 @@ def _slice_rows(
     derives from a whole run is shared by every slice.
     """
     n_cells = members.shape[1]
-    sb = RunSide(base, n_cells, errors_as_failures)
-    sc = RunSide(cand, n_cells, errors_as_failures)
+    sb = RunSide.of(base, n_cells, errors_as_failures)
+    sc = RunSide.of(cand, n_cells, errors_as_failures)
     weights = members.astype(np.int64)
     slice_tables = (weights @ tables).tolist()
     counts_b = (sb.counts @ weights.T).T.tolist()
@@ -443,11 +447,9 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
-    cells = _panel_cells(panel)
-    cell_keys = [c.key for c in cells]
-    definitions = slice_definitions(panel, cells)
-    members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
-                        for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
+    layout = _layout(panel)
+    cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
+                                              layout.definitions, layout.members)
     base_cols = baseline.compare_columns(cell_keys)
     prepared = []
     for cand in candidates:
@@ -472,18 +474,33 @@ def compare_many(
                          power_statements=power_statements)
 
 
-def _panel_cells(panel: Panel) -> list[Cell]:
-    """``panel.cells()``, kept per panel object (a panel is immutable) while it lives."""
-    kept = _KEPT_CELLS.get(id(panel))
+@dataclass(frozen=True)
+class _Layout:
+    """A panel's cells and slices as a comparison reads them (kept while the panel lives)."""
+
+    cells: list[Cell]
+    cell_keys: list[str]
+    definitions: list[tuple[str, str, dict[str, str]]]
+    members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
+
+
+def _layout(panel: Panel) -> _Layout:
+    """The panel's :class:`_Layout`, kept per panel object (a panel is immutable)."""
+    kept = _KEPT_LAYOUTS.get(id(panel))
     if kept is not None and kept[0]() is panel:
         return kept[1]
     cells = panel.cells()
-    weakref.finalize(panel, _KEPT_CELLS.pop, id(panel), None)
-    _KEPT_CELLS[id(panel)] = (weakref.ref(panel), cells)
-    return cells
+    definitions = slice_definitions(panel, cells)
+    members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
+                        for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
+    members.flags.writeable = False
+    layout = _Layout(cells, [c.key for c in cells], definitions, members)
+    weakref.finalize(panel, _KEPT_LAYOUTS.pop, id(panel), None)
+    _KEPT_LAYOUTS[id(panel)] = (weakref.ref(panel), layout)
+    return layout
 
 
-_KEPT_CELLS: dict[int, tuple[weakref.ref[Panel], list[Cell]]] = {}
+_KEPT_LAYOUTS: dict[int, tuple[weakref.ref[Panel], _Layout]] = {}
 
 
 def decide_family(
@@ -530,9 +547,9 @@ class _SliceHypothesis:
     def __init__(self, row: SliceComparison) -> None:
         self.p_value = float(row.p_value or 1.0)
         self.counts = tuple(_difference_counts(row).items())
-        self.paired = row.pairing == "paired"
-        self.reasons = row.reasons
-        self.margin = row.margin
+        self.paired = row.counts.pairing == "paired"
+        self.reasons = row.decision.reasons
+        self.margin = row.decision.margin
 
     def interval_at(self, confidence: float) -> Difference:
         """The score interval at ``confidence`` made compatible with the exact test."""
@@ -565,11 +582,12 @@ def _compatible(
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:
-    if row.pairing == "paired":
-        return {"both": row.pairs["both"], "a_only": row.pairs["candidate_only"],
-                "b_only": row.pairs["baseline_only"], "neither": row.pairs["neither"]}
-    return {"k_a": row.successes_candidate, "n_a": row.n_candidate,
-            "k_b": row.successes_baseline, "n_b": row.n_baseline}
+    c = row.counts
+    if c.pairing == "paired":
+        return {"both": c.pairs["both"], "a_only": c.pairs["candidate_only"],
+                "b_only": c.pairs["baseline_only"], "neither": c.pairs["neither"]}
+    return {"k_a": c.successes_candidate, "n_a": c.n_candidate,
+            "k_b": c.successes_baseline, "n_b": c.n_baseline}
 
 
 @lru_cache(maxsize=4096)
@@ -591,14 +609,15 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
     strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
     taken at the least favourable end of their Wilson bands, and the declared ``effect``.
     """
-    paired = row.pairing == "paired"
-    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired
-         else min(row.n_baseline, row.n_candidate))
-    if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+    c = row.counts
+    paired = c.pairing == "paired"
+    n = (sum(v for k, v in c.pairs.items() if k != "unmatched") if paired
+         else min(c.n_baseline, c.n_candidate))
+    if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _with(row, effect=effect)
-    k_b = row.pairs["both"] + row.pairs["baseline_only"] if paired else row.successes_baseline
-    n_b = n if paired else row.n_baseline
-    d = row.pairs["baseline_only"] + row.pairs["candidate_only"] if paired else 0
+    k_b = c.pairs["both"] + c.pairs["baseline_only"] if paired else c.successes_baseline
+    n_b = n if paired else c.n_baseline
+    d = c.pairs["baseline_only"] + c.pairs["candidate_only"] if paired else 0
     drop, needed = _design_power(int(n), int(k_b), int(n_b), int(d), paired, alpha, effect)
     return _with(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
 
@@ -636,14 +655,15 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
             "(compared anyway, as asked); episodes pair only where keys coincide"
         )
     for r in rows:
-        unmatched = r.pairs.get("unmatched", 0)
+        unmatched = r.counts.pairs.get("unmatched", 0)
         if unmatched:
             notes.append(f"{r.name}: {unmatched} unmatched episode(s) left out of the pairing")
-        if r.pairing == "unpaired" and r.delta is not None:
+        if r.counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
     notes.append(
-        f"procedure: exact {'McNemar' if any(r.pairing == 'paired' for r in rows) else 'Fisher'} "
+        f"procedure: exact "
+        f"{'McNemar' if any(r.counts.pairing == 'paired' for r in rows) else 'Fisher'} "
         f"test per slice, Holm across {family} slice test(s) at family-wise "
         f"{100 * alpha:g}% ({100 * alpha / 2:g}% per direction); each slice's interval is "
         "at the level Holm used for it, so it excludes 0 exactly when the slice is decided"
@@ -665,11 +685,11 @@ def comparison_of(
     multiplicity: str = "holm",
 ) -> Comparison:
     """The comparison of decided slices: the overall verdict of the comparison rules."""
+    regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]
     blocking = tuple(r.name for r in rows
-                     if r.verdict == SliceVerdict.REGRESSED and r.primary)
+                     if r.decision.verdict == SliceVerdict.REGRESSED and r.primary)
     unsure = tuple(r.name for r in rows
-                   if r.verdict == SliceVerdict.INCONCLUSIVE or r.excluded)
-    regressed = [r.name for r in rows if r.verdict == SliceVerdict.REGRESSED]
+                   if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded)
     return Comparison(
         baseline=baseline.run_id,
         candidate=cand.run_id,
@@ -681,7 +701,7 @@ def comparison_of(
         slice_rows=rows,
         aggregate=agg,
         hidden_regressions=hidden_regressions(regressed, agg.delta, agg.low, agg.high),
-        possible_regressions=[r.name for r in rows if r.possible_regression],
+        possible_regressions=[r.name for r in rows if r.decision.possible_regression],
         verdict=overall_verdict(FamilyFacts(blocking, unsure, agg.low)),
         notes=notes,
         confidence=confidence,

@@ -24,6 +24,7 @@ and the comparison's confidence. A name with ``{arm}`` registers the function on
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,6 +49,7 @@ __all__ = [
     "SliceData",
     "PairedTimeDelta",
     "compute_statistics",
+    "wilson",
 ]
 
 ARMS = ("baseline", "candidate")
@@ -162,11 +164,31 @@ class RunSide:
                          self.use & columns.intervened)]).astype(np.int64)
         self._memo: dict[str, Any] = {}
 
+    @classmethod
+    def of(cls, columns: RunColumns, n_cells: int, errors_as_failures: bool) -> RunSide:
+        """The run's side, kept with its columns while they live.
+
+        A sweep of candidates or a report after a comparison reads the same run's sums
+        without computing them twice.
+        """
+        key = (id(columns), n_cells, errors_as_failures)
+        kept = _KEPT_SIDES.get(key)
+        if kept is not None and kept.columns is columns:
+            return kept
+        side = cls(columns, n_cells, errors_as_failures)
+        weakref.finalize(columns, _KEPT_SIDES.pop, key, None)
+        _KEPT_SIDES[key] = side
+        return side
+
     def memo(self, key: str, build: Callable[[RunSide], Any]) -> Any:
-        """``build(self)``, computed once per comparison under ``key``."""
+        """``build(self)``, computed once per run under ``key`` (kept with the run's side)."""
         if key not in self._memo:
             self._memo[key] = build(self)
         return self._memo[key]
+
+
+_KEPT_SIDES: dict[tuple[int, int, bool], RunSide] = {}
+"""Per run's columns (by ``id``, dropped with them): its :class:`RunSide`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +257,12 @@ class SliceData:
         if key not in self.shared:
             self.shared[key] = build(self)
         return self.shared[key]
+
+
+@lru_cache(maxsize=8192)
+def wilson(k: int, n: int, confidence: float) -> Interval:
+    """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
+    return interval(k, n, confidence=confidence)
 
 
 def compute_statistics(data: SliceData) -> dict[str, Any]:
@@ -423,4 +451,4 @@ def discordance(data: SliceData) -> Interval | None:
     pairs = t.both + t.baseline_only + t.candidate_only + t.neither
     if not pairs:
         return None
-    return interval(t.baseline_only + t.candidate_only, pairs, confidence=data.confidence)
+    return wilson(t.baseline_only + t.candidate_only, pairs, data.confidence)

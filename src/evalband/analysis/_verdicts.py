@@ -285,7 +285,7 @@ def _latency(row: SliceComparison, data: SliceData | None) -> str | None:
 def _budget_unchecked(row: SliceComparison, data: SliceData | None) -> str | None:
     budget = row.extras.get("latency_budget_ms")
     recorded = row.extras.get("latency_p95_candidate_ms") is not None
-    if budget is None or not row.n_candidate or recorded:
+    if budget is None or not row.counts.n_candidate or recorded:
         return None
     return (f"the panel sets a {budget:g} ms latency budget but the candidate recorded no "
             "policy latency here: the budget cannot be checked; excluded from the "
@@ -293,7 +293,7 @@ def _budget_unchecked(row: SliceComparison, data: SliceData | None) -> str | Non
 
 
 def _untested(row: SliceComparison, data: SliceData | None) -> str | None:
-    return "no episodes to compare" if row.p_value is None else None
+    return "no episodes to compare" if row.test is None or row.test.p_value is None else None
 
 
 SLICE_CHECKS: tuple[SliceCheck, ...] = (
