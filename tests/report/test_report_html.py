@@ -271,9 +271,11 @@ def test_a_stored_comparison_report_reads_each_run_in_one_pass(labs, monkeypatch
     calls: list[tuple[str, tuple[str, ...]]] = []
     original = RunStore.episode_columns
 
-    def counting(self, run_id, columns=None, progress=None):  # type: ignore[no-untyped-def]
+    def counting(self, run_id, columns=None, progress=None,  # type: ignore[no-untyped-def]
+                 conditions=()):
         calls.append((run_id, tuple(columns or ())))
-        return original(self, run_id, columns, progress)
+        assert conditions  # the clips' and reasons' filters are read in the same pass
+        return original(self, run_id, columns, progress, conditions)
 
     monkeypatch.setattr(RunStore, "episode_columns", counting)
     html = render_html(list(labs.hidden), labs.store)

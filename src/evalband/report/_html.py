@@ -139,12 +139,12 @@ def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
     The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
     from evalband.analysis import records_where
+    from evalband.report._data import WITH_REASON
 
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
         failed = records_where(  # a stored run: only its failures with a reason or an error
-            v.data.records, "\"outcome\" <> 'success' AND (instr(\"extra\", '\"reason\"') > 0 "
-            "OR \"error\" IS NOT NULL)", lambda r: not r.success)
+            v.data.records, WITH_REASON, lambda r: not r.success)
         for r in failed:
             if r.success:
                 continue
