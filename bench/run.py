@@ -27,7 +27,7 @@ BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "ben
               "bench_batched", "bench_report", "bench_clustered", "bench_video",
               "bench_startup", "bench_verdicts", "bench_serve", "bench_store_scale",
               "bench_envs", "bench_sequential", "bench_compare", "bench_stored_results",
-              "bench_instructions")
+              "bench_instructions", "bench_multiplicity")
 
 
 def machine() -> dict[str, Any]:

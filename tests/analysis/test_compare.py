@@ -114,11 +114,31 @@ def test_hidden_regression_possible_not_established_at_10(store) -> None:
 
 
 def test_holm_adjusts_across_slices(store) -> None:
-    c = hidden_fixture(store, 200)
+    """Adjusted p: the discrete step-down by default, Holm's on request, never above Holm's."""
+    from scipy.stats import binom
+
+    from evalband.analysis import HOLM
     from evalband.stats import holm
 
+    c = hidden_fixture(store, 200)
+    base, cand = (evalband.load_run(r, store) for r in (c.baseline, c.candidate))
+    (by_holm,) = compare_many(base, [cand], procedure=HOLM)
     ps = [r.p_value for r in c.slice_rows]
-    assert [r.p_holm for r in c.slice_rows] == pytest.approx(list(holm(ps)))
+    assert [r.p_holm for r in by_holm.slice_rows] == pytest.approx(list(holm(ps)))
+
+    def attainable(m: int, t: float) -> float:  # the exact McNemar test's largest p <= t
+        got = [min(1.0, 2 * binom.cdf(k, m, 0.5)) for k in range(m // 2 + 1)]
+        return max([v for v in got if v <= t * (1 + 1e-9)], default=0.0)
+
+    ms = [r.pairs["candidate_only"] + r.pairs["baseline_only"] for r in c.slice_rows]
+    order = sorted(range(len(ps)), key=ps.__getitem__)
+    running, expected = 0.0, {}
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, sum(attainable(ms[j], ps[i]) for j in order[rank:])))
+        expected[i] = running
+    got = [r.p_holm for r in c.slice_rows]
+    assert got == pytest.approx([expected[i] for i in range(len(ps))], rel=1e-9, abs=1e-300)
+    assert all(a <= h * (1 + 1e-12) for a, h in zip(got, holm(ps), strict=True))
 
 
 def test_interventions_inflate_and_make_slice_inconclusive(store) -> None:

@@ -67,6 +67,8 @@ if TYPE_CHECKING:
         summary_from_tallies,
     )
     from evalband.analysis._verdicts import (
+        DISCRETE_HOLM,
+        HOLM,
         ControlStatus,
         Decided,
         SliceVerdict,
@@ -135,6 +137,8 @@ __all__ = [
     "wire_schemas",
     "json_refs",
     "to_wire",
+    "HOLM",
+    "DISCRETE_HOLM",
 ]
 
 _LAZY = {
@@ -187,6 +191,8 @@ _LAZY = {
     "wire_schemas": "evalband.analysis._models",
     "json_refs": "evalband.analysis._models",
     "to_wire": "evalband.analysis._models",
+    "HOLM": "evalband.analysis._verdicts",
+    "DISCRETE_HOLM": "evalband.analysis._verdicts",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

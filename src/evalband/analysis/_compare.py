@@ -58,7 +58,7 @@ from evalband.analysis._statistics import (
     wilson,
 )
 from evalband.analysis._verdicts import (
-    HOLM,
+    DISCRETE_HOLM,
     SEVERITY,
     VERDICT_EXIT_CODES,
     Decided,
@@ -76,7 +76,9 @@ from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import (
     Difference,
+    FisherNull,
     Interval,
+    McNemarNull,
     compatible_difference,
     detectable_drop,
     episodes_for_drop,
@@ -407,11 +409,13 @@ def compare_runs(
     seed: int = 0,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` (see :func:`compare_many`)."""
     return compare_many(
         baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
         confidence=confidence, seed=seed, effect=effect, power_statements=power_statements,
+        procedure=procedure,
     )[0]
 
 
@@ -424,12 +428,15 @@ def compare_many(
     seed: int = 0,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> list[Comparison]:
     """Compare each candidate against the baseline under one decision procedure.
 
-    Every slice of every candidate is one hypothesis in one Holm family at
-    ``alpha = 1 - confidence``; each slice's verdict, adjusted p and interval agree (see the
-    module docstring and docs/statistics.md).
+    Every slice of every candidate is one hypothesis in one family at
+    ``alpha = 1 - confidence``, decided by the discrete Holm procedure
+    (:class:`~evalband.analysis._verdicts.DiscreteHolm`; ``procedure=HOLM`` for Holm's);
+    each slice's verdict, adjusted p and interval agree (see the module docstring and
+    docs/statistics.md).
 
     Args:
         baseline: the baseline of record (a stored run or an artifact bundle).
@@ -440,6 +447,7 @@ def compare_many(
         effect: the drop in success rate the power statements are computed for.
         power_statements: compute the prospective power statements (skip them in
             simulations that only need the verdicts).
+        procedure: the multiplicity procedure over the family.
 
     Raises:
         PanelMismatchError: a candidate's panel fingerprint differs from the baseline's and
@@ -471,7 +479,7 @@ def compare_many(
                                     confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
-                         power_statements=power_statements)
+                         power_statements=power_statements, procedure=procedure)
 
 
 @dataclass(frozen=True)
@@ -510,7 +518,7 @@ def decide_family(
     confidence: float = 0.95,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
-    procedure: Procedure = HOLM,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> list[Comparison]:
     """Every slice of every candidate in one family of :func:`~evalband.analysis._verdicts.decide`.
 
@@ -535,21 +543,35 @@ def decide_family(
             new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
         out.append(comparison_of(baseline, cand, mismatch, new_rows, agg, confidence,
                                  family, effect, notes=comparison_notes(
-                                     baseline, cand, mismatch, new_rows, family, alpha)))
+                                     baseline, cand, mismatch, new_rows, family, alpha,
+                                     procedure.name),
+                                 multiplicity=procedure.name))
     return out
 
 
 class _SliceHypothesis:
-    """A slice row as a hypothesis of the engine: its exact test's p, its compatible interval."""
+    """A slice row as a hypothesis of the engine.
+
+    Its exact test's raw p, its compatible interval at any level, and what the test can
+    attain under its null.
+    """
 
     __slots__ = ("counts", "margin", "p_value", "paired", "reasons")
 
     def __init__(self, row: SliceComparison) -> None:
-        self.p_value = float(row.p_value or 1.0)
+        p = row.p_value
+        self.p_value = 1.0 if p is None else float(p)
         self.counts = tuple(_difference_counts(row).items())
         self.paired = row.counts.pairing == "paired"
         self.reasons = row.decision.reasons
         self.margin = row.decision.margin
+
+    def null(self) -> McNemarNull | FisherNull:
+        """The exact test's attainable p-values (its discordant pairs, or both margins)."""
+        c = dict(self.counts)
+        if self.paired:
+            return McNemarNull(c["a_only"] + c["b_only"])
+        return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
 
     def interval_at(self, confidence: float) -> Difference:
         """The score interval at ``confidence`` made compatible with the exact test."""
@@ -646,7 +668,8 @@ def _design_power(n: int, k_b: int, n_b: int, d: int, paired: bool, alpha: float
 
 
 def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
-                     rows: Sequence[SliceComparison], family: int, alpha: float) -> list[str]:
+                     rows: Sequence[SliceComparison], family: int, alpha: float,
+                     multiplicity: str = DISCRETE_HOLM.name) -> list[str]:
     """What a reader of a fixed-n comparison must know: mismatch, pairing, the procedure."""
     notes: list[str] = []
     if mismatch:
@@ -661,12 +684,16 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
         if r.counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
+    discrete = multiplicity == DISCRETE_HOLM.name
     notes.append(
         f"procedure: exact "
         f"{'McNemar' if any(r.counts.pairing == 'paired' for r in rows) else 'Fisher'} "
-        f"test per slice, Holm across {family} slice test(s) at family-wise "
-        f"{100 * alpha:g}% ({100 * alpha / 2:g}% per direction); each slice's interval is "
-        "at the level Holm used for it, so it excludes 0 exactly when the slice is decided"
+        f"test per slice, {'discrete ' if discrete else ''}Holm across {family} slice test(s) "
+        f"at family-wise {100 * alpha:g}% ({100 * alpha / 2:g}% per direction)"
+        + ("; each exact test is charged only the p-values it can attain, so a slice too "
+           "small to reach a small p costs the others nothing" if discrete else "")
+        + "; each slice's interval is at the level Holm used for it, so it excludes 0 exactly "
+        "when the slice is decided"
     )
     return notes
 
@@ -682,7 +709,7 @@ def comparison_of(
     effect: float,
     *,
     notes: list[str],
-    multiplicity: str = "holm",
+    multiplicity: str = DISCRETE_HOLM.name,
 ) -> Comparison:
     """The comparison of decided slices: the overall verdict of the comparison rules."""
     regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]

@@ -305,7 +305,7 @@ class Comparison(msgspec.Struct, frozen=True):
     effect: float = DEFAULT_EFFECT
     family_size: int = 0
     peeking: list[str] = []
-    multiplicity: str = "holm"
+    multiplicity: str = "holm"  # what a stored comparison that does not say was decided by
 
     @property
     def exit_code(self) -> int:

@@ -65,6 +65,9 @@ __all__ = [
     "Procedure",
     "Holm",
     "HOLM",
+    "DiscreteNull",
+    "DiscreteHolm",
+    "DISCRETE_HOLM",
     "SequentialBonferroni",
     "Decided",
     "decide",
@@ -466,7 +469,103 @@ class Holm:
 
 
 HOLM = Holm()
-"""The fixed-n procedure of every verdict by default."""
+"""Holm's procedure (the sessions' and drift's families: their tests have no null table)."""
+
+
+class DiscreteNull(Protocol):
+    """What a discrete test can attain under its null (:mod:`evalband.stats._discrete`)."""
+
+    def at_most(self, t: float) -> float:
+        """The largest p-value the test can return that is ``<= t`` (0.0 when none)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DiscreteHolm:
+    """Holm's step-down procedure that spends only what each exact test can attain.
+
+    A slice's exact test (McNemar's, Fisher's) returns one of finitely many p-values: under
+    its null, ``P(P_j <= t)`` is the largest attainable p-value ``<= t`` (``G_j(t) <= t``;
+    Westfall & Wolfinger 1997). Holm charges every remaining hypothesis ``t`` at each step
+    (``(m - r + 1) p_(r)``); this procedure charges each what it can attain::
+
+        p_adj(r) = min(1, max_{s <= r} sum_{j in R_s} G_j(p_(s)))
+
+    over the hypotheses ``R_s`` not yet rejected at step ``s`` (the step-down form of Tarone's
+    1990 idea, Hommel & Krummenauer 1998). A hypothesis is rejected exactly when its adjusted
+    p is at most ``alpha``. The family-wise error stays at most ``alpha`` under any dependence
+    between the slices (at the first true null rejected, the true nulls' summed ``G`` is at
+    most ``alpha``, and ``P(min_j P_j <= c) <= sum_j G_j(c)``), and at most ``alpha / 2`` per
+    direction (each test rejects downwards with probability ``G_j(c) / 2`` at most). Since
+    ``G_j(t) <= t`` it rejects whatever Holm rejects, and more when some slices cannot reach
+    a small p (few discordant pairs) and so stop costing the others. A hypothesis without a
+    null distribution (``null()`` absent or ``None``) is charged ``t``, as by Holm.
+
+    Levels (for the compatible intervals) follow Holm's convention: a hypothesis rejected at
+    step ``r`` is decided at ``max(alpha / (m - r + 1), p)``; one not rejected at the level of
+    the step that stopped, just below its own p. So ``p <= level`` exactly when rejected.
+
+    Sources: Westfall, P. H. & Wolfinger, R. D. (1997) *Am. Stat.* 51:3-8; Tarone, R. E.
+    (1990) *Biometrics* 46:515-522; Hommel, G. & Krummenauer, F. (1998) *Biometrical J.*
+    40:3-15; Holm, S. (1979) *Scand. J. Statist.* 6:65-70.
+    """
+
+    name: str = "discrete holm"
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """The discrete step-down over the hypotheses' raw p-values and null distributions."""
+        from evalband.errors import InvalidParameterError
+
+        a = float(alpha)
+        if not 0.0 < a < 1.0:
+            raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
+        raw = [float(h.p_value) for h in hypotheses]
+        nulls: list[DiscreteNull | None] = [
+            getattr(h, "null", lambda: None)() for h in hypotheses]
+        m = len(raw)
+        order = sorted(range(m), key=raw.__getitem__)  # stable, as Holm's mergesort
+        adjusted = [0.0] * m
+        running = 0.0
+        for rank, i in enumerate(order):
+            t = raw[i]
+            rest = order[rank:]
+            continuous = sum(1 for j in rest if nulls[j] is None)
+            total = continuous * t
+            for j in rest:
+                null = nulls[j]
+                if null is not None and total < 1.0:
+                    total += null.at_most(t)
+            running = max(running, min(1.0, total))
+            adjusted[i] = running
+        out: list[Step | None] = [None] * m
+        stop: float | None = None
+        for rank, i in enumerate(order):
+            step = a / (m - rank)
+            rejected = adjusted[i] <= a
+            if rejected and stop is None:
+                level = max(step, raw[i])
+            else:
+                stop = step if stop is None else stop
+                level = min(stop, math.nextafter(raw[i], -math.inf))
+            out[i] = Step(adjusted[i], _agreeing(level, raw[i], rejected), rejected)
+        return [s for s in out if s is not None]
+
+
+def _agreeing(level: float, p: float, rejected: bool) -> float:
+    """``level`` moved by ulps until an interval at ``1 - level`` reads ``p`` as decided.
+
+    The compatible interval asks ``p <= 1 - (1 - level)``; a level equal to a p-value can
+    lose that by one rounding of ``1 - level``.
+    """
+    toward = math.inf if rejected else -math.inf
+    while (p <= 1.0 - (1.0 - level)) != rejected and 0.0 < level < 1.0:
+        level = math.nextafter(level, toward)
+    return level
+
+
+DISCRETE_HOLM = DiscreteHolm()
+"""The fixed-n procedure of ``compare`` (and ``calibrate``): Holm spending what exact tests can
+attain."""
 
 
 class SequentialHypothesis(Protocol):
