@@ -36,7 +36,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_EXTRAS := envs-robosuite,envs-maniskill
 TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),/opt/wheels)
 
-.PHONY: run test venvs chromium lint typecheck bench clean
+.PHONY: run test venvs chromium lint typecheck bench clean schemas
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -98,6 +98,10 @@ test:
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
+
+# docs/schemas/*.schema.json, generated from the result types (a test holds them equal).
+schemas: $(CORE_STAMP)
+	$(BIN)/python -m evalband.report._schemas docs/schemas
 
 bench: $(DEV_STAMP) $(MJ3_STAMP) $(BENCH_STAMP)
 	$(BIN)/python bench/run.py

@@ -1,39 +1,190 @@
-"""Benchmark: comparisons at the speed of counting, small and large.
+"""Benchmark: ``compare`` against the limit of this machine, and against the previous code.
 
-* ``small``: :func:`evalband.analysis.compare_many` of 200 vs 200 paired episodes on a
-  three-slice panel, in-process (the runs already in memory: no store I/O), median of
-  repeated calls with identical results. ``cold_ms`` clears the memoised bands, intervals,
-  aggregates and power searches and the runs' kept arrays before every call (the first
-  comparison of a session); ``warm_ms`` keeps them (a session comparing again, a report, a
-  sweep). ``*_cpu_ms``: the same calls' CPU time (``time.thread_time``), which moves less
-  with other processes on a shared machine. The issue's figure for the code
-  before this work, measured on this machine, was 15.5 ms.
-* ``large``: two stored runs of 100,000 episodes each (two cells of 50,000, every episode
-  paired), compared with :func:`evalband.compare` (the store's columns, no per-episode
-  Python object) against the record path that came before (``episode_records`` into
-  :class:`~evalband.analysis.RunData`, then the same comparison), and the HTML report of
-  the comparison (:func:`evalband.report.render_html` of both runs). Both comparisons'
-  ``as_dict()`` must be equal.
+Three sizes of one question, each measured side by side with the simplest code that computes
+the same counts and tests (the *limit*: what the machine allows), in interleaved rounds
+(medians of the per-round ratios):
 
-The machine is shared and noisy: the ratio of two paths measured in one run is the figure
-to quote. Before this work (issue figures, same VM): 3.5 s for the 100k CLI comparison and
-6.9 s for its report. The README's side-by-side "before" figures ran :func:`small` and the
-100k ``evalband.compare`` in alternation against a checkout of commit ``ff9b76e`` (the code
-before the fast path) at the same load.
+* ``memory``: 200 vs 200 paired episodes on a three-slice panel, the runs in memory (their
+  columns read once). evalband: :func:`evalband.analysis.compare_many` (every slice's row,
+  tests, compatible intervals, power statements, aggregate; memoised bands and searches
+  warm). The limit: numpy on the same arrays -- the pairs' codes counted per cell, the
+  slices' tables by one product, the exact McNemar p of every slice (``scipy.special.bdtr``),
+  Holm, both arms' Wilson bands. Target <= 2x.
+* ``store``: the same runs read from a run store. evalband: ``open_store`` (read-only), two
+  ``load_run`` and ``compare_many``. The limit: one ``sqlite3`` query per run of the
+  comparison's columns (cell, episode, repeat, outcome, assistance, interventions, latency,
+  time to success) into arrays, then the numpy above. Target <= 2x.
+* ``cli``: ``evalband compare A B --store S --json`` in a fresh interpreter, wall and CPU
+  (the children's ``rusage``). The limit: a fresh interpreter that reads the store and
+  computes the counts and exact p-values (numpy, ``sqlite3``; the p-values with integer
+  arithmetic). Target < 0.3 s when the machine is quiet (the load is recorded).
+
+``previous``: the same three measured with the code of :data:`PREVIOUS_COMMIT` (the last
+commit before this work; taken from git into a temporary folder) in the same rounds, and the
+start-up of ``evalband --help``: issue 32 asks for figures no worse than 10% of the code
+before. Both comparisons' documents must be equal in every number the previous code wrote
+(but the adjusted p, which the discrete Holm procedure lowers on purpose).
+
+``instructions``: the same paths counted in instructions by valgrind (one call of a path is
+the count of many calls minus none, divided), which the machine's load does not move: on a
+shared machine the ratios of these counts are the figures to quote, the times beside them
+what this run saw.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-PREVIOUS = {"small_ms": 15.5, "large_compare_s": 3.5, "large_report_s": 6.9}
-TARGETS = {"small_ms": 2.0, "large_compare_s": 0.5, "large_report_s": 2.0}
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PREVIOUS_COMMIT = "5bd041de319c43e48f6a99c5722bd5512d7ebfa3"
+"""The code before the decision engine, the result models and the speed work."""
+TARGETS = {"memory_ratio": 2.0, "store_ratio": 2.0, "cli_s": 0.3, "previous_ratio": 1.1}
+
+# One process measures one code base (``PYTHONPATH``): its compare and the limit, interleaved.
+WORKER = r'''
+import json, math, sqlite3, statistics, sys, time
+import numpy as np
+from scipy.special import bdtr
+import evalband
+from evalband.analysis import compare_many
+from evalband.store import open_store
+
+store, base_id, cand_id, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+MODE = sys.argv[5] if len(sys.argv) > 5 else "time"  # or "memory", "store", "limit_*" x N
+
+
+def limit_numbers(cells, b_ok, c_ok, n_cells):
+    """Counts per cell -> per slice (one product), exact McNemar p, Holm, Wilson bands."""
+    code = cells * 4 + 2 * c_ok.astype(np.int64) + b_ok.astype(np.int64)
+    types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
+    tables = np.eye(n_cells, dtype=np.int64) @ types
+    b_only, c_only = tables[:, 1], tables[:, 2]
+    p = np.minimum(1.0, 2.0 * bdtr(np.minimum(b_only, c_only), b_only + c_only, 0.5))
+    order = np.argsort(p, kind="mergesort")
+    holm = np.empty_like(p)
+    holm[order] = np.minimum(1.0, np.maximum.accumulate(p[order] * np.arange(p.size, 0, -1)))
+    n = tables.sum(axis=1)
+    z = 1.959963984540054
+    bands = []
+    for k in (tables[:, 1] + tables[:, 3], tables[:, 2] + tables[:, 3]):
+        ph, den = k / n, 1 + z * z / n
+        mid = (ph + z * z / (2 * n)) / den
+        half = z * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n)) / den
+        bands.append((mid - half, mid + half))
+    return p, holm, bands
+
+
+SELECT = ('SELECT "cell", "episode", "repeat", "outcome" = \'success\', "assisted", '
+          '"interventions", "latency_ms_p95", "time_to_success_s" FROM episodes WHERE '
+          'run_id = ? ORDER BY "cell", "episode", "repeat"')
+
+
+def read_limit():
+    """The comparison's columns of both runs (what evalband reads), then the numpy above."""
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    out = []
+    for run in (base_id, cand_id):
+        cells, episode, repeat, ok, assisted, helped, latency, tts = zip(
+            *conn.execute(SELECT, (run,)).fetchall())
+        arrays = [np.array(v, dtype=t) for v, t in ((episode, np.int64), (repeat, np.int64),
+                                                    (assisted, bool), (helped, np.int64),
+                                                    (latency, float), (tts, float))]
+        out.append((cells, np.array(ok, dtype=bool), arrays))
+    conn.close()
+    keys = sorted(set(out[0][0]))
+    index = {k: i for i, k in enumerate(keys)}
+    cells = np.array([index[c] for c in out[0][0]], dtype=np.int64)
+    return limit_numbers(cells, out[0][1], out[1][1], len(keys))
+
+
+def document(c):
+    try:
+        from evalband.report import comparison_document
+    except ImportError:  # the previous code
+        return c.as_dict()
+    return comparison_document(c)
+
+
+def from_store():
+    with open_store(store, read_only=True) as st:
+        base, cand = evalband.load_run(base_id, st), evalband.load_run(cand_id, st)
+        return compare_many(base, [cand])[0]
+
+
+with open_store(store, read_only=True) as st:
+    base, cand = evalband.load_run(base_id, st), evalband.load_run(cand_id, st)
+    list(base.records), list(cand.records)  # records in memory: the in-memory case
+from evalband.analysis import RunData
+base = RunData(base.run_id, base.policy, base.panel_fingerprint, base.panel, list(base.records))
+cand = RunData(cand.run_id, cand.policy, cand.panel_fingerprint, cand.panel, list(cand.records))
+cells = [c.key for c in base.panel.cells()]
+bc, cc = base.compare_columns(cells), cand.compare_columns(cells)
+doc = document(compare_many(base, [cand])[0])
+assert json.dumps(document(from_store())) == json.dumps(doc)
+p, _, _ = limit_numbers(bc.cell, bc.success, cc.success, len(cells))
+assert [row["p_value"] for row in doc["slices"]] == p.tolist()  # the limit computes the same
+
+
+if MODE != "time":  # run one path ``rounds`` times (instructions are counted outside)
+    path = {"memory": lambda: compare_many(base, [cand]), "store": from_store,
+            "limit_memory": lambda: limit_numbers(bc.cell, bc.success, cc.success, len(cells)),
+            "limit_store": read_limit}[MODE]
+    for _ in range(rounds):
+        path()
+    sys.exit(0)
+
+
+def timed(fn, inner):
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
+
+
+times = {k: [] for k in ("memory", "memory_limit", "store", "store_limit")}
+for _ in range(rounds):
+    times["memory"].append(timed(lambda: compare_many(base, [cand]), 50))
+    times["memory_limit"].append(timed(lambda: limit_numbers(bc.cell, bc.success, cc.success,
+                                                             len(cells)), 50))
+    times["store"].append(timed(from_store, 5))
+    times["store_limit"].append(timed(read_limit, 5))
+print(json.dumps({"times": times, "document": doc}))
+'''
+
+CLI_LIMIT = r'''
+import math, sqlite3, sys
+import numpy as np
+store, runs = sys.argv[1], sys.argv[2:]
+conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+cols = []
+for run in runs:  # the comparison's columns, as evalband reads them
+    cells, episode, repeat, ok, assisted, helped, latency, tts = zip(*conn.execute(
+        'SELECT "cell", "episode", "repeat", "outcome" = \'success\', "assisted", '
+        '"interventions", "latency_ms_p95", "time_to_success_s" FROM episodes WHERE run_id = ? '
+        'ORDER BY "cell", "episode", "repeat"', (run,)).fetchall())
+    extra = [np.array(v, dtype=float) for v in (episode, repeat, assisted, helped, latency, tts)]
+    cols.append((cells, np.array(ok, dtype=bool)))
+keys = sorted(set(cols[0][0]))
+cell = np.array([keys.index(c) for c in cols[0][0]])
+code = cell * 4 + 2 * cols[1][1] + cols[0][1]
+types = np.bincount(code, minlength=4 * len(keys)).reshape(len(keys), 4)
+for b, c in types[:, 1:3].tolist():  # exact McNemar p, in integers
+    m = b + c
+    tail = sum(math.comb(m, k) for k in range(min(b, c) + 1))
+    print(min(1.0, 2 * tail / 2 ** m) if m else 1.0)
+'''
 
 
 def small_runs() -> tuple[Any, Any]:
@@ -64,140 +215,178 @@ def small_runs() -> tuple[Any, Any]:
     return build("base", 0.7, 0), build("cand", 0.62, 1)
 
 
-def _clear_caches() -> None:
-    from evalband.analysis import _compare
-
-    for fn in vars(_compare).values():  # every memoised function of the module (lru_cache)
-        if callable(getattr(fn, "cache_clear", None)):
-            fn.cache_clear()
-    _compare._KEPT_COLUMNS.clear()  # the runs' records are read into arrays again
-
-
-def small(repeats: int) -> dict[str, Any]:
-    """Median milliseconds of the 200 vs 200 comparison, cold and warm caches."""
-    from evalband.analysis import compare_many
-
-    base, cand = small_runs()
-    reference = compare_many(base, [cand])[0].as_dict()
-    cold, warm, cold_cpu, warm_cpu = [], [], [], []
-    for _ in range(repeats):
-        _clear_caches()
-        t0, c0 = time.perf_counter(), time.thread_time()
-        out = compare_many(base, [cand])[0]
-        cold.append(time.perf_counter() - t0)
-        cold_cpu.append(time.thread_time() - c0)
-        assert out.as_dict() == reference
-        t0, c0 = time.perf_counter(), time.thread_time()
-        out = compare_many(base, [cand])[0]
-        warm.append(time.perf_counter() - t0)
-        warm_cpu.append(time.thread_time() - c0)
-        assert out.as_dict() == reference
-    return {"cold_ms": 1e3 * statistics.median(cold), "warm_ms": 1e3 * statistics.median(warm),
-            "cold_cpu_ms": 1e3 * statistics.median(cold_cpu),
-            "warm_cpu_ms": 1e3 * statistics.median(warm_cpu),
-            "episodes_per_run": len(base.records), "slices": len(reference["slices"])}
+def _source_of(commit: str, folder: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
 
 
-def build_large(store_path: Path, per_cell: int) -> tuple[str, str]:
-    """Two runs of ``2 * per_cell`` episodes on reach1d-dynamics's two cells, all paired."""
-    import numpy as np
+def _run(args: list[str], src: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds (this child's rusage) and stdout of one fresh interpreter."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(src)})
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 3, 4, 5):
+        raise RuntimeError(done.stderr[-2000:])
+    return wall, cpu, done.stdout
 
-    from evalband.episode import EpisodeRecord
-    from evalband.panel import load_panel
+
+def _build_store(path: Path) -> tuple[str, str]:
+    """Two runs of 201 episodes on a three-value factor, every episode paired."""
     from evalband.store import new_manifest, open_store
 
-    panel = load_panel({**load_panel("reach1d-dynamics").model_dump(
-        mode="json", exclude_defaults=True), "name": f"speed-{per_cell}", "episodes": per_cell})
-    ids = []
-    with open_store(store_path) as store:
-        for run_id, p, seed in (("large-base", 0.80, 0), ("large-cand", 0.78, 1)):
-            rng = np.random.default_rng(seed)
-            manifest = new_manifest(panel, f"policy-{run_id}", run_id, backend="serial",
-                                    workers=1, policy_hash=None, n_planned=2 * per_cell,
+    base, cand = small_runs()
+    with open_store(path) as st:
+        for run in (base, cand):
+            manifest = new_manifest(run.panel, run.policy, run.run_id, backend="serial",
+                                    workers=1, policy_hash=None, n_planned=len(run.records),
                                     command="bench/bench_compare.py")
-            store.create_run(manifest)
-            records = []
-            for cell in panel.cells():
-                ok = rng.random(per_cell) < p
-                tts = 0.5 + rng.random(per_cell)
-                records.extend(
-                    EpisodeRecord(run_id=run_id, policy=f"policy-{run_id}",
-                                  panel_fingerprint=panel.fingerprint, cell=cell.key,
-                                  slices=dict(cell.slices), episode=ep, repeat=0,
-                                  condition_seed=ep, outcome="success" if s else "timeout",
-                                  terminated=bool(s), truncated=not s, steps=40,
-                                  time_to_success_s=float(t) if s else None)
-                    for ep, (s, t) in enumerate(zip(ok.tolist(), tts.tolist(), strict=True)))
-            store.add_episodes(records)
-            store.update_run(run_id, status="finished", finished_at=manifest.started_at)
-            ids.append(run_id)
-    return ids[0], ids[1]
+            st.create_run(manifest)
+            st.add_episodes(run.records)
+            st.update_run(run.run_id, status="finished", finished_at=manifest.started_at)
+    return base.run_id, cand.run_id
 
 
-def large(per_cell: int, repeats: int) -> dict[str, Any]:
-    """Seconds of the columnar comparison, the record path before it, and the report."""
-    import evalband
-    from evalband.analysis import RunData, compare_many
-    from evalband.report import render_html
-    from evalband.store import open_store
+def _instructions(args: list[str], src: Path) -> int:
+    """Instructions one interpreter executes (valgrind's callgrind): the load does not move it."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           sys.executable, *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(src)})
+    found = [line for line in done.stderr.splitlines() if "Collected" in line]
+    if not found:
+        raise RuntimeError(done.stderr[-2000:])
+    return int(found[-1].split()[-1])
 
-    def by_records(store_path: Path, base_id: str, cand_id: str) -> Any:
-        with open_store(store_path, read_only=True) as st:
-            runs = []
-            for run_id in (base_id, cand_id):
-                loaded = evalband.load_run(run_id, st)
-                runs.append(RunData(loaded.run_id, loaded.policy, loaded.panel_fingerprint,
-                                    loaded.panel, st.episode_records(run_id),
-                                    loaded.errors_as_failures))
-        return compare_many(runs[0], [runs[1]])[0]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store_path = Path(tmp) / "runs.sqlite"
-        base_id, cand_id = build_large(store_path, per_cell)
-        evalband.compare(base_id, cand_id, store=store_path)  # warm-up: imports
-        render_html([base_id, cand_id], store_path)  # warm-up: matplotlib's font cache
-        columnar, records, report = [], [], []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fast = evalband.compare(base_id, cand_id, store=store_path)
-            columnar.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            slow = by_records(store_path, base_id, cand_id)
-            records.append(time.perf_counter() - t0)
-            assert fast.as_dict() == slow.as_dict(), "columnar and record paths differ"
-            t0 = time.perf_counter()
-            render_html([base_id, cand_id], store_path)
-            report.append(time.perf_counter() - t0)
-    return {"episodes_per_run": 2 * per_cell, "compare_s": statistics.median(columnar),
-            "records_compare_s": statistics.median(records),
-            "report_s": statistics.median(report)}
+def _per_call(worker: list[str], src: Path, mode: str, calls: int) -> float:
+    """Instructions of one call of a path: ``calls`` calls minus none, divided."""
+    many = _instructions([*worker, str(calls), mode], src)
+    none = _instructions([*worker, "0", mode], src)
+    return (many - none) / calls
+
+
+def _median_ratio(a: list[float], b: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+
+def _same_numbers(now: Any, before: Any) -> bool:
+    """Every number (and word) the previous document wrote is in today's, equal."""
+    if isinstance(before, dict):
+        return all(k in now and _same_numbers(now[k], v) for k, v in before.items()
+                   if k not in ("notes", "multiplicity", "p_holm", "sentence"))
+    if isinstance(before, list):
+        return len(now) == len(before) and all(
+            _same_numbers(n, b) for n, b in zip(now, before, strict=True))
+    return bool(now == before or (isinstance(before, float) and before != before))
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    """Both sizes; the result dict of ``bench/run.py``."""
+    """Every case, this code and the previous, each beside its limit; bench/run.py's dict."""
     t0 = time.perf_counter()
-    s = small(30 if quick else 200)
-    big = large(2_000 if quick else 50_000, 1 if quick else 3)
-    passed = (s["warm_ms"] < TARGETS["small_ms"]
-              and big["compare_s"] < TARGETS["large_compare_s"]
-              and big["report_s"] < TARGETS["large_report_s"])
-    return {
+    rounds = 3 if quick else 9
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        store = folder / "runs.sqlite"
+        base_id, cand_id = _build_store(store)
+        srcs = {"now": ROOT / "src", "previous": _source_of(PREVIOUS_COMMIT, folder / "prev")}
+        (folder / "worker.py").write_text(WORKER)
+        (folder / "limit.py").write_text(CLI_LIMIT)
+        inproc: dict[str, Any] = {}
+        for name, src in srcs.items():
+            copy = folder / f"{name}.sqlite"
+            copy.write_bytes(store.read_bytes())
+            _, _, out = _run([str(folder / "worker.py"), str(copy), base_id, cand_id,
+                              str(rounds)], src)
+            inproc[name] = json.loads(out.strip().splitlines()[-1])
+        cli: dict[str, dict[str, list[float]]] = {
+            k: {"wall": [], "cpu": []} for k in ("now", "previous", "limit", "help_now",
+                                                 "help_previous")}
+        for _ in range(rounds * 2):  # interleaved rounds
+            for name, src in srcs.items():
+                copy = folder / f"{name}.sqlite"
+                wall, cpu, _ = _run(["-m", "evalband.cli", "compare", base_id, cand_id,
+                                     "--store", str(copy), "--json"], src)
+                cli[name]["wall"].append(wall)
+                cli[name]["cpu"].append(cpu)
+                wall, cpu, _ = _run(["-m", "evalband.cli", "--help"], src)
+                cli[f"help_{name}"]["wall"].append(wall)
+                cli[f"help_{name}"]["cpu"].append(cpu)
+            wall, cpu, _ = _run([str(folder / "limit.py"), str(store), base_id, cand_id],
+                                srcs["now"])
+            cli["limit"]["wall"].append(wall)
+            cli["limit"]["cpu"].append(cpu)
+        counted: dict[str, float] = {}
+        calls = 20 if quick else 200
+        for name, src in (("now", srcs["now"]), ("previous", srcs["previous"])):
+            worker = [str(folder / "worker.py"), str(folder / f"{name}.sqlite"), base_id,
+                      cand_id]
+            counted[f"memory_{name}"] = _per_call(worker, src, "memory", calls)
+            counted[f"store_{name}"] = _per_call(worker, src, "store", max(10, calls // 4))
+            counted[f"cli_{name}"] = _instructions(
+                ["-m", "evalband.cli", "compare", base_id, cand_id, "--store",
+                 str(folder / f"{name}.sqlite"), "--json"], src)
+        worker = [str(folder / "worker.py"), str(folder / "now.sqlite"), base_id, cand_id]
+        counted["memory_limit"] = _per_call(worker, srcs["now"], "limit_memory", calls)
+        counted["store_limit"] = _per_call(worker, srcs["now"], "limit_store", max(10, calls // 4))
+        counted["cli_limit"] = _instructions([str(folder / "limit.py"), str(store), base_id,
+                                              cand_id], srcs["now"])
+    now, prev = inproc["now"]["times"], inproc["previous"]["times"]
+    med = {k: {m: statistics.median(v) for m, v in d.items()} for k, d in cli.items()}
+    result = {
         "name": "compare_speed" if not quick else "compare_speed_quick",
-        "small": s,
-        "large": big,
-        "previous": PREVIOUS,
+        "memory": {"ms": 1e3 * statistics.median(now["memory"]),
+                   "limit_ms": 1e3 * statistics.median(now["memory_limit"]),
+                   "ratio": _median_ratio(now["memory"], now["memory_limit"])},
+        "store": {"ms": 1e3 * statistics.median(now["store"]),
+                  "limit_ms": 1e3 * statistics.median(now["store_limit"]),
+                  "ratio": _median_ratio(now["store"], now["store_limit"])},
+        "cli": {"wall_s": med["now"]["wall"], "cpu_s": med["now"]["cpu"],
+                "limit_wall_s": med["limit"]["wall"], "limit_cpu_s": med["limit"]["cpu"],
+                "ratio": _median_ratio(cli["now"]["cpu"], cli["limit"]["cpu"])},
+        "previous": {
+            "commit": PREVIOUS_COMMIT,
+            "memory_ms": 1e3 * statistics.median(prev["memory"]),
+            "store_ms": 1e3 * statistics.median(prev["store"]),
+            "cli_wall_s": med["previous"]["wall"], "cli_cpu_s": med["previous"]["cpu"],
+            "help_cpu_s": med["help_previous"]["cpu"], "help_cpu_s_now": med["help_now"]["cpu"],
+            "memory_ratio": _median_ratio(now["memory"], prev["memory"]),
+            "store_ratio": _median_ratio(now["store"], prev["store"]),
+            "cli_cpu_ratio": _median_ratio(cli["now"]["cpu"], cli["previous"]["cpu"]),
+            "help_cpu_ratio": _median_ratio(cli["help_now"]["cpu"], cli["help_previous"]["cpu"]),
+            "same_numbers": _same_numbers(inproc["now"]["document"],
+                                          inproc["previous"]["document"]),
+        },
+        "instructions": {k: round(v) for k, v in counted.items()},
+        "instruction_ratios": {
+            "memory_vs_limit": counted["memory_now"] / counted["memory_limit"],
+            "store_vs_limit": counted["store_now"] / counted["store_limit"],
+            "cli_vs_limit": counted["cli_now"] / counted["cli_limit"],
+            "memory_vs_previous": counted["memory_now"] / counted["memory_previous"],
+            "store_vs_previous": counted["store_now"] / counted["store_previous"],
+            "cli_vs_previous": counted["cli_now"] / counted["cli_previous"],
+        },
         "targets": TARGETS,
-        "small_speedup_vs_previous": PREVIOUS["small_ms"] / s["warm_ms"],
-        "large_columnar_vs_records": big["records_compare_s"] / big["compare_s"],
-        "ratio": big["records_compare_s"] / big["compare_s"],
-        "target_ratio": 1.0,
-        "passed": bool(passed),
-        "load_average_1min": os.getloadavg()[0],
-        "bench_seconds": time.perf_counter() - t0,
+        "rounds": rounds,
     }
+    result["ratio"] = result["memory"]["ratio"]
+    result["target_ratio"] = TARGETS["memory_ratio"]
+    result["passed"] = bool(
+        result["memory"]["ratio"] <= TARGETS["memory_ratio"]
+        and result["store"]["ratio"] <= TARGETS["store_ratio"]
+        and result["cli"]["wall_s"] < TARGETS["cli_s"]
+        and all(result["previous"][k] <= TARGETS["previous_ratio"]
+                for k in ("memory_ratio", "store_ratio", "cli_cpu_ratio", "help_cpu_ratio"))
+        and result["previous"]["same_numbers"])
+    result["load_average_1min"] = os.getloadavg()[0]
+    result["bench_seconds"] = time.perf_counter() - t0
+    return result
 
 
 if __name__ == "__main__":
-    import json
-
     print(json.dumps(run("--quick" in sys.argv), indent=2))

@@ -22,8 +22,9 @@ TARGET_RATIO = 3.0
 def run(quick: bool = False) -> dict[str, Any]:
     from evalband._api import load_run
     from evalband.analysis import compare_many
-    from evalband.analysis._stored import result_payload, stored_comparisons
+    from evalband.analysis._stored import stored_comparisons
     from evalband.labs.hidden_regression import simulate_hidden_regression
+    from evalband.report import comparison_documents
     from evalband.store import RunStore
 
     episodes = 1000 if quick else 5000
@@ -33,7 +34,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         with RunStore(path) as st:
             ids = list(simulate_hidden_regression(st, episodes=episodes, seed=4))
             fresh = compare_many(load_run(ids[0], st), [load_run(ids[1], st)])
-            st.record_comparison(ids, result=result_payload(fresh))
+            st.record_comparison(ids, result=comparison_documents(fresh))
         with RunStore(path, read_only=True) as st:
             n = st.count_episodes(ids[0])
 
@@ -45,7 +46,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             def computed() -> Any:
                 return compare_many(load_run(ids[0], st), [load_run(ids[1], st)])
 
-            assert [c.as_dict() for c in stored()] == [c.as_dict() for c in computed()]
+            assert comparison_documents(stored()) == comparison_documents(computed())
             times: dict[str, list[tuple[float, float]]] = {"stored": [], "computed": []}
             for _ in range(rounds):
                 for name, fn in (("stored", stored), ("computed", computed)):

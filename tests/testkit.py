@@ -46,6 +46,16 @@ RELEASED_WORDS = {  # an interval read alone, in the release's words -> the one 
     "A is better: the interval excludes 0": "improved",
     "B is better: the interval excludes 0": "regressed",
     "the interval contains 0: the ranking is not established at this n": "no detectable change",
+    # the multiplicity step became the discrete Holm procedure (issue 31): its name and note
+    "holm": "discrete holm",
+    "procedure: exact McNemar test per slice, Holm across 1 slice test(s) at family-wise 5% "
+    "(2.5% per direction); each slice's interval is at the level Holm used for it, so it "
+    "excludes 0 exactly when the slice is decided":
+    "procedure: exact McNemar test per slice, discrete Holm across 1 slice test(s) at "
+    "family-wise 5% (2.5% per direction); each exact test is charged only the p-values it can "
+    "attain, so a slice too small to reach a small p costs the others nothing; each slice's "
+    "interval is at the level Holm used for it, so it excludes 0 exactly when the slice is "
+    "decided",
 }
 
 

@@ -20,6 +20,7 @@ def load_run(
     progress: Callable[[int, int], None] | None = None,
     *,
     extra_columns: Sequence[str] = (),
+    conditions: Sequence[str] = (),
 ) -> RunData:
     """A run by id (in ``store``) or by artifact-bundle path (verified), as :class:`RunData`.
 
@@ -28,6 +29,9 @@ def load_run(
     read, episodes in all)`` is called while a stored run's columns are read.
     ``extra_columns`` are read in the same pass as the comparison's columns (one read of the
     store instead of one more per column; a report asks for the seeds and latencies).
+    ``conditions`` (SQL on an episode's row) are read in that pass too, as boolean columns:
+    :meth:`StoredRecords.where <evalband.analysis.StoredRecords.where>` of such a condition
+    reads nothing when no episode meets it.
 
     The reference is resolved by :func:`evalband.store.resolve_run`: a stored run id wins; a
     bundle must be written as a path (``./baseline``, ``runs/baseline``). A bundle is the
@@ -52,7 +56,7 @@ def load_run(
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
         wanted = [*COMPARE_COLUMNS, *(c for c in extra_columns if c not in COMPARE_COLUMNS)]
-        records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress),
+        records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress, conditions),
                                 _reader(store, ref.run_id), _where_reader(store, ref.run_id),
                                 _column_reader(store, ref.run_id))
         origin = "store"

@@ -14,6 +14,7 @@ reset with ``seed + i``, lerobot-eval's convention (``--seed`` is the first epis
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -582,14 +583,19 @@ def load_panel(source: str | Path | Mapping[str, Any], *, check_env: bool = True
     return panel
 
 
+@functools.lru_cache(maxsize=64)
 def panel_from_yaml(text: str) -> Panel:
     """The panel stored in a run manifest (its env is not required to be importable here).
+
+    Parsed by libyaml when PyYAML has it (the same data, without the pure-Python parser's
+    milliseconds), and kept per text: a panel is immutable, and two runs of one panel (a
+    comparison, a report) share it.
 
     >>> panel = load_panel("reach1d")
     >>> panel_from_yaml(panel.to_yaml()).fingerprint == panel.fingerprint
     True
     """
-    data = yaml.safe_load(text)
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     try:
         return Panel.model_validate(data)
     except ValidationError as exc:

@@ -14,6 +14,7 @@ from evalband.analysis import compare_many
 from evalband.cli import main
 from evalband.errors import PanelMismatchError
 from evalband.panel import load_panel
+from evalband.report import comparison_json, comparison_sentence
 from evalband.run import Recorder
 from evalband.stats import diff_paired, mcnemar
 
@@ -83,7 +84,7 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
     # Time among successes keeps its own denominator (seed 002: 1.511111 s and 2.368000 s).
     assert round(only.mean_time_to_success_baseline_s, 6) == 1.511111
     assert round(only.mean_time_to_success_candidate_s, 6) == 2.368
-    jsonschema.validate(json.loads(c.to_json()), SCHEMA)
+    jsonschema.validate(json.loads(comparison_json(c)), SCHEMA)
 
 
 def test_hidden_regression_flagged_at_200(store) -> None:
@@ -95,8 +96,8 @@ def test_hidden_regression_flagged_at_200(store) -> None:
     assert row(c, "embodiment=easy").verdict == "improved"
     assert row(c, "embodiment=same").verdict == "no detectable change"
     assert c.verdict == "regression" and c.exit_code == 4
-    assert "hidden regression" in c.sentence
-    jsonschema.validate(json.loads(c.to_json()), SCHEMA)
+    assert "hidden regression" in comparison_sentence(c)
+    jsonschema.validate(json.loads(comparison_json(c)), SCHEMA)
 
 
 def test_hidden_regression_possible_not_established_at_10(store) -> None:
@@ -108,16 +109,36 @@ def test_hidden_regression_possible_not_established_at_10(store) -> None:
     assert hard.effect == 0.10 and hard.episodes_for_effect is not None
     assert hard.episodes_for_effect > 10
     assert hard.detectable_drop is None or hard.detectable_drop > 0.10
-    assert "could miss a 10-point drop" in c.sentence
+    assert "could miss a 10-point drop" in comparison_sentence(c)
     assert c.hidden_regressions == []
 
 
 def test_holm_adjusts_across_slices(store) -> None:
-    c = hidden_fixture(store, 200)
+    """Adjusted p: the discrete step-down by default, Holm's on request, never above Holm's."""
+    from scipy.stats import binom
+
+    from evalband.analysis import HOLM
     from evalband.stats import holm
 
+    c = hidden_fixture(store, 200)
+    base, cand = (evalband.load_run(r, store) for r in (c.baseline, c.candidate))
+    (by_holm,) = compare_many(base, [cand], procedure=HOLM)
     ps = [r.p_value for r in c.slice_rows]
-    assert [r.p_holm for r in c.slice_rows] == pytest.approx(list(holm(ps)))
+    assert [r.p_holm for r in by_holm.slice_rows] == pytest.approx(list(holm(ps)))
+
+    def attainable(m: int, t: float) -> float:  # the exact McNemar test's largest p <= t
+        got = [min(1.0, 2 * binom.cdf(k, m, 0.5)) for k in range(m // 2 + 1)]
+        return max([v for v in got if v <= t * (1 + 1e-9)], default=0.0)
+
+    ms = [r.pairs["candidate_only"] + r.pairs["baseline_only"] for r in c.slice_rows]
+    order = sorted(range(len(ps)), key=ps.__getitem__)
+    running, expected = 0.0, {}
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, sum(attainable(ms[j], ps[i]) for j in order[rank:])))
+        expected[i] = running
+    got = [r.p_holm for r in c.slice_rows]
+    assert got == pytest.approx([expected[i] for i in range(len(ps))], rel=1e-9, abs=1e-300)
+    assert all(a <= h * (1 + 1e-12) for a, h in zip(got, holm(ps), strict=True))
 
 
 def test_interventions_inflate_and_make_slice_inconclusive(store) -> None:
@@ -156,6 +177,30 @@ def test_latency_over_budget_excludes_slice(store) -> None:
     easy = row(c, "embodiment=easy")
     assert easy.verdict == "improved" and not easy.excluded
     assert c.verdict == "inconclusive"
+
+
+def test_a_budget_the_candidate_recorded_no_latency_for_is_not_passed(store) -> None:
+    """A latency budget that cannot be checked makes the slice inconclusive and excluded."""
+    panel = slice_panel(50, latency_budget_ms={"hard": 10.0})
+    outcomes_b = {"easy": [1] * 25 + [0] * 25, "same": [1] * 30 + [0] * 20,
+                  "hard": [1] * 25 + [0] * 25}
+    outcomes_c = {"easy": [1] * 45 + [0] * 5, "same": [1] * 30 + [0] * 20,
+                  "hard": [1] * 45 + [0] * 5}
+    base = record(store, panel, "v1", "nb", outcomes_b, latency=5.0)
+    cand = record(store, panel, "v2", "nc", outcomes_c)  # no latency recorded
+    timed = record(store, panel, "v3", "tc", outcomes_c, latency=8.0)
+    c, checked = evalband.analysis.compare_many(
+        evalband.load_run(base, store),
+        [evalband.load_run(cand, store), evalband.load_run(timed, store)])
+    easy, hard = row(c, "embodiment=easy"), row(c, "embodiment=hard")
+    assert hard.latency_p95_candidate_ms is None and hard.excluded
+    assert hard.reasons == ["the panel sets a 10 ms latency budget but the candidate recorded "
+                            "no policy latency here: the budget cannot be checked; excluded "
+                            "from the positive-delta count"]
+    assert hard.verdict == "inconclusive" and easy.verdict == "improved" and not easy.excluded
+    assert c.verdict == "inconclusive" and "cannot be checked" in comparison_sentence(c)
+    assert row(checked, "embodiment=hard").verdict == "improved"
+    assert checked.verdict == "improves"
 
 
 def test_non_inferiority_margin(store) -> None:
@@ -237,7 +282,7 @@ def test_primary_slices_decide_secondary_regressions_are_shown_as_such(store) ->
     hard_row = row(c, "embodiment=hard")
     assert hard_row.verdict == "regressed" and not hard_row.primary
     assert row(c, "embodiment=easy").primary
-    assert c.verdict != "regression" and "secondary slice(s) regressed" in c.sentence
+    assert c.verdict != "regression" and "secondary slice(s) regressed" in comparison_sentence(c)
     line = next(x for x in comparison_markdown([c]).splitlines()
                 if x.startswith("| embodiment=hard |"))
     assert "secondary slice" in line

@@ -1,13 +1,14 @@
-"""The fast comparison path gives the same comparison (``to_json()``, every number) as before.
+"""The fast comparison path gives the same comparison (its JSON, every number) as before.
 
 The reference below is the comparison as it was computed before the fast path: every band by
 :func:`evalband.stats.interval`, every compatible interval, aggregate and power search
-recomputed (no memo), rows rebuilt with :func:`dataclasses.replace`, each slice's row summed
-cell by cell with its own masks over the episodes, and a stored run's episodes read as
-records. The fast path (memoised bands, intervals, aggregates and design power; every slice's
-counts in one product; a stored run's columns) must agree with it in every number
-(``to_json`` writes NaN as null, so equal text is equal numbers), on random tables, on
-stored runs and on the reaching lab.
+recomputed (no memo), each slice's row summed cell by cell with its own masks over the
+episodes (its statistics and checks written out here, not read from the registry), and a
+stored run's episodes read as records. The fast path (memoised bands, intervals, aggregates
+and design power; every slice's counts in one product; the registered statistics sharing
+per-run passes; a stored run's columns) must agree with it in every number
+(:func:`~evalband.report.comparison_json` writes NaN as null, so equal text is equal
+numbers), on random tables, on stored runs and on the reaching lab.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -24,11 +26,13 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 import evalband
-from evalband.analysis import _compare, compare_many
+from evalband.analysis import _compare, _statistics, compare_many
 from evalband.analysis._compare import RunData, SliceComparison, SliceVerdict
 from evalband.analysis._pairs import PairTable, RunColumns, StoredRecords
+from evalband.analysis._verdicts import Decided, check_slice
 from evalband.episode import EpisodeRecord
 from evalband.panel import Panel, load_panel
+from evalband.report import comparison_json
 from evalband.run import Recorder
 from evalband.stats import Interval, interval, interval_bounds
 from evalband.stats._procedure import compatible_difference, stratified_difference
@@ -43,8 +47,10 @@ def _reference_rate(k: int, n: int, confidence: float) -> Interval:
     return interval(k, n, confidence=confidence)
 
 
-def _reference_decide(row: SliceComparison, p_adj: float, level: float,
-                      alpha: float) -> SliceComparison:
+def _reference_with_decision(row: SliceComparison, h: Any, d: Decided,
+                             alpha: float) -> SliceComparison:
+    """The decided row as before: intervals recomputed, the verdict ladder written out."""
+    p_adj, level = float(d.p_adjusted or 0.0), d.level
     counts = _compare._difference_counts(row)
     delta = compatible_difference(counts, paired=row.pairing == "paired",
                                   confidence=1.0 - level, p_value=float(row.p_value or 1.0))
@@ -61,17 +67,22 @@ def _reference_decide(row: SliceComparison, p_adj: float, level: float,
         verdict = SliceVerdict.NON_INFERIOR
     else:
         verdict = SliceVerdict.NO_CHANGE
-    return replace(row, p_holm=p_adj, level=1.0 - level, delta=delta,
-                   delta_unadjusted=unadjusted, verdict=verdict,
-                   possible_regression=bool(delta.estimate < 0
-                                            and verdict != SliceVerdict.REGRESSED))
+    return _decided(row, p_holm=p_adj, level=1.0 - level, delta=delta,
+                    delta_unadjusted=unadjusted, verdict=verdict,
+                    possible_regression=bool(delta.estimate < 0
+                                             and verdict != SliceVerdict.REGRESSED))
+
+
+def _decided(row: SliceComparison, **changes: Any) -> SliceComparison:
+    return msgspec.structs.replace(
+        row, decision=msgspec.structs.replace(row.decision, **changes))
 
 
 def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
     n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if row.pairing == "paired"
          else min(row.n_baseline, row.n_candidate))
     if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
-        return replace(row, effect=effect)
+        return _decided(row, effect=effect)
     k_b = (row.pairs["both"] + row.pairs["baseline_only"] if row.pairing == "paired"
            else row.successes_baseline)
     n_b = n if row.pairing == "paired" else row.n_baseline
@@ -84,25 +95,24 @@ def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> 
         discordant = float(hi[0])
     drop, needed = _compare._power_figures(  # memoised before the fast path too
         int(n), round(p_base, 3), round(discordant, 3), alpha, row.pairing == "paired", effect)
-    return replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+    return _decided(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
 
 
 def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
                          members: NDArray[np.bool_], tables: list[PairTable],
                          base: RunColumns, cand: RunColumns, panel: Panel, eaf: bool,
                          confidence: float) -> SliceComparison:
-    """One slice's row as before: its cells' tables added, masks over every episode."""
+    """One slice's row as before: its cells' tables added, masks over every episode.
+
+    Every registered statistic and every check is recomputed on the slice's own episodes
+    (nothing shared with another slice, no per-cell sums); the statistics that came before
+    the registry are also written out here and must agree.
+    """
     table = PairTable()
     for i in np.flatnonzero(members):
         table = table + tables[int(i)]
     use_b = members[base.cell] & base.counted(eaf)
     use_c = members[cand.cell] & cand.counted(eaf)
-    reasons: list[str] = []
-    errors = int((members[base.cell] & ~base.counted(eaf)).sum()
-                 + (members[cand.cell] & ~cand.counted(eaf)).sum())
-    if errors:
-        reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
-                       "failures)")
 
     def rates(cols: RunColumns, use: NDArray[np.bool_]) -> tuple[float | None, float | None]:
         n = int(use.sum())
@@ -117,33 +127,73 @@ def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
 
     unaided_b, int_b = rates(base, use_b)
     unaided_c, int_c = rates(cand, use_c)
-    if int_b is not None and int_c is not None and int_c > int_b:
-        reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
-    budget = _compare._budget_for(slices, panel.latency_budget_ms)
+    budgets = panel.latency_budget_ms
+    found = [budgets[key] for factor, value in slices.items()
+             for key in (f"{factor}={value}", value) if key in budgets]
+    budget = min(found) if found else None
     lat = cand.latency_p95[use_c]
     lat = lat[~np.isnan(lat)]
     p95 = float(np.percentile(lat, 95)) if lat.size else None
-    excluded = budget is not None and p95 is not None and p95 > budget
-    if excluded:
-        reasons.append(f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms "
-                       "budget; excluded from the positive-delta count")
     k_b, n_b, k_c, n_c = table.k_baseline, table.n_baseline, table.k_candidate, table.n_candidate
-    return _compare._row_from_table(
-        kind, name, table, panel, confidence=confidence, reasons=reasons,
-        unaided_rate_baseline=unaided_b, unaided_rate_candidate=unaided_c,
-        intervention_rate_baseline=int_b, intervention_rate_candidate=int_c,
-        inflated_baseline=(k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
-        inflated_candidate=(k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
-        latency_p95_candidate_ms=p95, latency_budget_ms=budget, excluded=excluded,
-        margin=_compare._margin_for(name, slices, panel.non_inferiority_margin),
-        mean_time_to_success_baseline_s=mean_time(base, use_b),
-        mean_time_to_success_candidate_s=mean_time(cand, use_c),
-        time_to_success_delta_s=_compare._paired_time_delta(
-            _reference_paired_times(base, cand, members.size), members, confidence))
+    written_out = {
+        "unaided_rate_baseline": unaided_b, "unaided_rate_candidate": unaided_c,
+        "intervention_rate_baseline": int_b, "intervention_rate_candidate": int_c,
+        "inflated_baseline": (k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
+        "inflated_candidate": (k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
+        "latency_p95_candidate_ms": p95, "latency_budget_ms": budget,
+        "mean_time_to_success_baseline_s": mean_time(base, use_b),
+        "mean_time_to_success_candidate_s": mean_time(cand, use_c),
+        "time_to_success_delta_s": _reference_time_delta(
+            _reference_paired_times(base, cand, members.size), members, confidence),
+    }
+    data = _own_slice_data(kind, name, slices, members, table, base, cand, panel, eaf,
+                           confidence)
+    extras = {**_statistics.compute_statistics(data), **written_out}
+    row = _compare._row_from_table(kind, name, table, panel, confidence=confidence)
+    row = msgspec.structs.replace(row, extras=extras)
+    reasons, excluded = check_slice(row, data)
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(
+        row.decision, reasons=reasons, excluded=excluded,
+        margin=_compare._margin_for(name, slices, panel.non_inferiority_margin)))
+
+
+def _own_slice_data(kind: str, name: str, slices: dict[str, str], members: NDArray[np.bool_],
+                    table: PairTable, base: RunColumns, cand: RunColumns, panel: Panel,
+                    eaf: bool, confidence: float) -> _statistics.SliceData:
+    """The slice's data built from its own episodes alone (each run's columns cut to it)."""
+
+    def arm(cols: RunColumns, k: int, n: int) -> _statistics.ArmData:
+        own = RunColumns(**{f: v[members[cols.cell]] for f, v in vars(cols).items()})
+        use = own.counted(eaf)
+        side = _statistics.RunSide(own, members.size, eaf)
+        return _statistics.ArmData(side, members, int(own.cell.size), int(use.sum()),
+                                   int((use & own.unaided).sum()),
+                                   int((use & own.intervened).sum()), k, n)
+
+    return _statistics.SliceData(kind, name, slices, table,
+                                 arm(base, table.k_baseline, table.n_baseline),
+                                 arm(cand, table.k_candidate, table.n_candidate),
+                                 panel, confidence)
+
+
+def _reference_time_delta(times: Any, members: NDArray[np.bool_],
+                          confidence: float) -> _statistics.PairedTimeDelta | None:
+    """Student's t on the paired differences, from the per-cell sums (scipy's quantile)."""
+    from scipy.special import stdtrit
+
+    n = int(times.count[members].sum())
+    if n < 2:
+        return None
+    total = float(times.total[members].sum())
+    var = max(float(times.squares[members].sum()) - total * (total / n), 0.0) / (n - 1)
+    mean = times.shift + total / n
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * (var / n) ** 0.5
+    return _statistics.PairedTimeDelta(mean, mean - half, mean + half, n, confidence,
+                                       "paired t, pairs where both succeeded")
 
 
 def _reference_paired_times(base: RunColumns, cand: RunColumns,
-                            n_cells: int) -> _compare._PairedTimes:
+                            n_cells: int) -> _statistics._PairedTimes:
     """The pairs where both succeeded with a time, joined on their keys (``intersect1d``)."""
     ok_b = base.success & ~np.isnan(base.time_to_success)
     ok_c = cand.success & ~np.isnan(cand.time_to_success)
@@ -159,7 +209,7 @@ def _reference_paired_times(base: RunColumns, cand: RunColumns,
     d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
     shift = float(d.mean()) if d.size else 0.0
     d = d - shift
-    return _compare._PairedTimes(
+    return _statistics._PairedTimes(
         *(np.bincount(cell, weights=w, minlength=n_cells).astype(np.float64)
           for w in (None, d, d * d)), shift)
 
@@ -185,9 +235,10 @@ def _reference_stratified(counts: tuple[tuple[tuple[str, int], ...], ...],
 @contextmanager
 def reference_path() -> Iterator[None]:
     """The comparison as computed before the fast path (monkeypatched in, then restored)."""
-    names = ("_rate", "_decide", "_with_power", "_slice_rows", "_stratified")
+    names = ("_rate", "_with_decision", "_with_power", "_slice_rows", "_stratified")
     saved = [getattr(_compare, name) for name in names]
-    for name, reference in zip(names, (_reference_rate, _reference_decide, _reference_with_power,
+    for name, reference in zip(names, (_reference_rate, _reference_with_decision,
+                                       _reference_with_power,
                                        _reference_slice_rows, _reference_stratified),
                                strict=True):
         setattr(_compare, name, reference)
@@ -249,9 +300,9 @@ def test_fast_path_equals_the_reference_on_random_tables(b_draws, c_draws, d_dra
     base = replace(build("b", b_draws), errors_as_failures=eaf)
     cands = [shuffled(build("c", c_draws), order), build("d", d_draws)]
     with reference_path():
-        expected = [c.to_json() for c in compare_many(base, cands)]
+        expected = [comparison_json(c) for c in compare_many(base, cands)]
     for _ in range(2):  # first and memoised
-        assert [c.to_json() for c in compare_many(base, cands)] == expected
+        assert [comparison_json(c) for c in compare_many(base, cands)] == expected
 
 
 def _store_random(store: Any, run_id: str, draws: list[tuple[str, bool, bool, float | None]]
@@ -272,10 +323,10 @@ def test_stored_runs_compare_from_columns_as_from_records(store, b_draws, c_draw
     _store_random(store, f"c{tag}", c_draws)
     base, cand = evalband.load_run(f"b{tag}", store), evalband.load_run(f"c{tag}", store)
     assert isinstance(base.records, StoredRecords)
-    fast = compare_many(base, [cand])[0].to_json()
+    fast = comparison_json(compare_many(base, [cand])[0])
     assert base.records._records is None and cand.records._records is None  # no records made
     with reference_path():
-        assert compare_many(as_records(base), [as_records(cand)])[0].to_json() == fast
+        assert comparison_json(compare_many(as_records(base), [as_records(cand)])[0]) == fast
 
 
 def test_reach_lab_identical_and_records_readable_after_close(tmp_path) -> None:
@@ -285,13 +336,13 @@ def test_reach_lab_identical_and_records_readable_after_close(tmp_path) -> None:
         for policy in ("reach1d:baseline", "reach1d:damped"):
             evalband.run_panel(panel, policy, store, run_id=policy.split(":")[1])
         base, cand = evalband.load_run("baseline", store), evalband.load_run("damped", store)
-    fast = evalband.compare("baseline", "damped", store=path).to_json()
-    assert compare_many(base, [cand])[0].to_json() == fast
+    fast = comparison_json(evalband.compare("baseline", "damped", store=path))
+    assert comparison_json(compare_many(base, [cand])[0]) == fast
     # The store is closed: records are read from the same file, opened read-only.
     records = list(base.records)
     assert len(records) == len(base.records) == 64 and records[0].run_id == "baseline"
     with reference_path():
-        assert compare_many(as_records(base), [as_records(cand)])[0].to_json() == fast
+        assert comparison_json(compare_many(as_records(base), [as_records(cand)])[0]) == fast
 
 
 def test_stored_records_are_immutable_and_compare_equal() -> None:
@@ -312,8 +363,8 @@ def test_kept_columns_follow_the_records_in_memory() -> None:
     """A run's arrays are used again only while it holds the very same records, in order."""
     base = build("b", [("success", True, False, 2.0), ("failure", True, True, None)])
     cand = build("c", [("failure", True, False, None), ("success", True, False, 5.0)])
-    first = compare_many(base, [cand])[0].to_json()
-    assert compare_many(base, [cand])[0].to_json() == first  # kept arrays, same result
+    first = comparison_json(compare_many(base, [cand])[0])
+    assert comparison_json(compare_many(base, [cand])[0]) == first  # kept arrays, same result
     records = cand.records
     assert isinstance(records, list)
     changed = build("x", [("success", True, False, None)]).records[0]
@@ -323,9 +374,9 @@ def test_kept_columns_follow_the_records_in_memory() -> None:
         edit()
         fresh = RunData(cand.run_id, cand.policy, cand.panel_fingerprint, PANEL,
                         list(records))
-        assert (compare_many(base, [cand])[0].to_json()
-                == compare_many(base, [fresh])[0].to_json())
-    assert compare_many(base, [cand])[0].to_json() != first
+        assert (comparison_json(compare_many(base, [cand])[0])
+                == comparison_json(compare_many(base, [fresh])[0]))
+    assert comparison_json(compare_many(base, [cand])[0]) != first
     cols = cand.compare_columns([c.key for c in PANEL.cells()])
     with pytest.raises(ValueError, match="read-only"):
         cols.success[0] = True

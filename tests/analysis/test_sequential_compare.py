@@ -13,6 +13,7 @@ from evalband.analysis._sequential import compare_sequential
 from evalband.analysis._stored import stored_comparisons
 from evalband.cli import main
 from evalband.labs.hidden_regression import HARD_SLICE, simulate_hidden_regression
+from evalband.report import comparison_document
 from evalband.store import open_store
 
 
@@ -73,7 +74,7 @@ def test_peeking_notice_and_sequential_cli(lab: tuple[str, str, str],
     with open_store(db) as st:
         (stored,) = stored_comparisons(st, [base_id, cand_id], {})
     assert stored.peeking == payload["peeking"] and "PEEKING" not in " ".join(stored.notes)
-    assert stored.as_dict()["notes"] == payload["notes"]
+    assert comparison_document(stored)["notes"] == payload["notes"]
     again = tmp_path / "again.html"
     assert run_cli(capsys, "report", base_id, cand_id, "--store", db, "--html", str(again))[0] == 0
     later = again.read_text()

@@ -1,4 +1,4 @@
-"""A stored comparison result round-trips exactly: as_dict(from_dict(d)) == d, typed back."""
+"""A stored comparison result round-trips exactly: document(from_dict(d)) == d, typed back."""
 
 from __future__ import annotations
 
@@ -15,18 +15,18 @@ from evalband.analysis._compare import (
     Verdict,
     compare_many,
 )
-from evalband.analysis._sequential import compare_sequential, sequential_as_dict
+from evalband.analysis._sequential import compare_sequential
 from evalband.analysis._sequential_plan import design_for
 from evalband.analysis._slice_test import SliceTest
 from evalband.analysis._stored import (
     comparison_options,
     comparison_settings,
     comparisons_from_result,
-    result_payload,
 )
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError
 from evalband.panel import load_panel
+from evalband.report import comparison_document, comparison_documents
 from evalband.stats import Difference, Interval
 
 OUTCOMES = (Outcome.SUCCESS, Outcome.FAILURE, Outcome.TIMEOUT, Outcome.ERROR)
@@ -75,10 +75,10 @@ def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def test_fixed_n_results_round_trip_exactly(seed: int) -> None:
     base, cands = random_runs(seed)
     for c in compare_many(base, cands, confidence=0.9 if seed % 2 else 0.95):
-        stored = json_round_trip(c.as_dict())
+        stored = json_round_trip(comparison_document(c))
         back = Comparison.from_dict(stored)
-        assert same(back.as_dict(), stored)
-        assert same(back.as_dict(), c.as_dict())
+        assert same(comparison_document(back), stored)
+        assert same(comparison_document(back), comparison_document(c))
         assert isinstance(back.verdict, Verdict) and back.verdict == c.verdict
         assert all(isinstance(r.verdict, SliceVerdict) for r in back.slice_rows)
         assert back.family_size == c.family_size and back.effect == c.effect
@@ -95,9 +95,9 @@ def test_fixed_n_results_round_trip_exactly(seed: int) -> None:
 def test_sequential_results_round_trip_exactly(seed: int) -> None:
     base, cands = random_runs(100 + seed)
     c = compare_sequential(base, cands[0], effect=0.2, max_pairs=200 if seed % 2 else None)
-    back = Comparison.from_dict(json_round_trip(c.as_dict()))
-    assert same(back.as_dict(), c.as_dict())
-    assert same(sequential_as_dict(back), sequential_as_dict(c))
+    back = Comparison.from_dict(json_round_trip(comparison_document(c)))
+    assert same(comparison_document(back), comparison_document(c))
+    assert back.multiplicity == c.multiplicity != "holm"
     assert back.slice_rows == c.slice_rows
     tests = [r.test for r in back.slice_rows if r.test is not None]
     assert tests and all(t.is_sequential and t.threshold is not None for t in tests)
@@ -107,9 +107,10 @@ def test_designed_sequential_results_round_trip_exactly() -> None:
     base, cands = random_runs(200)
     design = design_for(base, effect=0.2)
     c = compare_sequential(base, cands[0], design=design)
-    stored = json_round_trip(c.as_dict())
+    stored = json_round_trip(comparison_document(c))
     back = Comparison.from_dict(stored)
-    assert same(back.as_dict(), c.as_dict()) and back.slice_rows == c.slice_rows
+    assert same(comparison_document(back), comparison_document(c))
+    assert back.slice_rows == c.slice_rows
     designed = [r.test for r in back.slice_rows if r.test is not None and r.test.designed]
     assert designed and all(t.max_pairs == design.slices[r.name].max_pairs
                             for r, t in ((r, r.test) for r in back.slice_rows)
@@ -120,9 +121,9 @@ def test_designed_sequential_results_round_trip_exactly() -> None:
 def test_a_payload_comes_back_as_the_same_comparisons() -> None:
     base, cands = random_runs(7)
     computed = compare_many(base, cands)
-    back = comparisons_from_result(json_round_trip({"r": result_payload(computed)})["r"])
-    assert [same(a.as_dict(), b.as_dict()) for a, b in zip(back, computed, strict=True)] == [
-        True, True]
+    back = comparisons_from_result(json_round_trip({"r": comparison_documents(computed)})["r"])
+    assert [same(comparison_document(a), comparison_document(b))
+            for a, b in zip(back, computed, strict=True)] == [True, True]
 
 
 def test_a_dict_of_another_schema_is_refused_with_what_to_do() -> None:
@@ -150,7 +151,7 @@ def test_a_result_in_an_earlier_releases_words_reads_back_typed() -> None:
     assert old["slices"][0]["delta"]["verdict"] == "A is better: the interval excludes 0"
     assert row.delta.verdict is SliceVerdict.IMPROVED == row.verdict
     assert isinstance(row.test, SliceTest) and row.test.p_value == old["slices"][0]["p_value"]
-    again = back.as_dict()
+    again = comparison_document(back)
     for key in ("rate_baseline", "rate_candidate", "test"):
         assert again["slices"][0][key] == old["slices"][0][key], key
     for key in ("estimate", "low", "high", "confidence", "paired", "counts", "excludes_zero"):

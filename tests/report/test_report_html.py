@@ -12,7 +12,14 @@ from statsmodels.stats.proportion import proportion_confint
 
 import evalband
 from evalband.errors import InvalidParameterError, RunNotFoundError
-from evalband.report import figure_svg, html_page, render_html, render_markdown, write_report
+from evalband.report import (
+    comparison_sentence,
+    figure_svg,
+    html_page,
+    render_html,
+    render_markdown,
+    write_report,
+)
 
 SECTIONS = ("verdict", "slices", "aggregate", "plots", "outcomes", "runs", "reproducibility")
 
@@ -103,7 +110,7 @@ def test_reach_lab_comparison_page(labs) -> None:
     assert shape.sortable_tables >= 3  # slices, outcomes, one per run
     # The verdict comes first, in words, and is the comparison's.
     c = evalband.compare(base, damped, store=labs.store)
-    assert page.index(c.sentence) < page.index('id="slices"')
+    assert page.index(comparison_sentence(c)) < page.index('id="slices"')
     assert 'class="verdict improves"' in page
     # Seed 002's counts: 9/64 and 50/64, with the Wilson bands statsmodels computes.
     shown = text_of(page)
@@ -264,9 +271,11 @@ def test_a_stored_comparison_report_reads_each_run_in_one_pass(labs, monkeypatch
     calls: list[tuple[str, tuple[str, ...]]] = []
     original = RunStore.episode_columns
 
-    def counting(self, run_id, columns=None, progress=None):  # type: ignore[no-untyped-def]
+    def counting(self, run_id, columns=None, progress=None,  # type: ignore[no-untyped-def]
+                 conditions=()):
         calls.append((run_id, tuple(columns or ())))
-        return original(self, run_id, columns, progress)
+        assert conditions  # the clips' and reasons' filters are read in the same pass
+        return original(self, run_id, columns, progress, conditions)
 
     monkeypatch.setattr(RunStore, "episode_columns", counting)
     html = render_html(list(labs.hidden), labs.store)

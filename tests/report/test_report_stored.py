@@ -8,6 +8,7 @@ import pytest
 
 from evalband._api import load_run
 from evalband.analysis import compare_many
+from evalband.report import comparison_documents
 from evalband.report._data import collect
 from evalband.report._html import report_html
 from evalband.report._markdown import report_markdown
@@ -24,8 +25,8 @@ def test_stored_and_fresh_results_render_the_same_bytes(labs, lab: str) -> None:
         given = collect(runs, st, command="pytest", comparisons=fresh)
     assert stored.comparisons_from == "stored" and given.comparisons_from == "given"
     # every number of the stored result equals the fresh computation's --json
-    assert json.dumps([c.as_dict() for c in stored.comparisons], allow_nan=True) == json.dumps(
-        [c.as_dict() for c in fresh], allow_nan=True)
+    assert json.dumps(comparison_documents(stored.comparisons), allow_nan=True) == json.dumps(
+        comparison_documents(fresh), allow_nan=True)
     assert report_markdown(stored) == report_markdown(given)
     assert report_html(stored) == report_html(given)
 

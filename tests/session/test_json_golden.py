@@ -57,7 +57,10 @@ def test_every_number_of_the_json_output_is_unchanged(tmp_path: Path) -> None:
 
 def test_the_schemas_speak_the_one_verdict_vocabulary() -> None:
     compare = json.loads((SCHEMAS / "comparison.schema.json").read_text(encoding="utf-8"))
-    slice_words = set(compare["$defs"]["slice"]["properties"]["verdict"]["enum"])
+    slice_words = set(compare["$defs"]["slice_verdict"]["enum"])
+    assert compare["$defs"]["slice_comparison"]["properties"]["verdict"] == {
+        "$ref": "#/$defs/slice_verdict", "description": compare["$defs"]["slice_comparison"][
+            "properties"]["verdict"]["description"]}
     assert slice_words == {v.value for v in SliceVerdict}
     for name in ("session-analysis", "session-drift"):
         schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))

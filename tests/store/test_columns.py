@@ -14,7 +14,7 @@ from evalband.episode import EPISODE_FIELDS, EpisodeRecord
 from evalband.errors import InvalidInputError
 from evalband.labs.hidden_regression import simulate_hidden_regression
 from evalband.report._data import slice_summaries, stored_slice_summaries
-from evalband.store import RunStore, open_store
+from evalband.store import RunStore, _columns, open_store
 from evalband.store._columns import OUTCOME_CODES
 from evalband.store._manifest import _example
 
@@ -42,8 +42,13 @@ def _records(n: int, run_id: str = "r1") -> list[EpisodeRecord]:
     return out
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Any:
+@pytest.fixture(params=["one query", "blocks"])
+def store(tmp_path: Path, request: pytest.FixtureRequest,
+          monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The run store, read in one query (a small run) or block by block (a large one)."""
+    if request.param == "blocks":
+        monkeypatch.setattr(_columns, "_ONE_QUERY", 0)
+        monkeypatch.setattr(_columns, "_BLOCK", 64)
     with open_store(tmp_path / "s.sqlite") as st:
         st.create_run(_example())
         st.add_episodes(_records(300))
@@ -119,3 +124,23 @@ def test_the_hidden_regression_lab_counts_the_same(tmp_path: Path) -> None:
             loaded = slice_summaries(load_run(rid, st))
             for a, b in zip(counted, loaded, strict=True):
                 _same(a.summary.as_dict(), b.summary.as_dict())
+
+
+def test_tallies_from_the_columns_equal_sqlites_counts(store: RunStore) -> None:
+    """A report counts from the columns it read what ``evalband show`` counts with SQLite."""
+    from evalband.store import cell_tallies, column_tallies
+
+    cols = store.episode_columns("r1", ["cell", "outcome", "assisted", "time_to_success_s"])
+    assert column_tallies(store, "r1", cols) == cell_tallies(store, "r1")
+
+
+def test_a_condition_is_read_as_a_column_and_spares_a_read(store: RunStore) -> None:
+    """``where <condition>``: whether each episode meets it; none met, nothing is read."""
+    cond = "\"outcome\" = 'error'"
+    cols = store.episode_columns("r1", ["outcome"], conditions=[cond, "0"])
+    assert cols[f"where {cond}"].tolist() == [OUTCOME_CODES[c] == "error" for c in cols["outcome"]]
+    assert not cols["where 0"].any()
+    run = load_run("r1", store, conditions=["0"])
+    read: list[str] = []
+    run.records._read_where = lambda c: read.append(c) or []  # type: ignore[union-attr]
+    assert run.records.where("0") == [] and read == []  # type: ignore[union-attr]

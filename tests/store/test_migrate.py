@@ -20,7 +20,7 @@ from evalband.errors import StoreError
 from evalband.session import SessionStore
 from evalband.store import RunStore
 from evalband.store._schema import SCHEMA_VERSION
-from testkit import as_released
+from testkit import RELEASED_WORDS, as_released
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store-v1.sqlite"
 OLD_JSON = FIXTURE.with_name("compare-v1.json")  # that release's `compare base cand --json`
@@ -123,12 +123,16 @@ def test_opening_to_write_migrates_and_keeps_every_row(v1: Path) -> None:
 
 
 def _released_columns(new: str, old: str) -> str:
-    """``new`` Markdown with its tables cut to the columns the release's tables had."""
+    """``new`` Markdown with its tables cut to the columns the release's tables had (and the
+    procedure's note in the release's words, :data:`testkit.RELEASED_WORDS`)."""
     old_headers = {line for line in old.splitlines() if line.startswith("| slice |")}
     out, keep = [], None
     for line in new.splitlines(keepends=True):
         if not line.startswith("|"):
             keep = None
+            for released, now in RELEASED_WORDS.items():
+                if released.startswith("procedure:"):
+                    line = line.replace(now, released)
             out.append(line)
             continue
         cells = line.rstrip("\n").strip("|").split("|")

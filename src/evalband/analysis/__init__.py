@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evalband.analysis._calibrate import Rate, calibrate
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
+        POWER_TARGET,
         VERDICT_EXIT_CODES,
         Aggregate,
         Comparison,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         slice_definitions,
         worst_verdict,
     )
+    from evalband.analysis._models import json_refs, to_wire, wire_schemas
     from evalband.analysis._noise import (
         FlipRate,
         NoiseFloor,
@@ -58,17 +60,17 @@ if TYPE_CHECKING:
         SliceRanking,
     )
     from evalband.analysis._sequential import (
+        SEQUENTIAL_MULTIPLICITY,
         compare_sequential,
         episode_counts,
         incomplete,
         peeking_notes,
-        sequential_as_dict,
     )
     from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design, design_for
+    from evalband.analysis._statistics import STATISTICS, SliceStatistic
     from evalband.analysis._stored import (
         comparison_options,
         comparison_settings,
-        result_payload,
         stored_comparisons,
     )
     from evalband.analysis._summary import (
@@ -91,12 +93,14 @@ if TYPE_CHECKING:
         sweep_runs,
     )
     from evalband.analysis._verdicts import (
+        DISCRETE_HOLM,
+        HOLM,
         ControlStatus,
         Decided,
         SliceVerdict,
         Standing,
         Verdict,
-        decide_holm,
+        decide,
         interval_verdict,
         slice_verdict,
     )
@@ -124,7 +128,7 @@ __all__ = [
     "Standing",
     "ControlStatus",
     "slice_verdict",
-    "decide_holm",
+    "decide",
     "Rate",
     "calibrate",
     "DEFAULT_EFFECT",
@@ -142,13 +146,12 @@ __all__ = [
     "episode_counts",
     "incomplete",
     "peeking_notes",
-    "sequential_as_dict",
+    "SEQUENTIAL_MULTIPLICITY",
     "ComparisonDesign",
     "comparison_design",
     "design_for",
     "comparison_options",
     "comparison_settings",
-    "result_payload",
     "stored_comparisons",
     "rank_error_causes",
     "summary_from_tallies",
@@ -178,6 +181,14 @@ __all__ = [
     "Composition",
     "OfflineCheckpoint",
     "OfflineReport",
+    "POWER_TARGET",
+    "STATISTICS",
+    "SliceStatistic",
+    "wire_schemas",
+    "json_refs",
+    "to_wire",
+    "HOLM",
+    "DISCRETE_HOLM",
 ]
 
 _LAZY = {
@@ -188,7 +199,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("NoiseFloor", "noise_floor"), "evalband.analysis._noise"),
     **dict.fromkeys(
-        ("Verdict", "SliceVerdict", "Standing", "ControlStatus", "slice_verdict", "decide_holm"),
+        ("Verdict", "SliceVerdict", "Standing", "ControlStatus", "slice_verdict", "decide"),
         "evalband.analysis._verdicts",
     ),
     **dict.fromkeys(
@@ -213,13 +224,12 @@ _LAZY = {
     "episode_counts": "evalband.analysis._sequential",
     "incomplete": "evalband.analysis._sequential",
     "peeking_notes": "evalband.analysis._sequential",
-    "sequential_as_dict": "evalband.analysis._sequential",
+    "SEQUENTIAL_MULTIPLICITY": "evalband.analysis._sequential",
     "ComparisonDesign": "evalband.analysis._sequential_plan",
     "comparison_design": "evalband.analysis._sequential_plan",
     "design_for": "evalband.analysis._sequential_plan",
     "comparison_options": "evalband.analysis._stored",
     "comparison_settings": "evalband.analysis._stored",
-    "result_payload": "evalband.analysis._stored",
     "stored_comparisons": "evalband.analysis._stored",
     "rank_error_causes": "evalband.analysis._summary",
     "summary_from_tallies": "evalband.analysis._summary",
@@ -235,6 +245,14 @@ _LAZY = {
                     "evalband.analysis._agree"),
     **dict.fromkeys(("Composition", "OfflineCheckpoint", "OfflineReport"),
                     "evalband.analysis._offline_results"),
+    "POWER_TARGET": "evalband.analysis._models",
+    "STATISTICS": "evalband.analysis._statistics",
+    "SliceStatistic": "evalband.analysis._statistics",
+    "wire_schemas": "evalband.analysis._models",
+    "json_refs": "evalband.analysis._models",
+    "to_wire": "evalband.analysis._models",
+    "HOLM": "evalband.analysis._verdicts",
+    "DISCRETE_HOLM": "evalband.analysis._verdicts",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -19,18 +19,27 @@ needed to catch a declared effect.
 
 from __future__ import annotations
 
-import json
-import math
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import is_
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband.analysis._models import (
+    DEFAULT_EFFECT,
+    POWER_TARGET,
+    Aggregate,
+    Comparison,
+    SliceComparison,
+    SliceCounts,
+    SliceDecision,
+    SliceRates,
+)
 from evalband.analysis._pairs import (
     PairTable,
     RunColumns,
@@ -40,44 +49,49 @@ from evalband.analysis._pairs import (
     pair_table,
     run_columns,
 )
-from evalband.analysis._slice_test import (
-    TWO_SIDED,
-    SliceTest,
-    maybe_difference,
-    maybe_interval,
-    time_delta_as_dict,
-    time_delta_from_dict,
+from evalband.analysis._slice_test import TWO_SIDED, SliceTest
+from evalband.analysis._statistics import (
+    ArmData,
+    RunSide,
+    SliceData,
+    compute_statistics,
+    wilson,
 )
 from evalband.analysis._verdicts import (
+    DISCRETE_HOLM,
     SEVERITY,
     VERDICT_EXIT_CODES,
+    Decided,
+    FamilyFacts,
+    Procedure,
     SliceVerdict,
     Verdict,
-    slice_verdict,
+    check_slice,
+    decide,
+    hidden_regressions,
+    overall_verdict,
 )
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import (
     Difference,
+    FisherNull,
     Interval,
+    McNemarNull,
     compatible_difference,
     detectable_drop,
     episodes_for_drop,
-    holm_decisions,
-    interval,
     paired_exact_p,
     stratified_difference,
     unpaired_exact_p,
 )
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 __all__ = [
     "Verdict",
     "SliceVerdict",
     "DEFAULT_EFFECT",
+    "POWER_TARGET",
     "RunData",
     "PairTable",
     "pair_table",
@@ -91,13 +105,9 @@ __all__ = [
     "VERDICT_EXIT_CODES",
     "worst_verdict",
     "slice_definitions",
+    "comparison_notes",
+    "comparison_of",
 ]
-
-
-
-DEFAULT_EFFECT = 0.10
-"""The drop in success rate (10 points) that power statements are computed for by default."""
-POWER_TARGET = 0.8
 
 
 @dataclass(frozen=True)
@@ -144,251 +154,6 @@ _KEPT_COLUMNS: dict[int, tuple[tuple[str, ...], tuple[EpisodeRecord, ...], RunCo
 """Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
-@dataclass(frozen=True)
-class SliceComparison:
-    """One slice (a factor value or a cell) compared between baseline and candidate.
-
-    ``p_value`` is the exact test's raw two-sided p, ``p_holm`` its Holm-adjusted p over the
-    whole family, ``delta`` the interval at confidence ``level`` (the level Holm used for this
-    slice, compatible with the decision: it excludes 0 exactly when ``p_holm <= alpha``) and
-    ``delta_unadjusted`` the same construction at the nominal level (labelled as such).
-    ``detectable_drop`` is the smallest drop this slice's design catches with 80% power at the
-    strictest adjusted level; ``episodes_for_effect`` the episodes (pairs) it would need for the
-    declared ``effect``. ``time_to_success_delta_s`` is the paired mean time-to-success
-    difference, candidate - baseline in seconds, over the matched pairs where both succeeded
-    (with recorded times), with its Student t interval at the nominal confidence (descriptive:
-    not part of the verdict, not adjusted; ``n`` is its number of pairs); ``None`` with fewer
-    than two such pairs. Rates are :class:`~evalband.stats.Interval` (Wilson),
-    differences :class:`~evalband.stats.Difference`, the test a
-    :class:`~evalband.analysis._slice_test.SliceTest`; :meth:`as_dict` writes them as the
-    ``--json`` output does.
-    """
-
-    kind: str  # "factor", "cell" or "all"
-    name: str  # e.g. "embodiment=franka_panda"
-    n_baseline: int
-    successes_baseline: int
-    rate_baseline: Interval | None
-    n_candidate: int
-    successes_candidate: int
-    rate_candidate: Interval | None
-    pairing: str  # "paired" or "unpaired"
-    pairs: dict[str, int]
-    delta: Difference | None
-    test: SliceTest | None
-    p_value: float | None
-    p_holm: float | None
-    verdict: SliceVerdict
-    reasons: list[str] = field(default_factory=list)
-    primary: bool = False
-    level: float | None = None
-    delta_unadjusted: Difference | None = None
-    detectable_drop: float | None = None
-    episodes_for_effect: int | None = None
-    effect: float | None = None
-    possible_regression: bool = False
-    unaided_rate_baseline: float | None = None
-    unaided_rate_candidate: float | None = None
-    intervention_rate_baseline: float | None = None
-    intervention_rate_candidate: float | None = None
-    inflated_baseline: float | None = None
-    inflated_candidate: float | None = None
-    latency_p95_candidate_ms: float | None = None
-    latency_budget_ms: float | None = None
-    excluded: bool = False
-    margin: float | None = None
-    mean_time_to_success_baseline_s: float | None = None
-    mean_time_to_success_candidate_s: float | None = None
-    time_to_success_delta_s: Interval | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (the ``slices`` items of ``--json``)."""
-        out = dict(self.__dict__)
-        for name in ("rate_baseline", "rate_candidate", "delta", "delta_unadjusted", "test"):
-            value = out[name]
-            out[name] = None if value is None else value.as_dict()
-        out["time_to_success_delta_s"] = time_delta_as_dict(self.time_to_success_delta_s)
-        out["pairs"] = dict(self.pairs)
-        out["reasons"] = list(self.reasons)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SliceComparison:
-        """The row back from :meth:`as_dict` (a stored result); unknown keys are ignored."""
-        test = data.get("test")
-        return cls(**_known(
-            cls, data, verdict=SliceVerdict(data["verdict"]),
-            rate_baseline=maybe_interval(data.get("rate_baseline")),
-            rate_candidate=maybe_interval(data.get("rate_candidate")),
-            delta=maybe_difference(data.get("delta")),
-            delta_unadjusted=maybe_difference(data.get("delta_unadjusted")),
-            test=None if test is None else SliceTest.from_dict(test),
-            time_to_success_delta_s=time_delta_from_dict(data.get("time_to_success_delta_s")),
-        ))
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    """The weighted aggregate, reported last."""
-
-    weights: dict[str, float]
-    rate_baseline: float
-    rate_candidate: float
-    delta: float
-    low: float
-    high: float
-    method: str
-    confidence: float
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Aggregate:
-        """The aggregate back from :meth:`as_dict`."""
-        return cls(**_known(cls, data))
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Baseline vs candidate on one panel: slices first, aggregate last, one verdict.
-
-    ``peeking`` holds the notices that this fixed-n verdict was read off an unfinished run or
-    re-read at a larger n (:func:`evalband.analysis._sequential.peeking_notes`; ``compare``
-    sets them, and stores them with the result): every renderer says them first, and
-    :meth:`as_dict` writes them under ``peeking`` and first in ``notes``.
-    """
-
-    baseline: str
-    candidate: str
-    baseline_policy: str
-    candidate_policy: str
-    panel_name: str
-    panel_fingerprint: str
-    panel_mismatch: bool
-    slice_rows: list[SliceComparison]
-    aggregate: Aggregate
-    hidden_regressions: list[str]
-    possible_regressions: list[str]
-    verdict: Verdict
-    sentence: str
-    notes: list[str]
-    confidence: float
-    effect: float = DEFAULT_EFFECT
-    family_size: int = 0
-    peeking: list[str] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """The documented exit status for this verdict."""
-        return VERDICT_EXIT_CODES[self.verdict]
-
-    @property
-    def slices(self) -> pd.DataFrame:
-        """The slice table as a DataFrame (one row per slice)."""
-        import pandas as pd
-
-        rows = []
-        for row in self.slice_rows:
-            data = row.as_dict()
-            delta = row.delta
-            data["delta"] = None if delta is None else delta.estimate
-            data["delta_low"] = None if delta is None else delta.low
-            data["delta_high"] = None if delta is None else delta.high
-            for arm, rate in (("baseline", row.rate_baseline), ("candidate", row.rate_candidate)):
-                data[f"rate_{arm}"] = None if rate is None else rate.estimate
-            data.pop("test")
-            data.pop("delta_unadjusted")
-            rows.append(data)
-        return pd.DataFrame(rows)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (the ``--json`` output; see docs/schemas/)."""
-        return {
-            "schema": "evalband-comparison/2",
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "baseline_policy": self.baseline_policy,
-            "candidate_policy": self.candidate_policy,
-            "panel_name": self.panel_name,
-            "panel_fingerprint": self.panel_fingerprint,
-            "panel_mismatch": self.panel_mismatch,
-            "confidence": self.confidence,
-            "procedure": {
-                "slice_test": "exact (McNemar when paired, Fisher otherwise), two-sided",
-                "multiplicity": "holm",
-                "family_size": self.family_size,
-                "alpha": 1.0 - self.confidence,
-                "interval": "score interval at the Holm level of each slice, compatible",
-                "aggregate": self.aggregate.method,
-                "effect": self.effect,
-            },
-            "slices": [row.as_dict() for row in self.slice_rows],
-            "aggregate": self.aggregate.as_dict(),
-            "hidden_regressions": self.hidden_regressions,
-            "possible_regressions": self.possible_regressions,
-            "verdict": self.verdict,
-            "sentence": self.sentence,
-            "exit_code": self.exit_code,
-            "notes": [*self.peeking, *self.notes],
-            "peeking": list(self.peeking),
-        }
-
-    def to_json(self) -> str:
-        """The comparison as JSON text (NaN written as null)."""
-        return json.dumps(_finite(self.as_dict()), indent=2)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
-        """The comparison back from :meth:`as_dict` (what the run store keeps).
-
-        ``Comparison.from_dict(c.as_dict()).as_dict() == c.as_dict()``, also after a JSON
-        round trip (NaN kept: the store writes JSON with ``allow_nan``). The ``procedure``
-        block and ``exit_code`` follow from the fields and are not read back.
-
-        Raises:
-            InvalidInputError: not an ``evalband-comparison/2`` dict.
-
-        >>> from evalband.analysis._compare import _example_comparison
-        >>> c = _example_comparison()
-        >>> Comparison.from_dict(json.loads(json.dumps(c.as_dict()))) == c
-        True
-        """
-        from evalband.errors import InvalidInputError
-
-        if not isinstance(data, Mapping) or data.get("schema") != "evalband-comparison/2":
-            got = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
-            raise InvalidInputError(
-                f"a stored comparison must be an evalband-comparison/2 dict; got {got!r}: "
-                "record it again with this evalband (evalband compare)"
-            )
-        procedure = data.get("procedure") or {}
-        peeking = list(data.get("peeking") or [])
-        notes = list(data.get("notes") or [])
-        if notes[:len(peeking)] == peeking:  # said first in the notes too
-            notes = notes[len(peeking):]
-        return cls(**_known(
-            cls, data,
-            slice_rows=[SliceComparison.from_dict(r) for r in data["slices"]],
-            aggregate=Aggregate.from_dict(data["aggregate"]),
-            verdict=Verdict(data["verdict"]),
-            effect=procedure.get("effect", DEFAULT_EFFECT),
-            family_size=procedure.get("family_size", 0),
-            notes=notes,
-            peeking=peeking,
-        ))
-
-
-def _known(cls: type, data: Mapping[str, Any], **given: Any) -> dict[str, Any]:
-    """The dataclass's fields from ``data`` (missing ones take their defaults), ``given`` first."""
-    out = dict(given)
-    for f in fields(cls):
-        if f.name not in out and f.name in data:
-            out[f.name] = data[f.name]
-    return out
-
-
 def _example_comparison() -> Comparison:
     """A small two-slice comparison built in memory (for doctests)."""
     from evalband.episode import Outcome
@@ -410,28 +175,8 @@ def _example_comparison() -> Comparison:
     return compare_runs(base, cand)
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _budget_for(slices: Mapping[str, str], budgets: Mapping[str, float]) -> float | None:
-    """The tightest latency budget that applies to a slice's factor values."""
-    found = [
-        budgets[key]
-        for factor, value in slices.items()
-        for key in (f"{factor}={value}", value)
-        if key in budgets
-    ]
-    return min(found) if found else None
 
 
 def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | None:
@@ -445,98 +190,12 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
-class _PairedTimes:
-    """Per cell: pairs where both succeeded with a recorded time, and their sums.
-
-    ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
-    candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
-    variance exact to rounding).
-    """
-
-    count: NDArray[np.float64]
-    total: NDArray[np.float64]
-    squares: NDArray[np.float64]
-    shift: float
-
-
-def _paired_times(base: RunColumns, cand: RunColumns, n_cells: int) -> _PairedTimes:
-    """The time-to-success differences of every pair where both episodes succeeded.
-
-    Episodes pair by ``(cell, episode, repeat)``, as in :func:`cell_tables`.
-    """
-    ok_b = base.success & ~np.isnan(base.time_to_success)
-    ok_c = cand.success & ~np.isnan(cand.time_to_success)
-    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
-    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
-
-    def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
-        out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
-        return out
-
-    same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
-            and np.array_equal(base.episode, cand.episode)
-            and np.array_equal(base.repeat, cand.repeat))
-    if same:  # the same episodes: in key order, the pairs are where both have a time
-        full = keys(base, slice(None))
-        same = bool(np.all(full[1:] > full[:-1]))
-    if same:
-        both = ok_b & ok_c
-        cell = base.cell[both]
-        d = cand.time_to_success[both] - base.time_to_success[both]
-    else:
-        _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
-                                   return_indices=True)
-        cell = base.cell[ok_b][ib]
-        d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
-    shift = float(d.mean()) if d.size else 0.0
-    d = d - shift
-    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
-        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
-
-    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
-
-
-@lru_cache(maxsize=4096)
-def _t_quantile(df: int, confidence: float) -> float:
-    """Student's t two-sided critical value (``scipy.special.stdtrit``, memoised: it iterates)."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, 0.5 + confidence / 2))
-
-
-def _paired_time_delta(times: _PairedTimes, members: NDArray[np.bool_],
-                       confidence: float) -> Interval | None:
-    """Mean time-to-success difference (candidate - baseline) over a slice's pairs.
-
-    ``members`` are the slice's cells; the pairs are those where both succeeded. The interval
-    is Student's t on the paired differences, ``mean ± t(n-1) · sd / sqrt(n)`` (as
-    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs.
-    """
-    n = int(times.count[members].sum())
-    if n < 2:
-        return None
-    total = float(times.total[members].sum())
-    centred = total / n
-    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
-    mean = times.shift + centred
-    half = _t_quantile(n - 1, confidence) * math.sqrt(var / n)
-    return Interval(mean, mean - half, mean + half, "paired t, pairs where both succeeded",
-                    confidence, n=n)
-
-
-@lru_cache(maxsize=8192)
 def _rate(k: int, n: int, confidence: float) -> Interval:
     """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
-    return interval(k, n, confidence=confidence)
+    return wilson(k, n, confidence)
 
 
-def _fast_replace(row: SliceComparison, **changes: Any) -> SliceComparison:
-    """``dataclasses.replace`` without its per-field machinery (no ``__post_init__`` here)."""
-    new = object.__new__(SliceComparison)
-    new.__dict__.update(row.__dict__)
-    new.__dict__.update(changes)
-    return new
+_UNDECIDED = SliceDecision(SliceVerdict.INCONCLUSIVE, [])
 
 
 def _row_from_table(
@@ -546,99 +205,54 @@ def _row_from_table(
     panel: Panel,
     *,
     confidence: float,
-    reasons: list[str] | None = None,
-    **extras: Any,
+    data: SliceData | None = None,
+    margin: float | None = None,
 ) -> SliceComparison:
-    """A slice row's counts, rates and the exact test's raw p (verdict comes from Holm)."""
+    """A slice row before the decision: counts, rates, the exact test's raw p, statistics.
+
+    With ``data`` (the slice's episodes, :class:`~evalband.analysis._statistics.SliceData`)
+    the registered statistics are computed and every check of
+    :data:`~evalband.analysis._verdicts.SLICE_CHECKS` gives its reason; simulated tables
+    (``calibrate``) have their counts only.
+    """
     t = table
-    reasons = list(reasons or [])
     pairs: dict[str, int] = {}
-    p_value: float | None = None
     test: SliceTest | None = None
     if t.paired:
         pairs = {"both": t.both, "baseline_only": t.baseline_only,
                  "candidate_only": t.candidate_only, "neither": t.neither,
                  "unmatched": t.unmatched}
-        p_value = paired_exact_p(t.candidate_only, t.baseline_only)
-        test = SliceTest("mcnemar-exact", p_value, TWO_SIDED,
+        test = SliceTest("mcnemar-exact", paired_exact_p(t.candidate_only, t.baseline_only),
+                         TWO_SIDED,
                          {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only})
     elif t.n_baseline and t.n_candidate:
-        p_value = unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline, t.n_baseline)
-        test = SliceTest("fisher-exact", p_value, TWO_SIDED,
+        test = SliceTest("fisher-exact",
+                         unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline,
+                                          t.n_baseline), TWO_SIDED,
                          {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
                           "k_baseline": t.k_baseline, "n_baseline": t.n_baseline})
-    if p_value is None:
-        reasons.append("no episodes to compare")
-    return SliceComparison(
-        kind=kind,
+    row = SliceComparison(
+        kind=kind,  # type: ignore[arg-type]  # slice_definitions names one of the three
         name=name,
-        n_baseline=t.n_baseline,
-        successes_baseline=t.k_baseline,
-        rate_baseline=_rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
-        n_candidate=t.n_candidate,
-        successes_candidate=t.k_candidate,
-        rate_candidate=(_rate(t.k_candidate, t.n_candidate, confidence)
-                        if t.n_candidate else None),
-        pairing="paired" if t.paired else "unpaired",
-        pairs=pairs,
-        delta=None,
-        test=test,
-        p_value=p_value,
-        p_holm=None,
-        verdict=SliceVerdict.INCONCLUSIVE,
-        reasons=reasons,
         primary=not panel.required_slices or name in panel.required_slices,
-        **extras,
+        counts=SliceCounts(t.n_baseline, t.k_baseline, t.n_candidate, t.k_candidate,
+                           "paired" if t.paired else "unpaired", pairs),
+        rates=SliceRates(
+            _rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
+            _rate(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
+        test=test,
+        decision=_UNDECIDED,
+        extras={} if data is None else compute_statistics(data),
     )
+    reasons, excluded = check_slice(row, data)
+    return msgspec.structs.replace(row, decision=SliceDecision(
+        SliceVerdict.INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
 
 
-@dataclass(frozen=True)
-class _CellSums:
-    """One run's per-cell counts and counted figures, which every slice row reads.
-
-    ``counts`` (4 x cells): episodes, counted episodes (errors left out unless failures),
-    counted episodes that succeeded unaided, counted episodes that were helped. ``times`` /
-    ``time_cells``: the times of counted successes that have one, and their cells;
-    ``latency`` / ``latency_cells``: the p95 latencies of counted episodes that have one, and
-    their cells (both in record order, so a slice's selection sums as its episodes would).
-    """
-
-    counts: NDArray[np.int64]
-    times: NDArray[np.float64]
-    time_cells: NDArray[np.int64]
-    latency: NDArray[np.float64]
-    latency_cells: NDArray[np.int64]
-
-    @classmethod
-    def of(cls, cols: RunColumns, n_cells: int, errors_as_failures: bool) -> _CellSums:
-        use = cols.counted(errors_as_failures)
-        timed = use & cols.success & ~np.isnan(cols.time_to_success)
-        measured = use & ~np.isnan(cols.latency_p95)
-        return cls(
-            counts=np.stack([np.bincount(cols.cell[mask], minlength=n_cells)
-                             for mask in (slice(None), use, use & cols.unaided,
-                                          use & cols.intervened)]).astype(np.int64),
-            times=cols.time_to_success[timed],
-            time_cells=cols.cell[timed],
-            latency=cols.latency_p95[measured],
-            latency_cells=cols.cell[measured],
-        )
-
-    def mean_time(self, members: NDArray[np.bool_]) -> float | None:
-        """Mean time to success of the slice's timed successes; None with none."""
-        times = self.times[members[self.time_cells]]
-        return float(times.sum() / times.size) if times.size else None
-
-    def p95_latency(self, members: NDArray[np.bool_]) -> float | None:
-        """The 95th percentile of the slice's p95 latencies; None with none."""
-        lat = self.latency[members[self.latency_cells]]
-        return float(np.percentile(lat, 95)) if lat.size else None
-
-
-def _rates(counts: list[int]) -> tuple[float | None, float | None]:
-    """Unaided success and intervention rates from a slice's ``_CellSums.counts`` column."""
-    _, used, unaided, helped = counts
-    return (unaided / used, helped / used) if used else (None, None)
+def _four(counts: list[int]) -> tuple[int, int, int, int]:
+    """A slice's episodes, counted, unaided and helped episodes of one run."""
+    episodes, counted, unaided, helped = counts
+    return episodes, counted, unaided, helped
 
 
 def _slice_rows(
@@ -655,57 +269,30 @@ def _slice_rows(
     """Every slice's row at once: counts summed over its cells for all slices in one product.
 
     ``members``: slices x cells, whether the cell is in the slice; ``tables``: cells x
-    :class:`PairTable` fields (:func:`cell_table_counts`). What only episodes carry (errors,
-    interventions, latency, time to success) comes from each run's :class:`_CellSums` and
-    :func:`_paired_times`, computed once for every slice.
+    :class:`PairTable` fields (:func:`cell_table_counts`). Each run's per-cell counts are
+    computed once (:class:`~evalband.analysis._statistics.RunSide`), and what a statistic
+    derives from a whole run is shared by every slice.
     """
     n_cells = members.shape[1]
-    sb = _CellSums.of(base, n_cells, errors_as_failures)
-    sc = _CellSums.of(cand, n_cells, errors_as_failures)
-    times = _paired_times(base, cand, n_cells)
+    sb = RunSide.of(base, n_cells, errors_as_failures)
+    sc = RunSide.of(cand, n_cells, errors_as_failures)
     weights = members.astype(np.int64)
     slice_tables = (weights @ tables).tolist()
     counts_b = (sb.counts @ weights.T).T.tolist()
     counts_c = (sc.counts @ weights.T).T.tolist()
+    shared: dict[str, Any] = {}
     rows = []
     for s, (kind, name, slices) in enumerate(definitions):
         inside = members[s]
         table = PairTable(*slice_tables[s])
-        reasons: list[str] = []
-        errors = counts_b[s][0] - counts_b[s][1] + counts_c[s][0] - counts_c[s][1]
-        if errors:
-            reasons.append(f"{errors} error episode(s) present (fix them, or count errors as "
-                           "failures)")
-        unaided_b, int_b = _rates(counts_b[s])
-        unaided_c, int_c = _rates(counts_c[s])
-        if int_b is not None and int_c is not None and int_c > int_b:
-            reasons.append(f"intervention rate rose from {int_b:.0%} to {int_c:.0%}")
-        budget = _budget_for(slices, panel.latency_budget_ms)
-        p95 = sc.p95_latency(inside) if sc.latency.size else None
-        excluded = budget is not None and p95 is not None and p95 > budget
-        if excluded:
-            reasons.append(
-                f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
-                "excluded from the positive-delta count"
-            )
-        k_b, n_b = table.k_baseline, table.n_baseline
-        k_c, n_c = table.k_candidate, table.n_candidate
+        data = SliceData(
+            kind, name, slices, table,
+            ArmData(sb, inside, *_four(counts_b[s]), table.k_baseline, table.n_baseline),
+            ArmData(sc, inside, *_four(counts_c[s]), table.k_candidate, table.n_candidate),
+            panel, confidence, shared)
         rows.append(_row_from_table(
-            kind, name, table, panel, confidence=confidence, reasons=reasons,
-            unaided_rate_baseline=unaided_b,
-            unaided_rate_candidate=unaided_c,
-            intervention_rate_baseline=int_b,
-            intervention_rate_candidate=int_c,
-            inflated_baseline=(k_b / n_b - unaided_b) if n_b and unaided_b is not None else None,
-            inflated_candidate=(k_c / n_c - unaided_c) if n_c and unaided_c is not None else None,
-            latency_p95_candidate_ms=p95,
-            latency_budget_ms=budget,
-            excluded=excluded,
-            margin=_margin_for(name, slices, panel.non_inferiority_margin),
-            mean_time_to_success_baseline_s=sb.mean_time(inside),
-            mean_time_to_success_candidate_s=sc.mean_time(inside),
-            time_to_success_delta_s=_paired_time_delta(times, inside, confidence),
-        ))
+            kind, name, table, panel, confidence=confidence, data=data,
+            margin=_margin_for(name, slices, panel.non_inferiority_margin)))
     return rows
 
 
@@ -822,11 +409,13 @@ def compare_runs(
     seed: int = 0,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> Comparison:
     """Compare ``candidate`` against ``baseline`` (see :func:`compare_many`)."""
     return compare_many(
         baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
         confidence=confidence, seed=seed, effect=effect, power_statements=power_statements,
+        procedure=procedure,
     )[0]
 
 
@@ -839,12 +428,15 @@ def compare_many(
     seed: int = 0,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> list[Comparison]:
     """Compare each candidate against the baseline under one decision procedure.
 
-    Every slice of every candidate is one hypothesis in one Holm family at
-    ``alpha = 1 - confidence``; each slice's verdict, adjusted p and interval agree (see the
-    module docstring and docs/statistics.md).
+    Every slice of every candidate is one hypothesis in one family at
+    ``alpha = 1 - confidence``, decided by the discrete Holm procedure
+    (:class:`~evalband.analysis._verdicts.DiscreteHolm`; ``procedure=HOLM`` for Holm's);
+    each slice's verdict, adjusted p and interval agree (see the module docstring and
+    docs/statistics.md).
 
     Args:
         baseline: the baseline of record (a stored run or an artifact bundle).
@@ -855,6 +447,7 @@ def compare_many(
         effect: the drop in success rate the power statements are computed for.
         power_statements: compute the prospective power statements (skip them in
             simulations that only need the verdicts).
+        procedure: the multiplicity procedure over the family.
 
     Raises:
         PanelMismatchError: a candidate's panel fingerprint differs from the baseline's and
@@ -862,11 +455,9 @@ def compare_many(
     """
     del seed
     panel = baseline.panel
-    cells = _panel_cells(panel)
-    cell_keys = [c.key for c in cells]
-    definitions = slice_definitions(panel, cells)
-    members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
-                        for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
+    layout = _layout(panel)
+    cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
+                                              layout.definitions, layout.members)
     base_cols = baseline.compare_columns(cell_keys)
     prepared = []
     for cand in candidates:
@@ -888,21 +479,36 @@ def compare_many(
                                     confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
-                         power_statements=power_statements)
+                         power_statements=power_statements, procedure=procedure)
 
 
-def _panel_cells(panel: Panel) -> list[Cell]:
-    """``panel.cells()``, kept per panel object (a panel is immutable) while it lives."""
-    kept = _KEPT_CELLS.get(id(panel))
+@dataclass(frozen=True)
+class _Layout:
+    """A panel's cells and slices as a comparison reads them (kept while the panel lives)."""
+
+    cells: list[Cell]
+    cell_keys: list[str]
+    definitions: list[tuple[str, str, dict[str, str]]]
+    members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
+
+
+def _layout(panel: Panel) -> _Layout:
+    """The panel's :class:`_Layout`, kept per panel object (a panel is immutable)."""
+    kept = _KEPT_LAYOUTS.get(id(panel))
     if kept is not None and kept[0]() is panel:
         return kept[1]
     cells = panel.cells()
-    weakref.finalize(panel, _KEPT_CELLS.pop, id(panel), None)
-    _KEPT_CELLS[id(panel)] = (weakref.ref(panel), cells)
-    return cells
+    definitions = slice_definitions(panel, cells)
+    members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
+                        for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
+    members.flags.writeable = False
+    layout = _Layout(cells, [c.key for c in cells], definitions, members)
+    weakref.finalize(panel, _KEPT_LAYOUTS.pop, id(panel), None)
+    _KEPT_LAYOUTS[id(panel)] = (weakref.ref(panel), layout)
+    return layout
 
 
-_KEPT_CELLS: dict[int, tuple[weakref.ref[Panel], list[Cell]]] = {}
+_KEPT_LAYOUTS: dict[int, tuple[weakref.ref[Panel], _Layout]] = {}
 
 
 def decide_family(
@@ -912,67 +518,98 @@ def decide_family(
     confidence: float = 0.95,
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
+    procedure: Procedure = DISCRETE_HOLM,
 ) -> list[Comparison]:
-    """Holm over every slice of every candidate, each slice's verdict, the overall verdicts.
+    """Every slice of every candidate in one family of :func:`~evalband.analysis._verdicts.decide`.
 
     ``prepared``: per candidate, (run, panel mismatch, slice rows with raw p, aggregate). The
-    one place verdicts are made, for stored runs and for simulated designs alike.
+    engine decides each slice (the procedure, the compatible interval at the level that
+    decided it, the verdict rules); the overall verdicts follow the comparison rules. Used
+    for stored runs and for simulated designs (``calibrate``) alike.
     """
-    panel = baseline.panel
     alpha = 1.0 - confidence
     flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
-    decision = holm_decisions([float(prepared[i][2][j].p_value or 1.0) for i, j in flat], alpha)
+    hypotheses = [_SliceHypothesis(prepared[i][2][j]) for i, j in flat]
+    decided = decide(hypotheses, alpha, procedure=procedure)
     family = len(flat)
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
         new_rows = list(rows)
-        for (ci, j), p_adj, level in zip(flat, decision.p_adjusted, decision.levels, strict=True):
+        for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True):
             if ci == i:
-                new_rows[j] = _decide(new_rows[j], float(p_adj), float(level), alpha)
+                new_rows[j] = _with_decision(new_rows[j], h, d, alpha)
         if power_statements:
             new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
-        out.append(_verdict(baseline, cand, panel, mismatch, new_rows, agg, confidence,
-                            family, effect))
+        out.append(comparison_of(baseline, cand, mismatch, new_rows, agg, confidence,
+                                 family, effect, notes=comparison_notes(
+                                     baseline, cand, mismatch, new_rows, family, alpha,
+                                     procedure.name),
+                                 multiplicity=procedure.name))
     return out
 
 
-def _decide(row: SliceComparison, p_adj: float, level: float, alpha: float) -> SliceComparison:
-    """The slice's verdict, adjusted p and compatible interval from Holm's decision."""
-    counts = _difference_counts(row)
-    paired = row.pairing == "paired"
-    p_raw = float(row.p_value or 1.0)
-    delta, estimate, low = _compatible(tuple(counts.items()), paired, 1.0 - level, p_raw)
-    unadjusted, _, _ = _compatible(tuple(counts.items()), paired, 1.0 - alpha, p_raw)
-    verdict = slice_verdict(p_adj <= alpha, estimate, unreadable=bool(row.reasons),
-                            margin=row.margin, low=low)
-    return _fast_replace(
-        row,
-        p_holm=p_adj,
-        level=1.0 - level,
-        delta=delta,
+class _SliceHypothesis:
+    """A slice row as a hypothesis of the engine.
+
+    Its exact test's raw p, its compatible interval at any level, and what the test can
+    attain under its null.
+    """
+
+    __slots__ = ("counts", "margin", "p_value", "paired", "reasons")
+
+    def __init__(self, row: SliceComparison) -> None:
+        p = row.p_value
+        self.p_value = 1.0 if p is None else float(p)
+        self.counts = tuple(_difference_counts(row).items())
+        self.paired = row.counts.pairing == "paired"
+        self.reasons = row.decision.reasons
+        self.margin = row.decision.margin
+
+    def null(self) -> McNemarNull | FisherNull:
+        """The exact test's attainable p-values (its discordant pairs, or both margins)."""
+        c = dict(self.counts)
+        if self.paired:
+            return McNemarNull(c["a_only"] + c["b_only"])
+        return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The score interval at ``confidence`` made compatible with the exact test."""
+        return _compatible(self.counts, self.paired, confidence, self.p_value)
+
+
+def _with_decision(row: SliceComparison, h: _SliceHypothesis, d: Decided,
+                   alpha: float) -> SliceComparison:
+    """The row with the engine's decision: adjusted p, level, intervals, verdict."""
+    unadjusted = h.interval_at(1.0 - alpha)
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(
+        row.decision,
+        p_holm=d.p_adjusted,
+        level=1.0 - d.level,
+        delta=d.difference,
         delta_unadjusted=unadjusted,
-        verdict=verdict,
-        possible_regression=bool(estimate < 0 and verdict != SliceVerdict.REGRESSED),
-    )
+        verdict=d.verdict,
+        possible_regression=bool(d.difference.estimate < 0
+                                 and d.verdict != SliceVerdict.REGRESSED),
+    ))
 
 
 @lru_cache(maxsize=8192)
 def _compatible(
     counts: tuple[tuple[str, int], ...], paired: bool, confidence: float, p_value: float
-) -> tuple[Difference, float, float]:
-    """:func:`compatible_difference` as (difference, estimate, low), memoised (it is frozen)."""
-    d = compatible_difference(dict(counts), paired=paired, confidence=confidence,
-                              p_value=p_value)
-    return d, d.estimate, d.low
+) -> Difference:
+    """:func:`compatible_difference`, memoised (it is frozen)."""
+    return compatible_difference(dict(counts), paired=paired, confidence=confidence,
+                                 p_value=p_value)
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:
-    if row.pairing == "paired":
-        return {"both": row.pairs["both"], "a_only": row.pairs["candidate_only"],
-                "b_only": row.pairs["baseline_only"], "neither": row.pairs["neither"]}
-    return {"k_a": row.successes_candidate, "n_a": row.n_candidate,
-            "k_b": row.successes_baseline, "n_b": row.n_baseline}
+    c = row.counts
+    if c.pairing == "paired":
+        return {"both": c.pairs["both"], "a_only": c.pairs["candidate_only"],
+                "b_only": c.pairs["baseline_only"], "neither": c.pairs["neither"]}
+    return {"k_a": c.successes_candidate, "n_a": c.n_candidate,
+            "k_b": c.successes_baseline, "n_b": c.n_baseline}
 
 
 @lru_cache(maxsize=4096)
@@ -994,16 +631,23 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
     strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
     taken at the least favourable end of their Wilson bands, and the declared ``effect``.
     """
-    paired = row.pairing == "paired"
-    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired
-         else min(row.n_baseline, row.n_candidate))
-    if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
-        return _fast_replace(row, effect=effect)
-    k_b = row.pairs["both"] + row.pairs["baseline_only"] if paired else row.successes_baseline
-    n_b = n if paired else row.n_baseline
-    d = row.pairs["baseline_only"] + row.pairs["candidate_only"] if paired else 0
+    c = row.counts
+    paired = c.pairing == "paired"
+    n = (sum(v for k, v in c.pairs.items() if k != "unmatched") if paired
+         else min(c.n_baseline, c.n_candidate))
+    if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+        return _with(row, effect=effect)
+    k_b = c.pairs["both"] + c.pairs["baseline_only"] if paired else c.successes_baseline
+    n_b = n if paired else c.n_baseline
+    d = c.pairs["baseline_only"] + c.pairs["candidate_only"] if paired else 0
     drop, needed = _design_power(int(n), int(k_b), int(n_b), int(d), paired, alpha, effect)
-    return _fast_replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+    return _with(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+
+
+def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
+    """The row with some of its decision's fields replaced."""
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(row.decision,
+                                                                         **decision))
 
 
 @lru_cache(maxsize=8192)
@@ -1023,28 +667,10 @@ def _design_power(n: int, k_b: int, n_b: int, d: int, paired: bool, alpha: float
     return _power_figures(n, round(p_base, 3), round(discordant, 3), alpha, paired, effect)
 
 
-def _verdict(
-    baseline: RunData,
-    cand: RunData,
-    panel: Panel,
-    mismatch: bool,
-    rows: list[SliceComparison],
-    agg: Aggregate,
-    confidence: float,
-    family: int,
-    effect: float,
-) -> Comparison:
-    required = set(panel.required_slices)
-    regressed = [r.name for r in rows if r.verdict == SliceVerdict.REGRESSED]
-    blocking = [
-        r for r in rows
-        if r.verdict == SliceVerdict.REGRESSED and (not required or r.name in required)
-    ]
-    unsure = [r.name for r in rows if r.verdict == SliceVerdict.INCONCLUSIVE or r.excluded]
-    aggregate_hides = agg.delta >= 0 or (agg.low <= 0 <= agg.high)
-    hidden = [name for name in regressed if aggregate_hides]
-    possible = [r.name for r in rows if r.possible_regression]
-    alpha = 1.0 - confidence
+def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
+                     rows: Sequence[SliceComparison], family: int, alpha: float,
+                     multiplicity: str = DISCRETE_HOLM.name) -> list[str]:
+    """What a reader of a fixed-n comparison must know: mismatch, pairing, the procedure."""
     notes: list[str] = []
     if mismatch:
         notes.append(
@@ -1052,80 +678,64 @@ def _verdict(
             "(compared anyway, as asked); episodes pair only where keys coincide"
         )
     for r in rows:
-        unmatched = r.pairs.get("unmatched", 0)
+        unmatched = r.counts.pairs.get("unmatched", 0)
         if unmatched:
             notes.append(f"{r.name}: {unmatched} unmatched episode(s) left out of the pairing")
-        if r.pairing == "unpaired" and r.delta is not None:
+        if r.counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
+    discrete = multiplicity == DISCRETE_HOLM.name
     notes.append(
-        f"procedure: exact {'McNemar' if any(r.pairing == 'paired' for r in rows) else 'Fisher'} "
-        f"test per slice, Holm across {family} slice test(s) at family-wise "
-        f"{100 * alpha:g}% ({100 * alpha / 2:g}% per direction); each slice's interval is "
-        "at the level Holm used for it, so it excludes 0 exactly when the slice is decided"
+        f"procedure: exact "
+        f"{'McNemar' if any(r.counts.pairing == 'paired' for r in rows) else 'Fisher'} "
+        f"test per slice, {'discrete ' if discrete else ''}Holm across {family} slice test(s) "
+        f"at family-wise {100 * alpha:g}% ({100 * alpha / 2:g}% per direction)"
+        + ("; each exact test is charged only the p-values it can attain, so a slice too "
+           "small to reach a small p costs the others nothing" if discrete else "")
+        + "; each slice's interval is at the level Holm used for it, so it excludes 0 exactly "
+        "when the slice is decided"
     )
-    if blocking:
-        verdict = Verdict.REGRESSION
-        sentence = (
-            f"{cand.policy} regresses against {baseline.policy}: "
-            f"{', '.join(r.name for r in blocking)} regressed"
-            + (f" while the aggregate moved {100 * agg.delta:+.1f} points (hidden regression)"
-               if hidden else "")
-            + "."
-        )
-    elif unsure:
-        verdict = Verdict.INCONCLUSIVE
-        sentence = (
-            f"inconclusive: {', '.join(unsure)} cannot be judged "
-            f"({'; '.join(r for row in rows if row.name in unsure for r in row.reasons[:1])})."
-        )
-    elif agg.low > 0:
-        verdict = Verdict.IMPROVES
-        sentence = (
-            f"{cand.policy} improves on {baseline.policy}: aggregate "
-            f"{100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] "
-            + ("with no slice regressed." if not regressed else
-               f"with no primary slice regressed (secondary slice(s) regressed: "
-               f"{', '.join(regressed)}).")
-        )
-    else:
-        verdict = Verdict.NO_REGRESSION
-        sentence = (
-            f"no regression established, and no improvement: aggregate "
-            f"{100 * agg.delta:+.1f} points [{100 * agg.low:+.1f}, {100 * agg.high:+.1f}] "
-            "contains 0."
-        )
-        if regressed:  # regressions outside the primary (required) set
-            sentence += f" (secondary slice(s) regressed: {', '.join(regressed)})"
-    weak = [r for r in rows if r.episodes_for_effect is not None
-            and r.verdict not in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED)]
-    if weak:
-        most = max(r.episodes_for_effect or 0 for r in weak)
-        sentence += (
-            f" {len(weak)} slice(s) could miss a {100 * effect:.0f}-point drop at this n: "
-            f"up to {most} {'pairs' if weak[0].pairing == 'paired' else 'episodes per arm'} "
-            f"per slice would catch it with {100 * POWER_TARGET:.0f}% power."
-        )
+    return notes
+
+
+def comparison_of(
+    baseline: RunData,
+    cand: RunData,
+    mismatch: bool,
+    rows: list[SliceComparison],
+    agg: Aggregate,
+    confidence: float,
+    family: int,
+    effect: float,
+    *,
+    notes: list[str],
+    multiplicity: str = DISCRETE_HOLM.name,
+) -> Comparison:
+    """The comparison of decided slices: the overall verdict of the comparison rules."""
+    regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]
+    blocking = tuple(r.name for r in rows
+                     if r.decision.verdict == SliceVerdict.REGRESSED and r.primary)
+    unsure = tuple(r.name for r in rows
+                   if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded)
     return Comparison(
         baseline=baseline.run_id,
         candidate=cand.run_id,
         baseline_policy=baseline.policy,
         candidate_policy=cand.policy,
-        panel_name=panel.name,
+        panel_name=baseline.panel.name,
         panel_fingerprint=baseline.panel_fingerprint,
         panel_mismatch=mismatch,
         slice_rows=rows,
         aggregate=agg,
-        hidden_regressions=hidden,
-        possible_regressions=possible,
-        verdict=verdict,
-        sentence=sentence,
+        hidden_regressions=hidden_regressions(regressed, agg.delta, agg.low, agg.high),
+        possible_regressions=[r.name for r in rows if r.decision.possible_regression],
+        verdict=overall_verdict(FamilyFacts(blocking, unsure, agg.low)),
         notes=notes,
         confidence=confidence,
         effect=effect,
         family_size=family,
+        multiplicity=multiplicity,
     )
-
 
 
 def worst_verdict(comparisons: Sequence[Comparison]) -> str:

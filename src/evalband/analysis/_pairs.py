@@ -178,9 +178,16 @@ class StoredRecords(Sequence[EpisodeRecord]):
         return self._read_column(name)
 
     def where(self, condition: str) -> list[EpisodeRecord] | None:
-        """The records the SQL ``condition`` selects, read alone; ``None`` when it cannot."""
+        """The records the SQL ``condition`` selects, read alone; ``None`` when it cannot.
+
+        Nothing is read when the condition was read with the columns (``"where <condition>"``)
+        and no episode meets it.
+        """
         if self._records is not None or self._read_where is None:
             return None
+        met = self.columns.get(f"where {condition}")
+        if met is not None and not bool(met.any()):
+            return []
         return self._read_where(condition)
 
     def _loaded(self) -> list[EpisodeRecord]:

@@ -18,14 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import msgspec
+
 from evalband.analysis._compare import (
     DEFAULT_EFFECT,
     Comparison,
     RunData,
     SliceComparison,
-    SliceVerdict,
-    _verdict,
     compare_many,
+    comparison_notes,
+    comparison_of,
     slice_definitions,
 )
 from evalband.analysis._sequential_plan import (
@@ -35,8 +37,10 @@ from evalband.analysis._sequential_plan import (
     slice_paths,
 )
 from evalband.analysis._slice_test import SliceTest
+from evalband.analysis._verdicts import SequentialBonferroni, SliceVerdict, decide
 from evalband.stats import (
     DEFAULT_FUTILITY,
+    Difference,
     SequentialTest,
     confidence_sequence,
     design_theta,
@@ -44,10 +48,13 @@ from evalband.stats import (
     sequential_paired_test,
 )
 
-__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "sequential_as_dict",
-           "incomplete"]
+__all__ = ["compare_sequential", "peeking_notes", "episode_counts", "incomplete",
+           "SEQUENTIAL_MULTIPLICITY"]
 
 _SHORT = 1e-9
+
+SEQUENTIAL_MULTIPLICITY = "e-value bonferroni (alpha / 2m per direction)"
+"""The procedure of ``compare --sequential``, as its comparison names it."""
 
 
 def _pairs_of(row: SliceComparison, base: RunData, cand: RunData) -> dict[str, int]:
@@ -76,58 +83,65 @@ def _designed_test(row: SliceComparison, path: Any, sd: SliceDesign,
     return test, {**pairs, "max_pairs": sd.max_pairs, "futility": sd.futility}
 
 
-def _decide_row(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,
+class _SequentialSlice:
+    """A slice's anytime-valid test as a hypothesis of the decision engine.
+
+    Its decision is the test's own (:class:`~evalband.analysis._verdicts.SequentialBonferroni`);
+    its interval at a level is the betting confidence sequence made compatible with the test:
+    extended to 0 where the test does not reject, cut just short of 0 where it does.
+    """
+
+    p_value = float("nan")  # the test reads e-values against a threshold instead
+
+    def __init__(self, row: SliceComparison, test: SequentialTest,
+                 pairs: Mapping[str, int]) -> None:
+        self.test = test
+        self.decision = test.decision
+        self.pairs = {k: int(pairs[k]) for k in ("both", "baseline_only", "candidate_only",
+                                                   "neither")}
+        self.reasons = row.reasons
+        self.margin = row.margin
+
+    def sequence(self, level: float) -> Difference:
+        """The confidence sequence at ``level`` (not adjusted to the test)."""
+        p = self.pairs
+        return confidence_sequence(p["both"], p["baseline_only"], p["candidate_only"],
+                                   p["neither"], level=level)
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The confidence sequence at ``confidence``, compatible with the test's decision."""
+        cs = self.sequence(confidence)
+        low, high = cs.low, cs.high
+        if self.decision == "regressed":
+            high = min(high, -_SHORT)
+            low = min(low, high)
+        elif self.decision == "improved":
+            low = max(low, _SHORT)
+            high = max(high, low)
+        else:
+            low, high = min(low, 0.0), max(high, 0.0)
+        return replace(cs, low=low, high=high,
+                       method=cs.method + " (compatible with the sequential test)")
+
+
+def _slice_test(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,
                 theta: float, horizon: int | None, futility: float | None,
                 designed: tuple[SequentialTest, dict[str, Any]] | None = None
-                ) -> SliceComparison:
+                ) -> tuple[_SequentialSlice, SliceTest]:
+    """The slice's anytime-valid test (at its designed stop, if declared) and its record."""
     if designed is not None:
         test, extra = designed
-        pairs = {k: int(extra[k]) for k in ("both", "baseline_only", "candidate_only",
-                                             "neither")}
+        pairs = extra
     else:
         test = sequential_paired_test(pairs["baseline_only"], pairs["candidate_only"],
                                       alpha_side=alpha / (2 * m), theta=theta, horizon=horizon,
                                       futility=futility)
         extra = {}
-    cs = confidence_sequence(pairs["both"], pairs["baseline_only"], pairs["candidate_only"],
-                             pairs["neither"], level=1.0 - alpha / m)
-    low, high = cs.low, cs.high
-    if test.decision == "regressed":
-        high = min(high, -_SHORT)
-        low = min(low, high)
-    elif test.decision == "improved":
-        low = max(low, _SHORT)
-        high = max(high, low)
-    else:
-        low, high = min(low, 0.0), max(high, 0.0)
-    delta = replace(cs, low=low, high=high,
-                    method=cs.method + " (compatible with the sequential test)")
-    nominal = confidence_sequence(pairs["both"], pairs["baseline_only"],
-                                  pairs["candidate_only"], pairs["neither"], level=1.0 - alpha)
-    if row.reasons:
-        verdict = SliceVerdict.INCONCLUSIVE
-    elif test.decision == "regressed":
-        verdict = SliceVerdict.REGRESSED
-    elif test.decision == "improved":
-        verdict = SliceVerdict.IMPROVED
-    elif row.margin is not None and low > -row.margin:
-        verdict = SliceVerdict.NON_INFERIOR
-    elif test.decision == "futile":
-        verdict = SliceVerdict.NO_CHANGE
-    else:
-        verdict = SliceVerdict.INCONCLUSIVE
-    reasons = list(row.reasons)
-    if verdict == SliceVerdict.INCONCLUSIVE and not row.reasons:
-        reasons.append("undecided so far (the anytime-valid test may continue)")
-    return replace(
-        row, p_value=None, p_holm=None, level=1.0 - alpha / m, delta=delta,
-        delta_unadjusted=nominal, verdict=verdict, reasons=reasons,
-        test=SliceTest("sequential (likelihood ratio of the design alternative, anytime-valid)",
-                       None, sequential=test, pairs=dict(pairs),
-                       max_pairs=extra.get("max_pairs"), futility=extra.get("futility"),
-                       designed=bool(extra)),
-        possible_regression=bool(cs.estimate < 0 and verdict != SliceVerdict.REGRESSED),
-    )
+    hypothesis = _SequentialSlice(row, test, pairs)
+    record = SliceTest("sequential (likelihood ratio of the design alternative, anytime-valid)",
+                       None, sequential=test, pairs=dict(hypothesis.pairs),
+                       max_pairs=extra.get("max_pairs"), futility=extra.get("futility"))
+    return hypothesis, record
 
 
 def compare_sequential(
@@ -182,27 +196,43 @@ def compare_sequential(
     (fixed,) = compare_many(baseline, [candidate], allow_panel_mismatch=allow_panel_mismatch,
                             confidence=confidence, effect=effect, power_statements=False)
     alpha = 1.0 - confidence
-    rows = [r if margin is None else replace(r, margin=float(margin)) for r in fixed.slice_rows]
+    rows = [r if margin is None else msgspec.structs.replace(r, decision=msgspec.structs.replace(
+        r.decision, margin=float(margin))) for r in fixed.slice_rows]
     active = [r for r in rows if r.n_baseline and r.n_candidate]
     m = max(1, len(active) if design is None else len(design.slices))
     theta = design_theta(effect, discordant)
     paths = ({} if design is None else slice_paths(
         baseline, candidate, [r.name for r in active if r.name in design.slices],
         {r.name: r.pairing == "paired" for r in active}))
-    decided = [
-        _decide_row(r, _pairs_of(r, baseline, candidate) if r.name not in paths else {},
-                    alpha=alpha, m=m, theta=theta,
-                    horizon=(max_pairs.get(r.name) if isinstance(max_pairs, Mapping)
-                             else max_pairs), futility=futility,
-                    designed=(None if r.name not in paths or design is None else _designed_test(
-                        r, paths[r.name], design.slices[r.name], design.alpha_side)))
-        if r.n_baseline and r.n_candidate else r
-        for r in rows
-    ]
-    out = _verdict(baseline, candidate, baseline.panel, fixed.panel_mismatch, decided,
-                   fixed.aggregate, confidence, m, effect)
-    notes = [n for n in out.notes if not n.startswith("procedure:")
-             and "Fisher's exact test" not in n]
+    tested = {
+        r.name: _slice_test(
+            r, _pairs_of(r, baseline, candidate) if r.name not in paths else {},
+            alpha=alpha, m=m, theta=theta,
+            horizon=(max_pairs.get(r.name) if isinstance(max_pairs, Mapping) else max_pairs),
+            futility=futility,
+            designed=(None if r.name not in paths or design is None else _designed_test(
+                r, paths[r.name], design.slices[r.name], design.alpha_side)))
+        for r in rows if r.n_baseline and r.n_candidate
+    }
+    hypotheses = [h for h, _ in tested.values()]
+    verdicts = dict(zip(tested, decide(hypotheses, alpha, procedure=SequentialBonferroni(m)),
+                        strict=True))
+    decided = []
+    for r in rows:
+        if r.name not in tested:
+            decided.append(r)
+            continue
+        h, record = tested[r.name]
+        d = verdicts[r.name]
+        reasons = list(r.reasons) + ([d.reason] if d.reason else [])
+        decided.append(msgspec.structs.replace(r, test=record, decision=msgspec.structs.replace(
+            r.decision, p_holm=None, level=1.0 - d.level, delta=d.difference,
+            delta_unadjusted=h.sequence(1.0 - alpha), verdict=d.verdict, reasons=reasons,
+            possible_regression=bool(d.difference.estimate < 0
+                                     and d.verdict != SliceVerdict.REGRESSED))))
+    notes = [n for n in comparison_notes(baseline, candidate, fixed.panel_mismatch, decided, m,
+                                         alpha)
+             if not n.startswith("procedure:") and "Fisher's exact test" not in n]
     per_side = f"{100 * alpha / (2 * m):.3g}% per direction"
     if design is not None:
         caps = sorted({(s.max_pairs, s.max_discordant) for s in design.slices.values()})
@@ -223,20 +253,9 @@ def compare_sequential(
             + (", threshold exact for the declared maximum of pairs" if max_pairs else
                ", Ville's threshold (valid under any monitoring)")
             + "; intervals are confidence sequences, valid at every n"))
-    return replace(out, notes=notes)
-
-
-def sequential_as_dict(c: Comparison) -> dict[str, Any]:
-    """``c.as_dict()`` with the procedure block describing the anytime-valid procedure."""
-    out = c.as_dict()
-    out["procedure"] = {
-        **out["procedure"],
-        "slice_test": "anytime-valid sequential likelihood ratio on discordant pairs "
-                      "(unpaired slices paired in order), two one-sided",
-        "multiplicity": "e-value bonferroni (alpha / 2m per direction)",
-        "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
-    }
-    return out
+    return comparison_of(baseline, candidate, fixed.panel_mismatch, decided, fixed.aggregate,
+                         confidence, m, effect, notes=notes,
+                         multiplicity=SEQUENTIAL_MULTIPLICITY)
 
 
 def episode_counts(runs: Sequence[RunData]) -> dict[str, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalband.analysis._compare import DEFAULT_EFFECT, Comparison
+from evalband.analysis._models import DEFAULT_EFFECT, Comparison
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = [
     "comparison_options",
     "comparison_settings",
-    "result_payload",
     "comparisons_from_result",
     "stored_comparisons",
 ]
@@ -79,13 +78,12 @@ def comparison_settings(options: Mapping[str, Any]) -> tuple[dict[str, Any], lis
     return settings, unknown
 
 
-def result_payload(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
-    """What the store keeps of computed comparisons: one ``as_dict()`` per candidate."""
-    return [c.as_dict() for c in comparisons]
-
-
 def comparisons_from_result(result: Sequence[Mapping[str, Any]]) -> tuple[Comparison, ...]:
-    """Typed comparisons back from a stored result (see :meth:`Comparison.from_dict`)."""
+    """Typed comparisons back from a stored result (see :meth:`Comparison.from_dict`).
+
+    The store keeps one ``--json`` document per candidate (``evalband.report``'s
+    ``comparison_documents``).
+    """
     return tuple(Comparison.from_dict(d) for d in result)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -254,13 +255,20 @@ class PairedOutcomes:
         b: whether B succeeded, per pair (``bool`` array).
         unmatched: episodes present in only one run.
         excluded_errors: pairs left out because one side is an error.
+        make_keys: how :attr:`keys` are made (they are read only on demand: a million
+            tuples cost a report more than its curves).
     """
 
-    keys: list[tuple[str, int, int]]
     a: NDArray[np.bool_]
     b: NDArray[np.bool_]
     unmatched: int
     excluded_errors: int
+    make_keys: Callable[[], list[tuple[str, int, int]]] = field(repr=False, compare=False)
+
+    @cached_property
+    def keys(self) -> list[tuple[str, int, int]]:
+        """The pairing keys ``(cell, episode, repeat)`` of the pairs used, in order."""
+        return self.make_keys()
 
 
 def paired_outcomes(
@@ -298,11 +306,11 @@ def paired_outcomes(
     )
     n = len(keys)
     return PairedOutcomes(
-        keys=keys,
         a=np.fromiter((a_by_key[k].outcome is Outcome.SUCCESS for k in keys), dtype=bool, count=n),
         b=np.fromiter((b_by_key[k].outcome is Outcome.SUCCESS for k in keys), dtype=bool, count=n),
         unmatched=len(a_by_key.keys() ^ b_by_key.keys()),
         excluded_errors=len(common) - n,
+        make_keys=lambda: keys,
     )
 
 
@@ -318,7 +326,10 @@ def _paired_columns(
     span_r = int(max(a["repeat"].max(initial=0), b["repeat"].max(initial=0))) + 1
     key_a = (code_a * span_e + a["episode"]) * span_r + a["repeat"]
     key_b = (code_b * span_e + b["episode"]) * span_r + b["repeat"]
-    _, ia, ib = np.intersect1d(key_a, key_b, assume_unique=True, return_indices=True)
+    if key_a.size == key_b.size and np.array_equal(key_a, key_b):  # the same episodes
+        ia = ib = np.arange(key_a.size)
+    else:
+        _, ia, ib = np.intersect1d(key_a, key_b, assume_unique=True, return_indices=True)
     out_a, out_b = a["outcome"][ia], b["outcome"][ib]
     common = int(ia.size)
     if not errors_as_failures:
@@ -328,14 +339,17 @@ def _paired_columns(
     order = np.lexsort((code_a[ia], a["repeat"][ia], a["episode"][ia]))
     ia, out_a, out_b = ia[order], out_a[order], out_b[order]
     success = OUTCOME_CODES.index(Outcome.SUCCESS.value)
-    keys = list(zip([cells[c] for c in code_a[ia].tolist()], a["episode"][ia].tolist(),
-                    a["repeat"][ia].tolist(), strict=True))
+
+    def keys() -> list[tuple[str, int, int]]:
+        return list(zip([cells[c] for c in code_a[ia].tolist()], a["episode"][ia].tolist(),
+                        a["repeat"][ia].tolist(), strict=True))
+
     return PairedOutcomes(
-        keys=keys,
         a=out_a == success,
         b=out_b == success,
         unmatched=int(key_a.size + key_b.size - 2 * common),
-        excluded_errors=common - len(keys),
+        excluded_errors=common - int(ia.size),
+        make_keys=keys,
     )
 
 

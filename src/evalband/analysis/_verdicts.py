@@ -1,31 +1,33 @@
-"""One verdict vocabulary and one decision engine for compare, sessions, drift and the labs.
+"""The one decision engine: every verdict evalband prints is decided here, by ordered rule tables.
 
-Every decided difference in evalband (a slice of ``compare``, a comparison of a hardware
-session, a shared policy's change between two sessions, a lab's matched difference) is read
-the same way and carries the same words:
+Every decided difference (a slice of ``compare`` at fixed n or sequentially, a comparison of a
+hardware session, a shared policy's change between two sessions, a lab's matched difference) goes
+through :func:`decide`: a multiplicity :class:`Procedure` turns the family's tests into
+per-hypothesis decisions (:data:`HOLM`: Holm's step-down with the compatible per-step levels,
+:func:`evalband.stats.holm_decisions`; :class:`SequentialBonferroni`: the anytime-valid tests'
+own decisions at ``alpha / m``), each hypothesis's interval is taken at the level that decided
+it (so it excludes 0 exactly when the hypothesis is rejected), and the first matching row of
+:data:`VERDICT_RULES` names the verdict. Three tables, in this one module, are the rules:
 
-* :class:`SliceVerdict`: one difference, ``A - B`` (candidate - baseline in ``compare``):
-  :attr:`~SliceVerdict.IMPROVED` when the procedure rejects 0 with a positive estimate,
-  :attr:`~SliceVerdict.REGRESSED` with a negative one, :attr:`~SliceVerdict.NON_INFERIOR`
-  when a declared margin is excluded, :attr:`~SliceVerdict.NO_CHANGE` otherwise, and
-  :attr:`~SliceVerdict.INCONCLUSIVE` when something (errors, interventions, latency) makes the
-  difference unreadable;
-* :class:`Verdict`: the overall verdict of a comparison of two runs;
-* :class:`Standing`: whether a decided difference was planned before the data
-  (:attr:`~Standing.CONFIRMATORY`) or not (:attr:`~Standing.EXPLORATORY`, "a hypothesis, not a
-  finding");
-* :class:`ControlStatus`: how a session's positive control behaved.
+* :data:`SLICE_CHECKS`: what makes a compared slice unreadable (error episodes, a rise in
+  interventions, a latency budget exceeded, nothing to compare); each adds its reason, and any
+  reason makes the slice inconclusive;
+* :data:`VERDICT_RULES`: the ladder from a decision to a :class:`SliceVerdict`;
+* :data:`COMPARISON_RULES`: the ladder from a comparison's slices and aggregate to its overall
+  :class:`Verdict` (and :func:`hidden_regressions`, the slices the aggregate hides).
+
+A rule is one row: changing what evalband decides is changing (or adding) a row here, and
+every caller -- compare, ``--sequential``, sessions, drift, calibrate -- follows. The words and
+styles the renderers give each verdict are one table too (``evalband.report._words``).
 
 The enums are :class:`~enum.StrEnum`: they compare equal to their text, and JSON carries the
-text. :func:`decide_holm` is the decision engine: Holm's procedure with the compatible
-per-hypothesis levels (:func:`evalband.stats._procedure.holm_decisions`), each hypothesis's
-interval at the level of the Holm step that decided it, and :func:`slice_verdict` on the
-result, so that the verdict, the adjusted p-value and the interval always agree.
+text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -33,6 +35,8 @@ from typing import TYPE_CHECKING, Protocol
 from evalband.stats import SliceVerdict
 
 if TYPE_CHECKING:
+    from evalband.analysis._models import SliceComparison
+    from evalband.analysis._statistics import SliceData
     from evalband.stats import Difference
 
 __all__ = [
@@ -42,11 +46,31 @@ __all__ = [
     "ControlStatus",
     "VERDICT_EXIT_CODES",
     "SEVERITY",
+    "Evidence",
+    "VerdictRule",
+    "VERDICT_RULES",
+    "apply_rules",
     "slice_verdict",
     "interval_verdict",
+    "SliceCheck",
+    "SLICE_CHECKS",
+    "check_slice",
+    "FamilyFacts",
+    "ComparisonRule",
+    "COMPARISON_RULES",
+    "overall_verdict",
+    "hidden_regressions",
     "Hypothesis",
+    "Step",
+    "Procedure",
+    "Holm",
+    "HOLM",
+    "DiscreteNull",
+    "DiscreteHolm",
+    "DISCRETE_HOLM",
+    "SequentialBonferroni",
     "Decided",
-    "decide_holm",
+    "decide",
 ]
 
 
@@ -92,6 +116,91 @@ SEVERITY: tuple[Verdict, ...] = (
 """Overall verdicts from the mildest to the most severe."""
 
 
+# ---------------------------------------------------------------------------- the ladder
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a verdict rule reads about one decided difference ``A - B``.
+
+    Attributes:
+        rejected: the procedure rejected "no difference".
+        direction: the direction it rejected towards: ``-1`` (A below B), ``+1`` (A above B),
+            ``0`` (not rejected, or rejected at an estimate of exactly 0).
+        estimate: the difference's estimate.
+        low: the lower bound of its interval at the deciding level (``None``: none).
+        unreadable: something makes the difference unreadable (its reasons are reported).
+        margin: a declared non-inferiority margin (a positive drop), or ``None``.
+        final: the test has finished (always at fixed n; an anytime-valid test may continue).
+    """
+
+    rejected: bool
+    direction: int
+    estimate: float
+    low: float | None
+    unreadable: bool = False
+    margin: float | None = None
+    final: bool = True
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """One row of the ladder: the verdict, when it applies, and the reason it adds.
+
+    Attributes:
+        verdict: the verdict this row gives.
+        when: whether the row applies to the evidence.
+        reason: a reason the row adds to a difference that has none (``None``: none).
+        doc: what the row means, in words (docs and tests read it).
+    """
+
+    verdict: SliceVerdict
+    when: Callable[[Evidence], bool]
+    doc: str
+    reason: str | None = None
+
+
+VERDICT_RULES: tuple[VerdictRule, ...] = (
+    VerdictRule(SliceVerdict.INCONCLUSIVE, lambda e: e.unreadable,
+                "something makes the difference unreadable: its reasons are reported"),
+    VerdictRule(SliceVerdict.REGRESSED, lambda e: e.direction < 0,
+                "the procedure rejected 'no difference' below 0"),
+    VerdictRule(SliceVerdict.IMPROVED, lambda e: e.direction > 0,
+                "the procedure rejected 'no difference' above 0"),
+    VerdictRule(SliceVerdict.NON_INFERIOR,
+                lambda e: e.margin is not None and e.low is not None and e.low > -e.margin,
+                "a declared margin lies below the interval's lower bound"),
+    VerdictRule(SliceVerdict.NO_CHANGE, lambda e: e.final,
+                "the test has finished without a decision"),
+    VerdictRule(SliceVerdict.INCONCLUSIVE, lambda e: True,
+                "an anytime-valid test that has not decided yet",
+                reason="undecided so far (the anytime-valid test may continue)"),
+)
+"""The ladder from a decision to a :class:`SliceVerdict`: the first row that applies wins."""
+
+
+def apply_rules(
+    evidence: Evidence, rules: Sequence[VerdictRule] = VERDICT_RULES
+) -> tuple[SliceVerdict, str | None]:
+    """The verdict of the first rule that applies, and the reason it adds (if any).
+
+    >>> apply_rules(Evidence(True, -1, -0.2, -0.3))
+    (<SliceVerdict.REGRESSED: 'regressed'>, None)
+    >>> apply_rules(Evidence(False, 0, 0.01, -0.2, final=False))[1]
+    'undecided so far (the anytime-valid test may continue)'
+    """
+    for rule in rules:
+        if rule.when(evidence):
+            return rule.verdict, (None if evidence.unreadable else rule.reason)
+    raise AssertionError("the last verdict rule applies to everything")  # pragma: no cover
+
+
+def _direction(rejected: bool, estimate: float) -> int:
+    if not rejected or estimate == 0:
+        return 0
+    return -1 if estimate < 0 else 1
+
+
 def slice_verdict(
     rejected: bool,
     estimate: float,
@@ -100,10 +209,10 @@ def slice_verdict(
     margin: float | None = None,
     low: float | None = None,
 ) -> SliceVerdict:
-    """The verdict of one difference from its decision.
+    """The verdict of one difference from its fixed-n decision (:data:`VERDICT_RULES`).
 
     Args:
-        rejected: whether the procedure rejected "no difference" (Holm-adjusted p <= alpha).
+        rejected: whether the procedure rejected "no difference" (adjusted p <= alpha).
         estimate: the difference's estimate, ``A - B``.
         unreadable: something makes the difference unreadable (its reasons are reported).
         margin: a non-inferiority margin (a positive drop), when one is declared.
@@ -114,15 +223,9 @@ def slice_verdict(
     >>> slice_verdict(False, 0.01, margin=0.1, low=-0.05)
     <SliceVerdict.NON_INFERIOR: 'non-inferior'>
     """
-    if unreadable:
-        return SliceVerdict.INCONCLUSIVE
-    if rejected and estimate < 0:
-        return SliceVerdict.REGRESSED
-    if rejected and estimate > 0:
-        return SliceVerdict.IMPROVED
-    if margin is not None and low is not None and low > -margin:
-        return SliceVerdict.NON_INFERIOR
-    return SliceVerdict.NO_CHANGE
+    evidence = Evidence(rejected, _direction(rejected, estimate), estimate, low, unreadable,
+                        margin)
+    return apply_rules(evidence)[0]
 
 
 def interval_verdict(difference: Difference) -> SliceVerdict:
@@ -135,8 +238,172 @@ def interval_verdict(difference: Difference) -> SliceVerdict:
     return difference.verdict
 
 
+# ---------------------------------------------------------------------------- slice checks
+
+
+@dataclass(frozen=True)
+class SliceCheck:
+    """One row of :data:`SLICE_CHECKS`: what makes a compared slice unreadable.
+
+    Attributes:
+        name: a stable name.
+        reason: the slice's reason, or ``None`` when the check passes. It reads the slice's
+            row before the decision (its counts, test and registered statistics) and the
+            slice's data (:class:`~evalband.analysis._statistics.SliceData`: both runs'
+            episode counts, the panel; ``None`` for a simulated table).
+        excludes: a failed check also excludes the slice from the positive-delta count.
+        doc: what the check means, in words.
+    """
+
+    name: str
+    reason: Callable[[SliceComparison, SliceData | None], str | None]
+    doc: str
+    excludes: bool = False
+
+
+def _errors(row: SliceComparison, data: SliceData | None) -> str | None:
+    errors = 0 if data is None else data.baseline.errors + data.candidate.errors
+    if not errors:
+        return None
+    return f"{errors} error episode(s) present (fix them, or count errors as failures)"
+
+
+def _interventions(row: SliceComparison, data: SliceData | None) -> str | None:
+    before = row.extras.get("intervention_rate_baseline")
+    after = row.extras.get("intervention_rate_candidate")
+    if before is None or after is None or not after > before:
+        return None
+    return f"intervention rate rose from {before:.0%} to {after:.0%}"
+
+
+def _latency(row: SliceComparison, data: SliceData | None) -> str | None:
+    budget = row.extras.get("latency_budget_ms")
+    p95 = row.extras.get("latency_p95_candidate_ms")
+    if budget is None or p95 is None or not p95 > budget:
+        return None
+    return (f"candidate p95 policy latency {p95:.1f} ms exceeds the {budget:g} ms budget; "
+            "excluded from the positive-delta count")
+
+
+def _budget_unchecked(row: SliceComparison, data: SliceData | None) -> str | None:
+    budget = row.extras.get("latency_budget_ms")
+    recorded = row.extras.get("latency_p95_candidate_ms") is not None
+    if budget is None or not row.counts.n_candidate or recorded:
+        return None
+    return (f"the panel sets a {budget:g} ms latency budget but the candidate recorded no "
+            "policy latency here: the budget cannot be checked; excluded from the "
+            "positive-delta count")
+
+
+def _untested(row: SliceComparison, data: SliceData | None) -> str | None:
+    return "no episodes to compare" if row.test is None or row.test.p_value is None else None
+
+
+SLICE_CHECKS: tuple[SliceCheck, ...] = (
+    SliceCheck("errors", _errors, "error episodes are present (unless counted as failures)"),
+    SliceCheck("interventions", _interventions,
+               "the candidate's intervention rate is above the baseline's"),
+    SliceCheck("latency", _latency,
+               "the candidate's p95 policy latency is over the slice's budget", excludes=True),
+    SliceCheck("latency unchecked", _budget_unchecked,
+               "the slice has a latency budget but the candidate recorded no latency in it",
+               excludes=True),
+    SliceCheck("untested", _untested, "neither run has episodes to compare in the slice"),
+)
+"""What makes a slice unreadable, in the order its reasons are said (any one: inconclusive)."""
+
+
+def check_slice(
+    row: SliceComparison, data: SliceData | None, checks: Sequence[SliceCheck] = SLICE_CHECKS
+) -> tuple[list[str], bool]:
+    """The reasons the checks give a slice (in order), and whether one excludes it.
+
+    ``data``: the slice's episodes (``None`` for a simulated table, which has counts only).
+    """
+    reasons: list[str] = []
+    excluded = False
+    for check in checks:
+        said = check.reason(row, data)
+        if said is not None:
+            reasons.append(said)
+            excluded = excluded or check.excludes
+    return reasons, excluded
+
+
+# ---------------------------------------------------------------------------- overall
+
+
+@dataclass(frozen=True)
+class FamilyFacts:
+    """What the overall rules read of one candidate's decided slices and aggregate.
+
+    Attributes:
+        blocking: required (primary) slices that regressed.
+        unsure: slices that are inconclusive or excluded.
+        aggregate_low: the lower bound of the aggregate's interval (NaN: no aggregate).
+    """
+
+    blocking: tuple[str, ...]
+    unsure: tuple[str, ...]
+    aggregate_low: float
+
+
+@dataclass(frozen=True)
+class ComparisonRule:
+    """One row of :data:`COMPARISON_RULES`: the overall verdict and when it applies."""
+
+    verdict: Verdict
+    when: Callable[[FamilyFacts], bool]
+    doc: str
+
+
+COMPARISON_RULES: tuple[ComparisonRule, ...] = (
+    ComparisonRule(Verdict.REGRESSION, lambda f: bool(f.blocking), "a required slice regressed"),
+    ComparisonRule(Verdict.INCONCLUSIVE, lambda f: bool(f.unsure),
+                   "a slice is inconclusive or excluded"),
+    ComparisonRule(Verdict.IMPROVES, lambda f: f.aggregate_low > 0,
+                   "the aggregate's interval lies above 0"),
+    ComparisonRule(Verdict.NO_REGRESSION, lambda f: True,
+                   "nothing required regressed, improvement not established"),
+)
+"""The ladder from a comparison's decided slices to its :class:`Verdict` (first match wins)."""
+
+
+def overall_verdict(facts: FamilyFacts,
+                    rules: Sequence[ComparisonRule] = COMPARISON_RULES) -> Verdict:
+    """The overall verdict: the first of :data:`COMPARISON_RULES` that applies.
+
+    >>> overall_verdict(FamilyFacts(("a",), (), 0.1))
+    <Verdict.REGRESSION: 'regression'>
+    >>> overall_verdict(FamilyFacts((), (), 0.01))
+    <Verdict.IMPROVES: 'improves'>
+    """
+    for rule in rules:
+        if rule.when(facts):
+            return rule.verdict
+    raise AssertionError("the last comparison rule applies to everything")  # pragma: no cover
+
+
+def hidden_regressions(regressed: Sequence[str], delta: float, low: float,
+                       high: float) -> list[str]:
+    """Regressed slices the aggregate hides: it moved up, or its interval contains 0.
+
+    >>> hidden_regressions(["a"], 0.02, -0.01, 0.05), hidden_regressions(["a"], -0.1, -0.2, -0.05)
+    (['a'], [])
+    """
+    hides = delta >= 0 or (low <= 0 <= high)
+    return list(regressed) if hides else []
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
 class Hypothesis(Protocol):
-    """One difference to decide: its raw p-value and its interval at any confidence."""
+    """One difference to decide: its raw p-value, its interval at any level, its standing.
+
+    ``reasons`` (why it cannot be read; any makes it inconclusive) and ``margin`` (a declared
+    non-inferiority margin) are read by :data:`VERDICT_RULES`; a plain test has none.
+    """
 
     @property
     def p_value(self) -> float:
@@ -148,52 +415,247 @@ class Hypothesis(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Decided:
-    """One hypothesis decided within its Holm family.
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What a multiplicity procedure decided for one hypothesis.
 
     Attributes:
-        p_holm: the Holm-adjusted p-value.
-        level: the per-hypothesis level Holm used (``p_value <= level`` exactly when rejected).
-        rejected: ``p_holm <= alpha``.
-        difference: the interval at confidence ``1 - level``: it excludes 0 exactly when
-            ``rejected``.
-        verdict: :func:`slice_verdict` of the decision.
+        p_adjusted: the adjusted p-value (NaN for tests that read e-values instead).
+        level: the per-hypothesis level it was decided at (``p_value <= level`` exactly when
+            rejected, for a procedure on p-values); the interval is taken at ``1 - level``.
+        rejected: whether "no difference" was rejected.
+        direction: the direction the test itself decided (``None``: the interval's sign).
+        final: whether the test has finished.
     """
 
-    p_holm: float
+    p_adjusted: float
+    level: float
+    rejected: bool
+    direction: int | None = None
+    final: bool = True
+
+
+class Procedure(Protocol):
+    """A multiplicity procedure: one :class:`Step` per hypothesis of a family."""
+
+    @property
+    def name(self) -> str:
+        """The procedure's name."""
+        ...
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """Decide every hypothesis of the family at family-wise level ``alpha``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Holm:
+    """Holm's (1979) step-down procedure with the compatible per-step levels.
+
+    :func:`evalband.stats.holm_decisions`: a hypothesis rejected at step ``r`` is decided at
+    ``alpha / (m - r + 1)``; one not rejected at the level of the step that stopped.
+    """
+
+    name: str = "holm"
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """Holm over the hypotheses' raw p-values."""
+        from evalband.stats import holm_decisions
+
+        decision = holm_decisions([float(h.p_value) for h in hypotheses], alpha)
+        return [Step(float(p), float(level), bool(rejected)) for p, level, rejected in zip(
+            decision.p_adjusted.tolist(), decision.levels.tolist(),
+            decision.rejected.tolist(), strict=True)]
+
+
+HOLM = Holm()
+"""Holm's procedure (the sessions' and drift's families: their tests have no null table)."""
+
+
+class DiscreteNull(Protocol):
+    """What a discrete test can attain under its null (:mod:`evalband.stats._discrete`)."""
+
+    def at_most(self, t: float) -> float:
+        """The largest p-value the test can return that is ``<= t`` (0.0 when none)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DiscreteHolm:
+    """Holm's step-down procedure that spends only what each exact test can attain.
+
+    A slice's exact test (McNemar's, Fisher's) returns one of finitely many p-values: under
+    its null, ``P(P_j <= t)`` is the largest attainable p-value ``<= t`` (``G_j(t) <= t``;
+    Westfall & Wolfinger 1997). Holm charges every remaining hypothesis ``t`` at each step
+    (``(m - r + 1) p_(r)``); this procedure charges each what it can attain::
+
+        p_adj(r) = min(1, max_{s <= r} sum_{j in R_s} G_j(p_(s)))
+
+    over the hypotheses ``R_s`` not yet rejected at step ``s`` (the step-down form of Tarone's
+    1990 idea, Hommel & Krummenauer 1998). A hypothesis is rejected exactly when its adjusted
+    p is at most ``alpha``. The family-wise error stays at most ``alpha`` under any dependence
+    between the slices (at the first true null rejected, the true nulls' summed ``G`` is at
+    most ``alpha``, and ``P(min_j P_j <= c) <= sum_j G_j(c)``), and at most ``alpha / 2`` per
+    direction (each test rejects downwards with probability ``G_j(c) / 2`` at most). Since
+    ``G_j(t) <= t`` it rejects whatever Holm rejects, and more when some slices cannot reach
+    a small p (few discordant pairs) and so stop costing the others. A hypothesis without a
+    null distribution (``null()`` absent or ``None``) is charged ``t``, as by Holm.
+
+    Levels (for the compatible intervals) follow Holm's convention: a hypothesis rejected at
+    step ``r`` is decided at ``max(alpha / (m - r + 1), p)``; one not rejected at the level of
+    the step that stopped, just below its own p. So ``p <= level`` exactly when rejected.
+
+    Sources: Westfall, P. H. & Wolfinger, R. D. (1997) *Am. Stat.* 51:3-8; Tarone, R. E.
+    (1990) *Biometrics* 46:515-522; Hommel, G. & Krummenauer, F. (1998) *Biometrical J.*
+    40:3-15; Holm, S. (1979) *Scand. J. Statist.* 6:65-70.
+    """
+
+    name: str = "discrete holm"
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """The discrete step-down over the hypotheses' raw p-values and null distributions."""
+        from evalband.errors import InvalidParameterError
+
+        a = float(alpha)
+        if not 0.0 < a < 1.0:
+            raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
+        raw = [float(h.p_value) for h in hypotheses]
+        nulls: list[DiscreteNull | None] = [
+            getattr(h, "null", lambda: None)() for h in hypotheses]
+        m = len(raw)
+        order = sorted(range(m), key=raw.__getitem__)  # stable, as Holm's mergesort
+        adjusted = [0.0] * m
+        running = 0.0
+        for rank, i in enumerate(order):
+            t = raw[i]
+            rest = order[rank:]
+            continuous = sum(1 for j in rest if nulls[j] is None)
+            total = continuous * t
+            for j in rest:
+                null = nulls[j]
+                if null is not None and total < 1.0:
+                    total += null.at_most(t)
+            running = max(running, min(1.0, total))
+            adjusted[i] = running
+        out: list[Step | None] = [None] * m
+        stop: float | None = None
+        for rank, i in enumerate(order):
+            step = a / (m - rank)
+            rejected = adjusted[i] <= a
+            if rejected and stop is None:
+                level = max(step, raw[i])
+            else:
+                stop = step if stop is None else stop
+                level = min(stop, math.nextafter(raw[i], -math.inf))
+            out[i] = Step(adjusted[i], _agreeing(level, raw[i], rejected), rejected)
+        return [s for s in out if s is not None]
+
+
+def _agreeing(level: float, p: float, rejected: bool) -> float:
+    """``level`` moved by ulps until an interval at ``1 - level`` reads ``p`` as decided.
+
+    The compatible interval asks ``p <= 1 - (1 - level)``; a level equal to a p-value can
+    lose that by one rounding of ``1 - level``.
+    """
+    toward = math.inf if rejected else -math.inf
+    while (p <= 1.0 - (1.0 - level)) != rejected and 0.0 < level < 1.0:
+        level = math.nextafter(level, toward)
+    return level
+
+
+DISCRETE_HOLM = DiscreteHolm()
+"""The fixed-n procedure of ``compare`` (and ``calibrate``): Holm spending what exact tests can
+attain."""
+
+
+class SequentialHypothesis(Protocol):
+    """A hypothesis whose anytime-valid test has decided it already (at ``alpha / m``)."""
+
+    @property
+    def decision(self) -> str | None:
+        """``"regressed"``, ``"improved"``, ``"futile"`` or ``"continue"`` (not yet)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SequentialBonferroni:
+    """The anytime-valid procedure: each test decided at ``alpha / m`` (e-value Bonferroni).
+
+    The hypotheses carry their sequential test's decision (each direction of each of the
+    ``m`` slices at ``alpha / (2 m)``); the intervals are taken at ``1 - alpha / m``.
+    """
+
+    m: int
+    name: str = "e-value bonferroni"
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """The tests' own decisions, each at ``alpha / m``."""
+        out = []
+        for h in hypotheses:
+            decision = getattr(h, "decision", None)
+            direction = {"regressed": -1, "improved": 1}.get(str(decision), 0)
+            out.append(Step(math.nan, alpha / self.m, direction != 0, direction,
+                            final=decision in ("regressed", "improved", "futile")))
+        return out
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One hypothesis decided within its family.
+
+    Attributes:
+        p_adjusted: the adjusted p-value (NaN for an anytime-valid test).
+        level: the per-hypothesis level it was decided at.
+        rejected: whether "no difference" was rejected.
+        difference: the interval at confidence ``1 - level``: it excludes 0 exactly when
+            ``rejected``.
+        verdict: the verdict of :data:`VERDICT_RULES`.
+        reason: the reason the deciding rule adds (``None``: none).
+    """
+
+    p_adjusted: float
     level: float
     rejected: bool
     difference: Difference
     verdict: SliceVerdict
+    reason: str | None = None
 
 
-def decide_holm(hypotheses: Sequence[Hypothesis], alpha: float) -> list[Decided]:
-    """Decide a family: Holm at ``alpha``, each interval at its Holm step's level.
+def decide(
+    hypotheses: Sequence[Hypothesis],
+    alpha: float,
+    rules: Sequence[VerdictRule] = VERDICT_RULES,
+    *,
+    procedure: Procedure = HOLM,
+) -> list[Decided]:
+    """Decide a family: the procedure, each interval at its deciding level, the rules.
 
-    The same procedure as :func:`evalband.analysis._compare.decide_family` (which runs it in
-    one batch over every slice of every candidate): Holm (1979) with the compatible
-    per-hypothesis levels of :func:`evalband.stats._procedure.holm_decisions`.
+    Every verdict in evalband comes from here: ``compare`` (every slice of every candidate in
+    one family), ``compare --sequential`` (:class:`SequentialBonferroni`), a session's
+    comparisons and drift (one family each), and ``calibrate``'s simulations.
 
     >>> from evalband.stats import Difference
     >>> class H:
+    ...     reasons, margin = (), None
     ...     def __init__(self, p, est): self.p_value, self.est = p, est
     ...     def interval_at(self, c):
     ...         half = 0.1 if c < 0.97 else 0.3
     ...         return Difference(self.est, self.est - half, self.est + half, "toy", c, True)
-    >>> [d.verdict.value for d in decide_holm([H(0.001, 0.2), H(0.5, 0.05)], 0.05)]
+    >>> [d.verdict.value for d in decide([H(0.001, 0.2), H(0.5, 0.05)], 0.05)]
     ['improved', 'no detectable change']
     """
-    from evalband.stats import holm_decisions
-
     hyps = list(hypotheses)
-    decision = holm_decisions([float(h.p_value) for h in hyps], alpha)
     out = []
-    for h, p, level, rejected in zip(
-        hyps, decision.p_adjusted.tolist(), decision.levels.tolist(),
-        decision.rejected.tolist(), strict=True,
-    ):
-        difference = h.interval_at(1.0 - level)
-        out.append(Decided(float(p), float(level), bool(rejected), difference,
-                           slice_verdict(bool(rejected), difference.estimate)))
+    for h, step in zip(hyps, procedure.steps(hyps, alpha), strict=True):
+        difference = h.interval_at(1.0 - step.level)
+        estimate = difference.estimate
+        direction = (_direction(step.rejected, estimate) if step.direction is None
+                     else step.direction)
+        evidence = Evidence(step.rejected, direction, estimate, difference.low,
+                            bool(getattr(h, "reasons", ())), getattr(h, "margin", None),
+                            step.final)
+        verdict, reason = apply_rules(evidence, rules)
+        out.append(Decided(step.p_adjusted, step.level, step.rejected, difference, verdict,
+                           reason))
     return out
+

@@ -102,7 +102,7 @@ def compare(
         except StoreError:
             peeking = []  # a store this user cannot write is still compared, just not listed
     if peeking:  # part of the result (stored with it): every renderer says it first
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         results = [replace(r, peeking=peeking) for r in results]
     if not as_json:
@@ -118,14 +118,11 @@ def compare(
                           confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if as_json:
-        from evalband.analysis import sequential_as_dict
+        from evalband.report import comparison_document
 
-        def as_dict(c: Comparison) -> dict[str, Any]:
-            return sequential_as_dict(c) if sequential else c.as_dict()
-
-        payload = as_dict(results[0]) if len(results) == 1 else {
+        payload: dict[str, Any] = comparison_document(results[0]) if len(results) == 1 else {
             "schema": "evalband-comparisons/1",
-            "comparisons": [as_dict(c) for c in results],
+            "comparisons": [comparison_document(c) for c in results],
             "verdict": worst_verdict(results),
             "exit_code": code,
         }

@@ -20,6 +20,7 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     from evalband.analysis import compare_many, paired_counts, slice_verdict, summarize
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
+    from evalband.report import comparison_documents
     from evalband.run import run_panel
     from evalband.stats import diff_paired, mcnemar
     from evalband.store import open_store
@@ -38,7 +39,7 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
         ids = [results[p]["run_id"] for p in LAB_POLICIES]
         stored = [load_run(r, st) for r in ids]
         compared = compare_many(stored[0], stored[1:])
-        st.record_comparison(ids, result=[c.as_dict() for c in compared])  # for evalband view
+        st.record_comparison(ids, result=comparison_documents(compared))  # for evalband view
     base, damped = (records[p] for p in LAB_POLICIES)
     pairs = paired_counts(base, damped)
     difference = diff_paired(pairs.both, pairs.a_only, pairs.b_only, pairs.neither)
@@ -96,6 +97,7 @@ def hidden_regression_lab(
     from evalband.analysis import compare_runs
     from evalband.cli._compare import render_comparisons
     from evalband.labs.hidden_regression import DEFAULT_SEED, simulate_hidden_regression
+    from evalband.report import comparison_document
     from evalband.store import open_store
 
     with open_store(store) as st:
@@ -103,8 +105,8 @@ def hidden_regression_lab(
             st, episodes=episodes, seed=DEFAULT_SEED if seed is None else seed
         )
         comparison = compare_runs(load_run(base_id, st), load_run(cand_id, st))
-        st.record_comparison([base_id, cand_id], result=[comparison.as_dict()])  # evalband view
-    out = comparison.as_dict()
+        out = comparison_document(comparison)
+        st.record_comparison([base_id, cand_id], result=[out])  # evalband view
     if as_json:
         emit_json(out)
     else:

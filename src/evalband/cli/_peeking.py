@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,13 +34,15 @@ def check_and_record(
     The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
     they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
     """
+    from msgspec.structs import replace
+
     from evalband.analysis import (
         DEFAULT_EFFECT,
         comparison_options,
         episode_counts,
         peeking_notes,
-        result_payload,
     )
+    from evalband.report import comparison_documents
     from evalband.store import open_store
 
     runs = [base, *cands]
@@ -59,7 +60,7 @@ def check_and_record(
             if manifest is not None:
                 planned[r.run_id] = (int(manifest.n_planned), str(manifest.status))
         notes = [] if sequential else peeking_notes(counts, planned, previous)
-        stored = None if results is None else result_payload(
+        stored = None if results is None else comparison_documents(
             [replace(c, peeking=notes) for c in results])
         # one row per pair of runs and set of counts (the store dedupes identical options)
         st.record_comparison([r.run_id for r in runs], {**options, "episode_counts": counts},

@@ -111,8 +111,7 @@ def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
     from rich.table import Table
 
-    from evalband.analysis import Standing
-    from evalband.report import comparison_table, flip_policy_table, policy_table
+    from evalband.report import comparison_table, flip_policy_table, look, policy_table
     from evalband.report import rate_text as _rate
 
     prog = result.progress
@@ -141,9 +140,7 @@ def render_analysis(result: SessionAnalysis) -> None:
     if result.control is None:
         console.print("no positive control in this session (plan one: --positive-control)")
     else:
-        style = {"misbehaving": "bold red", "unclear": "yellow", "ok": "green"}.get(
-            result.control.status, ""
-        )
+        style = look(result.control.status).rich
         text = escape(result.control.sentence)
         console.print(f"[{style}]{text}[/]" if style else text)
 
@@ -155,8 +152,7 @@ def render_analysis(result: SessionAnalysis) -> None:
     else:
         headers, rows = comparison_table(result)
         styled = [
-            [row[0], f"[{'green' if row[1] == Standing.CONFIRMATORY else 'yellow'}]{row[1]}[/]",
-             *row[2:-1]]
+            [row[0], f"[{look(row[1]).rich}]{row[1]}[/]", *row[2:-1]]
             for row in rows
         ]  # the sentence column is printed under the table
         console.print(_rich_table((headers[:-1], styled), markup={1}))

@@ -20,6 +20,11 @@ from evalband._util.imports import lazy_attributes
 if TYPE_CHECKING:
     from evalband.report._agree import agreement_html, agreement_lines, agreement_markdown
     from evalband.report._data import collect, slice_summaries, stored_slice_summaries
+    from evalband.report._document import (
+        comparison_document,
+        comparison_documents,
+        comparison_json,
+    )
     from evalband.report._format import percent
     from evalband.report._html import render_html, report_html
     from evalband.report._markdown import comparison_markdown, render_markdown
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from evalband.report._svg import figure_svg
     from evalband.report._sweep import sweep_html, sweep_lines, sweep_markdown
     from evalband.report._terminal import comparison_renderables, slice_summary_table
+    from evalband.report._words import LOOKS, comparison_sentence, look
     from evalband.report._write import write_report
 
 __all__ = [
@@ -85,6 +91,12 @@ __all__ = [
     "session_html",
     "comparison_renderables",
     "slice_summary_table",
+    "comparison_document",
+    "comparison_documents",
+    "comparison_json",
+    "comparison_sentence",
+    "LOOKS",
+    "look",
 ]
 
 _LAZY = {
@@ -119,6 +131,12 @@ _LAZY = {
     "session_html": "evalband.report._session",
     "comparison_renderables": "evalband.report._terminal",
     "slice_summary_table": "evalband.report._terminal",
+    "comparison_document": "evalband.report._document",
+    "comparison_documents": "evalband.report._document",
+    "comparison_json": "evalband.report._document",
+    "comparison_sentence": "evalband.report._words",
+    "LOOKS": "evalband.report._words",
+    "look": "evalband.report._words",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -89,8 +89,9 @@ def choose_clips(
     for order, view in enumerate(views):
         slices = regressed.get(view.run_id, [])
         from evalband.analysis import records_where
+        from evalband.report._data import WITH_MEDIA
 
-        with_media = records_where(view.data.records, "instr(\"extra\", '\"media\"') > 0",
+        with_media = records_where(view.data.records, WITH_MEDIA,
                                    lambda r: bool(r.extra.get("media")))
         for record in with_media:  # most records have no media: sort the few that do
             if not record.extra.get("media"):

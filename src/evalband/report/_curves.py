@@ -221,14 +221,13 @@ def running_verdicts(
     from evalband.stats import diff_paired
 
     pairs = paired_outcomes(baseline, candidate, errors_as_failures=errors_as_failures)
-    keys = pairs.keys
-    if not keys:
+    if not pairs.a.size:
         return []
     b, c = pairs.a, pairs.b
     both, c_only, b_only = (np.cumsum(x) for x in (b & c, c & ~b, b & ~c))
     out: list[StoryPoint] = []
     last = None
-    grid = prefix_grid(len(keys), points)
+    grid = prefix_grid(int(pairs.a.size), points)
     for n in grid:
         i = int(n) - 1
         neither = int(n) - int(both[i]) - int(c_only[i]) - int(b_only[i])

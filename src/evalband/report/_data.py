@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from evalband.store import RunManifest, RunStore
 
 __all__ = [
+    "WITH_MEDIA",
+    "WITH_REASON",
+    "WITH_TRACE",
     "SliceSummary",
     "RunView",
     "LatencyRow",
@@ -245,24 +248,36 @@ def slice_summaries(run: RunData, confidence: float = 0.95) -> tuple[SliceSummar
                       summary)
 
 
+WITH_MEDIA = "instr(\"extra\", '\"media\"') > 0"
+"""The episodes that recorded media (the report's clips read only these)."""
+WITH_REASON = ("\"outcome\" <> 'success' AND (instr(\"extra\", '\"reason\"') > 0 "
+               "OR \"error\" IS NOT NULL)")
+"""The failures with a reason or an error (the report's failure reasons read only these)."""
+WITH_TRACE = "instr(\"extra\", '\"trace\"') > 0"
+"""The episodes that stored a trace (the report's trace plot reads only these)."""
+
+
 def stored_slice_summaries(
     store: RunStore, run_id: str, confidence: float = 0.95,
     progress: Callable[[int, int], None] | None = None,
+    columns: Mapping[str, Any] | None = None,
 ) -> tuple[SliceSummary, ...]:
     """:func:`slice_summaries` of a stored run, counted by SQLite (no episode is loaded).
 
     What ``evalband show`` prints: on a million episodes it reads a few hundred aggregate
     rows instead of building a million records. ``progress(episodes counted, episodes in
-    all)`` is called per cell.
+    all)`` is called per cell. With the run's ``columns`` already read (a report), the same
+    counts come from them (:func:`evalband.store.column_tallies`), without a second pass.
     """
     import json
 
     from evalband.analysis import rank_error_causes, summary_from_tallies
     from evalband.panel import panel_from_yaml
-    from evalband.store import cell_tallies, error_messages
+    from evalband.store import cell_tallies, column_tallies, error_messages
 
     manifest = store.require_run(run_id)
-    tallies = cell_tallies(store, run_id, progress)
+    tallies = (cell_tallies(store, run_id, progress) if columns is None
+               else column_tallies(store, run_id, columns))
 
     def summary(cells: tuple[str, ...]) -> RunSummary:
         part = {c: tallies[c] for c in cells}
@@ -323,10 +338,20 @@ def _view(source: str, store: RunStore | None, confidence: float,
         return lambda done, total: progress(f"{label} {source}", done, total)
 
     # the seeds line and the latency section read these: one pass with the compare columns
+    # what the page reads of a stored run beyond its columns, flagged in the same pass
+    conditions = [WITH_MEDIA, WITH_REASON]
+    manifest = None if store is None else store.get_run(str(source))
+    if manifest is not None:
+        from evalband.panel import panel_from_yaml
+        from evalband.report._traces import trace_kind
+
+        if trace_kind(panel_from_yaml(manifest.panel_yaml).env) is not None:
+            conditions.append(WITH_TRACE)
     run = load_run(source, store, stage("reading"),
-                   extra_columns=("condition_seed", "latency_ms_p50"))
-    if run.source == "store" and store is not None:  # counted by SQLite: no records read
-        slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"))
+                   extra_columns=("condition_seed", "latency_ms_p50"), conditions=conditions)
+    if run.source == "store" and store is not None:  # counted from its columns: no records
+        slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"),
+                                        columns=getattr(run.records, "columns", None))
     else:
         slices = slice_summaries(run, confidence)
     summary = slices[-1].summary

@@ -139,12 +139,12 @@ def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
     The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
     from evalband.analysis import records_where
+    from evalband.report._data import WITH_REASON
 
     counts: dict[tuple[str, str, str], int] = {}
     for v in data.runs:
         failed = records_where(  # a stored run: only its failures with a reason or an error
-            v.data.records, "\"outcome\" <> 'success' AND (instr(\"extra\", '\"reason\"') > 0 "
-            "OR \"error\" IS NOT NULL)", lambda r: not r.success)
+            v.data.records, WITH_REASON, lambda r: not r.success)
         for r in failed:
             if r.success:
                 continue
@@ -195,9 +195,10 @@ def _versions(m: RunManifest) -> str:
 def _table_context(columns: Sequence[str] | None) -> dict[str, Any]:
     """What ``templates/tables.html.j2`` reads besides the data."""
     from evalband.report._table import headings, html_columns, is_sequential, verdict_parts
+    from evalband.report._words import comparison_sentence, look
 
     return {"columns": html_columns(columns), "verdict_parts": verdict_parts,
-            "OUTCOMES": OUTCOMES,
+            "OUTCOMES": OUTCOMES, "look": look, "sentence": comparison_sentence,
             "headings": lambda c: vars(headings(c.confidence, is_sequential(c.slice_rows)))}
 
 

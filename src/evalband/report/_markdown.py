@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
 from evalband.report._table import headings, is_sequential, markdown_columns
+from evalband.report._words import comparison_sentence, look
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
@@ -37,8 +38,9 @@ def comparison_markdown(comparisons: Sequence[Comparison],
             lines.append(f"> **{note}**\n")
         if c.panel_mismatch:
             lines.append("> **Panel mismatch**: these runs were made on different panels.\n")
-        lines.append(f"## {c.candidate_policy} vs {c.baseline_policy}: **{c.verdict}**\n")
-        lines.append(c.sentence + "\n")
+        lines.append(f"## {c.candidate_policy} vs {c.baseline_policy}: "
+                     f"**{look(c.verdict).word}**\n")
+        lines.append(comparison_sentence(c) + "\n")
         lines.append(f"Panel `{c.panel_name}` (`{c.panel_fingerprint[:12]}`); runs "
                      f"`{c.baseline}` (baseline) and `{c.candidate}` (candidate).\n")
         words = vars(headings(c.confidence, is_sequential(c.slice_rows)))

@@ -17,6 +17,7 @@ import numpy as np
 from evalband.report import _format as fmt
 from evalband.report._svg import IMPROVED, NEUTRAL, OUTCOME_COLOURS, PALETTE, REGRESSED
 from evalband.report._svgplot import Axes, Canvas, label_width, log_ticks, nice_ticks
+from evalband.report._words import look
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
@@ -152,8 +153,7 @@ def delta_plot(c: Comparison) -> str:
     ax = _slice_axes(fig, names, (lo - pad, hi + pad), top=30, right=70)
     ax.vline(0, "#333333", 0.8)
     for i, (row, d) in enumerate(shown):
-        colour = (REGRESSED if row.verdict == "regressed" else
-                  IMPROVED if row.verdict == "improved" else NEUTRAL)
+        colour = look(row.verdict).colour
         hollow = bool(row.possible_regression and row.verdict != "regressed")
         ax.interval(-i, 100 * d.estimate, 100 * d.low, 100 * d.high, colour, size=5,
                     hollow=hollow, width=1.4, label=f"{row.name}: {row.verdict}")

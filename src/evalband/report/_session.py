@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evalband.analysis import ControlStatus, Standing
+from evalband.report._words import look
 
 if TYPE_CHECKING:
     from evalband.report._svgplot import Axes, Canvas
@@ -135,7 +136,7 @@ def comparison_table(result: SessionAnalysis) -> TableText:
             points_text(c.difference),
             p_text(c.test.p_value),
             p_text(c.p_holm),
-            c.verdict.value,
+            look(c.verdict).word,
             c.sentence,
         ]
         for c in result.comparisons

@@ -6,7 +6,9 @@ formatted (:mod:`evalband.report._format`), and which renderers show it. The ter
 Markdown show the columns in this order; the HTML table puts :data:`HTML_FIRST` first (the
 difference and the verdict, next to the slice name) and the rest in this order.
 
-Adding a column to ``evalband compare`` is adding one :class:`Column` here:
+Adding a column to ``evalband compare`` is adding one :class:`Column` here, or giving a
+registered per-slice statistic (:mod:`evalband.analysis._statistics`) a ``column``: its
+columns stand where :data:`COLUMNS` has the registered statistics, in registration order.
 
 >>> [c.key for c in COLUMNS if c.markdown]
 ['slice', 'n', 'baseline', 'candidate', 'delta', 'p', 'p_holm', 'time_delta', 'verdict']
@@ -19,12 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from evalband.analysis import STATISTICS
 from evalband.report import _format as fmt
 
 if TYPE_CHECKING:
-    from evalband.analysis import SliceComparison
+    from evalband.analysis import SliceComparison, SliceStatistic
     from evalband.stats import Difference, Interval
 
 __all__ = [
@@ -139,7 +142,7 @@ def _boundary(row: SliceComparison) -> str:
     return "-" if threshold is None else f"{math.log(threshold):.2f}"
 
 
-def _estimate(band: Interval | Difference | None) -> float | None:
+def _estimate(band: Interval | Difference | Any | None) -> float | None:
     """The estimate of an interval (``None`` for none)."""
     return None if band is None else band.estimate
 
@@ -148,6 +151,24 @@ def _pairs(row: SliceComparison) -> str:
     if row.pairing != "paired":
         return "unpaired"
     return f"{row.pairs.get('candidate_only', 0)} / {row.pairs.get('baseline_only', 0)}"
+
+
+def _statistic_column(stat: SliceStatistic) -> Column:
+    """The column of a registered statistic: its value read off the row, formatted."""
+    spec = stat.column
+    assert spec is not None
+    formatter = getattr(fmt, spec.format)
+    name = stat.name
+
+    def value(row: SliceComparison) -> Any:
+        return row.extras.get(name)
+
+    def sort(row: SliceComparison) -> float | None:
+        got = value(row)
+        return _estimate(got) if spec.band else got
+
+    return Column(spec.key, lambda r: str(formatter(value(r))), sort, band=spec.band,
+                  terminal=spec.terminal, markdown=spec.markdown, html=spec.html)
 
 
 # ---------------------------------------------------------------------------- the table
@@ -174,10 +195,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("p_holm", lambda r: fmt.p_value(r.p_holm), lambda r: r.p_holm,
            terminal="Holm p", markdown="Holm p", html=("Holm p", "all slices"),
            verdicts="fixed"),
-    Column("time_delta", lambda r: fmt.signed_seconds(r.time_to_success_delta_s),
-           lambda r: _estimate(r.time_to_success_delta_s), band=True,
-           terminal="delta time to success s", markdown="Δ time to success, s ({level})",
-           html=("Δ time to success", "s, paired t {level}, both succeeded")),
+    *(_statistic_column(stat) for stat in STATISTICS if stat.column is not None),
     Column("log_e", _log_e, terminal="log E", verdicts="sequential"),
     Column("boundary", _boundary, terminal="boundary", verdicts="sequential"),
     Column("verdict", verdict_text, kind="verdict",

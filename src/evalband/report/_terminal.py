@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
 from evalband.report._table import headings, is_sequential, terminal_columns
+from evalband.report._words import comparison_sentence, look
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -19,18 +20,7 @@ if TYPE_CHECKING:
     from evalband.analysis import Comparison
     from evalband.report._data import SliceSummary
 
-__all__ = ["VERDICT_STYLES", "comparison_renderables", "slice_summary_table", "new_table"]
-
-VERDICT_STYLES = {
-    "improved": "green",
-    "regressed": "bold red",
-    "inconclusive": "yellow",
-    "non-inferior": "cyan",
-    "improves": "bold green",
-    "regression": "bold red",
-    "no regression": "bold",
-}
-"""Rich style per slice verdict and per overall verdict."""
+__all__ = ["comparison_renderables", "slice_summary_table", "new_table"]
 _OUTCOME_STYLES = {"failure": "red", "timeout": "yellow", "error": "magenta"}
 
 
@@ -84,10 +74,10 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
         right=[h for h, col in zip(headers, shown, strict=True) if col.kind == "number"],
         keep=max((len(r.name) for r in c.slice_rows), default=0))
     for row in c.slice_rows:
-        style = VERDICT_STYLES.get(row.verdict, "")
-        cells = [_styled(col.text(row), style) if col.kind == "verdict" else escape(col.text(row))
-                 for col in shown]
-        table.add_row(*cells, style="red" if row.verdict == "regressed" else None)
+        shown_as = look(row.verdict)
+        cells = [_styled(col.text(row), shown_as.rich) if col.kind == "verdict"
+                 else escape(col.text(row)) for col in shown]
+        table.add_row(*cells, style=shown_as.row)
     out.append(table)
     for row in c.slice_rows:
         if row.pairing == "paired" and row.kind in ("all", "factor"):
@@ -104,8 +94,7 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
                    "regressed while the aggregate does not show it")
     for note in (*c.peeking, *c.notes):
         out.append(f"note: {escape(note)}")
-    word = VERDICT_STYLES.get(c.verdict, "")
-    out.append(f"verdict: {_styled(c.sentence, word)}")
+    out.append(f"verdict: {_styled(comparison_sentence(c), look(c.verdict).rich)}")
     return out
 
 

@@ -152,11 +152,12 @@ def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
     if kind is None:
         return None
     from evalband.analysis import records_where
+    from evalband.report._data import WITH_TRACE
 
     shown = list(views[:2])
     # A stored run reads only the episodes whose extra names a trace, not every record.
     stored = [{record_key(r): t for r in records_where(
-                   v.data.records, "instr(\"extra\", '\"trace\"') > 0", lambda r: True)
+                   v.data.records, WITH_TRACE, lambda r: True)
                if (t := stored_trace(v, r)) is not None} for v in shown]
     kept = [set(by_key) for by_key in stored if by_key]
     keys = pick_keys(shown, limit, among=set.intersection(*kept)) if kept else []

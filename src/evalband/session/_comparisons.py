@@ -5,7 +5,7 @@ policies are pooled scene by scene. Either way the scene is the unit: the exact 
 over scenes (:func:`evalband.stats.clustered_paired_test`,
 :func:`evalband.stats.clustered_grouped_test`) gives each comparison its raw p-value and the
 interval that inverts it at any level. The decision is the one every verdict in evalband
-goes through (:func:`evalband.analysis._verdicts.decide_holm`: Holm with the compatible
+goes through (:func:`evalband.analysis._verdicts.decide`: Holm with the compatible
 per-step levels, the interval at the level of the Holm step that decided it, the verdict in
 ``compare``'s words), once per family: the pre-registered (confirmatory) comparisons, and
 every other one (exploratory).
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from evalband.analysis import Decided, PairTable, SliceVerdict, Standing, decide_holm
+from evalband.analysis import Decided, PairTable, SliceVerdict, Standing, decide
 from evalband.errors import InvalidInputError
 from evalband.session._prereg import Grouping, Preregistration
 from evalband.session._results import (
@@ -45,7 +45,7 @@ def _points(x: float) -> str:
 class _Raw(ComparisonSpec):
     """A comparison before multiplicity correction: its test, and its interval at any level.
 
-    A :class:`~evalband.analysis._verdicts.Hypothesis`: :func:`decide_holm` decides it.
+    A :class:`~evalband.analysis._verdicts.Hypothesis`: :func:`decide` decides it.
     """
 
     test: TestResult
@@ -266,7 +266,7 @@ def session_comparisons(
     for family in (Standing.CONFIRMATORY, Standing.EXPLORATORY):
         idx = [i for i, r in enumerate(raws) if r.label == family]
         sizes[family] = len(idx)
-        decisions = decide_holm([raws[i] for i in idx], 1.0 - confidence)
+        decisions = decide([raws[i] for i in idx], 1.0 - confidence)
         decided.update(zip(idx, decisions, strict=True))
     out = [_comparison(r, decided[i], sizes[r.label]) for i, r in enumerate(raws)]
     out.sort(key=lambda c: c.label != Standing.CONFIRMATORY)  # stable: confirmatory first
@@ -275,7 +275,7 @@ def session_comparisons(
 
 def _comparison(r: _Raw, decided: Decided, size: int) -> SessionComparison:
     """The decided comparison with its sentence (the interval at its Holm step's level)."""
-    p, d, verdict = decided.p_holm, decided.difference, decided.verdict
+    p, d, verdict = decided.p_adjusted, decided.difference, decided.verdict
     band = (
         f"{_points(d.estimate)} points [{_points(d.low)}, {_points(d.high)}] "
         f"({100 * d.confidence:.4g}% Holm-step interval)"

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.validate import check_choice, check_confidence
-from evalband.analysis import SliceVerdict, Standing, decide_holm
+from evalband.analysis import SliceVerdict, Standing, decide
 from evalband.errors import InvalidInputError
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.session._trials import Row, policy_results, scene_counts, trial_rows
@@ -294,13 +294,13 @@ def session_drift(
         )
     alpha = 1.0 - level
     anchors = []
-    decisions = decide_holm([r[4] for r in raw], alpha)
+    decisions = decide([r[4] for r in raw], alpha)
     for (policy, role, before, after, family), decided in zip(raw, decisions, strict=True):
         change, result = decided.difference, family.test_at(1.0 - decided.level)
         head = (
             f"{role} {policy}: {_pct(before)} in {plan_a.session_id} -> {_pct(after)} in "
             f"{plan_b.session_id}, change {_band(change)}, {result.method} Holm p = "
-            f"{decided.p_holm:.3g}"
+            f"{decided.p_adjusted:.3g}"
         )
         tail = (
             "RIG DRIFT: the same policy behaved differently"
@@ -308,7 +308,7 @@ def session_drift(
             else "no significant change (the band is how much drift could hide)"
         )
         anchors.append(
-            AnchorDrift(policy, role, before, after, change, result, decided.p_holm,
+            AnchorDrift(policy, role, before, after, change, result, decided.p_adjusted,
                         decided.rejected, f"{head}: {tail}", decided.verdict)
         )
     drifted_on = [a.policy for a in anchors if a.drifted]
@@ -367,7 +367,7 @@ def _cross(
             raw.append((a, b, rate_a, rate_b, family))
     if not raw:
         return ()
-    decisions = decide_holm([r[4] for r in raw], 1.0 - level)
+    decisions = decide([r[4] for r in raw], 1.0 - level)
     caveat = (
         f"carries the rig drift measured on {', '.join(drifted_on)}"
         if drifted_on
@@ -378,10 +378,10 @@ def _cross(
         diff, result = decided.difference, family.test_at(1.0 - decided.level)
         sentence = (
             f"{a} ({plan_a.session_id}) vs {b} ({plan_b.session_id}): {_band(diff)}, "
-            f"Holm p = {decided.p_holm:.3g}; {caveat}"
+            f"Holm p = {decided.p_adjusted:.3g}; {caveat}"
         )
         out.append(
-            CrossComparison(a, b, rate_a, rate_b, diff, result, decided.p_holm, EXPLORATORY,
+            CrossComparison(a, b, rate_a, rate_b, diff, result, decided.p_adjusted, EXPLORATORY,
                             caveat, sentence, decided.verdict)
         )
     return tuple(out)
@@ -398,7 +398,7 @@ class _Family:
     """One rate change: the clustered score test, with an exact test joined at 0.
 
     A :class:`~evalband.analysis._verdicts.Hypothesis` (its p-value at the nominal
-    ``confidence``), decided by :func:`~evalband.analysis._verdicts.decide_holm`.
+    ``confidence``), decided by :func:`~evalband.analysis._verdicts.decide`.
     """
 
     first: tuple[list[int], list[int]]

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     )
     from evalband.stats._coverage import CoverageGrid, coverage, coverage_grid
     from evalband.stats._difference import PAIRED_METHODS, diff_paired, diff_unpaired
+    from evalband.stats._discrete import FisherNull, McNemarNull
     from evalband.stats._intervals import (
         INTERVAL_METHODS,
         interval,
@@ -184,6 +185,8 @@ __all__ = [
     "paired_exact_p",
     "stratified_difference",
     "unpaired_exact_p",
+    "McNemarNull",
+    "FisherNull",
     "DEFAULT_FUTILITY",
     "design_theta",
     "log_likelihood_ratio",
@@ -280,6 +283,8 @@ _LAZY = {
     "paired_exact_p": "evalband.stats._procedure",
     "stratified_difference": "evalband.stats._procedure",
     "unpaired_exact_p": "evalband.stats._procedure",
+    "McNemarNull": "evalband.stats._discrete",
+    "FisherNull": "evalband.stats._discrete",
     "DEFAULT_FUTILITY": "evalband.stats._sequential",
     "design_theta": "evalband.stats._sequential",
     "log_likelihood_ratio": "evalband.stats._sequential",

@@ -16,7 +16,13 @@ from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
     from evalband.store._bundle import BUNDLE_FORMAT, export_bundle, import_bundle, load_bundle
-    from evalband.store._columns import OUTCOME_CODES, cell_tallies, error_messages
+    from evalband.store._columns import (
+        OUTCOME_CODES,
+        WHERE,
+        cell_tallies,
+        column_tallies,
+        error_messages,
+    )
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
@@ -89,6 +95,8 @@ __all__ = [
     "is_bundle_path",
     "OUTCOME_CODES",
     "cell_tallies",
+    "column_tallies",
+    "WHERE",
     "error_messages",
     "RunLease",
     "discard_empty_run",
@@ -132,6 +140,8 @@ _LAZY = {
     "open_store": "evalband.store._sqlite",
     "OUTCOME_CODES": "evalband.store._columns",
     "cell_tallies": "evalband.store._columns",
+    "column_tallies": "evalband.store._columns",
+    "WHERE": "evalband.store._columns",
     "error_messages": "evalband.store._columns",
     "RunLease": "evalband.store._lease",
     "discard_empty_run": "evalband.store._lease",

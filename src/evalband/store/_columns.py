@@ -11,7 +11,7 @@ into Python at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from evalband.store._sqlite import RunStore
 
 __all__ = [
-    "episode_columns", "cell_tallies", "error_messages", "OUTCOME_CODES", "DEFAULT_COLUMNS",
+    "episode_columns", "cell_tallies", "column_tallies", "error_messages", "OUTCOME_CODES",
+    "DEFAULT_COLUMNS", "WHERE",
 ]
 
 OUTCOME_CODES: tuple[str, ...] = tuple(o.value for o in Outcome)
@@ -43,7 +44,13 @@ _FLOAT = ("sim_time_s", "time_to_success_s", "latency_ms_p50", "latency_ms_p95",
           "latency_ms_max", "env_ms", "wall_s")
 
 
+WHERE = "where "
+"""A column named ``where <SQL condition>`` is whether each episode meets the condition."""
+
+
 def _sql_expression(name: str) -> str:
+    if name.startswith(WHERE):
+        return f"CASE WHEN ({name[len(WHERE):]}) THEN 1 ELSE 0 END"
     if name == "outcome":
         cases = " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(OUTCOME_CODES))
         return f'CASE "outcome" {cases} ELSE -1 END'
@@ -53,6 +60,8 @@ def _sql_expression(name: str) -> str:
 
 
 def _empty(name: str, n: int) -> np.ndarray[Any, Any]:
+    if name.startswith(WHERE):
+        return np.empty(n, dtype=bool)
     if name in _INT:
         return np.empty(n, dtype=np.int64)
     if name in _BOOL:
@@ -71,6 +80,7 @@ def episode_columns(
     run_id: str,
     columns: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    conditions: Sequence[str] = (),
 ) -> dict[str, np.ndarray[Any, Any]]:
     """A run's episodes as one numpy array per column, ordered by ``(cell, episode, repeat)``.
 
@@ -86,12 +96,16 @@ def episode_columns(
     ``group_concat`` of a column is parsed by numpy in one call. A float column is read
     only when it holds a value (exactly, row by row: a float's text would round it); text
     columns row by row. ``progress(episodes read, episodes in all)`` is called per block.
+    Each of ``conditions`` (an SQL condition on an episode's row) adds a boolean column,
+    ``"where <condition>"``, read in the same pass: whether each episode meets it (what a
+    report asks before it reads the few records with media, a reason or a trace).
 
     Args:
         store: an open store.
         run_id: the run.
         columns: the columns to read (default :data:`DEFAULT_COLUMNS`).
         progress: called after each block of rows.
+        conditions: SQL conditions read as boolean columns too.
 
     Raises:
         RunNotFoundError: an unknown run.
@@ -110,8 +124,9 @@ def episode_columns(
     >>> cols["episode"].tolist(), cols["outcome"].tolist(), cols["cell"][0]
     ([0, 1, 2, 3], [2, 0, 2, 0], 'c')
     """
-    names = list(DEFAULT_COLUMNS if columns is None else columns)
-    unknown = [n for n in names if n not in EPISODE_FIELDS]
+    names = [*(DEFAULT_COLUMNS if columns is None else columns),
+             *(f"{WHERE}{c}" for c in conditions)]
+    unknown = [n for n in names if n not in EPISODE_FIELDS and not n.startswith(WHERE)]
     if unknown:
         raise InvalidInputError(
             f"unknown episode column(s) {', '.join(map(repr, unknown))}; expected some of "
@@ -122,6 +137,11 @@ def episode_columns(
         conn = store.conn
         blocks, sizes = _blocks(conn, run_id)
         n = sum(size for _, size in sizes)
+        if n <= _ONE_QUERY:  # one query, row by row: fewer round trips than block by block
+            out = _read_whole(conn, run_id, names, n)
+            if progress is not None:
+                progress(n, n)
+            return out
         out = {name: np.empty(n, np.int64) if name == "condition_seed" else _empty(name, n)
                for name in names}
         if "cell" in out:
@@ -129,8 +149,8 @@ def episode_columns(
             for cell, size in sizes:
                 out["cell"][start:start + size] = cell
                 start += size
-        packed = [name for name in names if name in _PACKED]
-        rows = [name for name in names if name not in _PACKED and name != "cell"]
+        packed = [name for name in names if _is_packed(name)]
+        rows = [name for name in names if not _is_packed(name) and name != "cell"]
         start = 0
         for cell, low, high in blocks:
             where = (run_id, cell, low, high)
@@ -149,6 +169,11 @@ def episode_columns(
             start += size
             if progress is not None:
                 progress(start, n)
+    return _seeds_settled(out)
+
+
+def _seeds_settled(out: dict[str, np.ndarray[Any, Any]]) -> dict[str, np.ndarray[Any, Any]]:
+    """``condition_seed`` as int64 when every seed fits, else exact Python ints."""
     if "condition_seed" in out and out["condition_seed"].dtype == object:
         seeds = out["condition_seed"]
         if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in seeds):
@@ -156,6 +181,37 @@ def episode_columns(
         else:  # seeds past int64 are stored as exact text
             out["condition_seed"] = np.array([int(v) for v in seeds], dtype=object)
     return out
+
+
+_ONE_QUERY = 20_000
+"""Runs up to this many episodes are read in one query (row by row, in key order)."""
+
+
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                n: int) -> dict[str, np.ndarray[Any, Any]]:
+    """Every episode of a small run in one query, in ``(cell, episode, repeat)`` order.
+
+    The same arrays as the block path: :func:`_read_rows`'s conversion of each column.
+    """
+    if not names:
+        return {}
+    select = ", ".join(_sql_expression(name) for name in names)
+    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ? '
+                        f'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
+    out: dict[str, np.ndarray[Any, Any]] = {}
+    columns = zip(*rows, strict=True) if rows else (() for _ in names)
+    for name, values in zip(names, columns, strict=True):
+        target = (np.empty(n, dtype=object) if name == "condition_seed"
+                  else _empty(name, len(rows)))
+        if target.dtype == object:
+            pool: dict[Any, Any] = {}
+            target[:] = [pool.setdefault(v, v) for v in values]
+        elif target.dtype == np.float64:
+            target[:] = np.array(values, dtype=float)  # None -> nan
+        else:
+            target[:] = values
+        out[name] = target
+    return _seeds_settled(out)
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -190,11 +246,21 @@ def _blocks(
     return blocks, sizes
 
 
+def _is_packed(name: str) -> bool:
+    return name in _PACKED or name.startswith(WHERE)
+
+
+def _is_digits(name: str) -> bool:
+    return name in _DIGITS or name.startswith(WHERE)
+
+
 def _packed_expression(name: str) -> str:
+    if name.startswith(WHERE):
+        return f"group_concat({_sql_expression(name)}, '')"
     if name == "outcome":
         cases = " ".join(f"WHEN '{v}' THEN {i}" for i, v in enumerate(OUTCOME_CODES))
         return f"group_concat(CASE \"outcome\" {cases} ELSE 9 END, '')"
-    if name in _DIGITS:
+    if _is_digits(name):
         return f"group_concat(\"{name}\", '')"
     if name in _FLOAT:
         return f'COUNT("{name}")'
@@ -240,7 +306,7 @@ def _read_packed(
 
 def _parse(text: str, name: str, size: int) -> np.ndarray[Any, Any] | None:
     """A ``group_concat`` text as the column's array (``None``: not what was expected)."""
-    if name in _DIGITS:
+    if _is_digits(name):
         digits = np.frombuffer(text.encode("ascii"), dtype=np.uint8) - 48
         if digits.size != size or (digits.size and int(digits.max()) > 9):
             return None
@@ -336,6 +402,56 @@ def cell_tallies(
             done += int(n)
             if progress is not None:
                 progress(done, total)
+    return out
+
+
+def column_tallies(
+    store: RunStore, run_id: str, columns: Mapping[str, np.ndarray[Any, Any]]
+) -> dict[str, dict[str, Any]]:
+    """:func:`cell_tallies` from the run's columns already read: no second pass over its rows.
+
+    ``columns``: at least ``cell``, ``outcome``, ``assisted`` and ``time_to_success_s`` as
+    :func:`episode_columns` gives them (rows in ``(cell, episode, repeat)`` order, so each
+    cell's times are summed in the order SQLite sums them). Each cell's ``slices`` is read
+    from its first row.
+
+    Raises:
+        RunNotFoundError: an unknown run.
+    """
+    cell = columns["cell"]
+    n = len(cell)
+    starts = np.flatnonzero(np.concatenate(([n > 0], cell[1:] != cell[:-1])))
+    keys = [str(cell[i]) for i in starts]
+    code = np.repeat(np.arange(len(keys)), np.diff(np.append(starts, n)))
+    outcome = np.asarray(columns["outcome"], dtype=np.int64)
+    known = outcome >= 0
+    k = len(OUTCOME_CODES)
+    per = np.bincount(code[known] * k + outcome[known],
+                      minlength=len(keys) * k).reshape(len(keys), k)
+    success = outcome == 0
+    times = np.asarray(columns["time_to_success_s"], dtype=np.float64)
+    timed = success & ~np.isnan(times)
+    assisted = np.asarray(columns["assisted"], dtype=bool)
+    time_sum = np.bincount(code[timed], weights=times[timed], minlength=len(keys))
+    time_n = np.bincount(code[timed], minlength=len(keys))
+    helped = np.bincount(code[assisted], minlength=len(keys))
+    unaided = np.bincount(code[success & ~assisted], minlength=len(keys))
+    out: dict[str, dict[str, Any]] = {}
+    known_list = ", ".join(f"'{o}'" for o in OUTCOME_CODES)
+    with store._lock:
+        store.require_run(run_id)
+        conn = store.conn
+        for i, key in enumerate(keys):
+            (slices,) = conn.execute('SELECT "slices" FROM episodes WHERE run_id = ? AND '
+                                     '"cell" = ? LIMIT 1', (run_id, key)).fetchone()
+            counts = {o: int(c) for o, c in zip(OUTCOME_CODES, per[i].tolist(), strict=True)}
+            if int(np.count_nonzero(~known[code == i])):  # an outcome no evalband wrote
+                counts.update((str(name), int(m)) for name, m in conn.execute(
+                    'SELECT "outcome", COUNT(*) FROM episodes WHERE run_id = ? AND "cell" = ? '
+                    f'AND "outcome" NOT IN ({known_list}) GROUP BY "outcome"', (run_id, key)))
+            out[key] = {"slices": slices, "counts": counts, "time_sum": float(time_sum[i]),
+                        "time_n": int(time_n[i]), "assisted": int(helped[i]),
+                        "unaided_successes": int(unaided[i])}
     return out
 
 

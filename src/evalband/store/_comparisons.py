@@ -1,6 +1,6 @@
 """Recorded comparisons: the recipe (run ids baseline first, options) and its stored result.
 
-``evalband compare`` stores what it computed: the JSON list of ``Comparison.as_dict()`` (one per
+``evalband compare`` stores what it computed: the JSON list of its ``--json`` documents (one per
 candidate, schema ``evalband-comparison/2``) with each run's episode count and total attempts
 at that time. A stored result is *current* while every run still has that many episodes and
 attempts (a run that gained episodes, or replayed its error episodes, makes it stale); reports
@@ -49,7 +49,7 @@ class StoredComparison:
         run_ids: baseline first.
         options: the recorded options (``episode_counts`` included where ``compare`` put it).
         created_at: when it was first recorded (UTC, ISO 8601).
-        result: the comparisons as JSON dicts (``Comparison.as_dict()``, one per candidate),
+        result: the comparisons as JSON dicts (comparison ``--json`` document, one per candidate),
             or ``None`` when only the recipe is stored (recorded by a version-1 store).
         episode_counts: episodes per run when the result was computed.
         computed_at: when the result was stored.

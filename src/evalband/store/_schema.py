@@ -19,7 +19,7 @@ Version history:
    (run ids + options, no result), ``sessions``, ``session_trials``, ``preregistrations``,
    ``run_leases``, each created by its module on first use.
 2. every table created with the store; ``comparisons`` gains the stored result
-   (``result``: the JSON list of ``Comparison.as_dict()``, one per candidate),
+   (``result``: the JSON list of comparison ``--json`` document, one per candidate),
    ``episode_counts`` and ``attempt_totals`` (per run, when it was computed: a result is
    current while both are unchanged).
 3. hardware-session trials are episode records: each policy of a session is a run

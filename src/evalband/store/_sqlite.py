@@ -880,7 +880,7 @@ class RunStore:
             run_ids: two or more run ids in the store, the baseline first.
             options: JSON-serialisable settings of the comparison (e.g. ``{"confidence":
                 0.9}``); ``None`` and ``{}`` are the same.
-            result: what was computed, one ``Comparison.as_dict()`` per candidate; reports
+            result: what was computed, one comparison ``--json`` document per candidate; reports
                 and the viewer render it while the runs keep these episodes.
             episode_counts: episodes per run that ``result`` was computed from (default:
                 the stored counts now).
@@ -1214,12 +1214,14 @@ class RunStore:
         run_id: str,
         columns: Sequence[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        conditions: Sequence[str] = (),
     ) -> dict[str, np.ndarray[Any, Any]]:
         """The run's episodes column-wise: one numpy array per column.
 
         See :func:`evalband.store._columns.episode_columns` for the dtypes; memory grows
         with the columns read, not with one object per episode. ``progress(episodes read,
-        episodes in all)`` is called per block of rows.
+        episodes in all)`` is called per block of rows. Each of ``conditions`` (SQL on an
+        episode's row) is read in the same pass as a boolean column ``"where <condition>"``.
 
         Raises:
             RunNotFoundError: when no such run is stored.
@@ -1227,7 +1229,7 @@ class RunStore:
         """
         from evalband.store._columns import episode_columns
 
-        return episode_columns(self, run_id, columns, progress)
+        return episode_columns(self, run_id, columns, progress, conditions)
 
     def episodes(self, run_id: str) -> pd.DataFrame:
         """The run's episodes as a data frame, one row per episode.

@@ -1,0 +1,454 @@
+"""Per-slice statistics of a comparison: one registered function each.
+
+A compared slice carries, besides its counts, rates, test and decision, the statistics
+registered here (its ``extras``): each is one function decorated with
+:func:`slice_statistic`, which gives its name in ``--json``, its type (the JSON Schema in
+``docs/schemas/comparison.schema.json`` is generated from it), what it means, and optionally
+its column in the slice table (terminal, Markdown, HTML: ``evalband.report._table``). The row
+builder (:mod:`evalband.analysis._compare`) calls every registered statistic for every slice,
+in registration order; a verdict rule may read one (the checks of
+:data:`~evalband.analysis._verdicts.SLICE_CHECKS` read the intervention rates and the
+latency). Adding a statistic is adding one function
+here (and its test): the row, ``--json``, the schema and the tables follow.
+
+A statistic reads a :class:`SliceData`: the slice's :class:`~evalband.analysis._pairs.PairTable`,
+each run's :class:`ArmData` (the slice's episode counts and a per-run memo for what every
+slice of the comparison shares, such as one pass over the run's timed successes), the panel
+and the comparison's confidence. A name with ``{arm}`` registers the function once per run
+(``baseline``, ``candidate``), the arm passed as its second argument.
+
+>>> [s.name for s in STATISTICS][:3]
+['unaided_rate_baseline', 'unaided_rate_candidate', 'intervention_rate_baseline']
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+import numpy as np
+from numpy.typing import NDArray
+
+from evalband.analysis._pairs import PairTable, RunColumns
+from evalband.panel import Panel
+from evalband.stats import Interval, interval
+
+__all__ = [
+    "StatisticColumn",
+    "SliceStatistic",
+    "STATISTICS",
+    "slice_statistic",
+    "statistic",
+    "RunSide",
+    "ArmData",
+    "SliceData",
+    "PairedTimeDelta",
+    "compute_statistics",
+    "wilson",
+]
+
+ARMS = ("baseline", "candidate")
+
+
+@dataclass(frozen=True)
+class StatisticColumn:
+    """How the slice table shows a statistic (see ``evalband.report._table.Column``).
+
+    Attributes:
+        key: the column's key (``columns=`` of the renderers selects by it).
+        format: the name of its formatter in ``evalband.report._format`` (e.g.
+            ``"signed_seconds"``).
+        band: the value is a band (``estimate``, ``low``, ``high``): HTML writes it on two lines
+            and sorts by its estimate.
+        terminal: the terminal header (``str.format`` with ``level`` and ``interval``), or None.
+        markdown: the Markdown header, or None.
+        html: the HTML header and its second line, or None.
+    """
+
+    key: str
+    format: str
+    band: bool = False
+    terminal: str | None = None
+    markdown: str | None = None
+    html: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class SliceStatistic:
+    """One registered statistic: its name, JSON type, meaning, function and column."""
+
+    name: str
+    type: Any
+    doc: str
+    compute: Callable[[SliceData], Any]
+    column: StatisticColumn | None = None
+
+
+STATISTICS: list[SliceStatistic] = []
+"""Every registered statistic, in registration order (the order of ``--json``)."""
+
+
+def slice_statistic(
+    name: str, type_: Any, *, doc: str, column: StatisticColumn | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a per-slice statistic (a decorator).
+
+    Args:
+        name: its key in ``--json``; with ``{arm}`` the function is registered once per run
+            (``baseline``, ``candidate``) and called as ``fn(data, arm)``.
+        type_: its JSON type as a Python type (``float | None``, a ``msgspec.Struct``...).
+        doc: what it is, in one sentence (the schema's description).
+        column: its column in the slice table, if it has one.
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if "{arm}" in name:
+            for arm in ARMS:
+                _add(SliceStatistic(name.format(arm=arm), type_, doc.format(arm=arm),
+                                    _for_arm(fn, arm), column))
+        else:
+            _add(SliceStatistic(name, type_, doc, fn, column))
+        return fn
+
+    return register
+
+
+def _add(stat: SliceStatistic) -> None:
+    if any(s.name == stat.name for s in STATISTICS):
+        raise ValueError(f"a slice statistic named {stat.name!r} is registered already")
+    STATISTICS.append(stat)
+
+
+def _for_arm(fn: Callable[[SliceData, ArmData], Any], arm: str) -> Callable[[SliceData], Any]:
+    def compute(data: SliceData) -> Any:
+        return fn(data, getattr(data, arm))
+
+    return compute
+
+
+def statistic(name: str) -> SliceStatistic:
+    """The registered statistic called ``name``.
+
+    >>> statistic("latency_budget_ms").type
+    float | None
+    """
+    for stat in STATISTICS:
+        if stat.name == name:
+            return stat
+    raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------- inputs
+
+
+class RunSide:
+    """One run within a comparison: its columns and per-cell counts, shared by every slice.
+
+    ``counts`` (4 x cells): episodes, counted episodes (errors left out unless failures),
+    counted episodes that succeeded unaided, counted episodes that were helped. :meth:`memo`
+    keeps what a statistic derives from the whole run once per comparison.
+    """
+
+    def __init__(self, columns: RunColumns, n_cells: int, errors_as_failures: bool) -> None:
+        self.columns = columns
+        self.n_cells = n_cells
+        self.use = columns.counted(errors_as_failures)
+        self.counts = np.stack([
+            np.bincount(columns.cell[mask], minlength=n_cells)
+            for mask in (slice(None), self.use, self.use & columns.unaided,
+                         self.use & columns.intervened)]).astype(np.int64)
+        self._memo: dict[str, Any] = {}
+
+    @classmethod
+    def of(cls, columns: RunColumns, n_cells: int, errors_as_failures: bool) -> RunSide:
+        """The run's side, kept with its columns while they live.
+
+        A sweep of candidates or a report after a comparison reads the same run's sums
+        without computing them twice.
+        """
+        key = (id(columns), n_cells, errors_as_failures)
+        kept = _KEPT_SIDES.get(key)
+        if kept is not None and kept.columns is columns:
+            return kept
+        side = cls(columns, n_cells, errors_as_failures)
+        weakref.finalize(columns, _KEPT_SIDES.pop, key, None)
+        _KEPT_SIDES[key] = side
+        return side
+
+    def memo(self, key: str, build: Callable[[RunSide], Any]) -> Any:
+        """``build(self)``, computed once per run under ``key`` (kept with the run's side)."""
+        if key not in self._memo:
+            self._memo[key] = build(self)
+        return self._memo[key]
+
+
+_KEPT_SIDES: dict[tuple[int, int, bool], RunSide] = {}
+"""Per run's columns (by ``id``, dropped with them): its :class:`RunSide`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArmData:
+    """One run's side of a compared slice: its episode counts and the run they come from.
+
+    Attributes:
+        side: the run (its columns and memo).
+        members: which of the panel's cells are in the slice.
+        episodes: the slice's episodes of this run.
+        counted: the episodes its rate counts (errors left out unless counted as failures).
+        unaided: counted episodes that succeeded without help.
+        helped: counted episodes with an intervention or assistance.
+        successes: the slice's successes of the rate (the :class:`PairTable`'s ``k``).
+        n: the rate's denominator (the :class:`PairTable`'s ``n``).
+    """
+
+    side: RunSide
+    members: NDArray[np.bool_]
+    episodes: int
+    counted: int
+    unaided: int
+    helped: int
+    successes: int
+    n: int
+
+    @property
+    def errors(self) -> int:
+        """Error episodes left out of the rate."""
+        return self.episodes - self.counted
+
+    def select(self, key: str, build: Callable[[RunSide], tuple[Any, Any]]) -> Any:
+        """The slice's part of a per-run array: ``build`` gives ``(values, cells)`` once."""
+        values, cells = self.side.memo(key, build)
+        return values[self.members[cells]]
+
+
+@dataclass(frozen=True)
+class SliceData:
+    """What a statistic (and a slice check) reads of one compared slice.
+
+    Attributes:
+        kind: ``"factor"``, ``"cell"`` or ``"all"``.
+        name: the slice's name (``embodiment=franka_panda``).
+        slices: its factor values.
+        table: its pair table (counts of both runs, matched pair types).
+        baseline: the baseline's side.
+        candidate: the candidate's side.
+        panel: the panel.
+        confidence: the comparison's nominal confidence.
+        shared: what a statistic derives from both runs at once, once per comparison.
+    """
+
+    kind: str
+    name: str
+    slices: Mapping[str, str]
+    table: PairTable
+    baseline: ArmData
+    candidate: ArmData
+    panel: Panel
+    confidence: float
+    shared: dict[str, Any] = field(default_factory=dict)
+
+    def memo(self, key: str, build: Callable[[SliceData], Any]) -> Any:
+        """``build(self)`` computed once per comparison (every slice shares it)."""
+        if key not in self.shared:
+            self.shared[key] = build(self)
+        return self.shared[key]
+
+
+@lru_cache(maxsize=8192)
+def wilson(k: int, n: int, confidence: float) -> Interval:
+    """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
+    return interval(k, n, confidence=confidence)
+
+
+def compute_statistics(data: SliceData) -> dict[str, Any]:
+    """Every registered statistic of one slice, by name, in registration order."""
+    return {stat.name: stat.compute(data) for stat in STATISTICS}
+
+
+# ---------------------------------------------------------------------------- the statistics
+
+
+@slice_statistic("unaided_rate_{arm}", float | None,
+                 doc="share of the {arm}'s counted episodes that succeeded without help")
+def unaided_rate(data: SliceData, arm: ArmData) -> float | None:
+    """Unaided successes over counted episodes (None without counted episodes)."""
+    return arm.unaided / arm.counted if arm.counted else None
+
+
+@slice_statistic("intervention_rate_{arm}", float | None,
+                 doc="share of the {arm}'s counted episodes with an intervention or assistance")
+def intervention_rate(data: SliceData, arm: ArmData) -> float | None:
+    """Helped episodes over counted episodes (None without counted episodes)."""
+    return arm.helped / arm.counted if arm.counted else None
+
+
+@slice_statistic("inflated_{arm}", float | None,
+                 doc="the {arm}'s success rate minus its unaided success rate (what help added)")
+def inflated(data: SliceData, arm: ArmData) -> float | None:
+    """Raw minus unaided success rate (None without episodes)."""
+    unaided = unaided_rate(data, arm)
+    return arm.successes / arm.n - unaided if arm.n and unaided is not None else None
+
+
+def _latencies(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    cols = side.columns
+    measured = side.use & ~np.isnan(cols.latency_p95)
+    return cols.latency_p95[measured], cols.cell[measured]
+
+
+@slice_statistic("latency_p95_candidate_ms", float | None,
+                 doc="95th percentile of the candidate's per-episode p95 policy latency, ms")
+def latency_p95_candidate_ms(data: SliceData) -> float | None:
+    """The 95th percentile of the slice's p95 latencies (None when none was measured)."""
+    values, _ = data.candidate.side.memo("latency", _latencies)
+    if not values.size:
+        return None
+    lat = data.candidate.select("latency", _latencies)
+    return float(np.percentile(lat, 95)) if lat.size else None
+
+
+@slice_statistic("latency_budget_ms", float | None,
+                 doc="the tightest latency budget the panel sets for the slice's factor values")
+def latency_budget_ms(data: SliceData) -> float | None:
+    """The smallest budget keyed ``factor=value`` or ``value`` (None when none applies)."""
+    budgets = data.panel.latency_budget_ms
+    found = [budgets[key] for factor, value in data.slices.items()
+             for key in (f"{factor}={value}", value) if key in budgets]
+    return min(found) if found else None
+
+
+def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    cols = side.columns
+    timed = side.use & cols.success & ~np.isnan(cols.time_to_success)
+    return cols.time_to_success[timed], cols.cell[timed]
+
+
+@slice_statistic("mean_time_to_success_{arm}_s", float | None,
+                 doc="mean time to success of the {arm}'s timed successes, seconds")
+def mean_time_to_success(data: SliceData, arm: ArmData) -> float | None:
+    """Mean of the slice's recorded times to success (None without one)."""
+    times = arm.select("timed", _timed)
+    return float(times.sum() / times.size) if times.size else None
+
+
+class PairedTimeDelta(msgspec.Struct, frozen=True):
+    """A paired mean difference in seconds with its Student t interval (``n`` pairs)."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    confidence: float
+    method: str
+
+
+@dataclass(frozen=True)
+class _PairedTimes:
+    """Per cell: pairs where both succeeded with a recorded time, and their sums.
+
+    ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
+    candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
+    variance exact to rounding).
+    """
+
+    count: NDArray[np.float64]
+    total: NDArray[np.float64]
+    squares: NDArray[np.float64]
+    shift: float
+
+
+def _paired_times(data: SliceData) -> _PairedTimes:
+    """The time-to-success differences of every pair where both episodes succeeded.
+
+    Episodes pair by ``(cell, episode, repeat)``, as in
+    :func:`~evalband.analysis._pairs.cell_tables`.
+    """
+    base, cand = data.baseline.side.columns, data.candidate.side.columns
+    n_cells = data.baseline.side.n_cells
+    ok_b = base.success & ~np.isnan(base.time_to_success)
+    ok_c = cand.success & ~np.isnan(cand.time_to_success)
+    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+
+    def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
+        out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
+        return out
+
+    same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
+            and np.array_equal(base.episode, cand.episode)
+            and np.array_equal(base.repeat, cand.repeat))
+    if same:  # the same episodes: in key order, the pairs are where both have a time
+        full = keys(base, slice(None))
+        same = bool(np.all(full[1:] > full[:-1]))
+    if same:
+        both = ok_b & ok_c
+        cell = base.cell[both]
+        d = cand.time_to_success[both] - base.time_to_success[both]
+    else:
+        _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+                                   return_indices=True)
+        cell = base.cell[ok_b][ib]
+        d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
+    shift = float(d.mean()) if d.size else 0.0
+    d = d - shift
+
+    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
+
+    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(df: int, confidence: float) -> float:
+    """Student's t two-sided critical value (``scipy.special.stdtrit``, memoised: it iterates)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.5 + confidence / 2))
+
+
+@slice_statistic(
+    "time_to_success_delta_s", PairedTimeDelta | None,
+    doc="paired mean time-to-success difference, candidate - baseline, seconds, over pairs "
+        "where both succeeded; Student t interval at the nominal confidence (not adjusted)",
+    column=StatisticColumn(
+        "time_delta", "signed_seconds", band=True, terminal="delta time to success s",
+        markdown="Δ time to success, s ({level})",
+        html=("Δ time to success", "s, paired t {level}, both succeeded")))
+def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
+    """Mean time-to-success difference (candidate - baseline) over the slice's pairs.
+
+    The pairs are those where both succeeded with a recorded time; the interval is
+    Student's t on the paired differences, ``mean ± t(n-1) · sd / sqrt(n)`` (as
+    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs.
+    """
+    times: _PairedTimes = data.memo("paired times", _paired_times)
+    members = data.baseline.members
+    n = int(times.count[members].sum())
+    if n < 2:
+        return None
+    total = float(times.total[members].sum())
+    centred = total / n
+    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
+    mean = times.shift + centred
+    half = _t_quantile(n - 1, data.confidence) * math.sqrt(var / n)
+    return PairedTimeDelta(mean, mean - half, mean + half, n, data.confidence,
+                           "paired t, pairs where both succeeded")
+
+
+@slice_statistic(
+    "discordance", Interval | None,
+    doc="share of the matched pairs on which exactly one run succeeded (the discordance a "
+        "paired design assumes), with its Wilson band at the nominal confidence; null without "
+        "matched pairs")
+def discordance(data: SliceData) -> Interval | None:
+    """Discordant matched pairs over matched pairs, with its Wilson band (None: no pair)."""
+    t = data.table
+    pairs = t.both + t.baseline_only + t.candidate_only + t.neither
+    if not pairs:
+        return None
+    return wilson(t.baseline_only + t.candidate_only, pairs, data.confidence)

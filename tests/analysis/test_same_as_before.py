@@ -1,0 +1,195 @@
+"""Every ``--json`` byte is what the code before the speed work wrote (a property test).
+
+The code of commit :data:`BEFORE` (the comparison as it stood before the work on its speed:
+issue 34) is taken from git into a temporary folder and run in a subprocess on the same
+random panels and runs as this checkout: in memory and from a store, one or two candidates,
+errors, interventions, latencies, times, margins, budgets and required slices. Each
+comparison's JSON text must be equal byte for byte (NaN written as null), and so must the
+stdout of ``evalband compare --json``. The multiplicity step has changed since on purpose
+(the discrete Holm procedure, issue 31): this checkout is run with ``procedure=HOLM``, the
+procedure of :data:`BEFORE`, so everything else is held to its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+BEFORE = "7fd950da8a52e63c32b4c9a060e458ea51c316ff"
+"""The last commit before the speed work (issue 34), whose outputs are the reference."""
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WORKER = r'''
+import json, sys
+from evalband.analysis import RunData, compare_many
+from evalband.episode import EpisodeRecord
+from evalband.panel import load_panel
+from evalband.report import comparison_json
+from evalband.run import Recorder
+from evalband.store import open_store
+import evalband
+
+
+def compare_case(case, folder, **options):
+    panel = load_panel(case["panel"])
+    runs = []
+    for j, episodes in enumerate(case["runs"]):
+        run_id = f"r{j}"
+        if case["store"]:
+            path = f"{folder}/s{case['index']}.sqlite"
+            with open_store(path) as st, Recorder(st, panel, run_id, run_id=run_id) as rec:
+                for e in episodes:
+                    rec.log(**e, steps=1)
+            with open_store(path) as st:
+                st.update_run(run_id, errors_as_failures=case["eaf"] and j == 0)
+                runs.append(evalband.load_run(run_id, st))
+        else:
+            cells = {c.key: c for c in panel.cells()}
+            runs.append(RunData(run_id, run_id, panel.fingerprint, panel, [
+                EpisodeRecord(run_id=run_id, policy=run_id, panel_fingerprint=panel.fingerprint,
+                              cell=e["cell"], slices=dict(cells[e["cell"]].slices),
+                              episode=e["episode"], repeat=e["repeat"], condition_seed=0,
+                              outcome=e["outcome"], terminated=True, truncated=False, steps=1,
+                              assisted=e["assisted"], interventions=e["interventions"],
+                              latency_ms_p95=e["latency_ms_p95"],
+                              time_to_success_s=e["time_to_success_s"])
+                for e in episodes], errors_as_failures=case["eaf"] and j == 0, source="memory"))
+    return [comparison_json(c) for c in compare_many(
+        runs[0], runs[1:], confidence=case["confidence"], effect=case["effect"], **options)]
+
+
+if __name__ == "__main__":
+    cases = json.loads(open(sys.argv[1]).read())
+    print(json.dumps([compare_case(c, sys.argv[2]) for c in cases]))
+'''
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source tree of :data:`BEFORE` (skipped where git or the commit is missing)."""
+    folder = tmp_path_factory.mktemp("before")
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", BEFORE, "src"],
+                                 capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"commit {BEFORE[:12]} (the code before) is not in this checkout")
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "worker.py").write_text(WORKER)
+    return folder
+
+
+def _run_before(before: Path, cases: list[dict[str, Any]], folder: Path) -> list[list[str]]:
+    data = folder / "cases.json"
+    data.write_text(json.dumps(cases))
+    env = {**os.environ, "PYTHONPATH": str(before / "src")}
+    done = subprocess.run([sys.executable, str(before / "worker.py"), str(data), str(folder)],
+                          capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: list[list[str]] = json.loads(done.stdout)
+    return out
+
+
+def _run_now(cases: list[dict[str, Any]], folder: Path) -> list[list[str]]:
+    from evalband.analysis import HOLM
+
+    namespace: dict[str, Any] = {}
+    exec(compile(WORKER, "worker", "exec"), namespace)  # noqa: S102 - the same worker, here
+    return [namespace["compare_case"](c, str(folder), procedure=HOLM) for c in cases]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A random panel and two or three runs of it (a baseline and candidates)."""
+    factors = {f"f{i}": [f"v{j}" for j in range(draw(st.integers(1, 3)))]
+               for i in range(draw(st.integers(0, 2)))}
+    spec: dict[str, Any] = {"name": "p", "env": "evalband/Coin-v0", "seed": 0,
+                            "episodes": draw(st.integers(1, 8)), "repeats": draw(st.integers(1, 2)),
+                            "budget": {"steps": 1}}
+    if factors:
+        spec["factors"] = factors
+        if draw(st.booleans()):
+            spec["latency_budget_ms"] = {"f0=v0": draw(st.sampled_from([5.0, 30.0]))}
+        if draw(st.booleans()):
+            spec["required_slices"] = ["f0=v0"]
+    if draw(st.booleans()):
+        spec["non_inferiority_margin"] = draw(st.sampled_from([0.1, 0.3]))
+    from evalband.panel import load_panel
+
+    panel = load_panel(spec)
+    keys = [(s.cell, s.episode, s.repeat) for s in panel.episode_specs()]
+    episode = st.fixed_dictionaries({
+        "present": st.booleans() | st.just(True),
+        "outcome": st.sampled_from(["success", "success", "failure", "timeout", "error"]),
+        "assisted": st.sampled_from([False, False, False, True]),
+        "interventions": st.sampled_from([0, 0, 0, 1]),
+        "latency_ms_p95": st.none() | st.floats(1.0, 60.0),
+        "time_to_success_s": st.none() | st.floats(0.1, 9.0),
+    })
+    runs = []
+    for _ in range(draw(st.integers(2, 3))):
+        drawn = draw(st.lists(episode, min_size=len(keys), max_size=len(keys)))
+        runs.append([{"cell": c, "episode": e, "repeat": r,
+                      **{k: v for k, v in d.items() if k != "present"},
+                      "time_to_success_s": (d["time_to_success_s"] if d["outcome"] == "success"
+                                            else None)}
+                     for (c, e, r), d in zip(keys, drawn, strict=True) if d["present"]])
+    return {"panel": spec, "runs": runs, "store": draw(st.booleans()),
+            "confidence": draw(st.sampled_from([0.95, 0.9])),
+            "effect": draw(st.sampled_from([0.1, 0.2])), "eaf": draw(st.booleans())}
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(cases(), min_size=6, max_size=6))
+def test_every_comparison_is_byte_identical_to_the_code_before(
+        before: Path, tmp_path_factory: pytest.TempPathFactory,
+        batch: list[dict[str, Any]]) -> None:
+    for i, case in enumerate(batch):
+        case["index"] = i
+    old_folder, new_folder = tmp_path_factory.mktemp("old"), tmp_path_factory.mktemp("new")
+    assert _run_now(batch, new_folder) == _run_before(before, batch, old_folder)
+
+
+def test_compare_json_stdout_is_byte_identical(before: Path, tmp_path: Path) -> None:
+    """``evalband compare --json`` of a stored hidden regression: before, and now.
+
+    Before's stdout is this checkout's document under Holm's procedure; this checkout's
+    stdout is its document under the default (discrete) procedure, byte for byte.
+    """
+    import evalband
+    from evalband.analysis import HOLM, compare_many
+    from evalband.labs.hidden_regression import simulate_hidden_regression
+    from evalband.report import comparison_json
+    from evalband.store import open_store
+
+    store = tmp_path / "s.sqlite"
+    with open_store(store) as st:
+        ids = simulate_hidden_regression(st, episodes=200, seed=3)
+        base, cand = (evalband.load_run(i, st) for i in ids)
+        (now,) = compare_many(base, [cand])
+        (as_before,) = compare_many(base, [cand], procedure=HOLM)
+    outputs = []
+    for src in (before / "src", ROOT / "src"):
+        copy = tmp_path / f"copy-{len(outputs)}.sqlite"
+        copy.write_bytes(store.read_bytes())  # each records its comparison in its own copy
+        done = subprocess.run(
+            [sys.executable, "-m", "evalband.cli", "compare", *ids, "--store", str(copy),
+             "--json"], capture_output=True, text=True, check=False,
+            env={**os.environ, "PYTHONPATH": str(src)})
+        assert done.returncode in (0, 3, 4, 5), done.stderr
+        outputs.append(done.stdout)
+    assert outputs == [comparison_json(as_before) + "\n", comparison_json(now) + "\n"]
+    assert '"verdict": "regression"' in outputs[1]
