@@ -80,16 +80,20 @@ def comparison_schema() -> dict[str, Any]:
 def session_analysis_schema() -> dict[str, Any]:
     """The schema of ``evalband session analyze --json`` (``evalband-session-analysis/1``)."""
     from evalband.analysis import wire_schemas
-    from evalband.session import SessionAnalysis
+    from evalband.session import InstrumentSummary, SessionAnalysis
 
-    (top,), defs = wire_schemas([SessionAnalysis], {"SessionComparison": {
-        "exploratory": (bool, "whether the comparison is exploratory (a hypothesis, not a "
-                              "finding)")}})
+    (top, instrument), defs = wire_schemas([SessionAnalysis, InstrumentSummary], {
+        "SessionComparison": {"exploratory": (bool, "whether the comparison is exploratory (a "
+                                                    "hypothesis, not a finding)")}})
     root = defs.pop(top["$ref"].rsplit("/", 1)[-1])
     properties = {**root["properties"], "stopped_early": {
         "anyOf": [{"type": "string"}, {"type": "null"}],
         "description": "the sentence when session run --until-decided stopped the session where "
-                       "its pre-registered comparisons were decided, else null"}}
+                       "its pre-registered comparisons were decided, else null"},
+        "instrument": {
+        "anyOf": [instrument, {"type": "null"}],
+        "description": "a robot session's instrument record (the machine's suggestions against "
+                       "the operator's scores, rehearsal trials), else null"}}
     return _document("evalband-session-analysis/1", "evalband session analyze --json",
                      properties, defs)
 
