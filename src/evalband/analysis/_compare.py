@@ -320,7 +320,8 @@ class Comparison:
                 "multiplicity": "holm",
                 "family_size": self.family_size,
                 "alpha": 1.0 - self.confidence,
-                "interval": "score interval at the Holm level of each slice, compatible",
+                "interval": "conditional exact (matched pairs) or score interval at the Holm "
+                            "level of each slice, compatible",
                 "aggregate": self.aggregate.method,
                 "effect": self.effect,
             },

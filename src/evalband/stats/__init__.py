@@ -61,7 +61,6 @@ if TYPE_CHECKING:
         exact_power,
         holm_decisions,
         paired_exact_p,
-        stratified_difference,
         unpaired_exact_p,
     )
     from evalband.stats._sequential import (
@@ -75,6 +74,7 @@ if TYPE_CHECKING:
         sequential_threshold,
     )
     from evalband.stats._sequential_design import SequentialDesign, sequential_design
+    from evalband.stats._stratified import stratified_difference
     from evalband.stats._tests import (
         MCNEMAR_METHODS,
         boschloo_test,
@@ -207,7 +207,7 @@ _LAZY = {
     "exact_power": "evalband.stats._procedure",
     "holm_decisions": "evalband.stats._procedure",
     "paired_exact_p": "evalband.stats._procedure",
-    "stratified_difference": "evalband.stats._procedure",
+    "stratified_difference": "evalband.stats._stratified",
     "unpaired_exact_p": "evalband.stats._procedure",
     "DEFAULT_FUTILITY": "evalband.stats._sequential",
     "design_theta": "evalband.stats._sequential",
