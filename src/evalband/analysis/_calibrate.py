@@ -18,7 +18,6 @@ clipped to what the margins allow). Every rate comes with a Clopper-Pearson Mont
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -93,11 +92,9 @@ class CalibrationResult:
 
 def _joint(p_b: float, p_c: float, phi: float) -> tuple[float, float, float, float]:
     """(both, baseline only, candidate only, neither) probabilities of a matched pair."""
-    p11 = p_b * p_c + phi * math.sqrt(max(p_b * (1 - p_b) * p_c * (1 - p_c), 0.0))
-    p11 = min(max(p11, max(0.0, p_b + p_c - 1.0)), min(p_b, p_c))
-    p10 = p_b - p11
-    p01 = p_c - p11
-    return p11, max(p10, 0.0), max(p01, 0.0), max(1.0 - p11 - p10 - p01, 0.0)
+    from evalband.stats._power_statement import joint_pair
+
+    return joint_pair(p_b, p_c, phi)
 
 
 def simulate_tables(

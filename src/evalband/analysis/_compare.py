@@ -62,8 +62,6 @@ from evalband.stats import (
     Difference,
     Interval,
     compatible_difference,
-    detectable_drop,
-    episodes_for_drop,
     holm_decisions,
     interval,
     paired_exact_p,
@@ -154,13 +152,14 @@ class SliceComparison:
     ``delta_unadjusted`` the same construction at the nominal level (labelled as such).
     ``detectable_drop`` is the smallest drop this slice's design catches with 80% power at the
     strictest adjusted level; ``episodes_for_effect`` the episodes (pairs) it would need for the
-    declared ``effect``. ``time_to_success_delta_s`` is the paired mean time-to-success
-    difference, candidate - baseline in seconds, over the matched pairs where both succeeded
-    (with recorded times), with its Student t interval at the nominal confidence (descriptive:
-    not part of the verdict, not adjusted; ``n`` is its number of pairs); ``None`` with fewer
-    than two such pairs. Rates are :class:`~evalband.stats.Interval` (Wilson),
-    differences :class:`~evalband.stats.Difference`, the test a
-    :class:`~evalband.analysis._slice_test.SliceTest`; :meth:`as_dict` writes them as the
+    declared ``effect``; ``power_basis`` the assumptions both are exact under (base rate, pair
+    correlation, level, test: :func:`evalband.stats.power_statement`).
+    ``time_to_success_delta_s`` is the paired mean time-to-success difference, candidate - baseline
+    in seconds, over the matched pairs where both succeeded (with recorded times), with its Student
+    t interval at the nominal confidence (descriptive: not part of the verdict, not adjusted; ``n``
+    is its number of pairs); ``None`` with fewer than two such pairs. Rates are
+    :class:`~evalband.stats.Interval` (Wilson), differences :class:`~evalband.stats.Difference`, the
+    test a :class:`~evalband.analysis._slice_test.SliceTest`; :meth:`as_dict` writes them as the
     ``--json`` output does.
     """
 
@@ -197,6 +196,7 @@ class SliceComparison:
     latency_budget_ms: float | None = None
     excluded: bool = False
     margin: float | None = None
+    power_basis: dict[str, Any] | None = None
     mean_time_to_success_baseline_s: float | None = None
     mean_time_to_success_candidate_s: float | None = None
     time_to_success_delta_s: Interval | None = None
@@ -976,52 +976,36 @@ def _difference_counts(row: SliceComparison) -> dict[str, int]:
             "k_b": row.successes_baseline, "n_b": row.n_baseline}
 
 
-@lru_cache(maxsize=4096)
-def _power_figures(n: int, p_base: float, discordant: float, alpha: float, paired: bool,
-                   effect: float) -> tuple[float | None, int | None]:
-    drop = detectable_drop(n, p_base, alpha, paired=paired, discordant=discordant,
-                           power=POWER_TARGET)
-    needed = None
-    if (drop is None or drop > effect) and 0 < effect <= p_base:
-        needed = episodes_for_drop(p_base, effect, alpha, paired=paired, discordant=discordant,
-                                   power=POWER_TARGET)
-    return drop, needed
-
-
 def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
     """Prospective power statements for the design of this slice (never the observed gap).
 
     The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
-    strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
-    taken at the least favourable end of their Wilson bands, and the declared ``effect``.
+    strictest step), this slice's episodes, the baseline's observed rate and (matched pairs)
+    the observed correlation of a pair, and the declared ``effect``
+    (:func:`evalband.stats.power_statement`, exact under these stated assumptions).
     """
+    from evalband.stats import pair_correlation, power_statement
+
     paired = row.pairing == "paired"
     n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired
          else min(row.n_baseline, row.n_candidate))
     if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _fast_replace(row, effect=effect)
-    k_b = row.pairs["both"] + row.pairs["baseline_only"] if paired else row.successes_baseline
-    n_b = n if paired else row.n_baseline
-    d = row.pairs["baseline_only"] + row.pairs["candidate_only"] if paired else 0
-    drop, needed = _design_power(int(n), int(k_b), int(n_b), int(d), paired, alpha, effect)
-    return _fast_replace(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
-
-
-@lru_cache(maxsize=8192)
-def _design_power(n: int, k_b: int, n_b: int, d: int, paired: bool, alpha: float,
-                  effect: float) -> tuple[float | None, int | None]:
-    """The power figures of one slice design (memoised: a function of counts alone)."""
-    from evalband.stats import interval_bounds
-
-    lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
-    # The baseline rate in its band that makes a drop hardest to see: variance is largest
-    # when the two rates straddle one half.
-    p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
-    discordant = 0.0
     if paired:
-        _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
-        discordant = float(hi[0])
-    return _power_figures(n, round(p_base, 3), round(discordant, 3), alpha, paired, effect)
+        pr = row.pairs
+        rate = (pr["both"] + pr["baseline_only"]) / n
+        phi = pair_correlation(pr["both"], pr["candidate_only"], pr["baseline_only"],
+                               pr["neither"])
+        st = power_statement(int(n), round(rate, 6), alpha, effect, paired=True,
+                             correlation=round(phi, 3))
+    else:
+        st = power_statement(int(row.n_candidate), round(row.successes_baseline
+                                                         / row.n_baseline, 6),
+                             alpha, effect, paired=False, n_baseline=int(row.n_baseline))
+    return _fast_replace(row, detectable_drop=st.detectable_drop,
+                         episodes_for_effect=st.episodes_for_effect, effect=effect,
+                         power_basis={"base_rate": st.base_rate, "correlation": st.correlation,
+                                      "level": st.level, "power": st.power, "test": st.test})
 
 
 def _verdict(

@@ -205,16 +205,15 @@ def compare_sequential(
              and "Fisher's exact test" not in n]
     per_side = f"{100 * alpha / (2 * m):.3g}% per direction"
     if design is not None:
-        caps = sorted({(s.max_pairs, s.max_discordant) for s in design.slices.values()})
-        notes.insert(0, (
-            f"procedure: anytime-valid sequential test per slice under the declared design (a "
-            f"{100 * effect:g}-point drop at {design.power:.0%} power, discordance "
-            f"{design.discordant:.3g} ({design.discordant_source}), theta = "
-            f"{next(iter(design.slices.values())).theta:.3f}; at most "
-            + ", ".join(f"{n} pairs or {d} discordant" for n, d in caps)
-            + f" per slice, each slice stopped at its first decision), e-value Bonferroni "
-            f"across {m} slice(s) at {per_side}; intervals are confidence sequences, valid at "
-            "every n"))
+        from evalband.analysis._sequential_outcome import (
+            futility_sentence,
+            overall_decision,
+            procedure_note,
+        )
+
+        notes.insert(0, procedure_note(design, m))
+        if overall_decision(out) == "futility":
+            out = replace(out, sentence=futility_sentence(design))
     else:
         notes.insert(0, (
             f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
@@ -226,8 +225,15 @@ def compare_sequential(
     return replace(out, notes=notes)
 
 
-def sequential_as_dict(c: Comparison) -> dict[str, Any]:
-    """``c.as_dict()`` with the procedure block describing the anytime-valid procedure."""
+def sequential_as_dict(c: Comparison, design: ComparisonDesign | None = None) -> dict[str, Any]:
+    """``c.as_dict()`` with the procedure block describing the anytime-valid procedure.
+
+    The block also carries the sequential ``decision`` and the ``exit_code`` the CLI exits
+    with (6 for a futility stop), and with ``design`` the design's record and ``source``.
+    """
+    from evalband.analysis._sequential_outcome import exit_code, overall_decision
+
+    decision = overall_decision(c)
     out = c.as_dict()
     out["procedure"] = {
         **out["procedure"],
@@ -235,7 +241,11 @@ def sequential_as_dict(c: Comparison) -> dict[str, Any]:
                       "(unpaired slices paired in order), two one-sided",
         "multiplicity": "e-value bonferroni (alpha / 2m per direction)",
         "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
+        "decision": decision,
+        "exit_code": exit_code([decision]),
     }
+    if design is not None:
+        out["procedure"]["design"] = design.as_dict()
     return out
 
 

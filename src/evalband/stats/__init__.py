@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
+    from evalband.stats._power_statement import PowerStatement, pair_correlation, power_statement
     from evalband.stats._procedure import (
         compatible_difference,
         detectable_drop,
@@ -142,6 +143,9 @@ __all__ = [
     "exact_power",
     "holm_decisions",
     "paired_exact_p",
+    "pair_correlation",
+    "power_statement",
+    "PowerStatement",
     "stratified_difference",
     "unpaired_exact_p",
     "DEFAULT_FUTILITY",
@@ -207,6 +211,9 @@ _LAZY = {
     "exact_power": "evalband.stats._procedure",
     "holm_decisions": "evalband.stats._procedure",
     "paired_exact_p": "evalband.stats._procedure",
+    "pair_correlation": "evalband.stats._power_statement",
+    "power_statement": "evalband.stats._power_statement",
+    "PowerStatement": "evalband.stats._power_statement",
     "stratified_difference": "evalband.stats._stratified",
     "unpaired_exact_p": "evalband.stats._procedure",
     "DEFAULT_FUTILITY": "evalband.stats._sequential",
