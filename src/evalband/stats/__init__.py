@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         sequential_threshold,
     )
     from evalband.stats._sequential_design import SequentialDesign, sequential_design
+    from evalband.stats._shrinkage import Shrinkage, shrunken_rates
     from evalband.stats._stratified import stratified_difference
     from evalband.stats._tests import (
         MCNEMAR_METHODS,
@@ -146,6 +147,8 @@ __all__ = [
     "pair_correlation",
     "power_statement",
     "PowerStatement",
+    "shrunken_rates",
+    "Shrinkage",
     "stratified_difference",
     "unpaired_exact_p",
     "DEFAULT_FUTILITY",
@@ -214,6 +217,8 @@ _LAZY = {
     "pair_correlation": "evalband.stats._power_statement",
     "power_statement": "evalband.stats._power_statement",
     "PowerStatement": "evalband.stats._power_statement",
+    "shrunken_rates": "evalband.stats._shrinkage",
+    "Shrinkage": "evalband.stats._shrinkage",
     "stratified_difference": "evalband.stats._stratified",
     "unpaired_exact_p": "evalband.stats._procedure",
     "DEFAULT_FUTILITY": "evalband.stats._sequential",
