@@ -104,6 +104,8 @@ def verdict_parts(row: SliceComparison) -> tuple[str, str]:
             else "")
     if row.detectable_drop is not None:
         parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.3g} points{base}")
+    elif basis.get("base_rate") == 0:
+        return verdict, "a rate of 0% cannot drop"
     else:
         parts.append(f"too few episodes to catch any drop{base}")
     if row.episodes_for_effect is not None:

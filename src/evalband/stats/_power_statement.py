@@ -48,7 +48,8 @@ class PowerStatement:
         detectable_drop: the smallest drop from ``base_rate`` caught with ``power`` (None: no
             drop down to a rate of 0 is).
         episodes_for_effect: pairs (or episodes per arm) that catch ``effect`` with ``power``
-            (None: beyond 20,000, or ``effect`` above the base rate).
+            (None: the slice's own ``n`` already does, beyond 20,000, or ``effect`` above the
+            base rate).
         effect: the declared drop.
         base_rate: the assumed baseline rate (observed).
         correlation: the assumed phi of a pair (matched pairs; None for independent arms).
@@ -150,28 +151,20 @@ def power_statement(
     from evalband.stats._procedure import episodes_for_drop
 
     p = float(base_rate)
-    if paired:
-        phi = float(correlation)
+    phi = float(correlation)
+    n_b = int(n if n_baseline is None else n_baseline)
 
-        def power_at(x: float) -> float:
-            return _paired_power(int(n), p, x, phi, level)
+    def power_at(x: float) -> float:
+        return (_paired_power(int(n), p, x, phi, level) if paired
+                else _unpaired_power(int(n), n_b, p, x, level))
 
-        needed = None
-        if 0 < effect <= p:
-            _, p10, p01, _ = joint_pair(p, p - effect, phi)
-            needed = episodes_for_drop(p, effect, level, paired=True, discordant=p10 + p01,
-                                       power=power)
-        test = "exact McNemar"
-    else:
-        n_b = int(n if n_baseline is None else n_baseline)
-
-        def power_at(x: float) -> float:
-            return _unpaired_power(int(n), n_b, p, x, level)
-
-        needed = (episodes_for_drop(p, effect, level, paired=False, power=power)
-                  if 0 < effect <= p else None)
-        test = "central Fisher"
+    drop = _smallest_drop(power_at, p, power)
+    needed = None
+    if 0 < effect <= p and (drop is None or drop > effect):  # this n does not catch it
+        psi = sum(joint_pair(p, p - effect, phi)[1:3]) if paired else 0.0
+        needed = episodes_for_drop(p, effect, level, paired=paired, discordant=psi, power=power)
+    test = "exact McNemar" if paired else "central Fisher"
     return PowerStatement(
-        detectable_drop=_smallest_drop(power_at, p, power), episodes_for_effect=needed,
+        detectable_drop=drop, episodes_for_effect=needed,
         effect=float(effect), base_rate=p, correlation=float(correlation) if paired else None,
         level=float(level), power=float(power), test=test)
