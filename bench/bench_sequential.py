@@ -243,7 +243,7 @@ def coverage(p_b: float, p_c: float, phi: float, reps: int, seed: int) -> dict[s
 def run(quick: bool = False) -> dict[str, Any]:
     t0 = time.perf_counter()
     load = os.getloadavg()[0]
-    reps = 1500 if quick else 6000
+    reps = 1500 if quick else 20000
     defaults = [default_design(m, n, reps, seed=101 + i)
                 for i, (m, n) in enumerate(DEFAULT_SHAPES)]
     audit = []

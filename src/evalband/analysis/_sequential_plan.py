@@ -181,6 +181,7 @@ def _drop_at_power(cap: int, alpha: float, power: float, discordant: float | Non
     At ``alpha`` (two-sided, per slice), with the discordance the design rules give that drop;
     None when no drop does.
     """
+    from evalband.stats._power_statement import smallest_drop
     from evalband.stats._sequential_design import best_power_at
 
     def power_at(x: float) -> float:
@@ -189,21 +190,7 @@ def _drop_at_power(cap: int, alpha: float, power: float, discordant: float | Non
                else max(float(discordant), x))
         return best_power_at(int(cap), round(x, 4), round(min(psi, 1.0), 12), alpha)
 
-    lo, hi = 0.0, 0.995
-    if power_at(hi) < power:
-        return None
-    while hi - lo > 0.005:
-        mid = (lo + hi) / 2.0
-        if power_at(mid) >= power:
-            hi = mid
-        else:
-            lo = mid
-    # the power is not monotone in the drop at this grain (discrete maxima): the printed drop
-    # itself must reach the power
-    x = math.ceil(hi * 200.0 - 1e-9) / 200.0
-    while power_at(x) < power and x < 0.995:
-        x = round(x + 0.005, 3)
-    return float(x)
+    return smallest_drop(power_at, 0.995, power, grain=0.005)
 
 
 @lru_cache(maxsize=64)

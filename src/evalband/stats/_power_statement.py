@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["PowerStatement", "power_statement", "pair_correlation", "joint_pair"]
+__all__ = ["PowerStatement", "power_statement", "pair_correlation", "joint_pair", "smallest_drop"]
 
 POWER_TARGET = 0.8
 
@@ -110,20 +110,32 @@ def _unpaired_power(n_c: int, n_b: int, p: float, x: float, level: float) -> flo
     return _fisher_central_power(int(n_c), int(n_b), p - x, p, level)
 
 
-def _smallest_drop(power_at: Any, p: float, target: float) -> float | None:
-    """The smallest drop (to a tenth of a point) whose power at the printed value is enough."""
-    if p <= 0 or power_at(p) < target:
+def smallest_drop(power_at: Any, top: float, target: float,
+                  grain: float = 0.001) -> float | None:
+    """The smallest drop, on a grid of ``grain``, whose power at that very value is enough.
+
+    Bisection on ``power_at`` over ``(0, top]``, then a step up the grid until the printed
+    value itself reaches ``target`` (exact power is not monotone at a fine grain); None when
+    even ``top`` does not.
+
+    >>> smallest_drop(lambda x: x, 1.0, 0.8)
+    0.8
+    """
+    if top <= 0 or power_at(top) < target:
         return None
-    lo, hi = 0.0, p
-    while hi - lo > 0.0005:
+    lo, hi = 0.0, top
+    while hi - lo > grain / 2.0:
         mid = (lo + hi) / 2.0
         if power_at(mid) >= target:
             hi = mid
         else:
             lo = mid
-    x = min(p, math.ceil(hi * 1000.0 - 1e-9) / 1000.0)
-    while power_at(x) < target and x < p:
-        x = min(p, round(x + 0.001, 3))
+    digits = max(0, -math.floor(math.log10(grain)))
+    x = min(top, round(math.ceil(hi / grain - 1e-9) * grain, digits))
+    while x - grain > lo and power_at(round(x - grain, digits)) >= target:
+        x = round(x - grain, digits)
+    while power_at(x) < target and x < top:
+        x = min(top, round(x + grain, digits))
     return x if power_at(x) >= target else None
 
 
@@ -158,7 +170,7 @@ def power_statement(
         return (_paired_power(int(n), p, x, phi, level) if paired
                 else _unpaired_power(int(n), n_b, p, x, level))
 
-    drop = _smallest_drop(power_at, p, power)
+    drop = smallest_drop(power_at, p, power)
     needed = None
     if 0 < effect <= p and (drop is None or drop > effect):  # this n does not catch it
         psi = sum(joint_pair(p, p - effect, phi)[1:3]) if paired else 0.0
