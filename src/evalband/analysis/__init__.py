@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from evalband._util.imports import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalband.analysis._calibrate import Rate, calibrate
+    from evalband.analysis._calibrate import Rate, calibrate, rates_from_run
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
         VERDICT_EXIT_CODES,
@@ -46,7 +46,20 @@ if TYPE_CHECKING:
         peeking_notes,
         sequential_as_dict,
     )
-    from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design, design_for
+    from evalband.analysis._sequential_outcome import (
+        FUTILITY_EXIT_CODE,
+        design_lines,
+        exploratory_notice,
+        futility_sentence,
+        overall_decision,
+        sequential_exit_code,
+    )
+    from evalband.analysis._sequential_plan import (
+        DESIGN_SOURCES,
+        ComparisonDesign,
+        comparison_design,
+        design_for,
+    )
     from evalband.analysis._stored import (
         comparison_options,
         comparison_settings,
@@ -120,6 +133,14 @@ __all__ = [
     "ComparisonDesign",
     "comparison_design",
     "design_for",
+    "DESIGN_SOURCES",
+    "FUTILITY_EXIT_CODE",
+    "design_lines",
+    "exploratory_notice",
+    "futility_sentence",
+    "overall_decision",
+    "sequential_exit_code",
+    "rates_from_run",
     "comparison_options",
     "comparison_settings",
     "result_payload",
@@ -167,6 +188,13 @@ _LAZY = {
     "ComparisonDesign": "evalband.analysis._sequential_plan",
     "comparison_design": "evalband.analysis._sequential_plan",
     "design_for": "evalband.analysis._sequential_plan",
+    "DESIGN_SOURCES": "evalband.analysis._sequential_plan",
+    **dict.fromkeys(
+        ("FUTILITY_EXIT_CODE", "design_lines", "exploratory_notice", "futility_sentence",
+         "overall_decision", "sequential_exit_code"),
+        "evalband.analysis._sequential_outcome",
+    ),
+    "rates_from_run": "evalband.analysis._calibrate",
     "comparison_options": "evalband.analysis._stored",
     "comparison_settings": "evalband.analysis._stored",
     "result_payload": "evalband.analysis._stored",

@@ -108,7 +108,7 @@ class CalibrationResult:
 
 def _joint(p_b: float, p_c: float, phi: float) -> tuple[float, float, float, float]:
     """(both, baseline only, candidate only, neither) probabilities of a matched pair."""
-    from evalband.stats._power_statement import joint_pair
+    from evalband.stats import joint_pair
 
     return joint_pair(p_b, p_c, phi)
 

@@ -231,7 +231,7 @@ def sequential_as_dict(c: Comparison, design: ComparisonDesign | None = None) ->
     The block also carries the sequential ``decision`` and the ``exit_code`` the CLI exits
     with (6 for a futility stop), and with ``design`` the design's record and ``source``.
     """
-    from evalband.analysis._sequential_outcome import exit_code, overall_decision
+    from evalband.analysis._sequential_outcome import overall_decision, sequential_exit_code
 
     decision = overall_decision(c)
     out = c.as_dict()
@@ -242,7 +242,7 @@ def sequential_as_dict(c: Comparison, design: ComparisonDesign | None = None) ->
         "multiplicity": "e-value bonferroni (alpha / 2m per direction)",
         "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
         "decision": decision,
-        "exit_code": exit_code([decision]),
+        "exit_code": sequential_exit_code([decision]),
     }
     if design is not None:
         out["procedure"]["design"] = design.as_dict()

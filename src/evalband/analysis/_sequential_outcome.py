@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from evalband.analysis._compare import Comparison
     from evalband.analysis._sequential_plan import ComparisonDesign
 
-__all__ = ["SEQUENTIAL_EXIT_CODES", "FUTILITY_EXIT_CODE", "overall_decision", "exit_code",
-           "design_lines", "procedure_note", "futility_sentence", "exploratory_notice"]
+__all__ = ["SEQUENTIAL_EXIT_CODES", "FUTILITY_EXIT_CODE", "overall_decision",
+           "sequential_exit_code", "design_lines", "procedure_note", "futility_sentence",
+           "exploratory_notice"]
 
 FUTILITY_EXIT_CODE = 6
 """Exit status of a futility stop (``run --until-decided``, ``compare --sequential``)."""
@@ -52,11 +53,13 @@ def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
     return "futility" if at_maximum else None
 
 
-def exit_code(decisions: Sequence[str | None]) -> int:
+def sequential_exit_code(decisions: Sequence[str | None]) -> int:
     """The exit status of the most severe of several sequential decisions.
 
-    >>> exit_code(["improvement", "futility"]), exit_code([None, "futility"])
-    (6, 5)
+    >>> sequential_exit_code(["improvement", "futility"])
+    6
+    >>> sequential_exit_code([None, "futility"])
+    5
     """
     worst = max(decisions, key=_SEVERITY.index, default=None)
     return 5 if worst is None else SEQUENTIAL_EXIT_CODES[worst]

@@ -181,8 +181,7 @@ def _drop_at_power(cap: int, alpha: float, power: float, discordant: float | Non
     At ``alpha`` (two-sided, per slice), with the discordance the design rules give that drop;
     None when no drop does.
     """
-    from evalband.stats._power_statement import smallest_drop
-    from evalband.stats._sequential_design import best_power_at
+    from evalband.stats import best_power_at, smallest_drop
 
     def power_at(x: float) -> float:
         rate = _design_rate(x, p_base)
@@ -207,7 +206,7 @@ def _slice_design(p_base: float, effect: float, psi: float, alpha: float, power:
                               None if declared is None else p_base)
     least = None
     if declared is None:
-        from evalband.stats._sequential_design import operating_characteristics
+        from evalband.stats import operating_characteristics
 
         least = min(operating_characteristics(
             d.max_pairs, d.max_discordant, d.theta, alpha / 2.0, d.futility,

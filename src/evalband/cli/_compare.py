@@ -112,7 +112,7 @@ def compare(
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
     notices: list[str] = []
     if sequential:
-        from evalband.analysis._sequential_outcome import exploratory_notice
+        from evalband.analysis import exploratory_notice
 
         notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
     if all(r.source == "store" for r in (base, *cands)):  # listed by `evalband view`
@@ -146,9 +146,9 @@ def compare(
                           confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if sequential:
-        from evalband.analysis._sequential_outcome import exit_code, overall_decision
+        from evalband.analysis import overall_decision, sequential_exit_code
 
-        code = exit_code([overall_decision(r) for r in results])
+        code = sequential_exit_code([overall_decision(r) for r in results])
     if as_json:
         from evalband.analysis import sequential_as_dict
 

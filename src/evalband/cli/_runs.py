@@ -165,9 +165,7 @@ def show(
                       f"{len(sequential.get('looks', []))} look(s); "
                       f"{sequential.get('sentence') or 'undecided so far'}")
         if sequential.get("design"):
-            from evalband.analysis import ComparisonDesign
-            from evalband.analysis._sequential_outcome import design_lines
-            from evalband.analysis._sequential_plan import DESIGN_SOURCES
+            from evalband.analysis import DESIGN_SOURCES, ComparisonDesign, design_lines
 
             design = ComparisonDesign.from_dict(sequential["design"])
             console.print(f"  design: a {100 * design.effect:g}-point drop "

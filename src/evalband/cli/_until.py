@@ -46,8 +46,7 @@ def run_until(
 
     def on_design(design: ComparisonDesign) -> None:
         """The stored design's exact figures, before the first look."""
-        from evalband.analysis._sequential_outcome import design_lines
-        from evalband.analysis._sequential_plan import DESIGN_SOURCES
+        from evalband.analysis import DESIGN_SOURCES, design_lines
 
         if as_json:
             return
@@ -87,6 +86,6 @@ def run_until(
     else:
         console.print(f"{rid}: {state.get('sentence') or 'undecided'} "
                       f"({len(state.get('looks', []))} look(s))")
-    from evalband.analysis._sequential_outcome import exit_code
+    from evalband.analysis import sequential_exit_code
 
-    raise typer.Exit(code=exit_code([state.get("decision")]))
+    raise typer.Exit(code=sequential_exit_code([state.get("decision")]))

@@ -79,7 +79,7 @@ def play_order(panel: Panel, baseline: RunData) -> list[EpisodeSpec]:
 
 def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
     """The sequential decision of a comparison (:func:`evalband.analysis.overall_decision`)."""
-    from evalband.analysis._sequential_outcome import overall_decision as decide
+    from evalband.analysis import overall_decision as decide
 
     return decide(c, at_maximum=at_maximum)
 
@@ -289,7 +289,7 @@ class SequentialMonitor:
         self.looks.append(look)
         regressed = [r.name for r in c.slice_rows if r.verdict == "regressed"]
         if decision is not None:
-            from evalband.analysis._sequential_outcome import futility_sentence
+            from evalband.analysis import futility_sentence
 
             self.decision = decision
             when = f"after {self.count} of {self.max_episodes} episodes"

@@ -54,7 +54,13 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
-    from evalband.stats._power_statement import PowerStatement, pair_correlation, power_statement
+    from evalband.stats._power_statement import (
+        PowerStatement,
+        joint_pair,
+        pair_correlation,
+        power_statement,
+        smallest_drop,
+    )
     from evalband.stats._procedure import (
         compatible_difference,
         detectable_drop,
@@ -74,7 +80,12 @@ if TYPE_CHECKING:
         sequential_paired_test,
         sequential_threshold,
     )
-    from evalband.stats._sequential_design import SequentialDesign, sequential_design
+    from evalband.stats._sequential_design import (
+        SequentialDesign,
+        best_power_at,
+        operating_characteristics,
+        sequential_design,
+    )
     from evalband.stats._shrinkage import Shrinkage, shrunken_rates
     from evalband.stats._stratified import stratified_difference
     from evalband.stats._tests import (
@@ -149,6 +160,10 @@ __all__ = [
     "PowerStatement",
     "shrunken_rates",
     "Shrinkage",
+    "joint_pair",
+    "smallest_drop",
+    "best_power_at",
+    "operating_characteristics",
     "stratified_difference",
     "unpaired_exact_p",
     "DEFAULT_FUTILITY",
@@ -218,6 +233,10 @@ _LAZY = {
     "power_statement": "evalband.stats._power_statement",
     "PowerStatement": "evalband.stats._power_statement",
     "shrunken_rates": "evalband.stats._shrinkage",
+    "joint_pair": "evalband.stats._power_statement",
+    "smallest_drop": "evalband.stats._power_statement",
+    "best_power_at": "evalband.stats._sequential_design",
+    "operating_characteristics": "evalband.stats._sequential_design",
     "Shrinkage": "evalband.stats._shrinkage",
     "stratified_difference": "evalband.stats._stratified",
     "unpaired_exact_p": "evalband.stats._procedure",
