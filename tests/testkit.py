@@ -8,8 +8,8 @@ from typing import Any
 
 from evalband.panel import Panel, load_panel
 
-__all__ = ["RELEASED_WORDS", "TIMING_FIELDS", "as_released", "coin_panel", "comparable", "raising",
-           "side_venv_python"]
+__all__ = ["RELEASED_WORDS", "REPLACED_METHODS", "TIMING_FIELDS", "as_released", "coin_panel",
+           "comparable", "mask_replaced", "raising", "side_venv_python"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -59,14 +59,48 @@ RELEASED_WORDS = {  # an interval read alone, in the release's words -> the one 
 }
 
 
+REPLACED_METHODS = {  # an interval method of the release -> the one that replaced it (issue 31)
+    "newcombe-paired (compatible with mcnemar-exact)":
+        "conditional exact (clopper-pearson on the discordant pairs; compatible with "
+        "mcnemar-exact)",
+    "stratified MOVER (continuity-corrected Wilson limits, Newcombe's paired correlation)":
+        "stratified MOVER (per-arm continuity-corrected Wilson limits at the effective sample "
+        "size, Newcombe's paired correlation)",
+    "score interval at the Holm level of each slice, compatible":
+        "conditional exact (matched pairs) or score interval at the Holm level of each slice, "
+        "compatible",
+}
+
+
+def mask_replaced(text: str) -> str:
+    """``text`` with the limits of intervals replaced since the release masked (an aggregate
+    or slice difference printed as ``points [low, high]`` or a table cell ``| +x.x [low, high] |``)
+    and replaced method names read as the release's."""
+    import re
+
+    for old, new in REPLACED_METHODS.items():
+        text = text.replace(new, old)
+    text = re.sub(r"(points) \[[^\]]+\]", r"\1 [...]", text)
+    return re.sub(r"\| ([+-]\d+\.\d) \[[^\]]+\] \|", r"| \1 [...] |", text)
+
+
 def as_released(new: Any, old: Any) -> Any:
     """``new`` cut to the keys the release wrote (a statistic added since adds a key).
 
     An interval's verdict is now the one verdict vocabulary: the release's words for it are
-    read as the word they became (and the release's words returned when they match).
+    read as the word they became (and the release's words returned when they match). An
+    interval whose method was replaced since (:data:`REPLACED_METHODS`) is read as the
+    release's when its replacement is the one named there and its estimate is unchanged
+    (its limits are a different statistic's).
     """
     if isinstance(old, str) and old in RELEASED_WORDS:
         return old if new == RELEASED_WORDS[old] else new
+    if isinstance(old, str) and isinstance(new, str) and new != old:
+        return old if mask_replaced(new) == mask_replaced(old) else new
+    if (isinstance(new, dict) and isinstance(old, dict) and old.get("method") in REPLACED_METHODS
+            and new.get("method") == REPLACED_METHODS[old["method"]]
+            and new.get("estimate", new.get("delta")) == old.get("estimate", old.get("delta"))):
+        return old
     if isinstance(new, dict) and isinstance(old, dict):
         assert set(new) >= set(old), set(old) - set(new)
         return {k: as_released(new[k], old[k]) for k in old}

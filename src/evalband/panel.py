@@ -40,6 +40,7 @@ from evalband.errors import PanelError
 
 __all__ = [
     "Budget",
+    "DesignSpec",
     "Panel",
     "EpisodeSpec",
     "Cell",
@@ -307,12 +308,35 @@ def default_condition_seeds(seed: int, cell: str, episodes: Any) -> Any:
     return value ^ (value >> np.uint32(16))
 
 
+class DesignSpec(BaseModel):
+    """A sequential comparison's design, declared with the panel before any episode is played.
+
+    ``compare --sequential`` of runs of this panel (and ``run --until-decided`` on it) use it:
+    the drop to catch (``effect``), the target ``power`` per slice, the family-wise ``alpha``,
+    the assumed probability that a matched pair disagrees (``discordant``; None: the
+    conservative one) and a maximum of pairs per slice (``max_pairs``; None: the planned
+    pairs). An analysis setting: it does not enter the fingerprint.
+
+    >>> DesignSpec(effect=0.2).power
+    0.8
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    effect: float = Field(default=0.10, gt=0, lt=1)
+    power: float = Field(default=0.8, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    discordant: float | None = Field(default=None, gt=0, le=1)
+    max_pairs: int | None = Field(default=None, ge=1)
+
+
 class Panel(BaseModel):
     """An evaluation panel.
 
     Fields that change which episodes are played (env, env_kwargs, episodes, seed, budget,
     factors, repeats) enter the :attr:`fingerprint`; cosmetic fields (name, description) and
-    analysis settings (slice weights, required slices, latency budgets, margins) do not, so
+    analysis settings (slice weights, required slices, latency budgets, margins, the sequential
+    ``design``) do not, so
     runs stay comparable when only the reading of them changes.
 
     >>> p = Panel(name="demo", env="evalband/Coin-v0", episodes=4, seed=1, budget={"steps": 5},
@@ -346,6 +370,7 @@ class Panel(BaseModel):
     )
     latency_budget_ms: dict[str, float] = Field(default_factory=dict)
     non_inferiority_margin: float | dict[str, float] | None = None
+    design: DesignSpec | None = None
 
     @field_validator("factors")
     @classmethod

@@ -16,7 +16,7 @@ from evalband.errors import PanelMismatchError
 from evalband.panel import load_panel
 from evalband.report import comparison_json, comparison_sentence
 from evalband.run import Recorder
-from evalband.stats import diff_paired, mcnemar
+from evalband.stats import mcnemar
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "docs/schemas/comparison.schema.json").read_text()
@@ -77,8 +77,14 @@ def test_reach_lab_compare_reproduces_seed_pairs(store) -> None:
     only = c.slice_rows[0]
     assert only.pairs == {"both": 8, "baseline_only": 1, "candidate_only": 42, "neither": 13,
                           "unmatched": 0}
-    oracle = diff_paired(8, 42, 1, 13)
-    assert (only.delta.low, only.delta.high) == (oracle.low, oracle.high)
+    # the conditional exact interval: the corners of the Clopper-Pearson rectangle of the
+    # discordance (43 of 64) and the candidate-only share (42 of 43), scipy's
+    from scipy.stats import binomtest
+
+    share = binomtest(42, 43).proportion_ci(0.95, "exact")
+    psi = binomtest(43, 64).proportion_ci(0.95, "exact")
+    assert (only.delta.low, only.delta.high) == pytest.approx(
+        (psi.low * (2 * share.low - 1), psi.high * (2 * share.high - 1)), abs=1e-12)
     assert only.p_value == pytest.approx(mcnemar(42, 1).p_value, rel=1e-12)
     assert only.verdict == "improved" and c.verdict == "improves" and c.exit_code == 0
     # Time among successes keeps its own denominator (seed 002: 1.511111 s and 2.368000 s).

@@ -28,13 +28,14 @@ from numpy.typing import NDArray
 import evalband
 from evalband.analysis import _compare, _statistics, compare_many
 from evalband.analysis._compare import RunData, SliceComparison, SliceVerdict
+from evalband.analysis._models import PowerBasis
 from evalband.analysis._pairs import PairTable, RunColumns, StoredRecords
 from evalband.analysis._verdicts import Decided, check_slice
 from evalband.episode import EpisodeRecord
 from evalband.panel import Panel, load_panel
 from evalband.report import comparison_json
 from evalband.run import Recorder
-from evalband.stats import Interval, interval, interval_bounds
+from evalband.stats import Interval, interval
 from evalband.stats._procedure import compatible_difference, stratified_difference
 
 PANEL = load_panel({"name": "fast", "env": "evalband/Coin-v0", "episodes": 5, "seed": 0,
@@ -79,23 +80,26 @@ def _decided(row: SliceComparison, **changes: Any) -> SliceComparison:
 
 
 def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
-    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if row.pairing == "paired"
+    from evalband.stats import pair_correlation, power_statement
+
+    paired = row.pairing == "paired"
+    n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired
          else min(row.n_baseline, row.n_candidate))
     if n < 2 or row.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _decided(row, effect=effect)
-    k_b = (row.pairs["both"] + row.pairs["baseline_only"] if row.pairing == "paired"
-           else row.successes_baseline)
-    n_b = n if row.pairing == "paired" else row.n_baseline
-    lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
-    p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
-    discordant = 0.0
-    if row.pairing == "paired":
-        d = row.pairs["baseline_only"] + row.pairs["candidate_only"]
-        _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
-        discordant = float(hi[0])
-    drop, needed = _compare._power_figures(  # memoised before the fast path too
-        int(n), round(p_base, 3), round(discordant, 3), alpha, row.pairing == "paired", effect)
-    return _decided(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+    if paired:  # the baseline's observed rate, the pair's observed correlation
+        p = row.pairs
+        st = power_statement(n, round((p["both"] + p["baseline_only"]) / n, 6), alpha, effect,
+                             paired=True, correlation=round(pair_correlation(
+                                 p["both"], p["candidate_only"], p["baseline_only"],
+                                 p["neither"]), 3))
+    else:
+        st = power_statement(row.n_candidate, round(row.successes_baseline / row.n_baseline, 6),
+                             alpha, effect, paired=False, n_baseline=row.n_baseline)
+    return _decided(row, detectable_drop=st.detectable_drop,
+                    episodes_for_effect=st.episodes_for_effect, effect=effect,
+                    power_basis=PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
+                                           level=st.level, power=st.power, test=st.test))
 
 
 def _reference_slice_row(kind: str, name: str, slices: dict[str, str],

@@ -105,7 +105,7 @@ def test_sequential_results_round_trip_exactly(seed: int) -> None:
 
 def test_designed_sequential_results_round_trip_exactly() -> None:
     base, cands = random_runs(200)
-    design = design_for(base, effect=0.2)
+    design = design_for(base, effect=0.2, exploratory=True)
     c = compare_sequential(base, cands[0], design=design)
     stored = json_round_trip(comparison_document(c))
     back = Comparison.from_dict(stored)

@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom, binomtest, hypergeom
 
-from evalband.stats import diff_paired, diff_unpaired, holm
+from evalband.stats import diff_unpaired, holm
 from evalband.stats._procedure import (
     compatible_difference,
     exact_power,
@@ -91,15 +91,24 @@ def test_compatible_difference_agrees_with_its_test() -> None:
             iv = compatible_difference({"both": a, "a_only": b, "b_only": c, "neither": dd},
                                        paired=True, confidence=1 - level, p_value=p)
             assert (iv.low > 0 or iv.high < 0) == (p <= level)
-            base = diff_paired(a, b, c, dd, confidence=1 - level)
-            assert iv.low <= base.low and iv.high >= base.high  # only ever widened
+            assert iv.low <= iv.estimate <= iv.high
 
 
-def test_one_cell_without_correction_is_newcombe() -> None:
+def test_one_cell_without_correction_is_newcombe_at_n_minus_one() -> None:
+    """One cell: Newcombe's hybrid score interval, each arm's Wilson limits (statsmodels)
+    taken on n - 1 episodes -- the unbiased variance of the rate."""
+    from statsmodels.stats.proportion import proportion_confint
+
     one = stratified_difference([{"k_a": 56, "n_a": 70, "k_b": 48, "n_b": 80}], [1.0],
                                 continuity=False)
-    ref = diff_unpaired(56, 70, 48, 80)
-    assert (one.low, one.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    pa, pb = 56 / 70, 48 / 80
+    la, ua = proportion_confint(pa * 69, 69, method="wilson")
+    lb, ub = proportion_confint(pb * 79, 79, method="wilson")
+    low = pa - pb - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2)
+    high = pa - pb + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2)
+    assert (one.low, one.high) == pytest.approx((low, high), abs=1e-12)
+    ref = diff_unpaired(56, 70, 48, 80)  # Newcombe at n: a hair narrower
+    assert one.low < ref.low < ref.high < one.high
 
 
 def test_aggregate_misses_each_side_at_most_half_alpha_at_small_n() -> None:

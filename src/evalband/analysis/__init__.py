@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         match_checkpoints,
         read_metric_csv,
     )
-    from evalband.analysis._calibrate import Rate, calibrate
+    from evalband.analysis._calibrate import Rate, calibrate, rates_from_run
     from evalband.analysis._compare import (
         DEFAULT_EFFECT,
         POWER_TARGET,
@@ -66,7 +66,20 @@ if TYPE_CHECKING:
         incomplete,
         peeking_notes,
     )
-    from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design, design_for
+    from evalband.analysis._sequential_outcome import (
+        FUTILITY_EXIT_CODE,
+        design_lines,
+        exploratory_notice,
+        futility_sentence,
+        overall_decision,
+        sequential_exit_code,
+    )
+    from evalband.analysis._sequential_plan import (
+        DESIGN_SOURCES,
+        ComparisonDesign,
+        comparison_design,
+        design_for,
+    )
     from evalband.analysis._statistics import STATISTICS, SliceStatistic
     from evalband.analysis._stored import (
         comparison_options,
@@ -150,6 +163,14 @@ __all__ = [
     "ComparisonDesign",
     "comparison_design",
     "design_for",
+    "DESIGN_SOURCES",
+    "FUTILITY_EXIT_CODE",
+    "design_lines",
+    "exploratory_notice",
+    "futility_sentence",
+    "overall_decision",
+    "sequential_exit_code",
+    "rates_from_run",
     "comparison_options",
     "comparison_settings",
     "stored_comparisons",
@@ -228,6 +249,13 @@ _LAZY = {
     "ComparisonDesign": "evalband.analysis._sequential_plan",
     "comparison_design": "evalband.analysis._sequential_plan",
     "design_for": "evalband.analysis._sequential_plan",
+    "DESIGN_SOURCES": "evalband.analysis._sequential_plan",
+    **dict.fromkeys(
+        ("FUTILITY_EXIT_CODE", "design_lines", "exploratory_notice", "futility_sentence",
+         "overall_decision", "sequential_exit_code"),
+        "evalband.analysis._sequential_outcome",
+    ),
+    "rates_from_run": "evalband.analysis._calibrate",
     "comparison_options": "evalband.analysis._stored",
     "comparison_settings": "evalband.analysis._stored",
     "stored_comparisons": "evalband.analysis._stored",

@@ -14,6 +14,12 @@ so the rates it prints are the rates of the verdicts the tool actually prints:
 Matched pairs are drawn with the declared correlation ``phi`` between the two policies'
 outcomes in a pair (the joint cell probability ``p11 = p_b p_c + phi sqrt(p_b q_b p_c q_c)``,
 clipped to what the margins allow). Every rate comes with a Clopper-Pearson Monte Carlo band.
+
+Calibrating a stored run (:func:`rates_from_run`) takes the run's own episodes per cell and its
+cell rates *shrunk* toward its pooled rate (beta-binomial empirical Bayes,
+:func:`evalband.stats.shrunken_rates`): a cell seen 0 times in 3 is not a cell that never
+succeeds, and a raw 0% would make its power 0. The result records the rates and counts it
+assumed and where they came from.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ from evalband.analysis._compare import (
 from evalband.errors import InvalidParameterError
 from evalband.panel import Panel
 
-__all__ = ["Rate", "CalibrationResult", "calibrate", "simulate_tables", "verdict_of_tables"]
+__all__ = ["Rate", "CalibrationResult", "calibrate", "rates_from_run", "simulate_tables",
+           "verdict_of_tables"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,12 @@ class Rate:
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """What the panel's comparisons actually do, simulated."""
+    """What the panel's comparisons actually do, simulated.
+
+    ``base_rates`` and ``episodes_per_cell`` are what the simulation assumed; ``rates_from``
+    and ``counts_from`` say where they came from (a run's shrunken rates and own counts, or
+    the panel's plan and a given rate), ``raw_rates`` the run's observed rates when shrunk.
+    """
 
     panel_name: str
     episodes_per_cell: dict[str, int]
@@ -83,6 +95,9 @@ class CalibrationResult:
     false_hidden_regression: Rate
     any_slice_flagged: Rate
     power: dict[str, Rate] = field(default_factory=dict)
+    rates_from: str = "given"
+    counts_from: str = "the panel's plan"
+    raw_rates: dict[str, float] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
@@ -93,11 +108,9 @@ class CalibrationResult:
 
 def _joint(p_b: float, p_c: float, phi: float) -> tuple[float, float, float, float]:
     """(both, baseline only, candidate only, neither) probabilities of a matched pair."""
-    p11 = p_b * p_c + phi * math.sqrt(max(p_b * (1 - p_b) * p_c * (1 - p_c), 0.0))
-    p11 = min(max(p11, max(0.0, p_b + p_c - 1.0)), min(p_b, p_c))
-    p10 = p_b - p11
-    p01 = p_c - p11
-    return p11, max(p10, 0.0), max(p01, 0.0), max(1.0 - p11 - p10 - p01, 0.0)
+    from evalband.stats import joint_pair
+
+    return joint_pair(p_b, p_c, phi)
 
 
 def simulate_tables(
@@ -172,6 +185,10 @@ def calibrate(
     reps: int = 400,
     power_reps: int | None = None,
     seed: int = 0,
+    episodes: Mapping[str, int] | None = None,
+    rates_from: str = "given",
+    counts_from: str | None = None,
+    raw_rates: Mapping[str, float] | None = None,
 ) -> CalibrationResult:
     """Simulate the panel's comparisons: false-verdict rates under the null, power per slice.
 
@@ -186,6 +203,11 @@ def calibrate(
         reps: simulated null comparisons.
         power_reps: simulated comparisons per slice alternative (default ``reps // 2``).
         seed: seed of the simulation.
+        episodes: episodes per cell key (default: the panel's plan, episodes x repeats; a run's
+            own counts with :func:`rates_from_run`).
+        rates_from: where ``base_rates`` came from, in words (recorded with the result).
+        counts_from: where ``episodes`` came from, in words (default: the panel's plan).
+        raw_rates: a run's observed rates, when ``base_rates`` are their shrunken form.
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 20, "seed": 0,
@@ -201,7 +223,12 @@ def calibrate(
     cells = panel.cells()
     rates = ({c.key: float(base_rates) for c in cells} if isinstance(base_rates, int | float)
              else {c.key: float(base_rates.get(c.key, 0.5)) for c in cells})
-    episodes = {c.key: panel.episodes * panel.repeats for c in cells}
+    plan = {c.key: panel.episodes * panel.repeats for c in cells}
+    episodes = plan if episodes is None else {c.key: int(episodes.get(c.key, 0)) for c in cells}
+    if min(episodes.values(), default=0) < 1:
+        raise InvalidParameterError(
+            f"every cell needs at least one episode to simulate; got {episodes}",
+            parameters=("episodes",))
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 13]))
     null = simulate_tables(panel, rates, {}, episodes=episodes, paired=paired,
                            correlation=correlation, reps=int(reps), rng=rng)
@@ -239,4 +266,39 @@ def calibrate(
         false_hidden_regression=Rate.of(hidden, int(reps)),
         any_slice_flagged=Rate.of(flagged, int(reps)),
         power=power,
+        rates_from=rates_from,
+        counts_from=("the panel's plan (episodes x repeats)" if counts_from is None
+                     else counts_from),
+        raw_rates=None if raw_rates is None else dict(raw_rates),
     )
+
+
+def rates_from_run(panel: Panel, run: RunData) -> tuple[dict[str, float], dict[str, int],
+                                                          dict[str, float], str]:
+    """A run's cell rates, shrunk toward its pooled rate, and its own episodes per cell.
+
+    Returns ``(shrunken rates, episodes per cell, raw rates, how they were shrunk)`` for every
+    cell of ``panel`` the run has episodes in (error episodes left out, as ``compare`` does
+    unless the run counts them as failures); see :func:`evalband.stats.shrunken_rates`.
+    """
+    from evalband.stats import shrunken_rates
+
+    counted = [r for r in run.records if r.outcome != "error" or run.errors_as_failures]
+    keys = [c.key for c in panel.cells()]
+    k = {key: 0 for key in keys}
+    n = {key: 0 for key in keys}
+    for r in counted:
+        if r.cell in n:
+            n[r.cell] += 1
+            k[r.cell] += bool(r.success)
+    seen = [key for key in keys if n[key]]
+    if not seen:
+        raise InvalidParameterError(f"run {run.run_id} has no counted episode in any cell of "
+                                    f"panel {panel.name}", parameters=("run",))
+    s = shrunken_rates([k[key] for key in seen], [n[key] for key in seen])
+    how = (f"run {run.run_id}'s cell rates shrunk toward its pooled {100 * s.mean:.1f}% "
+           + ("(cells no more spread than chance: pooled)" if math.isinf(s.kappa) else
+              f"(beta-binomial empirical Bayes: rho {s.rho:.3f}, prior weight "
+              f"{s.kappa:.1f} episodes)" if s.kappa > 0 else "(one cell: its own rate)"))
+    return (dict(zip(seen, s.rates, strict=True)), {key: n[key] for key in seen},
+            dict(zip(seen, s.raw, strict=True)), how)

@@ -35,6 +35,7 @@ from evalband.analysis._models import (
     POWER_TARGET,
     Aggregate,
     Comparison,
+    PowerBasis,
     SliceComparison,
     SliceCounts,
     SliceDecision,
@@ -80,8 +81,6 @@ from evalband.stats import (
     Interval,
     McNemarNull,
     compatible_difference,
-    detectable_drop,
-    episodes_for_drop,
     paired_exact_p,
     stratified_difference,
     unpaired_exact_p,
@@ -612,24 +611,13 @@ def _difference_counts(row: SliceComparison) -> dict[str, int]:
             "k_b": c.successes_baseline, "n_b": c.n_baseline}
 
 
-@lru_cache(maxsize=4096)
-def _power_figures(n: int, p_base: float, discordant: float, alpha: float, paired: bool,
-                   effect: float) -> tuple[float | None, int | None]:
-    drop = detectable_drop(n, p_base, alpha, paired=paired, discordant=discordant,
-                           power=POWER_TARGET)
-    needed = None
-    if (drop is None or drop > effect) and 0 < effect <= p_base:
-        needed = episodes_for_drop(p_base, effect, alpha, paired=paired, discordant=discordant,
-                                   power=POWER_TARGET)
-    return drop, needed
-
-
 def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
     """Prospective power statements for the design of this slice (never the observed gap).
 
     The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
-    strictest step), this slice's episodes, a baseline rate and (matched pairs) a discordance
-    taken at the least favourable end of their Wilson bands, and the declared ``effect``.
+    strictest step), this slice's episodes, the baseline's observed rate and (matched pairs)
+    the observed correlation of a pair, and the declared ``effect``
+    (:func:`evalband.stats.power_statement`, exact under these stated assumptions).
     """
     c = row.counts
     paired = c.pairing == "paired"
@@ -637,11 +625,11 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
          else min(c.n_baseline, c.n_candidate))
     if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _with(row, effect=effect)
-    k_b = c.pairs["both"] + c.pairs["baseline_only"] if paired else c.successes_baseline
-    n_b = n if paired else c.n_baseline
-    d = c.pairs["baseline_only"] + c.pairs["candidate_only"] if paired else 0
-    drop, needed = _design_power(int(n), int(k_b), int(n_b), int(d), paired, alpha, effect)
-    return _with(row, detectable_drop=drop, episodes_for_effect=needed, effect=effect)
+    st = _statement(c, int(n), paired, alpha, effect)
+    return _with(row, detectable_drop=st.detectable_drop,
+                 episodes_for_effect=st.episodes_for_effect, effect=effect,
+                 power_basis=PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
+                                        level=st.level, power=st.power, test=st.test))
 
 
 def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
@@ -650,21 +638,19 @@ def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
                                                                          **decision))
 
 
-@lru_cache(maxsize=8192)
-def _design_power(n: int, k_b: int, n_b: int, d: int, paired: bool, alpha: float,
-                  effect: float) -> tuple[float | None, int | None]:
-    """The power figures of one slice design (memoised: a function of counts alone)."""
-    from evalband.stats import interval_bounds
+def _statement(c: Any, n: int, paired: bool, alpha: float, effect: float) -> Any:
+    """The power statement of one slice design (:func:`evalband.stats.power_statement`)."""
+    from evalband.stats import pair_correlation, power_statement
 
-    lows, highs = interval_bounds(np.asarray([k_b], dtype=np.int64), n_b, "wilson", 0.95)
-    # The baseline rate in its band that makes a drop hardest to see: variance is largest
-    # when the two rates straddle one half.
-    p_base = float(min(max(0.5 + effect / 2.0, float(lows[0])), float(highs[0])))
-    discordant = 0.0
     if paired:
-        _, hi = interval_bounds(np.asarray([d], dtype=np.int64), n, "wilson", 0.95)
-        discordant = float(hi[0])
-    return _power_figures(n, round(p_base, 3), round(discordant, 3), alpha, paired, effect)
+        pr = c.pairs
+        rate = (pr["both"] + pr["baseline_only"]) / n
+        phi = pair_correlation(pr["both"], pr["candidate_only"], pr["baseline_only"],
+                               pr["neither"])
+        return power_statement(n, round(rate, 6), alpha, effect, paired=True,
+                               correlation=round(phi, 3))
+    return power_statement(int(c.n_candidate), round(c.successes_baseline / c.n_baseline, 6),
+                           alpha, effect, paired=False, n_baseline=int(c.n_baseline))
 
 
 def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,

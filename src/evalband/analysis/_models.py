@@ -48,6 +48,7 @@ __all__ = [
     "SliceCounts",
     "SliceRates",
     "SliceDecision",
+    "PowerBasis",
     "SliceComparison",
     "Aggregate",
     "Comparison",
@@ -122,6 +123,24 @@ class SliceRates(msgspec.Struct, frozen=True):
     rate_candidate: Interval | None
 
 
+class PowerBasis(msgspec.Struct, frozen=True):
+    """The assumptions a slice's power statements are exact under.
+
+    Attributes:
+        base_rate: the assumed baseline rate (the observed one).
+        correlation: the assumed phi of a matched pair (``None`` for independent arms).
+        level: the two-sided level of the test (``alpha / m``).
+        power: the target power.
+        test: the printed test.
+    """
+
+    base_rate: float
+    correlation: float | None
+    level: float
+    power: float
+    test: str
+
+
 class SliceDecision(msgspec.Struct, frozen=True):
     """What the decision procedure said of a slice, and what its design could resolve.
 
@@ -138,6 +157,8 @@ class SliceDecision(msgspec.Struct, frozen=True):
         detectable_drop: the drop the design catches with 80% power at the strictest level.
         episodes_for_effect: the episodes (pairs) the design needs for ``effect``.
         effect: the declared drop the power statements are for.
+        power_basis: the assumptions the power statements are exact under
+            (:func:`evalband.stats.power_statement`).
     """
 
     verdict: SliceVerdict
@@ -152,6 +173,7 @@ class SliceDecision(msgspec.Struct, frozen=True):
     detectable_drop: float | None = None
     episodes_for_effect: int | None = None
     effect: float | None = None
+    power_basis: PowerBasis | None = None
 
 
 SLICE_ORDER: tuple[str, ...] = (
@@ -161,8 +183,8 @@ SLICE_ORDER: tuple[str, ...] = (
     "episodes_for_effect", "effect", "possible_regression", "unaided_rate_baseline",
     "unaided_rate_candidate", "intervention_rate_baseline", "intervention_rate_candidate",
     "inflated_baseline", "inflated_candidate", "latency_p95_candidate_ms", "latency_budget_ms",
-    "excluded", "margin", "mean_time_to_success_baseline_s", "mean_time_to_success_candidate_s",
-    "time_to_success_delta_s",
+    "excluded", "margin", "power_basis", "mean_time_to_success_baseline_s",
+    "mean_time_to_success_candidate_s", "time_to_success_delta_s",
 )
 """The order of a slice's ``--json`` keys in ``evalband-comparison/2``; newer keys follow."""
 
@@ -223,6 +245,7 @@ class SliceComparison(msgspec.Struct, frozen=True):
     detectable_drop = _Via[float | None]("decision")
     episodes_for_effect = _Via[int | None]("decision")
     effect = _Via[float | None]("decision")
+    power_basis = _Via[PowerBasis | None]("decision")
     unaided_rate_baseline = _Via[float | None]("extras")
     unaided_rate_candidate = _Via[float | None]("extras")
     intervention_rate_baseline = _Via[float | None]("extras")
@@ -283,7 +306,9 @@ class Comparison(msgspec.Struct, frozen=True):
     ``peeking`` holds the notices that this fixed-n verdict was read off an unfinished run or
     re-read at a larger n (:func:`evalband.analysis._sequential.peeking_notes`; ``compare``
     sets them, and stores them with the result): every renderer says them first.
-    ``multiplicity`` names the procedure that decided the slices. The sentence and the
+    ``multiplicity`` names the procedure that decided the slices; a sequential comparison
+    carries the ``design`` fixed before its data (its record, with its ``source``) and, when it
+    stopped for futility, the sentence that says so (``stopped``). The sentence and the
     ``--json`` document are renderings of this typed result (``evalband.report``:
     ``comparison_sentence``, ``comparison_document``, ``comparison_json``).
     """
@@ -306,6 +331,8 @@ class Comparison(msgspec.Struct, frozen=True):
     family_size: int = 0
     peeking: list[str] = []
     multiplicity: str = "holm"  # what a stored comparison that does not say was decided by
+    design: dict[str, Any] | None = None
+    stopped: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -374,8 +401,10 @@ class Comparison(msgspec.Struct, frozen=True):
         if notes[:len(peeking)] == peeking:  # said first in the notes too
             notes = notes[len(peeking):]
         fields = {**data, "notes": notes, "peeking": peeking,
-                  **{k: procedure[k] for k in ("effect", "family_size", "multiplicity")
+                  **{k: procedure[k] for k in ("effect", "family_size", "multiplicity", "design")
                      if k in procedure}}
+        if procedure.get("decision") == "futility":
+            fields["stopped"] = data.get("sentence")
         return from_wire(cls, fields)
 
 

@@ -235,16 +235,9 @@ def compare_sequential(
              if not n.startswith("procedure:") and "Fisher's exact test" not in n]
     per_side = f"{100 * alpha / (2 * m):.3g}% per direction"
     if design is not None:
-        caps = sorted({(s.max_pairs, s.max_discordant) for s in design.slices.values()})
-        notes.insert(0, (
-            f"procedure: anytime-valid sequential test per slice under the declared design (a "
-            f"{100 * effect:g}-point drop at {design.power:.0%} power, discordance "
-            f"{design.discordant:.3g} ({design.discordant_source}), theta = "
-            f"{next(iter(design.slices.values())).theta:.3f}; at most "
-            + ", ".join(f"{n} pairs or {d} discordant" for n, d in caps)
-            + f" per slice, each slice stopped at its first decision), e-value Bonferroni "
-            f"across {m} slice(s) at {per_side}; intervals are confidence sequences, valid at "
-            "every n"))
+        from evalband.analysis._sequential_outcome import procedure_note
+
+        notes.insert(0, procedure_note(design, m))
     else:
         notes.insert(0, (
             f"procedure: anytime-valid sequential test per slice (likelihood ratio of a "
@@ -253,9 +246,14 @@ def compare_sequential(
             + (", threshold exact for the declared maximum of pairs" if max_pairs else
                ", Ville's threshold (valid under any monitoring)")
             + "; intervals are confidence sequences, valid at every n"))
-    return comparison_of(baseline, candidate, fixed.panel_mismatch, decided, fixed.aggregate,
-                         confidence, m, effect, notes=notes,
-                         multiplicity=SEQUENTIAL_MULTIPLICITY)
+    out = comparison_of(baseline, candidate, fixed.panel_mismatch, decided, fixed.aggregate,
+                        confidence, m, effect, notes=notes, multiplicity=SEQUENTIAL_MULTIPLICITY)
+    if design is None:
+        return out
+    from evalband.analysis._sequential_outcome import futility_sentence, overall_decision
+
+    stopped = futility_sentence(design) if overall_decision(out) == "futility" else None
+    return msgspec.structs.replace(out, design=design.as_dict(), stopped=stopped)
 
 
 def episode_counts(runs: Sequence[RunData]) -> dict[str, int]:

@@ -24,7 +24,8 @@ def calibrate(
     source: str = typer.Argument(..., help="A panel YAML file or a stored run id."),
     store: Path | None = STORE_OPTION,
     slices_from: str | None = typer.Option(
-        None, "--slices-from", help="Take each cell's baseline rate from this stored run."),
+        None, "--slices-from", help="Take each cell's baseline rate from this stored run "
+        "(shrunk toward the run's pooled rate; cells it lacks get that rate)."),
     base_rate: float = typer.Option(0.5, "--base-rate", help="Baseline rate of every cell "
                                     "(when no run gives them)."),
     correlation: float = typer.Option(0.5, "--correlation", help="Correlation (phi) of the two "
@@ -41,16 +42,25 @@ def calibrate(
 
     Prints how often two identical policies get "regression", "improves", a hidden regression
     or any flagged slice, and each slice's power to catch a drop of --effect, with Monte Carlo
-    bands. Run it before spending robot time.
+    bands, after the rates and counts it assumed. Given a stored run, it simulates the run's
+    own episodes per cell at its cell rates shrunk toward its pooled rate (a cell seen 0 of 3
+    times is not a cell that never succeeds). Run it before spending robot time.
     """
+    import numpy as np
+
     from evalband import load_run
     from evalband.analysis import calibrate as simulate
+    from evalband.analysis import rates_from_run
     from evalband.errors import InvalidInputError
     from evalband.panel import load_panel
     from evalband.store import open_store
 
     rates: dict[str, float] | float = base_rate
     rate_run = slices_from
+    counts: dict[str, int] | None = None
+    raw: dict[str, float] | None = None
+    rates_from = f"--base-rate {base_rate:g} in every cell"
+    counts_from: str | None = None
     if os.path.isfile(source):
         panel = load_panel(source, check_env=False)
     else:
@@ -58,13 +68,14 @@ def calibrate(
             run = load_run(source, st)
         panel = run.panel
         rate_run = rate_run or source
+        _, counts, _, _ = rates_from_run(panel, run)  # the run's own episodes per cell
+        counts_from = f"run {source}'s own episodes per cell"
     if rate_run is not None:
         with open_store(store_path(store)) as st:
             data = load_run(rate_run, st)
-        by_cell: dict[str, list[bool]] = {}
-        for r in data.records:
-            by_cell.setdefault(r.cell, []).append(r.success)
-        rates = {k: sum(v) / len(v) for k, v in by_cell.items() if v}
+        rates, _, raw, rates_from = rates_from_run(panel, data)
+        rates = {c.key: rates.get(c.key, float(np.mean(list(rates.values()))))
+                 for c in panel.cells()}
     if not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
     if reps < 1 or reps > 100_000:
@@ -74,7 +85,8 @@ def calibrate(
     with busy(f"simulating {reps} comparisons", enabled=not as_json):
         result = simulate(panel, base_rates=rates, paired=not unpaired,
                           correlation=correlation, confidence=confidence, effect=effect,
-                          reps=reps, seed=seed)
+                          reps=reps, seed=seed, episodes=counts, rates_from=rates_from,
+                          counts_from=counts_from, raw_rates=raw)
     if as_json:
         emit_json(result.as_dict())
         return
@@ -82,6 +94,13 @@ def calibrate(
     design = "unpaired" if unpaired else f"paired, phi = {correlation:g}"
     console.print(f"panel {panel.name}: {reps} simulated comparisons of identical policies "
                   f"({design})")
+    console.print(f"assumed: base rates {result.rates_from}; episodes per cell from "
+                  f"{result.counts_from}", soft_wrap=True)
+    for key, base in result.base_rates.items():
+        seen = ("" if result.raw_rates is None or key not in result.raw_rates
+                else f" (observed {100 * result.raw_rates[key]:.1f}%)")
+        console.print(f"  {key or 'all'}: {100 * base:.1f}%{seen}, "
+                      f"{result.episodes_per_cell[key]} episodes", soft_wrap=True)
     console.print(f"  false 'regression'        {_pct(result.false_regression)}   "
                   f"(stated: <= {100 * alpha / 2:g}%)")
     console.print(f"  false 'hidden regression' {_pct(result.false_hidden_regression)}")

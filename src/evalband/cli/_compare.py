@@ -36,37 +36,55 @@ def compare(
     report: Path | None = typer.Option(
         None, "--report", help="Also write the HTML report (plots, no network) here."
     ),
-    confidence: float = typer.Option(0.95, "--confidence", "-c"),
-    effect: float = typer.Option(
-        0.10, "--effect", help="The drop in success rate (0.10 = 10 points) that the power "
-        "statements are computed for; never the observed difference."),
+    confidence: float | None = typer.Option(
+        None, "--confidence", "-c", help="One minus the family-wise error (default 0.95; with "
+        "--sequential, the design's)."),
+    effect: float | None = typer.Option(
+        None, "--effect", help="The drop in success rate (0.10 = 10 points, the default) that "
+        "the power statements are computed for; never the observed difference. With "
+        "--sequential it would change the design: refused unless --exploratory."),
     sequential: bool = typer.Option(
-        False, "--sequential", help="The anytime-valid verdict (valid however often you look; "
-        "tuned to --effect) instead of the fixed-n one."),
+        False, "--sequential", help="The anytime-valid verdict (valid however often you look) "
+        "under the design fixed before the data: the candidate's run --until-decided record, "
+        "else the panel's design block, else the default (a 10-point drop; the exact power it "
+        "has is printed). Exit 6 when it stopped for futility."),
     max_pairs: int | None = typer.Option(
-        None, "--max-pairs", help="With --sequential: the declared maximum of pairs per slice "
-        "(default: the slice's planned pairs)."),
+        None, "--max-pairs", help="With --sequential --exploratory: a maximum of pairs per "
+        "slice."),
     discordant: float | None = typer.Option(
-        None, "--discordant", help="With --sequential: the design's probability that a "
-        "matched pair disagrees (default: the largest independent episodes can have at "
-        "this effect)."),
+        None, "--discordant", help="With --sequential --exploratory: the design's probability "
+        "that a matched pair disagrees."),
+    power: float | None = typer.Option(
+        None, "--power", help="With --sequential --exploratory: the design's target power."),
+    exploratory: bool = typer.Option(
+        False, "--exploratory", help="With --sequential: accept a design chosen now, after the "
+        "data (--effect, --discordant, --max-pairs, --power, --confidence); the output says "
+        "first that its error rate does not hold."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
 
     Exit status: 0 improves, 3 no regression, 4 regression, 5 inconclusive or not
-    comparable; 2 is bad input.
+    comparable; with --sequential 6 when it stopped for futility (a drop could not be shown
+    within the maximum); 2 is bad input.
     """
     from evalband import load_run
-    from evalband.analysis import VERDICT_EXIT_CODES, compare_many, worst_verdict
+    from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many, worst_verdict
     from evalband.errors import InvalidInputError, PanelMismatchError
     from evalband.report import comparison_markdown
     from evalband.store import open_store
 
-    if not 0 < effect < 1:
+    if effect is not None and not 0 < effect < 1:
         raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
+    if not sequential and (exploratory or power is not None or discordant is not None
+                           or max_pairs is not None):
+        raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
+                                "--sequential; add it, or drop them")
+    explicit_confidence = confidence
+    confidence = 0.95 if confidence is None else confidence
     from evalband.cli._progress import work
 
+    designs: list[Any] = []
     try:
         with work(f"comparing {', '.join(candidates)} with {baseline}",
                   enabled=not as_json) as step:
@@ -78,18 +96,25 @@ def compare(
             if sequential:
                 from evalband.analysis import compare_sequential, design_for
 
-                results = [compare_sequential(
-                    base, c, allow_panel_mismatch=allow_panel_mismatch, design=design_for(
-                        base, recorded=recorded[c.run_id], effect=effect, confidence=confidence,
-                        discordant=discordant, max_pairs=max_pairs))
-                    for c in cands]
+                designs = [design_for(base, recorded=recorded[c.run_id], candidate=c,
+                                      effect=effect, confidence=explicit_confidence,
+                                      power=power, discordant=discordant, max_pairs=max_pairs,
+                                      exploratory=exploratory) for c in cands]
+                results = [compare_sequential(base, c, allow_panel_mismatch=allow_panel_mismatch,
+                                              design=d) for c, d in zip(cands, designs,
+                                                                        strict=True)]
             else:
                 results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
-                                       confidence=confidence, effect=effect)
+                                       confidence=confidence,
+                                       effect=DEFAULT_EFFECT if effect is None else effect)
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
-    peeking: list[str] = []
+    notices: list[str] = []
+    if sequential:
+        from evalband.analysis import exploratory_notice
+
+        notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
     if all(r.source == "store" for r in (base, *cands)):  # listed by `evalband view`
         from evalband.cli._peeking import check_and_record
         from evalband.errors import StoreError
@@ -98,9 +123,12 @@ def compare(
             peeking = check_and_record(store_path(store), base, cands, confidence=confidence,
                                        allow_panel_mismatch=allow_panel_mismatch,
                                        sequential=sequential, results=results, effect=effect,
-                                       max_pairs=max_pairs, discordant=discordant)
+                                       max_pairs=max_pairs, discordant=discordant,
+                                       notices=notices)
         except StoreError:
-            peeking = []  # a store this user cannot write is still compared, just not listed
+            peeking = list(notices)  # a store this user cannot write: compared, not listed
+    else:
+        peeking = list(notices)
     if peeking:  # part of the result (stored with it): every renderer says it first
         from msgspec.structs import replace
 
@@ -117,6 +145,10 @@ def compare(
                           quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
                           confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
+    if sequential:
+        from evalband.analysis import overall_decision, sequential_exit_code
+
+        code = sequential_exit_code([overall_decision(r) for r in results])
     if as_json:
         from evalband.report import comparison_document
 

@@ -24,6 +24,7 @@ def check_and_record(
     effect: float | None = None,
     max_pairs: int | None = None,
     discordant: float | None = None,
+    notices: Sequence[str] = (),
 ) -> list[str]:
     """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
 
@@ -31,8 +32,10 @@ def check_and_record(
     ``peeking`` field: reports and the viewer render them (the notices first) while the runs
     keep these episodes.
 
-    The notes are empty for ``--sequential`` (its verdict is valid at every look); otherwise
-    they name an incomplete run and an earlier comparison of the same runs at fewer episodes.
+    The notes are ``notices`` (e.g. a sequential design chosen after the data: EXPLORATORY)
+    and then, for a fixed-n verdict, the peeking notes: an incomplete run, an earlier
+    comparison of the same runs at fewer episodes (``--sequential``'s verdict is valid at every
+    look).
     """
     from msgspec.structs import replace
 
@@ -59,7 +62,7 @@ def check_and_record(
             manifest = st.get_run(r.run_id)
             if manifest is not None:
                 planned[r.run_id] = (int(manifest.n_planned), str(manifest.status))
-        notes = [] if sequential else peeking_notes(counts, planned, previous)
+        notes = [*notices, *([] if sequential else peeking_notes(counts, planned, previous))]
         stored = None if results is None else comparison_documents(
             [replace(c, peeking=notes) for c in results])
         # one row per pair of runs and set of counts (the store dedupes identical options)

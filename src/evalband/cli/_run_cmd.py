@@ -102,7 +102,7 @@ def run_run(
 
     ``until`` holds the ``--until-decided`` options (``against``, ``against_policy``,
     ``until_decided``, ``max_episodes``, ``alpha``, ``margin``, ``chunk``, ``effect``,
-    ``discordant``), passed to :func:`evalband.cli._until.run_until`.
+    ``discordant``, ``power``), passed to :func:`evalband.cli._until.run_until`.
     """
     if backend == "process":  # the workers start while this process loads what it needs
         import os

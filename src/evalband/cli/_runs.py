@@ -71,19 +71,27 @@ def run(
         "the anytime-valid comparison against --against, stop once it is decided."),
     max_episodes: int | None = typer.Option(
         None, "--max-episodes", min=1, help="With --until-decided: the declared maximum."),
-    alpha: float = typer.Option(0.05, "--alpha", help="With --until-decided: family-wise error."),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help="With --until-decided: family-wise error (default: the panel's "
+        "design block, else 0.05)."),
     margin: float | None = typer.Option(
         None, "--margin", help="With --until-decided: non-inferiority margin (0.05 = 5 points)."),
     chunk: int | None = typer.Option(
         None, "--chunk", min=1, help="With --until-decided: episodes between looks "
         "(default: one per cell)."),
-    effect: float = typer.Option(
-        0.10, "--effect", help="With --until-decided: the drop in success rate the design "
-        "catches with 80% power (0.10 = 10 points)."),
+    effect: float | None = typer.Option(
+        None, "--effect", help="With --until-decided: the drop in success rate the design is "
+        "tuned to (0.10 = 10 points; default: the panel's design block, else 0.10). The design "
+        "is fixed and stored before the first episode and its exact power at this drop is "
+        "printed: --power when the maximum allows it, less when it does not (then the drop it "
+        "does catch with --power is printed too)."),
+    power: float | None = typer.Option(
+        None, "--power", help="With --until-decided: the target power per slice at --effect "
+        "(default: the panel's design block, else 0.8)."),
     discordant: float | None = typer.Option(
         None, "--discordant", help="With --until-decided: the design's probability that a "
         "matched pair disagrees (default: the largest independent episodes can have "
-        "at this effect)."),
+        "at this effect, which keeps the stated power for any positive correlation)."),
     step: int | None = typer.Option(
         None, "--step", min=0, help="The training step of the checkpoint evaluated (stored "
         "with the run; rank --by step and sweep order checkpoints by it)."),
@@ -98,7 +106,7 @@ def run(
             against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
-            discordant=discordant)
+            discordant=discordant, power=power)
 
 
 def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
@@ -164,15 +172,14 @@ def show(
         console.print(f"  until decided against {sequential.get('against')}: "
                       f"{len(sequential.get('looks', []))} look(s); "
                       f"{sequential.get('sentence') or 'undecided so far'}")
-        design = sequential.get("design") or {}
-        caps = sorted({(d["max_pairs"], d["max_discordant"], d["power"])
-                       for d in (design.get("slices") or {}).values()})
-        if caps:
-            console.print(
-                f"  design: a {100 * design['effect']:g}-point drop, discordance "
-                f"{design['discordant']:.3g} ({design['discordant_source']}); per slice at most "
-                + ", ".join(f"{n} pairs or {d} discordant (power {pw:.0%})"
-                            for n, d, pw in caps))
+        if sequential.get("design"):
+            from evalband.analysis import DESIGN_SOURCES, ComparisonDesign, design_lines
+
+            design = ComparisonDesign.from_dict(sequential["design"])
+            console.print(f"  design: a {100 * design.effect:g}-point drop "
+                          f"({DESIGN_SOURCES[design.source]})", soft_wrap=True)
+            for line in design_lines(design):
+                console.print(f"    {line}", soft_wrap=True)
     if len(slices) > 1:
         from evalband.report import slice_summary_table
 

@@ -180,8 +180,9 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         console.print(
             f"sequential (anytime-valid, max {design.max_pairs} pairs or "
             f"{design.max_discordant} discordant, theta {design.theta:.3f}, futility "
-            f"1/{design.futility:g}): exact power "
-            f"{design.power:.0%}, expected {design.expected_pairs:.0f} pairs to a decision "
+            f"1/{design.futility:g}), exact under the declared discordance "
+            f"{design.discordant:g}: power {design.power:.0%}, expected "
+            f"{design.expected_pairs:.0f} pairs to a decision "
             f"(90th percentile {design.p90_pairs:.0f}); under no difference "
             f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
             f"fixed-n exact McNemar: {design.n_fixed} pairs ({design.savings:.0%} saved)"

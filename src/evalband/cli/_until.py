@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evalband.cli._common import console, emit_json, store_path
 
 if TYPE_CHECKING:
+    from evalband.analysis import ComparisonDesign
     from evalband.panel import Panel
 
 __all__ = ["run_until"]
@@ -18,11 +19,16 @@ __all__ = ["run_until"]
 def run_until(
     panel: Panel, policy: str, store: Path | None, *, against: str | None,
     against_policy: str | None = None, until_decided: bool,
-    max_episodes: int | None, alpha: float, margin: float | None, chunk: int | None,
-    run_id: str | None, as_json: bool, effect: float = 0.10, discordant: float | None = None,
+    max_episodes: int | None, alpha: float | None, margin: float | None, chunk: int | None,
+    run_id: str | None, as_json: bool, effect: float | None = None,
+    discordant: float | None = None, power: float | None = None,
     **run_options: Any,
 ) -> None:
-    """Play until decided, printing each look (not with --json) and the decision."""
+    """Play until decided, printing the design, each look (not with --json) and the decision.
+
+    Exit status: 4 regression, 0 improvement, 3 non-inferior, 6 futility (stopped: the drop
+    could not be shown within the maximum), 5 undecided; 2 bad input.
+    """
     import typer
 
     from evalband.errors import InvalidInputError
@@ -33,8 +39,20 @@ def run_until(
         raise InvalidInputError(
             "--until-decided goes with one baseline: --against BASE_RUN (a stored run) or "
             "--against-policy BASE_POLICY (played too); give one of them")
-    if not 0 < alpha < 1:
+    if alpha is not None and not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
+    if power is not None and not 0 < power < 1:
+        raise InvalidInputError(f"--power must be between 0 and 1; got {power}")
+
+    def on_design(design: ComparisonDesign) -> None:
+        """The stored design's exact figures, before the first look."""
+        from evalband.analysis import DESIGN_SOURCES, design_lines
+
+        if as_json:
+            return
+        sys.stderr.write(f"design ({DESIGN_SOURCES[design.source]}; stored with the run):\n")
+        for line in design_lines(design):
+            sys.stderr.write(f"  {line}\n")
 
     def on_look(look: dict[str, Any]) -> None:
         if as_json:
@@ -49,8 +67,9 @@ def run_until(
 
     common: dict[str, Any] = {
         "run_id": run_id, "max_episodes": max_episodes, "chunk": chunk,
-        "confidence": 1.0 - alpha, "margin": margin, "on_look": on_look, "effect": effect,
-        "discordant": discordant,
+        "confidence": None if alpha is None else 1.0 - alpha, "margin": margin,
+        "on_look": on_look, "on_design": on_design, "effect": effect,
+        "discordant": discordant, "power": power,
         "command": "evalband " + shlex.join(sys.argv[1:]), **run_options}
     base_rid = against
     with open_store(store_path(store)) as st:
@@ -67,5 +86,6 @@ def run_until(
     else:
         console.print(f"{rid}: {state.get('sentence') or 'undecided'} "
                       f"({len(state.get('looks', []))} look(s))")
-    codes = {"regression": 4, "improvement": 0, "non-inferior": 3, "futility": 3}
-    raise typer.Exit(code=codes.get(str(state.get("decision")), 5))
+    from evalband.analysis import sequential_exit_code
+
+    raise typer.Exit(code=sequential_exit_code([state.get("decision")]))

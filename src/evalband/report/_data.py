@@ -438,10 +438,10 @@ def collect(
     elif found is None and sequential:
         from evalband.analysis import compare_sequential, design_for
 
-        found = tuple(compare_sequential(  # the candidate's recorded design, or a new one
+        found = tuple(compare_sequential(  # the design fixed before the data
             views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
             design=design_for(views[0].data, recorded=v.manifest.extra.get("sequential"),
-                              effect=effect, confidence=confidence, max_pairs=max_pairs))
+                              candidate=v.data))
             for v in views[1:])
     elif found is None:
         found = tuple(compare_many(views[0].data, [v.data for v in views[1:]],

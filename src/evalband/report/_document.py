@@ -29,7 +29,8 @@ SCHEMA_ID = "evalband-comparison/2"
 
 _FIXED = {
     "slice_test": "exact (McNemar when paired, Fisher otherwise), two-sided",
-    "interval": "score interval at the Holm level of each slice, compatible",
+    "interval": "conditional exact (matched pairs) or score interval at the Holm level of "
+                "each slice, compatible",
 }
 _SEQUENTIAL = {
     "slice_test": "anytime-valid sequential likelihood ratio on discordant pairs "
@@ -42,8 +43,9 @@ def procedure_block(c: Comparison) -> dict[str, Any]:
     """The ``procedure`` block: the test, multiplicity, family, alpha, interval, effect."""
     from evalband.analysis import SEQUENTIAL_MULTIPLICITY
 
-    words = _SEQUENTIAL if c.multiplicity == SEQUENTIAL_MULTIPLICITY else _FIXED
-    return {
+    sequential = c.multiplicity == SEQUENTIAL_MULTIPLICITY
+    words = _SEQUENTIAL if sequential else _FIXED
+    block: dict[str, Any] = {
         "slice_test": words["slice_test"],
         "multiplicity": c.multiplicity,
         "family_size": c.family_size,
@@ -52,6 +54,15 @@ def procedure_block(c: Comparison) -> dict[str, Any]:
         "aggregate": c.aggregate.method,
         "effect": c.effect,
     }
+    if sequential:  # the decision, the exit status it gives (6: futility), the fixed design
+        from evalband.analysis import overall_decision, sequential_exit_code
+
+        decision = overall_decision(c)
+        block["decision"] = decision
+        block["exit_code"] = sequential_exit_code([decision])
+        if c.design is not None:
+            block["design"] = c.design
+    return block
 
 
 def comparison_document(c: Comparison) -> dict[str, Any]:

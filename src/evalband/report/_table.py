@@ -102,13 +102,22 @@ def verdict_parts(row: SliceComparison) -> tuple[str, str]:
         return verdict, ""
     unit = "pairs" if row.pairing == "paired" else "episodes per arm"
     parts = []
+    basis = row.power_basis
+    base_rate = None if basis is None else basis.base_rate
+    base = f" from {100 * base_rate:.0f}%" if base_rate is not None else ""
     if row.detectable_drop is not None:
-        parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.0f} points")
+        parts.append(f"would catch a drop of >= {100 * row.detectable_drop:.3g} points{base}")
+    elif base_rate == 0:
+        return verdict, "a rate of 0% cannot drop"
     else:
-        parts.append("too few episodes to catch any drop")
+        parts.append(f"too few episodes to catch any drop{base}")
     if row.episodes_for_effect is not None:
         parts.append(f"~{row.episodes_for_effect} {unit} to catch a "
                      f"{100 * row.effect:.0f}-point drop")
+    if basis is not None and basis.correlation is not None:
+        parts.append(f"80% power, pairs correlated as observed (phi {basis.correlation:.2f})")
+    elif basis is not None:
+        parts.append("80% power")
     return verdict, "; ".join(parts)
 
 

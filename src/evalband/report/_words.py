@@ -89,6 +89,8 @@ def comparison_sentence(c: Comparison) -> str:
     """
     from evalband.analysis import POWER_TARGET, SliceVerdict, Verdict
 
+    if c.stopped is not None:  # a sequential design's futility stop says so, not "no change"
+        return c.stopped
     agg = c.aggregate
     rows = c.slice_rows
     regressed = c.regressed

@@ -18,7 +18,11 @@ statistic and its boundary), and stops the run as soon as the overall decision i
 * ``improvement`` / ``non-inferior`` -- every slice improved or was shown non-inferior
   (``--margin``), at least one improved for "improvement";
 * ``futility`` -- every slice improved, was non-inferior or stopped for futility, or the
-  maximum was reached undecided.
+  maximum was reached undecided: "stopped: a drop of X could not be shown within the
+  maximum", with the power the design had (not evidence of no change; its own exit code).
+
+The design is declared when the run starts -- the options given, else the panel's ``design``
+block, else the defaults -- and a resume given other options is refused.
 
 A killed run resumes with ``--run-id``: its recorded looks are kept, play continues where it
 stopped, and the looks go on from there.
@@ -43,10 +47,9 @@ if TYPE_CHECKING:
     from evalband.panel import Panel
     from evalband.store import RunStore
 
-__all__ = ["interleave", "play_order", "overall_decision", "SequentialMonitor", "run_until_decided",
-           "run_both_until_decided"]
+__all__ = ["interleave", "play_order", "overall_decision", "DeclaredDesign", "SequentialMonitor",
+           "run_until_decided", "run_both_until_decided"]
 
-_DECIDED = {"regressed", "improved", "non-inferior", "no detectable change"}
 
 
 def interleave(specs: Sequence[EpisodeSpec]) -> list[EpisodeSpec]:
@@ -75,19 +78,68 @@ def play_order(panel: Panel, baseline: RunData) -> list[EpisodeSpec]:
 
 
 def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
-    """The sequential decision of a comparison, or None while undecided.
+    """The sequential decision of a comparison (:func:`evalband.analysis.overall_decision`)."""
+    from evalband.analysis import overall_decision as decide
 
-    "regression" when the verdict is a regression; otherwise decided only once every slice
-    with episodes is decided (see the module docstring); "futility" at the maximum.
+    return decide(c, at_maximum=at_maximum)
+
+
+@dataclass(frozen=True)
+class DeclaredDesign:
+    """The design options of a sequential run, resolved before anything is played.
+
+    Each is the one given (``run --until-decided --effect ...``), else the panel's ``design``
+    block, else the default; ``source`` is ``"panel"`` when the panel's block gave them all,
+    ``"run"`` otherwise.
     """
-    if str(c.verdict) == "regression":
-        return "regression"
-    verdicts = [str(r.verdict) for r in c.slice_rows]
-    if verdicts and all(v in _DECIDED for v in verdicts):
-        if all(v in ("improved", "non-inferior") for v in verdicts):
-            return "improvement" if "improved" in verdicts else "non-inferior"
-        return "futility"
-    return "futility" if at_maximum else None
+
+    effect: float
+    power: float
+    alpha: float
+    discordant: float | None
+    max_pairs: int | None
+    source: str
+
+    @classmethod
+    def resolve(cls, panel: Panel, *, effect: float | None = None, power: float | None = None,
+                confidence: float | None = None,
+                discordant: float | None = None) -> DeclaredDesign:
+        """Given options over the panel's block over the defaults.
+
+        >>> from evalband.panel import load_panel
+        >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
+        ...                 "budget": {"steps": 1}, "design": {"effect": 0.3}})
+        >>> d = DeclaredDesign.resolve(p)
+        >>> d.effect, d.power, d.source, DeclaredDesign.resolve(p, effect=0.2).source
+        (0.3, 0.8, 'panel', 'run')
+        """
+        from evalband.panel import DesignSpec
+
+        spec = panel.design or DesignSpec()
+        given = (effect, power, confidence, discordant)
+        alpha = spec.alpha if confidence is None else 1.0 - float(confidence)
+        return cls(effect=spec.effect if effect is None else float(effect),
+                   power=spec.power if power is None else float(power), alpha=alpha,
+                   discordant=spec.discordant if discordant is None else float(discordant),
+                   max_pairs=spec.max_pairs,
+                   source="panel" if panel.design is not None and all(
+                       g is None for g in given) else "run")
+
+    def conflicts(self, design: ComparisonDesign, given: dict[str, float | None]) -> list[str]:
+        """Options given now (not None) that differ from a recorded design."""
+        out = []
+        for name, value in given.items():
+            if value is None:
+                continue
+            if name == "discordant":
+                recorded: float | None = (design.discordant if design.discordant_source
+                                          == "declared" else None)
+            else:
+                recorded = {"effect": design.effect, "power": design.power,
+                            "confidence": 1.0 - design.alpha}[name]
+            if recorded is None or abs(float(value) - float(recorded)) > 1e-9:
+                out.append(name)
+        return out
 
 
 def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> dict[str, int]:
@@ -115,13 +167,14 @@ class SequentialMonitor:
     panel: Panel
     max_episodes: int
     chunk: int
-    confidence: float = 0.95
-    effect: float = 0.10
+    confidence: float | None = None
+    effect: float | None = None
     margin: float | None = None
     on_look: Callable[[dict[str, Any]], None] | None = None
     live_baseline: bool = False
-    power: float = 0.8
+    power: float | None = None
     discordant: float | None = None
+    on_design: Callable[[ComparisonDesign], None] | None = None
     count: int = 0
     looks: list[dict[str, Any]] = field(default_factory=list)
     decision: str | None = None
@@ -139,21 +192,43 @@ class SequentialMonitor:
 
         A new run computes its design here, once
         (:func:`~evalband.analysis._sequential_plan.comparison_design`: the declared effect,
-        alpha, power and discordance -- or the conservative one, which does not read the
+        alpha, power and discordance -- given, else the panel's ``design`` block, else the
+        defaults; the default discordance is the conservative one, which does not read the
         baseline's outcomes -- each slice's maximum the pairs it can reach within
         ``max_episodes``) and records it before the first look; a resumed run reads it back,
         so every look of a run uses one design.
+
+        Raises:
+            InvalidParameterError: a resume given design options that differ from the ones
+                the run declared when it started.
         """
         from evalband.analysis import ComparisonDesign, comparison_design
 
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
+        declared = DeclaredDesign.resolve(self.panel, effect=self.effect, power=self.power,
+                                          confidence=self.confidence,
+                                          discordant=self.discordant)
         if state.get("design"):
             self.plan = ComparisonDesign.from_dict(state["design"])
+            changed = declared.conflicts(self.plan, {
+                "effect": self.effect, "power": self.power, "confidence": self.confidence,
+                "discordant": self.discordant})
+            if changed:
+                names = ", ".join(f"`{c}`" for c in changed)
+                raise InvalidParameterError(
+                    f"run {self.run_id} declared its sequential design when it started (a "
+                    f"{100 * self.plan.effect:g}-point drop, alpha {self.plan.alpha:g}, power "
+                    f"target {self.plan.power:.0%}); {names} given now would change it after "
+                    f"data: resume without {names}", parameters=tuple(changed))
         else:
-            self.plan = comparison_design(self.horizons, effect=self.effect,
-                                          alpha=1.0 - self.confidence, power=self.power,
-                                          discordant=self.discordant)
+            caps = self.horizons if declared.max_pairs is None else {
+                k: min(v, declared.max_pairs) for k, v in self.horizons.items()}
+            self.plan = comparison_design(caps, effect=declared.effect, alpha=declared.alpha,
+                                          power=declared.power, discordant=declared.discordant,
+                                          source=declared.source)
             self._record()
+        if self.on_design is not None:
+            self.on_design(self.plan)
         self.looks = list(state.get("looks", []))
         self.decision = state.get("decision")
         self.sentence = state.get("sentence") or ""
@@ -171,11 +246,14 @@ class SequentialMonitor:
 
     def design(self) -> dict[str, Any]:
         """The declared design, stored beside the looks."""
+        plan = self.plan
         return {"against": self.baseline.run_id, "both_arms": self.live_baseline,
                 "max_episodes": self.max_episodes,
-                "chunk": self.chunk, "alpha": 1.0 - self.confidence, "effect": self.effect,
+                "chunk": self.chunk, "alpha": None if plan is None else plan.alpha,
+                "effect": None if plan is None else plan.effect,
+                "power": None if plan is None else plan.exact_power,
                 "margin": self.margin, "max_pairs": self.horizons,
-                "design": None if self.plan is None else self.plan.as_dict()}
+                "design": None if plan is None else plan.as_dict()}
 
     def _record(self) -> None:
         extra = dict(self.store.require_run(self.run_id).extra)
@@ -211,11 +289,16 @@ class SequentialMonitor:
         self.looks.append(look)
         regressed = [r.name for r in c.slice_rows if r.verdict == "regressed"]
         if decision is not None:
+            from evalband.analysis import futility_sentence
+
             self.decision = decision
-            self.sentence = (f"decided after {self.count} of {self.max_episodes} episodes: "
-                             f"{decision}"
-                             + (f" on {', '.join(regressed)}" if decision == "regression"
-                                and regressed else ""))
+            when = f"after {self.count} of {self.max_episodes} episodes"
+            self.sentence = (
+                f"futility: {futility_sentence(self.plan, when)}"
+                if decision == "futility" and self.plan is not None else
+                f"decided {when}: {decision}"
+                + (f" on {', '.join(regressed)}" if decision == "regression" and regressed
+                   else ""))
         self._record()
         if self.on_look is not None:
             self.on_look(look)
@@ -228,11 +311,13 @@ class SequentialMonitor:
         return self.decision is not None or self.count >= self.max_episodes
 
 
-def _limits(panel: Panel, max_episodes: int | None, chunk: int | None, effect: float = 0.10,
-            discordant: float | None = None) -> tuple[int, int]:
+def _limits(panel: Panel, max_episodes: int | None, chunk: int | None,
+            effect: float | None = None, discordant: float | None = None, *,
+            power: float | None = None, confidence: float | None = None) -> tuple[int, int]:
     """(maximum, chunk) of a sequential run: the planned episodes and one per cell by default.
 
-    Checks the design's inputs too, before anything is played.
+    Checks the design's inputs too (as given, else the panel's ``design`` block), before
+    anything is played.
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2, "seed": 0,
@@ -240,13 +325,21 @@ def _limits(panel: Panel, max_episodes: int | None, chunk: int | None, effect: f
     >>> _limits(p, None, None), _limits(p, 3, 1)
     ((4, 2), (3, 1))
     """
-    if not 0.0 < effect < 1.0:
-        raise InvalidParameterError(f"`effect` must be in (0, 1) (a drop in rate); got {effect}",
-                                    parameters=("effect",))
-    if discordant is not None and not effect <= discordant <= 1.0:
+    d = DeclaredDesign.resolve(panel, effect=effect, power=power, confidence=confidence,
+                               discordant=discordant)
+    if not 0.0 < d.effect < 1.0:
+        raise InvalidParameterError(
+            f"`effect` must be in (0, 1) (a drop in rate); got {d.effect}", parameters=("effect",))
+    if not 0.0 < d.power < 1.0:
+        raise InvalidParameterError(f"`power` must be in (0, 1); got {d.power}",
+                                    parameters=("power",))
+    if not 0.0 < d.alpha < 1.0:
+        raise InvalidParameterError(f"`confidence` must be in (0, 1); got {1.0 - d.alpha}",
+                                    parameters=("confidence",))
+    if d.discordant is not None and not d.effect <= d.discordant <= 1.0:
         raise InvalidParameterError(
             f"`discordant` (the probability a matched pair disagrees) must be between the "
-            f"effect ({effect:g}) and 1; got {discordant}", parameters=("discordant",))
+            f"effect ({d.effect:g}) and 1; got {d.discordant}", parameters=("discordant",))
     planned = len(panel.episode_specs())
     limit = planned if max_episodes is None else int(max_episodes)
     step = len(panel.cells()) if chunk is None else int(chunk)
@@ -266,12 +359,13 @@ def run_until_decided(
     run_id: str | None = None,
     max_episodes: int | None = None,
     chunk: int | None = None,
-    confidence: float = 0.95,
-    effect: float = 0.10,
+    confidence: float | None = None,
+    effect: float | None = None,
     margin: float | None = None,
     on_look: Callable[[dict[str, Any]], None] | None = None,
-    power: float = 0.8,
+    power: float | None = None,
     discordant: float | None = None,
+    on_design: Callable[[ComparisonDesign], None] | None = None,
     **run_options: Any,
 ) -> tuple[str, RunSummary, SequentialMonitor]:
     """Run ``policy`` on ``panel`` until its comparison with ``against`` is decided.
@@ -284,13 +378,17 @@ def run_until_decided(
         run_id: name or resume the candidate run.
         max_episodes: the declared maximum (default: every planned episode).
         chunk: episodes between looks (default: one per cell).
-        confidence: one minus the family-wise error.
-        effect: the design drop the test is tuned to.
+        confidence: one minus the family-wise error (None: the panel's ``design`` block's,
+            else 0.95).
+        effect: the design drop the test is tuned to (None: the panel's block's, else 10
+            points); the design's exact power at it is recorded and printed.
         margin: a non-inferiority margin for every slice.
         on_look: called with each look.
-        power: the design's target power per slice at ``effect``.
+        power: the design's target power per slice at ``effect`` (reached when the maximum
+            allows; None: the panel's block's, else 80%).
         discordant: the declared probability that a pair disagrees (None: the conservative
             value of :func:`~evalband.analysis._sequential_plan.comparison_design`).
+        on_design: called with the design once it is fixed (new or read back).
         **run_options: passed on to :func:`evalband.run.run_panel` (backend, workers, ...).
 
     Raises:
@@ -307,7 +405,8 @@ def run_until_decided(
             f"baseline {against} was run on another panel ({base.panel_fingerprint[:12]}, not "
             f"{panel.fingerprint[:12]}); a sequential run needs the baseline's panel",
         )
-    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant, power=power,
+                          confidence=confidence)
     rid = run_id or default_run_id(panel, policy)
     outer_start = run_options.pop("on_start", None)
     monitor: SequentialMonitor | None = None
@@ -315,7 +414,8 @@ def run_until_decided(
     def on_start(total: int, finished: list[EpisodeRecord]) -> None:
         nonlocal monitor
         monitor = SequentialMonitor(store, rid, base, panel, limit, step, confidence, effect,
-                                    margin, on_look, power=power, discordant=discordant)
+                                    margin, on_look, power=power, discordant=discordant,
+                                    on_design=on_design)
         monitor.start(finished)
         if outer_start is not None:
             outer_start(limit, finished)
@@ -354,12 +454,13 @@ def run_both_until_decided(
     baseline_run_id: str | None = None,
     max_episodes: int | None = None,
     chunk: int | None = None,
-    confidence: float = 0.95,
-    effect: float = 0.10,
+    confidence: float | None = None,
+    effect: float | None = None,
     margin: float | None = None,
     on_look: Callable[[dict[str, Any]], None] | None = None,
-    power: float = 0.8,
+    power: float | None = None,
     discordant: float | None = None,
+    on_design: Callable[[ComparisonDesign], None] | None = None,
     **run_options: Any,
 ) -> tuple[str, str, RunSummary, SequentialMonitor]:
     """Run both arms chunk by chunk in plan order until their comparison is decided.
@@ -373,7 +474,7 @@ def run_both_until_decided(
     Returns:
         ``(candidate run id, baseline run id, candidate summary, monitor)``.
 
-    ``power`` and ``discordant`` are :func:`run_until_decided`'s.
+    ``power``, ``discordant`` and ``on_design`` are :func:`run_until_decided`'s.
 
     Raises:
         InvalidParameterError: a maximum or chunk out of range.
@@ -382,7 +483,8 @@ def run_both_until_decided(
     from evalband.run._runner import default_run_id, run_panel
 
     plan = interleave(panel.episode_specs())
-    limit, step = _limits(panel, max_episodes, chunk, effect, discordant)
+    limit, step = _limits(panel, max_episodes, chunk, effect, discordant, power=power,
+                          confidence=confidence)
     rid = run_id or default_run_id(panel, policy)
     existing = store.get_run(rid)
     recorded = ((existing.extra.get("sequential") or {}).get("against")
@@ -412,7 +514,7 @@ def run_both_until_decided(
                 holder.append(SequentialMonitor(
                     store, rid, load_run(base_rid, store), panel, limit, step, confidence,
                     effect, margin, on_look, live_baseline=True, power=power,
-                    discordant=discordant))
+                    discordant=discordant, on_design=on_design))
                 holder[0].start(finished)
 
         def stop_when(record: EpisodeRecord) -> bool:

@@ -73,6 +73,13 @@ if TYPE_CHECKING:
         price_list,
         sample_size,
     )
+    from evalband.stats._power_statement import (
+        PowerStatement,
+        joint_pair,
+        pair_correlation,
+        power_statement,
+        smallest_drop,
+    )
     from evalband.stats._procedure import (
         compatible_difference,
         detectable_drop,
@@ -80,7 +87,6 @@ if TYPE_CHECKING:
         exact_power,
         holm_decisions,
         paired_exact_p,
-        stratified_difference,
         unpaired_exact_p,
     )
     from evalband.stats._rank_power import (
@@ -111,7 +117,14 @@ if TYPE_CHECKING:
         sequential_paired_test,
         sequential_threshold,
     )
-    from evalband.stats._sequential_design import SequentialDesign, sequential_design
+    from evalband.stats._sequential_design import (
+        SequentialDesign,
+        best_power_at,
+        operating_characteristics,
+        sequential_design,
+    )
+    from evalband.stats._shrinkage import Shrinkage, shrunken_rates
+    from evalband.stats._stratified import stratified_difference
     from evalband.stats._tests import (
         MCNEMAR_METHODS,
         boschloo_test,
@@ -183,6 +196,15 @@ __all__ = [
     "exact_power",
     "holm_decisions",
     "paired_exact_p",
+    "pair_correlation",
+    "power_statement",
+    "PowerStatement",
+    "shrunken_rates",
+    "Shrinkage",
+    "joint_pair",
+    "smallest_drop",
+    "best_power_at",
+    "operating_characteristics",
     "stratified_difference",
     "unpaired_exact_p",
     "McNemarNull",
@@ -281,7 +303,16 @@ _LAZY = {
     "exact_power": "evalband.stats._procedure",
     "holm_decisions": "evalband.stats._procedure",
     "paired_exact_p": "evalband.stats._procedure",
-    "stratified_difference": "evalband.stats._procedure",
+    "pair_correlation": "evalband.stats._power_statement",
+    "power_statement": "evalband.stats._power_statement",
+    "PowerStatement": "evalband.stats._power_statement",
+    "shrunken_rates": "evalband.stats._shrinkage",
+    "joint_pair": "evalband.stats._power_statement",
+    "smallest_drop": "evalband.stats._power_statement",
+    "best_power_at": "evalband.stats._sequential_design",
+    "operating_characteristics": "evalband.stats._sequential_design",
+    "Shrinkage": "evalband.stats._shrinkage",
+    "stratified_difference": "evalband.stats._stratified",
     "unpaired_exact_p": "evalband.stats._procedure",
     "McNemarNull": "evalband.stats._discrete",
     "FisherNull": "evalband.stats._discrete",

@@ -11,21 +11,24 @@ One procedure, stated once, so that a verdict keeps its error rate:
    Slice ``i`` is rejected exactly when its Holm-adjusted p is at most ``alpha``; under the global
    null the chance of any rejection in a given direction is at most ``alpha / 2`` (Holm's first
    step is Bonferroni's).
-3. **A compatible interval.** Each slice's interval is a score-based interval for the difference
-   (Newcombe's 1998b method 10 for matched pairs; Miettinen & Nurminen's 1985 score interval
-   for independent arms) at the level
-   Holm used for that slice: ``1 - alpha / (m - r + 1)`` for the slice rejected at step ``r``,
-   ``1 - alpha / (m - k)`` for every slice not rejected when Holm stopped after ``k`` rejections
-   (the level of the step that stopped it). The score interval is then made *compatible* with the
-   exact test: where the exact test does not reject 0 at that level, the interval is extended to
-   reach 0; where it rejects (the interval then excluded 0 in every table we enumerated: matched
-   pairs up to n = 40, independent arms up to 37 per arm, levels 0.05 to 0.0025) it would be
-   cut just short of 0. So "the
-   interval excludes 0" holds exactly when "Holm rejects", and the printed p, adjusted p and
-   interval come from one procedure.
+3. **A compatible interval.** Each slice's interval is at the level Holm used for that slice:
+   ``1 - alpha / (m - r + 1)`` for the slice rejected at step ``r``, ``1 - alpha / (m - k)`` for
+   every slice not rejected when Holm stopped after ``k`` rejections (the level of the step that
+   stopped it). Matched pairs: the conditional exact interval of
+   :mod:`evalband.stats._conditional` (Clopper-Pearson for the share of candidate-only pairs
+   among the discordant ones -- the inversion of the exact McNemar test -- times the
+   Clopper-Pearson range of the discordance), which excludes 0 exactly when the exact McNemar
+   test rejects and keeps its coverage under one-directional discordance; independent arms:
+   Miettinen & Nurminen's 1985 score interval, made *compatible* with Fisher's test: where the
+   exact test does not reject 0 at that level, the interval is extended to reach 0; where it
+   rejects (the score interval then excluded 0 in every table we enumerated: up to 37 per arm,
+   levels 0.05 to 0.0025) it would be cut just short of 0. So "the interval excludes 0" holds
+   exactly when "Holm rejects", and the printed p, adjusted p and interval come from one
+   procedure.
 
 Sources: McNemar, Q. (1947) *Psychometrika* 12:153-157; Fisher, R. A. (1935) *JRSS* 98:39-82;
-Holm, S. (1979) *Scand. J. Statist.* 6:65-70; Newcombe, R. G. (1998b) *Stat. Med.* 17:2635-2650;
+Holm, S. (1979) *Scand. J. Statist.* 6:65-70; Clopper, C. J. & Pearson, E. S. (1934)
+*Biometrika* 26:404-413; Newcombe, R. G. (1998b) *Stat. Med.* 17:2635-2650;
 Miettinen, O. & Nurminen, M. (1985) *Stat. Med.* 4:213-226 (closed-form restricted MLE of
 Farrington, C. P. & Manning, G. (1990) *Stat. Med.* 9:1447-1454); for the aggregate, the MOVER
 of Zou, G. Y. & Donner, A. (2008) *Stat. Med.* 27:1693-1702 and Zou, G. Y., Huang, W. & Zhang, X.
@@ -43,6 +46,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband.stats._stratified import stratified_difference, wilson_cc
 from evalband.stats._types import Difference
 
 __all__ = [
@@ -60,6 +64,9 @@ __all__ = [
 ]
 
 _SHORT = 1e-9  # how far short of 0 an interval is cut when the exact test rejects
+PAIRED_INTERVAL = ("conditional exact (clopper-pearson on the discordant pairs; compatible with "
+                   "mcnemar-exact)")
+"""The method of the matched-pair slice interval (:mod:`evalband.stats._conditional`)."""
 
 
 # --------------------------------------------------------------------------- exact tests
@@ -226,126 +233,32 @@ def compatible_difference(
 
     >>> d = compatible_difference({"both": 20, "a_only": 12, "b_only": 2, "neither": 16},
     ...                           paired=True, confidence=0.95, p_value=paired_exact_p(12, 2))
-    >>> d.low > 0, d.method
-    (True, 'newcombe-paired (compatible with mcnemar-exact)')
+    >>> d.low > 0, d.method == PAIRED_INTERVAL
+    (True, True)
     """
-    from evalband.stats._difference import diff_paired
-
     if paired:
-        base = diff_paired(counts["both"], counts["a_only"], counts["b_only"], counts["neither"],
-                           confidence=confidence)
-        name = "newcombe-paired (compatible with mcnemar-exact)"
+        from evalband.stats._conditional import conditional_paired_limits
+
+        b, c = int(counts["a_only"]), int(counts["b_only"])
+        n = int(counts["both"]) + b + c + int(counts["neither"])
+        estimate = (b - c) / n if n else 0.0
+        low, high = conditional_paired_limits(b, c, n, float(confidence))
+        name = PAIRED_INTERVAL
     else:
         base = score_interval_unpaired(counts["k_a"], counts["n_a"], counts["k_b"], counts["n_b"],
                                        confidence)
         name = "miettinen-nurminen-score (compatible with fisher-exact)"
-    low, high = base.low, base.high
+        estimate, low, high = base.estimate, base.low, base.high
     rejects = p_value <= 1.0 - confidence
     if not rejects:
         low, high = min(low, 0.0), max(high, 0.0)
-    elif low <= 0.0 <= high:  # the exact test rejects where the score interval does not
-        if base.estimate > 0:
+    elif low <= 0.0 <= high:  # the exact test rejects where the interval does not
+        if estimate > 0:
             low = min(_SHORT, high)
         else:
             high = max(-_SHORT, low)
-    return Difference(base.estimate, low, high, name, float(confidence), paired, dict(counts))
-
-
-# --------------------------------------------------------------------------- aggregate
-
-
-def wilson_cc(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval with continuity correction (Newcombe 1998a, method 4).
-
-    >>> lo, hi = wilson_cc(0, 10)
-    >>> lo, round(hi, 4)
-    (0.0, 0.3445)
-    """
-    from evalband.stats._normal import z_value
-
-    z = z_value(confidence)
-    z2 = z * z
-    p = k / n
-    low = 0.0 if k == 0 else (
-        (2 * n * p + z2 - 1 - z * math.sqrt(max(z2 - 2 - 1 / n + 4 * p * (n * (1 - p) + 1), 0.0)))
-        / (2 * (n + z2)))
-    high = 1.0 if k == n else (
-        (2 * n * p + z2 + 1 + z * math.sqrt(max(z2 + 2 - 1 / n + 4 * p * (n * (1 - p) - 1), 0.0)))
-        / (2 * (n + z2)))
-    return max(low, 0.0), min(high, 1.0)
-
-
-def stratified_difference(
-    cells: Sequence[Mapping[str, int]],
-    weights: Sequence[float],
-    *,
-    confidence: float = 0.95,
-    continuity: bool = True,
-) -> Difference:
-    """Interval for a weighted sum of per-cell differences ``sum_s w_s (p_as - p_bs)`` (MOVER).
-
-    Each cell contributes score limits of both rates at ``confidence`` -- Wilson's with
-    continuity correction by default (Newcombe 1998a, method 4), so that each side misses at
-    most about half of ``1 - confidence`` also at n = 10 per cell and rates near 0.5, where the
-    plain Wilson MOVER missed one side in 3.3-3.9% of simulated panels; ``continuity=False``
-    uses plain Wilson. The limits of the sum follow Zou & Donner's (2008) method of variance
-    estimates recovery for linear functions of proportions (Zou, Huang & Zhang 2009), with
-    Newcombe's (1998b) phi term for matched pairs::
-
-        low  = D - sqrt(sum w^2 [(p_a - l_a)^2 - 2 phi (p_a - l_a)(u_b - p_b) + (u_b - p_b)^2])
-        high = D + sqrt(sum w^2 [(u_a - p_a)^2 - 2 phi (u_a - p_a)(p_b - l_b) + (p_b - l_b)^2])
-
-    With one cell and ``continuity=False`` it is Newcombe's method 10 (paired, 1998b) or
-    hybrid score interval (unpaired, 1998a); with the correction, their method 11. It never has
-    zero width (score limits never do).
-
-    ``cells``: per cell ``both, a_only, b_only, neither`` (matched pairs) or
-    ``k_a, n_a, k_b, n_b`` (independent arms); the two kinds may be mixed.
-
-    >>> d = stratified_difference([{"both": 20, "a_only": 12, "b_only": 2, "neither": 16}],
-    ...                           [1.0], continuity=False)
-    >>> round(float(d.low), 4), round(float(d.high), 4)
-    (0.0562, 0.3292)
-    """
-    from evalband.stats._difference import _newcombe_phi
-    from evalband.stats._intervals import _wilson as wilson
-
-    def limits(k: int, n: int) -> tuple[float, float]:
-        if continuity:
-            return wilson_cc(k, n, confidence)
-        lo, hi = wilson(float(k), float(n), confidence)  # type: ignore[arg-type]
-        return float(lo), float(hi)
-
-    total_w = float(sum(weights))
-    w = [x / (total_w if total_w > 0 else 1.0) for x in weights]
-    est = down = up = 0.0
-    paired = all("both" in c for c in cells)
-    for weight, c in zip(w, cells, strict=True):
-        if "both" in c:
-            a, b, cc, d = c["both"], c["a_only"], c["b_only"], c["neither"]
-            n = a + b + cc + d
-            k_a, n_a, k_b, n_b = a + b, n, a + cc, n
-            phi = _newcombe_phi(a, b, cc, d)
-        else:
-            k_a, n_a, k_b, n_b = c["k_a"], c["n_a"], c["k_b"], c["n_b"]
-            phi = 0.0
-        (l_a, u_a), (l_b, u_b) = limits(k_a, n_a), limits(k_b, n_b)
-        p_a, p_b = k_a / n_a, k_b / n_b
-        dl_a, du_a = p_a - l_a, u_a - p_a
-        dl_b, du_b = p_b - l_b, u_b - p_b
-        est += weight * (p_a - p_b)
-        down += weight**2 * max(dl_a**2 - 2.0 * phi * dl_a * du_b + du_b**2, 0.0)
-        up += weight**2 * max(du_a**2 - 2.0 * phi * du_a * dl_b + dl_b**2, 0.0)
-    kind = "continuity-corrected Wilson" if continuity else "Wilson"
-    return Difference(
-        estimate=float(est),
-        low=float(max(-1.0, est - math.sqrt(down))),
-        high=float(min(1.0, est + math.sqrt(up))),
-        method=(f"stratified MOVER ({kind} limits, Newcombe's paired correlation)" if paired
-                else f"stratified MOVER ({kind} limits)"),
-        confidence=float(confidence),
-        paired=paired,
-    )
+    return Difference(estimate, min(low, estimate), max(high, estimate), name,
+                      float(confidence), paired, dict(counts))
 
 
 # --------------------------------------------------------------------------- power

@@ -56,6 +56,7 @@ __all__ = [
     "operating_characteristics",
     "simulate_sequential",
     "sequential_design",
+    "best_power_at",
 ]
 
 RATIOS = tuple(round(0.8 + 0.1 * i, 1) for i in range(18))
@@ -249,6 +250,33 @@ def _most_powerful(n: int, psi: float, side: float, base_theta: float,
                 scored.append((-pw, mean, d, theta, futility))
     _, mean, d, theta, futility = min(scored)
     return mean, n, d, theta, futility
+
+
+@lru_cache(maxsize=4096)
+def best_power_at(max_pairs: int, drop: float, discordant: float, alpha: float) -> float:
+    """Exact power at ``drop`` of the most powerful design with at most ``max_pairs`` pairs.
+
+    The designs searched are :func:`sequential_design`'s at ``N = max_pairs`` (its discordant
+    maxima, futility factors and tested shares); ``alpha`` is two-sided, ``discordant`` the
+    probability a pair disagrees (at least ``drop``).
+
+    >>> 0.5 < best_power_at(60, 0.3, 0.5, 0.05) < 1.0
+    True
+    """
+    from evalband.stats._sequential import design_theta
+
+    psi = max(float(discordant), float(drop))
+    alt = (1.0 - psi, (psi + drop) / 2.0, (psi - drop) / 2.0)
+    n = int(max_pairs)
+    best = 0.0
+    for stretch in THETA_STRETCH:
+        theta = min(0.95, 0.5 + stretch * (design_theta(drop, psi) - 0.5))
+        for futility in FUTILITIES:
+            for fraction in DISCORDANT_FRACTIONS:
+                d = max(1, min(n, int(math.ceil(fraction * psi * n))))
+                best = max(best, operating_characteristics(n, d, theta, alpha / 2.0, futility,
+                                                           alt)[0])
+    return best
 
 
 def _sizes(n_fixed: int | None, ratios: tuple[float, ...], cap: int | None) -> list[int]:
