@@ -29,8 +29,8 @@ from evalband.panel import Panel, as_factor_spec
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
 
-__all__ = ["Finding", "check_env", "factor_findings", "refuse_ignored_factors", "same_obs",
-           "same_play"]
+__all__ = ["Finding", "check_env", "clock_finding", "factor_findings", "refuse_ignored_factors",
+           "same_obs", "same_play"]
 
 # Fields that differ between equal rollouts only by when, how fast and in which run.
 _TIMING = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
@@ -162,6 +162,42 @@ def _dt_findings(panel: Panel, env: Any) -> Iterator[Finding]:
                       f"before the budget ({panel.budget.steps}) (time_limit: env)")
 
 
+def clock_finding(panel: Panel, env: Any, steps: int = 20) -> Finding | None:
+    """The control period checked against the simulator's clock (MuJoCo's ``data.time``).
+
+    A few random actions from the first condition seed; the clock must advance the period
+    per step. ``None`` when the env shows no clock or gives no period.
+    """
+    from evalband.envs import control_dt
+    from evalband.envs._contract import simulator_time
+
+    period = control_dt(env, panel.control_dt)
+    spec = panel.episode_specs()[0]
+    env.reset(seed=spec.condition_seed)
+    start = simulator_time(env)
+    space = getattr(env, "action_space", None)
+    if period.dt is None or start is None or space is None:
+        return None
+    space.seed(spec.condition_seed)
+    played = 0
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(space.sample())
+        played += 1
+        if terminated or truncated:
+            break
+    end = simulator_time(env)
+    if end is None or played == 0:
+        return None
+    per_step = (end - start) / played
+    if math.isclose(per_step, period.dt, rel_tol=1e-6, abs_tol=1e-12):
+        return Finding("note", "time", f"the simulator's clock (data.time) advanced "
+                       f"{per_step:g} s a step over {played} steps, as the period says")
+    return Finding("problem", "time", (
+        f"control period {period.dt:g} s from {period.source}, but the simulator's clock "
+        f"(data.time) advanced {per_step:g} s a step over {played} steps: sim_time_s and "
+        f"budget.seconds would be wrong; set control_dt: {per_step:g} in the panel"))
+
+
 def _reset_findings(task: RunTask, env: Any, seeds: list[int]) -> Iterator[Finding]:
     for seed in seeds:
         first = env.reset(seed=seed)[0]
@@ -197,6 +233,8 @@ def check_env(panel: Panel, policy: str | None = None, episodes: int = 3) -> lis
         return [Finding("problem", "build", str(exc))]
     try:
         findings += _dt_findings(panel, env)
+        clock = clock_finding(panel, env)
+        findings += [clock] if clock is not None else []
         seeds = [s.condition_seed for s in panel.episode_specs()[:episodes]]
         reset = list(_reset_findings(task, env, seeds))
         findings += reset + factor_findings(panel, task)
