@@ -29,6 +29,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
     "metaworld:push": "evalband.policies.scripted:metaworld_push",
     "aloha:hold": "evalband.policies.classical:aloha_hold",
+    "random": "evalband.policies._builtin:RandomPolicy",
 }
 """Built-in policy name -> ``module:attr`` import path."""
 

@@ -147,6 +147,7 @@ def run_run(
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,
+            on_note=progress.note,
         )
     if as_json:
         emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})

@@ -23,14 +23,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalband.episode import Outcome
 from evalband.errors import EnvError
 from evalband.panel import Panel, as_factor_spec
 
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
 
-__all__ = ["Finding", "check_env", "clock_finding", "factor_findings", "refuse_ignored_factors",
-           "same_obs", "same_play"]
+__all__ = ["Finding", "check_env", "clock_finding", "factor_findings", "never_met_finding",
+           "refuse_ignored_factors", "reproduction_finding", "same_obs", "same_play",
+           "success_key_finding"]
 
 # Fields that differ between equal rollouts only by when, how fast and in which run.
 _TIMING = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
@@ -198,6 +200,56 @@ def clock_finding(panel: Panel, env: Any, steps: int = 20) -> Finding | None:
         f"budget.seconds would be wrong; set control_dt: {per_step:g} in the panel"))
 
 
+def reproduction_finding(task: RunTask, seed: int) -> Finding | None:
+    """A ``problem [reset]`` when ``reset(seed=seed)`` does not give the same start twice.
+
+    Tried twice in one env and once in a fresh one (both built here and closed). What
+    ``check-env`` says per seed, and what ``run`` warns about before its first episode.
+    """
+    from evalband.envs import close_env
+    from evalband.run._execute import make_task_env
+
+    env = make_task_env(task)
+    try:
+        return next(_reset_findings(task, env, [seed]), None)
+    finally:
+        close_env(env)
+
+
+def never_met_finding(rule: Any, keys_seen: set[str]) -> Finding | None:
+    """A ``problem [success]`` when the rule reads an info key the env never gives.
+
+    >>> from evalband.run._judge import Rule
+    >>> never_met_finding(Rule(key="is_success"), {"reward_dist"}).message[:31]
+    "success key 'is_success' never "
+    >>> never_met_finding(Rule(rule="return", threshold=1.0), set()) is None
+    True
+    """
+    if rule.rule == "return" or rule.key in keys_seen:
+        return None
+    shown = ", ".join(sorted(keys_seen)[:12]) or "none"
+    return Finding("problem", "success", (
+        f"success key {rule.key!r} never appears in the env's step info (keys seen: "
+        f"{shown}): the rule {rule.rule} can never be met; set success.key"))
+
+
+def success_key_finding(task: RunTask, spec: Any, steps: int = 200) -> Finding | None:
+    """:func:`never_met_finding` on one episode of random actions (at most ``steps`` steps).
+
+    ``run`` calls it when its first episodes have no success, in an env built here (and
+    closed): one line saying the panel can never succeed instead of a silent 0/N.
+    """
+    from evalband.envs import close_env
+    from evalband.run._execute import make_task_env
+
+    env = make_task_env(task)
+    try:
+        _, keys = _random_rollouts(task, env, [spec], max_steps=steps)
+    finally:
+        close_env(env)
+    return never_met_finding(task.success, keys)
+
+
 def _reset_findings(task: RunTask, env: Any, seeds: list[int]) -> Iterator[Finding]:
     for seed in seeds:
         first = env.reset(seed=seed)[0]
@@ -266,11 +318,9 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
     if errors:
         return [Finding("problem", "success", f"{len(errors)} of {len(records)} episodes "
                         f"raised: {errors[0].error}")]
-    if rule.rule != "return" and rule.key not in keys_seen:
-        shown = ", ".join(sorted(keys_seen)[:12]) or "none"
-        return [Finding("problem", "success", (
-            f"success key {rule.key!r} never appears in the env's step info (keys seen: "
-            f"{shown}): the rule {rule.rule} can never be met; set success.key"))]
+    never = never_met_finding(rule, keys_seen)
+    if never is not None:
+        return [never]
     wins = sum(r.success for r in records)
     who = policy or "random actions"
     what = "return" if rule.rule == "return" else rule.key
@@ -335,8 +385,12 @@ def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
     return keys
 
 
-def _random_rollouts(task: RunTask, env: Any, specs: list[Any]) -> tuple[list[Any], set[str]]:
-    """Episodes of random actions (the action space seeded by the condition seed)."""
+def _random_rollouts(task: RunTask, env: Any, specs: list[Any],
+                     max_steps: int | None = None) -> tuple[list[Any], set[str]]:
+    """Episodes of random actions (the action space seeded by the condition seed).
+
+    ``max_steps`` cuts each episode short (a probe of the info keys, not a judged episode).
+    """
     from evalband.run._execute import _record, env_options, judge
 
     keys: set[str] = set()
@@ -350,6 +404,8 @@ def _random_rollouts(task: RunTask, env: Any, specs: list[Any]) -> tuple[list[An
             obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
             keys.update(info)
             end = tally.step(reward, terminated, truncated, info)
+            if end is None and max_steps is not None and tally.steps >= max_steps:
+                end = (Outcome.TIMEOUT, False, True)
             if end is not None:
                 break
         outcome, terminated, truncated = end

@@ -171,8 +171,11 @@ def env_options(spec: EpisodeSpec) -> dict[str, Any] | None:
     return options or None
 
 
-def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeContext:
+def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0,
+                    env: Any = None) -> EpisodeContext:
     """The :class:`~evalband.policies.EpisodeContext` a policy is reset with for ``spec``.
+
+    ``env`` gives the context its ``action_space`` and ``observation_space``.
 
     >>> spec = EpisodeSpec("", 3, 0, 11, options={"instruction": "push the T"})
     >>> c = episode_context(RunTask("r", "p", "f", "env"), spec)
@@ -189,6 +192,8 @@ def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeC
         episode=spec.episode, repeat=spec.repeat, condition_seed=spec.condition_seed,
         seed=episode_seed(spec.condition_seed), task=task_text, slot=slot,
         options={**spec.options, **spec.task},
+        action_space=getattr(env, "action_space", None),
+        observation_space=getattr(env, "observation_space", None),
     )
 
 
@@ -346,7 +351,7 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     trace = start_trace(env, spec, dt, task.trace_episodes) if can_trace else None
     try:
         if runtime.resets():  # the context (a SeedSequence draw) only for a policy that reads it
-            runtime.reset(episode_context(task, spec))
+            runtime.reset(episode_context(task, spec, env=env))
         act = runtime.actor()
         t0 = time.perf_counter()
         obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))

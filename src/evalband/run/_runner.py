@@ -154,6 +154,56 @@ class GroupCommit:
         self.flush()
 
 
+class _PanelWatch:
+    """What ``check-env`` would say of a panel, said by the run as it goes (``on_note``).
+
+    Before the first episode: whether the first condition seed reproduces its start (envs
+    outside evalband's own). After the first :attr:`FIRST` episodes of this call, if none
+    succeeded: whether the success rule's info key ever appears (one short episode of
+    random actions). Each check runs once, in an env of its own, and never fails the run.
+    """
+
+    FIRST = 3
+
+    def __init__(self, task: RunTask, todo: list[EpisodeSpec],
+                 on_note: Callable[[str], None] | None) -> None:
+        self.task, self.todo, self.on_note = task, todo, on_note
+        self.seen = 0
+        self.wins = 0
+
+    def _say(self, check: Callable[[], Any]) -> None:
+        assert self.on_note is not None
+        try:
+            finding = check()
+        except Exception:  # noqa: BLE001 - a probe never fails the run
+            return
+        if finding is not None:
+            self.on_note(f"env {self.task.env}: {finding.message} (evalband check-env "
+                         "checks the panel)")
+
+    def before(self) -> None:
+        """The reproduction check, before any episode is played."""
+        if self.on_note is None or not self.todo or self.task.env.startswith("evalband/"):
+            return
+        from evalband.run._check import reproduction_finding
+
+        seed = self.todo[0].condition_seed
+        self._say(lambda: reproduction_finding(self.task, seed))
+
+    def after(self, record: EpisodeRecord) -> None:
+        """Count one played episode; probe the success key after the first ones."""
+        if self.on_note is None or self.seen >= self.FIRST:
+            return
+        self.seen += 1
+        self.wins += record.success
+        if self.seen == min(self.FIRST, len(self.todo)) and self.wins == 0 and \
+                self.task.success.rule != "return":
+            from evalband.run._check import success_key_finding
+
+            spec = self.todo[0]
+            self._say(lambda: success_key_finding(self.task, spec))
+
+
 def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask:
     """The :class:`RunTask` that plays ``panel`` (budget in steps, success rule, imports).
 
@@ -220,6 +270,7 @@ def run_panel(
     record_video: str | None = None,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -263,6 +314,10 @@ def run_panel(
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
+        on_note: called with a warning about the panel found while running (what
+            ``check-env`` would say): a registered env whose seeded reset does not
+            reproduce (checked before the first episode), a success rule that can never
+            hold (checked when the first episodes have no success). ``None``: not checked.
 
     Returns:
         The run id and the run's summary.
@@ -405,9 +460,12 @@ def run_panel(
                 extra = store.require_run(run_id).extra
                 setup_s = round(runtime.setup(), 6)
                 store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
+        watch = _PanelWatch(task, todo, on_note)
+        watch.before()
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             with GroupCommit(store, on_episode) as group:
                 for record in backend_impl.run(task, todo):
+                    watch.after(record)
                     key = (record.cell, record.episode, record.repeat)
                     if key in retried:
                         record = dataclasses.replace(record, attempts=retried[key] + 1)
