@@ -375,6 +375,36 @@ class Panel(BaseModel):
                 raise ValueError(f"slice weight for {key!r} must be >= 0, got {weight}")
         return value
 
+    def with_overrides(self, episodes: int | None = None, seed: int | None = None) -> Panel:
+        """This panel with another episode count or seed (``run --episodes N --seed S``).
+
+        A different panel: its :attr:`fingerprint` is not this one's, so its runs never pair
+        with this panel's unless forced. Validated as the panel file would be.
+
+        >>> p = Panel(name="p", env="evalband/Coin-v0", episodes=50, budget={"steps": 5})
+        >>> q = p.with_overrides(episodes=4, seed=7)
+        >>> (q.episodes, q.seed, q.fingerprint != p.fingerprint)
+        (4, 7, True)
+        """
+        from evalband.errors import PanelError
+
+        data = self.model_dump()
+        for name, value in (("episodes", episodes), ("seed", seed)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise PanelError(f"`{name}` must be a whole number; got {value!r}",
+                                 parameters=(name,))
+            data[name] = value
+        try:
+            return Panel.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise PanelError(
+                f"`{first['loc'][0]}` {first['msg'].lower()}; got {first.get('input')!r}",
+                parameters=tuple(str(part) for part in first["loc"][:1]),
+            ) from None
+
     # ------------------------------------------------------------------ identity
     def result_content(self) -> dict[str, Any]:
         """The canonical content that decides which episodes are played and how they count.

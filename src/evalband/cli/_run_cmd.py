@@ -95,6 +95,8 @@ def run_run(
     retry_errors: bool = False,
     record: str | None = None,
     as_json: bool = False,
+    episodes: int | None = None,
+    seed: int | None = None,
     **until: Any,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id.
@@ -117,6 +119,12 @@ def run_run(
     from evalband.store import open_store
 
     panel_obj = load_panel(panel)
+    override = None
+    if episodes is not None or seed is not None:  # a smoke test: not the panel's fingerprint
+        file_fingerprint = panel_obj.fingerprint
+        panel_obj = panel_obj.with_overrides(episodes=episodes, seed=seed)
+        override = {k: v for k, v in (("episodes", episodes), ("seed", seed)) if v is not None}
+        override["of_fingerprint"] = file_fingerprint
     resolve_policy(policy)  # an unknown policy fails before the store is touched
     against_policy = until.get("against_policy")
     if until.get("until_decided") or until.get("against") is not None or \
@@ -148,6 +156,7 @@ def run_run(
             on_episode=progress.advance,
             on_start=progress.start,
             on_note=progress.note,
+            override=override,
         )
     if as_json:
         emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})

@@ -81,6 +81,12 @@ def run(
         None, "--discordant", help="With --until-decided: the design's probability that a "
         "matched pair disagrees (default: the largest independent episodes can have "
         "at this effect)."),
+    episodes: int | None = typer.Option(
+        None, "--episodes", min=1, help="Play N episodes per cell instead of the panel's "
+        "(a smoke test: recorded, and the run's fingerprint is not the panel's)."),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, help="Use this panel seed instead of the panel's (recorded; "
+        "the run's fingerprint is not the panel's)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -88,7 +94,8 @@ def run(
 
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
-            retry_errors=retry_errors, record=record, as_json=as_json, against=against,
+            retry_errors=retry_errors, record=record, as_json=as_json, episodes=episodes,
+            seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
             discordant=discordant)
@@ -151,6 +158,11 @@ def show(
         f"  panel {manifest.panel_name} ({manifest.panel_fingerprint[:12]}), status "
         f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
     )
+    override = manifest.extra.get("override")
+    if isinstance(override, dict):  # run --episodes N --seed S: a smoke test
+        changed = " ".join(f"--{k} {v}" for k, v in override.items() if k != "of_fingerprint")
+        console.print(f"  played with {changed}: not the panel file's episodes (its "
+                      f"fingerprint {str(override.get('of_fingerprint', ''))[:12]})")
     sequential = manifest.extra.get("sequential")
     if sequential:  # run --until-decided: its looks and decision
         console.print(f"  until decided against {sequential.get('against')}: "

@@ -271,6 +271,7 @@ def run_panel(
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     on_note: Callable[[str], None] | None = None,
+    override: dict[str, Any] | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -318,6 +319,9 @@ def run_panel(
             ``check-env`` would say): a registered env whose seeded reset does not
             reproduce (checked before the first episode), a success rule that can never
             hold (checked when the first episodes have no success). ``None``: not checked.
+        override: what ``run --episodes N --seed S`` changed of the panel file (``panel`` is
+            the changed one): recorded in the new run's manifest, ``extra["override"]``,
+            with the file's own fingerprint (``of_fingerprint``).
 
     Returns:
         The run id and the run's summary.
@@ -433,8 +437,9 @@ def run_panel(
         )
         lease = RunLease(store, run_id)
         lease.acquire()
-        if lockstep:
-            store.update_run(run_id, extra=batch_extra)
+        if lockstep or override:
+            store.update_run(run_id, extra={**(batch_extra if lockstep else {}),
+                                            **({"override": override} if override else {})})
         ray_address = getattr(backend_impl, "address", None)
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
