@@ -215,7 +215,8 @@ _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str
          "--retry-errors": ("retry_errors", None), "--json": ("as_json", None),
          "--episodes": ("episodes", _positive), "--seed": ("seed", _int)},
         {"workers": None, "backend": "serial", "store": None, "run_id": None, "batch": None,
-         "errors_as_failures": False, "retry_errors": False, "as_json": False},
+         "errors_as_failures": False, "retry_errors": False, "as_json": False,
+         "episodes": None, "seed": None},
     ),
 }
 

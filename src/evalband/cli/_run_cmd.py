@@ -119,12 +119,12 @@ def run_run(
     from evalband.store import open_store
 
     panel_obj = load_panel(panel)
-    override = None
+    override: dict[str, Any] | None = None
     if episodes is not None or seed is not None:  # a smoke test: not the panel's fingerprint
         file_fingerprint = panel_obj.fingerprint
         panel_obj = panel_obj.with_overrides(episodes=episodes, seed=seed)
-        override = {k: v for k, v in (("episodes", episodes), ("seed", seed)) if v is not None}
-        override["of_fingerprint"] = file_fingerprint
+        changed = {k: v for k, v in (("episodes", episodes), ("seed", seed)) if v is not None}
+        override = {**changed, "of_fingerprint": file_fingerprint}
     resolve_policy(policy)  # an unknown policy fails before the store is touched
     against_policy = until.get("against_policy")
     if until.get("until_decided") or until.get("against") is not None or \
