@@ -16,7 +16,9 @@ def check_env(
         help="Roll out this policy (success reachable, lockstep equals one at a time); "
         "default: random actions.",
     ),
-    episodes: int = typer.Option(3, "--episodes", "-n", min=1, help="Episodes to roll out."),
+    episodes: int | None = typer.Option(
+        None, "--episodes", "-n", min=1, help="Episodes to roll out (default: 3; a policy "
+        "plays until its first success, at most 20)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check a panel's env: seeded resets, control period, factors, success rule, batching.

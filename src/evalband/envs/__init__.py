@@ -48,7 +48,7 @@ from evalband.envs.reach1d import (
 )
 
 if TYPE_CHECKING:
-    from evalband.envs._contract import EvalEnv, Traces, control_dt, unwrapped
+    from evalband.envs._contract import EvalEnv, Traces, control_dt, simulator_time, unwrapped
     from evalband.envs._resolve import (
         accepts_kwarg,
         close_env,
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         make_env,
         prepare_imports,
         registered_time_limit,
+        render_hint,
     )
 
 COIN_ENV_ID = "evalband/Coin-v0"
@@ -85,6 +86,7 @@ __all__ = [
     "EvalEnv",
     "Traces",
     "control_dt",
+    "simulator_time",
     "unwrapped",
     "accepts_kwarg",
     "close_env",
@@ -93,13 +95,15 @@ __all__ = [
     "make_env",
     "prepare_imports",
     "registered_time_limit",
+    "render_hint",
 ]
 
 _LAZY = {
-    **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "unwrapped"), "evalband.envs._contract"),
+    **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "simulator_time", "unwrapped"),
+                    "evalband.envs._contract"),
     **dict.fromkeys(
         ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "prepare_imports",
-         "registered_time_limit"),
+         "registered_time_limit", "render_hint"),
         "evalband.envs._resolve",
     ),
 }

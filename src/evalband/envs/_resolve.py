@@ -43,6 +43,7 @@ __all__ = [
     "make_env",
     "prepare_imports",
     "registered_time_limit",
+    "render_hint",
 ]
 
 _IDENT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -256,6 +257,26 @@ def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) 
         wrapper: Any = made
         made = wrapper.env
     return made
+
+
+_RENDER_WORDS = ("OpenGL", "GLFW", "DISPLAY", "EGL", "mjr_makeContext", "gladLoadGL")
+
+
+def render_hint(message: str) -> str:
+    """What to set when ``message`` is a rendering failure without a display, else ``""``.
+
+    MuJoCo (and dm_control) render through GLFW by default, which needs a display; a
+    headless machine needs ``MUJOCO_GL=egl`` (a GPU) or ``osmesa`` (software).
+
+    >>> render_hint("an OpenGL platform library has not been loaded")[:22]
+    '; set MUJOCO_GL=egl (a'
+    >>> render_hint("division by zero")
+    ''
+    """
+    if not any(word in message for word in _RENDER_WORDS):
+        return ""
+    return ("; set MUJOCO_GL=egl (a GPU) or MUJOCO_GL=osmesa (software) to render without a "
+            "display")
 
 
 def close_env(env: Any) -> str | None:
