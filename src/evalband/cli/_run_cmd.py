@@ -94,6 +94,7 @@ def run_run(
     report: Path | None = None,
     retry_errors: bool = False,
     record: str | None = None,
+    record_size: str | None = None,
     as_json: bool = False,
     episodes: int | None = None,
     seed: int | None = None,
@@ -115,7 +116,7 @@ def run_run(
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
-    from evalband.run import default_run_id, run_panel
+    from evalband.run import default_run_id, parse_record_size, run_panel
     from evalband.store import open_store
 
     panel_obj = load_panel(panel)
@@ -152,6 +153,7 @@ def run_run(
             batch_size=batch,
             retry_errors=retry_errors,
             record_video=record,
+            record_size=parse_record_size(record_size) if record_size else None,
             command="evalband " + shlex.join(sys.argv[1:]),
             on_episode=progress.advance,
             on_start=progress.start,

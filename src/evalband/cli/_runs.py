@@ -58,6 +58,9 @@ def run(
         help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
         "'video' extra and an env with render_mode='rgb_array').",
     ),
+    record_size: str | None = typer.Option(
+        None, "--record-size", help="Frame size of --record clips: WxH or N (NxN) pixels; "
+        "passed to the env's renderer where it takes one, else frames are resized."),
     against: str | None = typer.Option(
         None, "--against", help="Baseline run id to compare with (--until-decided)."),
     against_policy: str | None = typer.Option(
@@ -94,7 +97,8 @@ def run(
 
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
-            retry_errors=retry_errors, record=record, as_json=as_json, episodes=episodes,
+            retry_errors=retry_errors, record=record, record_size=record_size,
+            as_json=as_json, episodes=episodes,
             seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,

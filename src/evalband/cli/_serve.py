@@ -30,32 +30,36 @@ def serve(
 ) -> None:
     """Serve a policy over openpi's websocket protocol (ws://HOST:PORT), batching clients."""
     import asyncio
+    import contextlib
+    import sys
 
     from evalband.policies import PolicyServer, resolve_policy
 
-    resolved = resolve_policy(policy)
-    if hasattr(resolved, "num_threads"):  # a torch policy: its threads, set on its first call
-        resolved.num_threads = threads
-    server = PolicyServer(resolved, name=policy, host=host, port=port,
-                          max_batch=max_batch, max_wait_ms=max_wait_ms)
+    out = sys.stdout  # what a policy prints while it loads goes to stderr: --json stays JSON
 
     def ready(bound: int) -> None:
         import json
-        import sys
 
         url = f"ws://{host}:{bound}"
         if as_json:  # one line: the server keeps running after it
-            print(json.dumps({"policy": policy, "url": url, "health": f"http://{host}:{bound}/healthz",
-                              "max_batch": max_batch, "max_wait_ms": max_wait_ms}))
+            out.write(json.dumps({"policy": policy, "url": url,
+                                  "health": f"http://{host}:{bound}/healthz",
+                                  "max_batch": max_batch, "max_wait_ms": max_wait_ms}) + "\n")
         else:
             console.print(f"serving {policy} on {url} (max batch {max_batch}, max wait "
                           f"{max_wait_ms:g} ms; health: http://{host}:{bound}/healthz)")
-        sys.stdout.flush()
+        out.flush()
 
-    try:
-        asyncio.run(server.serve(ready))
-    except KeyboardInterrupt:
-        pass
+    with contextlib.redirect_stdout(sys.stderr):
+        resolved = resolve_policy(policy)
+        if hasattr(resolved, "num_threads"):  # a torch policy: its threads, on its first call
+            resolved.num_threads = threads
+        server = PolicyServer(resolved, name=policy, host=host, port=port,
+                              max_batch=max_batch, max_wait_ms=max_wait_ms)
+        try:
+            asyncio.run(server.serve(ready))
+        except KeyboardInterrupt:
+            pass
 
 
 def register(app: typer.Typer) -> None:

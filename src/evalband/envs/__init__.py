@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         env_class,
         env_entry,
         make_env,
+        passes_kwarg,
         prepare_imports,
         registered_time_limit,
         render_hint,
@@ -93,6 +94,7 @@ __all__ = [
     "env_class",
     "env_entry",
     "make_env",
+    "passes_kwarg",
     "prepare_imports",
     "registered_time_limit",
     "render_hint",
@@ -102,8 +104,8 @@ _LAZY = {
     **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "simulator_time", "unwrapped"),
                     "evalband.envs._contract"),
     **dict.fromkeys(
-        ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "prepare_imports",
-         "registered_time_limit", "render_hint"),
+        ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "passes_kwarg",
+         "prepare_imports", "registered_time_limit", "render_hint"),
         "evalband.envs._resolve",
     ),
 }

@@ -268,6 +268,7 @@ def run_panel(
     batch_size: int | None = None,
     retry_errors: bool = False,
     record_video: str | None = None,
+    record_size: tuple[int, int] | None = None,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     on_note: Callable[[str], None] | None = None,
@@ -312,6 +313,10 @@ def run_panel(
         record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
             is made with ``render_mode="rgb_array"``), store each clip beside the store and
             reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
+            Checked before the first episode: PyAV importable, one frame drawn.
+        record_size: ``(width, height)`` of the clips' frames: passed to the env's renderer
+            where its constructor takes a size (``width``/``height``,
+            ``visualization_width``/``visualization_height``), else each frame is resized.
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
@@ -362,20 +367,15 @@ def run_panel(
     specs = panel.episode_specs()
     plan, env_kwargs = None, dict(panel.env_kwargs)
     if record_video is not None:
-        from evalband.run._video import parse_record
+        from evalband.run._video import check_recording, parse_record, record_kwargs
 
         dt = _env_dt(panel)
         plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
-        from evalband.envs import accepts_kwarg, env_class
-
-        cls = env_class(panel.env)
-        if cls is not None and not accepts_kwarg(cls, "render_mode"):
-            raise InvalidParameterError(
-                f"`record` needs frames, but env {panel.env} takes no render_mode; record "
-                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop `record`",
-                parameters=("record",),
-            )
-        env_kwargs.setdefault("render_mode", "rgb_array")
+        filming, resize = record_kwargs(panel.env, record_size)
+        check_recording(panel.env, filming, env_kwargs)  # PyAV, and one frame, before any
+        if resize:
+            plan = dataclasses.replace(plan, resize=record_size)
+        env_kwargs = {**filming, **env_kwargs}
     run_id = run_id or default_run_id(panel, policy)
     task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
                       env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj)
@@ -456,7 +456,9 @@ def run_panel(
             on_start(len(specs), store.episode_records(run_id) if done else [])
         if plan is not None:
             extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={**extra, "record": record_video})
+            store.update_run(run_id, extra={
+                **extra, "record": record_video,
+                **({"record_size": list(record_size)} if record_size else {})})
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
