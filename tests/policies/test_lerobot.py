@@ -211,8 +211,10 @@ def test_serve_and_check_env_take_a_lerobot_checkpoint(runs: dict[str, Any]) -> 
     finally:
         server.kill()
         server.wait()
-    report = json.loads(finish(check))
-    assert "Traceback" not in json.dumps(report)
+    out, err = check.communicate(timeout=300)
+    assert check.returncode in (0, 1), err[-3000:]  # 1: a random ACT may not succeed
+    report = json.loads(out)  # JSON alone: lerobot's loading messages went to stderr
+    assert "Traceback" not in out + err
     assert all(f["level"] != "problem" or f["check"] == "success" for f in report["findings"])
     ours = records(tmp / "a.sqlite", "evalband")
     served = records(tmp / "served.sqlite", "served")

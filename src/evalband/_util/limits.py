@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from evalband.errors import InvalidParameterError
 
-__all__ = ["MAX_PLANNED_EPISODES", "MAX_SESSION_TRIALS", "MAX_COVERAGE_N", "check_size"]
+__all__ = ["MAX_PLANNED_EPISODES", "MAX_SESSION_TRIALS", "MAX_COVERAGE_N", "MAX_MEDIA_BYTES",
+           "check_size"]
 
 MAX_PLANNED_EPISODES = 10_000_000
 """Episodes one panel may plan (cells x episodes x repeats)."""
@@ -18,6 +19,9 @@ MAX_SESSION_TRIALS = 1_000_000
 
 MAX_COVERAGE_N = 10_000
 """Largest n for the exact coverage enumeration (its cost grows with n squared)."""
+
+MAX_MEDIA_BYTES = 2 * 1024**3
+"""Largest clip an import copies beside the store (one episode's video; 2 GiB)."""
 
 
 def check_size(value: int, limit: int, what: str, advice: str) -> int:

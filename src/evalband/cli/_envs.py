@@ -25,10 +25,15 @@ def check_env(
 
     Prints one line per problem or note; exits 1 when there is a problem.
     """
+    import contextlib
+    import sys
+
     from evalband.panel import load_panel
     from evalband.run import check_env as run_checks
 
-    findings = run_checks(load_panel(panel), policy, episodes)
+    # what an env or policy prints while it plays goes to stderr: --json stays JSON
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        findings = run_checks(load_panel(panel), policy, episodes)
     problems = [f for f in findings if f.level == "problem"]
     if as_json:
         emit_json({"panel": panel, "ok": not problems,

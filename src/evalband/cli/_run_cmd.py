@@ -139,8 +139,10 @@ def run_run(
                   **until)
         return
     rid = run_id or default_run_id(panel_obj, policy)
+    # with --json, what an env or policy prints while it plays goes to stderr
+    quiet = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
     with interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
-            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
+            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress, quiet:
         rid, summary = run_panel(
             panel_obj,
             policy,

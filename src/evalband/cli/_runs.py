@@ -269,7 +269,8 @@ def import_cmd(
         runs = [{"run_id": m.run_id, "source": str(source), "episodes": n,
                  "panel_fingerprint": m.panel_fingerprint,
                  "panel_inferred": bool(m.extra.get("panel_inferred", False)),
-                 "notes": list(m.extra.get("import_notes", []))}
+                 "notes": list(m.extra.get("import_notes", [])),
+                 "media_notes": list(m.extra.get("media_notes", []))}
                 for m, n in zip(manifests, counts, strict=True)]
         emit_json(runs[0] if len(runs) == 1 else {"runs": runs})
         return
@@ -278,6 +279,8 @@ def import_cmd(
                if is_bundle else f"{count} episodes")
         console.print(f"imported {manifest.run_id} from {source} ({how})")
     first = manifests[0]
+    for note in first.extra.get("media_notes", []):
+        console.print(f"note: {note}", markup=False)
     for note in first.extra.get("import_notes", []):
         console.print(f"note: {note} (say so with --factors/--metrics)")
     if first.extra.get("panel_inferred"):

@@ -496,9 +496,16 @@ def import_bundle(store: RunStore, path: str | Path) -> str:
     )
     imported = manifest.replace(status="imported", source="import", extra=extra)
     if (root / _MEDIA).is_dir():  # verified by load_bundle; stored by content beside the store
-        from evalband.store._media import store_media_file
+        from evalband.store._media import refuse_reason, store_media_file
 
+        refused = []
         for clip in sorted((root / _MEDIA).iterdir()):
-            store_media_file(store.path, clip)
+            reason = refuse_reason(clip)
+            if reason is None:
+                store_media_file(store.path, clip)
+            else:  # never embedded: its episodes show no clip
+                refused.append(f"clip {clip.name} not imported: {reason}")
+        if refused:
+            imported = imported.replace(extra={**imported.extra, "media_notes": refused})
     store._create_run_with_episodes(imported, records)
     return manifest.run_id

@@ -252,8 +252,14 @@ def import_runs(
         plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
     ids: list[str] = []
     total = sum(len(records) for _, records, _ in plans)
+    for _, _, rows in plans:  # every named clip inside the imported directory, before a copy
+        for row in rows:
+            for given in row.media:
+                _find_media(path, given)
     for manifest, records, rows in plans:
-        _attach_media(store, path, records, rows)
+        notes = _attach_media(store, path, records, rows)
+        if notes:  # clips refused: said by the import, kept in the manifest
+            manifest = manifest.replace(extra={**manifest.extra, "media_notes": notes})
         store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
         ids.append(manifest.run_id)
         if progress is not None:
@@ -425,31 +431,68 @@ def _plan(
 
 
 def _find_media(path: Path, given: str) -> Path | None:
-    """A media file named by a source: as given, or relative to the source's directory."""
+    """A media file named by a source, inside the imported directory; ``None`` if not there.
+
+    Looked for as given (from the current directory), relative to the source's directory and
+    its parent, and by its trailing path components under the source's directory (a path
+    written where the evaluation ran). Whatever is found must resolve (symbolic links
+    followed) inside the source's directory: an import never copies a file from elsewhere.
+
+    Raises:
+        ImportFormatError: the path names a file outside the imported directory.
+    """
+    import os
+
     candidate = Path(given)
     base = path if path.is_dir() else path.parent
-    for option in (candidate, base / candidate, base.parent / candidate):
-        if option.is_file():
-            return option
+    root = Path(os.path.realpath(base))
+    options = [candidate, base / candidate, base.parent / candidate]
+    parts = candidate.parts
+    options += [base / Path(*parts[i:]) for i in range(1, len(parts))]
+    outside = None
+    for option in options:
+        if not (option.exists() or option.is_symlink()):
+            continue
+        real = Path(os.path.realpath(option))
+        if real == root or root not in real.parents:
+            outside = outside or real
+            continue
+        return option
+    if outside is not None:
+        raise ImportFormatError(
+            f"{path}: media {given!r} resolves to {outside}, outside the imported directory "
+            f"{root}; an import copies only videos inside it (move them there)")
     return None
 
 
 def _attach_media(
     store: RunStore, path: Path, records: list[EpisodeRecord], rows: list[_Row]
-) -> None:
-    """Copy the videos the rows name beside the store and reference them from the records."""
-    from evalband.store._media import store_media_file
+) -> list[str]:
+    """Copy the videos the rows name beside the store and reference them from the records.
 
-    for record, row in zip(records, rows, strict=True):
+    Every named file is found first (:func:`_find_media`: inside the imported directory, or
+    the whole import is refused) and probed (:func:`~evalband.store._media.refuse_reason`);
+    a refused clip is referenced as refused, never copied. Returns a note per refused clip.
+    """
+    from evalband.store._media import refuse_reason, store_media_file
+
+    found = [[_find_media(path, given) for given in row.media] for row in rows]
+    notes: list[str] = []
+    for record, row, files in zip(records, rows, found, strict=True):
         refs: list[dict[str, Any]] = []
-        for given in row.media:
-            found = _find_media(path, given)
-            if found is None:
+        for given, file in zip(row.media, files, strict=True):
+            if file is None:
                 refs.append({"path": given, "kind": "video", "missing": True})
+                continue
+            reason = refuse_reason(file)
+            if reason is not None:
+                refs.append({"path": given, "kind": "video", "refused": reason})
+                notes.append(f"clip {given} of episode {record.key} not imported: {reason}")
             else:
-                refs.append({**store_media_file(store.path, found), "path": given})
+                refs.append({**store_media_file(store.path, file), "path": given})
         if refs:
             record.extra["media"] = refs
+    return notes
 
 
 def _manifest(

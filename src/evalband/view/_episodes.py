@@ -91,6 +91,8 @@ def episodes_page(run_id: str, records: Sequence[EpisodeRecord], *, csp: str) ->
                 links.append(f'<a href="{_E(url)}">{_E(str(ref.get("kind", "video")))}</a>')
             elif ref.get("missing"):
                 links.append(f'<span title="{_E(str(ref.get("path")))}">missing</span>')
+            elif ref.get("refused"):
+                links.append(f'<span title="{_E(str(ref.get("refused")))}">refused</span>')
         filmed += bool(links)
         reason = r.extra.get("reason") or r.error or ""
         rows.append(
