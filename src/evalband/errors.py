@@ -26,6 +26,7 @@ __all__ = [
     "BundleError",
     "ImportFormatError",
     "BackendError",
+    "RunStoppedError",
 ]
 
 
@@ -105,6 +106,21 @@ class BundleError(StoreError):
 
 class BackendError(EvalbandError):
     """A backend that cannot start (missing extra, no cluster) or a chunk that failed every try."""
+
+
+class RunStoppedError(EvalbandError):
+    """A run stopped before its end, marked ``interrupted``, its stored episodes kept.
+
+    Raised by the runner when its episodes cannot go on usefully (a policy server that failed
+    several episodes in a row); a re-run of the same run id resumes it.
+
+    Attributes:
+        run_id: the run.
+    """
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 class ImportFormatError(InvalidInputError):

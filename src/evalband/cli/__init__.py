@@ -32,6 +32,9 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with one line on stderr, never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from evalband.cli._out import _ARGS
+
+    _ARGS.append(args)
     try:
         from evalband.cli._fast import dispatch
 
@@ -53,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stderr.write(f"error: a pipe closed: {exc}\n")
         return 1
+    finally:
+        _ARGS.pop()
     return code
 
 

@@ -132,11 +132,12 @@ class BlockingClient:
         self._flush()
         return bool(data)
 
-    def send(self, data: bytes) -> None:
-        """Send one binary message."""
+    def send(self, data: bytes, timeout: float | None = None) -> None:
+        """Send one binary message (``timeout``: seconds the socket may block writing it)."""
         if self.protocol.state is not State.OPEN:
             raise _closed(self.protocol)
         self.protocol.send_binary(data)
+        self._sock.settimeout(timeout)
         self._flush()
 
     def recv(self, timeout: float | None = None) -> bytes | str:

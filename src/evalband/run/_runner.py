@@ -154,6 +154,42 @@ class GroupCommit:
         self.flush()
 
 
+SERVER_FAILURES_IN_A_ROW = 3
+"""Episodes in a row that a policy server fails (:class:`~evalband.policies.remote.
+ServerUnreachableError`: not reached, or no answer within its timeout) before the run stops."""
+
+
+class _Breaker:
+    """Stops a run whose policy server is gone.
+
+    :data:`SERVER_FAILURES_IN_A_ROW` error episodes in a row caused by the transport (a dead
+    or hung server), not by the policy, stop it. Each such episode costs at most the client's
+    ``timeout``, so a hung server stops the run within that many timeouts instead of turning
+    every remaining episode into an error.
+    """
+
+    CAUSE = "ServerUnreachableError:"
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.in_a_row = 0
+
+    def check(self, record: EpisodeRecord) -> None:
+        """Count ``record``; raise :class:`~evalband.errors.RunStoppedError` when tripped."""
+        from evalband.errors import RunStoppedError
+
+        if not (record.error or "").startswith(self.CAUSE):
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        if self.in_a_row >= SERVER_FAILURES_IN_A_ROW:
+            cause = (record.error or "")[len(self.CAUSE):].strip().split("; check")[0]
+            raise RunStoppedError(
+                f"the policy server failed {self.in_a_row} episodes in a row ({cause}): run "
+                f"{self.run_id} stopped, marked interrupted, its stored episodes kept",
+                run_id=self.run_id)
+
+
 class _PanelWatch:
     """What ``check-env`` would say of a panel, said by the run as it goes (``on_note``).
 
@@ -334,6 +370,8 @@ def run_panel(
     Raises:
         EnvError: the env cannot be imported or built, or a factor does not take effect
             (one line naming it; before the store is touched).
+        RunStoppedError: the policy server failed :data:`SERVER_FAILURES_IN_A_ROW` episodes
+            in a row; the run is marked ``interrupted`` and resumes with the same ``run_id``.
     """
     from evalband._util.ids import check_run_id
     from evalband.envs import prepare_imports
@@ -469,6 +507,7 @@ def run_panel(
                 store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
         watch = _PanelWatch(task, todo, on_note)
         watch.before()
+        breaker = _Breaker(run_id)
         with store.reproducible_writes():  # condition-seeded episodes re-play exactly
             with GroupCommit(store, on_episode) as group:
                 for record in backend_impl.run(task, todo):
@@ -483,6 +522,7 @@ def run_panel(
                     group.add(record)
                     played.append(record)
                     lease.beat()
+                    breaker.check(record)  # a dead server: stop (committed on the way out)
                     if stop_when is not None:
                         group.flush()  # a sequential look sees every committed episode
                         if stop_when(record):
