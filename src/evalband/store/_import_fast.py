@@ -274,6 +274,8 @@ def _plan(
     n = table.num_rows
     if not n or any(n_ not in FAST_COLUMNS and not n_.startswith(SLICE_PREFIX) for n_ in names):
         raise _Decline
+    if "condition_seed" in names and "episode" not in names:
+        raise _Decline  # episodes numbered by their condition seeds: the row-wise reader
     outcome_index = _outcomes(table, names)
     cell_codes, combos = _cells(table, names)
     cell_texts = [",".join(f"{f}={label}" for f, label in combo.items()) for combo in combos]

@@ -39,6 +39,7 @@ from evalband.store._import_read import (
     IMPORT_FORMATS,
     SLICE_PREFIX,
     _fail,
+    _Raw,
     _Table,
     _Text,
 )
@@ -171,7 +172,9 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
         tables = [_READERS[fmt](path)]
     for table in tables:
         if fmt in _TABULAR:
+            _seed_column(table, factors, metrics)
             classify_columns(path, table, factors, metrics)
+            _episodes_by_seed(table)
         elif factors or metrics:
             raise InvalidParameterError(
                 f"`factors`/`metrics` apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
@@ -181,6 +184,64 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
 
 
 _TABULAR = ("csv", "jsonl", "parquet", "paired-csv")
+
+SEED_PAIRING = ("condition seed (no episode column: episodes numbered by their distinct "
+                "condition seeds in increasing order within each cell, a seed seen again is "
+                "a repeat of that condition)")
+"""How a tabular import with condition seeds and no episode column pairs (the manifest's
+``extra["pairing"]``, said by ``evalband import``)."""
+
+
+def _seed_column(table: _Table, factors: Sequence[str], metrics: Sequence[str]) -> None:
+    """A ``seed`` column (without ``condition_seed``) is the episode's condition seed.
+
+    Not a metric: a seed is what fixed the episode's condition, so episodes pair by it.
+    """
+    if "seed" not in table.unknown or "condition_seed" in table.columns or \
+            "seed" in (*factors, *metrics):
+        return
+    table.unknown = [name for name in table.unknown if name != "seed"]
+    table.columns = ["condition_seed" if c == "seed" else c for c in table.columns]
+    for row in table.rows:
+        if "seed" in row.values:
+            row.values["condition_seed"] = row.values.pop("seed")
+            row.labels["condition_seed"] = "seed"
+    table.notes.append("column seed read as the condition seed")
+
+
+def _episodes_by_seed(table: _Table) -> None:
+    """Number episodes by condition seed when the file has seeds and no episode column.
+
+    Row order says nothing about which episodes of two files played the same condition; the
+    seed does. Within each cell (its ``cell`` and ``slice.*`` values) episode ``i`` is the
+    ``i``-th smallest distinct seed, and a row whose seed came before is the next repeat of
+    that condition, so two files with the same seeds pair seed by seed.
+    """
+    if "condition_seed" not in table.columns or "episode" in table.columns or \
+            "repeat" in table.columns:
+        return
+    from evalband.store._import_read import _as_count
+
+    groups: dict[tuple[Any, ...], list[_Raw]] = {}
+    for row in table.rows:
+        try:
+            _as_count(row.values.get("condition_seed"))
+        except Exception:  # noqa: BLE001 - a missing or bad seed: left to the row checks
+            return
+        cell = tuple(sorted((k, str(v)) for k, v in row.values.items()
+                            if k == "cell" or k.startswith(SLICE_PREFIX)))
+        groups.setdefault(cell, []).append(row)
+    for rows in groups.values():
+        seeds = [_as_count(row.values["condition_seed"]) for row in rows]
+        rank = {seed: i for i, seed in enumerate(sorted(set(seeds)))}
+        seen: dict[int, int] = {}
+        for row, seed in zip(rows, seeds, strict=True):
+            row.values["episode"], row.values["repeat"] = rank[seed], seen.get(seed, 0)
+            seen[seed] = row.values["repeat"] + 1
+            row.labels.update(episode="condition_seed", repeat="condition_seed")
+    table.columns = [*table.columns, "episode", "repeat"]
+    table.external_seeds = True
+    table.manifest_extra["pairing"] = SEED_PAIRING
 
 
 def _refuse_existing(store: RunStore, run_id: str, path: Path) -> None:
