@@ -68,7 +68,13 @@ def _read(path: Path, fmt: str) -> pa.Table:
         if not header or len(set(header)) != len(header):
             raise _Decline
         options = pcsv.ConvertOptions(column_types={name: pa.string() for name in header})
-        return pcsv.read_csv(path, convert_options=options)
+        table = pcsv.read_csv(path, convert_options=options)
+        import pyarrow.compute as pc
+
+        for column in table.columns:  # a line break in a value: an unclosed quote, perhaps;
+            if pc.any(pc.match_substring_regex(column, "[\r\n]")).as_py():  # row-wise reads it
+                raise _Decline
+        return table
     if fmt == "jsonl":
         import pyarrow.json as pjson
 
