@@ -307,14 +307,20 @@ def _read_episodes(path: Path) -> list[EpisodeRecord]:
             f"unknown: {', '.join(unknown) or 'none'})"
         )
     records: list[EpisodeRecord] = []
-    for row in table.to_pylist():
-        row["slices"] = json.loads(row["slices"])
-        row["extra"] = json.loads(row["extra"])
-        row["condition_seed"] = int(row["condition_seed"])
-        try:
-            records.append(EpisodeRecord(**row))
-        except InvalidInputError as exc:
-            raise BundleError(f"{path} holds an invalid episode: {exc}") from None
+    for index, row in enumerate(table.to_pylist()):
+        try:  # every field, as the store keeps it: a bad bundle is refused whole
+            for name in ("slices", "extra"):
+                if not isinstance(row[name], str):
+                    raise InvalidInputError(f"{name} must be JSON text; got {row[name]!r}")
+                row[name] = json.loads(row[name])
+            seed = row["condition_seed"]
+            if isinstance(seed, str) and seed.isdigit():
+                row["condition_seed"] = int(seed)
+            records.append(EpisodeRecord(**row).check_fields())
+        except (InvalidInputError, ValueError, TypeError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise BundleError(f"{path} holds an invalid episode (row {index + 1}): "
+                              f"{first}") from None
     return records
 
 

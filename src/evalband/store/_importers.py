@@ -68,12 +68,26 @@ def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[st
 def infer_panel(
     stem: str, path: Path, levels: dict[str, set[str]], episodes: int, repeats: int
 ) -> Panel:
-    """The panel of an import without one: the observed levels (in factor order) and sizes."""
+    """The panel of an import without one: the observed levels (in factor order) and sizes.
+
+    Raises:
+        ImportFormatError: the layout plans more episodes than a panel may (cells x largest
+            episode index x repeats), said in one line before any panel is built.
+    """
+    import math
+
+    from evalband._util.limits import MAX_PLANNED_EPISODES
     from evalband.panel import Budget, Panel
 
     factors: dict[str, Any] = {
         factor: sorted(labels, key=_label_key) for factor, labels in levels.items()
     }
+    planned = math.prod(len(labels) for labels in factors.values()) * episodes * repeats
+    if planned > MAX_PLANNED_EPISODES:
+        raise _fail(path, "file", "episode",
+                    f"a layout of at most {MAX_PLANNED_EPISODES:,} episodes (cells x largest "
+                    "episode index + 1 x repeats; number episodes from 0 in each cell)",
+                    _Text(f"{planned:,}"))
     # The budget of an external evaluation is unknown: a fixed placeholder keeps the
     # fingerprint a function of the episode layout alone, so two imports of one layout
     # (two policies evaluated elsewhere) pair and compare.
