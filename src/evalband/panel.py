@@ -72,8 +72,15 @@ class Budget(BaseModel):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Budget:
+        from evalband._util.limits import MAX_BUDGET_STEPS
+
         if (self.steps is None) == (self.seconds is None):
             raise ValueError("budget needs exactly one of 'steps' or 'seconds'")
+        if self.steps is not None and self.steps > MAX_BUDGET_STEPS:
+            raise ValueError(f"budget.steps is at most {MAX_BUDGET_STEPS:,} actions an "
+                             f"episode; got {self.steps:,}")
+        if self.seconds is not None and not math.isfinite(self.seconds):
+            raise ValueError(f"budget.seconds must be a finite number; got {self.seconds}")
         return self
 
     def resolve_steps(self, dt: float | None) -> int:
@@ -87,6 +94,13 @@ class Budget(BaseModel):
                 "give budget.steps instead"
             )
         steps = round(self.seconds / dt)
+        from evalband._util.limits import MAX_BUDGET_STEPS
+
+        if steps > MAX_BUDGET_STEPS:
+            raise PanelError(
+                f"budget.seconds={self.seconds:g} is {steps:,} steps of dt={dt:g}, more than "
+                f"the {MAX_BUDGET_STEPS:,} an episode may take; give a shorter budget"
+            )
         if abs(steps * dt - self.seconds) > 1e-9 * max(1.0, self.seconds):
             raise PanelError(
                 f"budget.seconds={self.seconds} is not a whole number of steps of dt={dt}"
