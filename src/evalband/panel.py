@@ -358,6 +358,7 @@ class Panel(BaseModel):
     )
     latency_budget_ms: dict[str, float] = Field(default_factory=dict)
     non_inferiority_margin: float | dict[str, float] | None = None
+    episode_timeout_s: float | None = Field(default=None, gt=0)
 
     @field_validator("factors")
     @classmethod

@@ -58,6 +58,10 @@ def run(
         help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
         "'video' extra and an env with render_mode='rgb_array').",
     ),
+    episode_timeout: float | None = typer.Option(
+        None, "--episode-timeout", help="Wall seconds one episode may take; past it the "
+        "episode is an error (EpisodeTimeout) and the run goes on (default: the panel's "
+        "episode_timeout_s, else 60 s + 1 s a budget step)."),
     record_size: str | None = typer.Option(
         None, "--record-size", help="Frame size of --record clips: WxH or N (NxN) pixels; "
         "passed to the env's renderer where it takes one, else frames are resized."),
@@ -98,6 +102,7 @@ def run(
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
             retry_errors=retry_errors, record=record, record_size=record_size,
+            episode_timeout=episode_timeout,
             as_json=as_json, episodes=episodes,
             seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,

@@ -29,7 +29,8 @@ from evalband.store import RunLease, discard_empty_run
 if TYPE_CHECKING:
     from evalband.store import RunStore
 
-__all__ = ["run_panel", "default_run_id", "panel_task", "GroupCommit", "ProgressCallback"]
+__all__ = ["run_panel", "default_run_id", "default_episode_timeout", "panel_task", "GroupCommit",
+           "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
 
@@ -240,6 +241,18 @@ class _PanelWatch:
             self._say(lambda: success_key_finding(self.task, spec))
 
 
+def default_episode_timeout(budget_steps: int) -> float:
+    """The wall seconds an episode may take unless told: 60 s plus one second a step.
+
+    Far above any real episode's time (simulated steps take milliseconds; a real robot's
+    steps under a second), and finite: a hung policy or env costs minutes, not the run.
+
+    >>> default_episode_timeout(300)
+    360.0
+    """
+    return 60.0 + float(budget_steps)
+
+
 def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask:
     """The :class:`RunTask` that plays ``panel`` (budget in steps, success rule, imports).
 
@@ -251,13 +264,17 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
 
     # dt only for a budget in seconds (finding it builds the env: MuJoCo for PushT)
     dt = panel.control_dt if panel.budget.seconds is None else _env_dt(panel)
+    budget_steps = panel.budget.resolve_steps(dt)
+    timeout = fields.pop("episode_timeout_s", None) or panel.episode_timeout_s or \
+        default_episode_timeout(budget_steps)
     return RunTask(
         run_id=run_id,
         policy=policy,
         panel_fingerprint=panel.fingerprint,
         env=panel.env,
         env_kwargs=fields.pop("env_kwargs", dict(panel.env_kwargs)),
-        budget_steps=panel.budget.resolve_steps(dt),
+        budget_steps=budget_steps,
+        episode_timeout_s=timeout,
         cwd=os.getcwd(),
         imports=tuple(panel.imports),
         success=Rule(**panel.success.model_dump()),
@@ -266,6 +283,34 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
         time_limit=panel.time_limit,
         **fields,
     )
+
+
+def _record_crash(store: RunStore, task: RunTask, specs: list[EpisodeSpec],
+                  on_note: Callable[[str], None] | None) -> None:
+    """Store, as an ``error``, the episode the run's last process crashed in (a segfault).
+
+    Read from the run's in-flight marker (:mod:`evalband.run._flight`); nothing when the last
+    process ended any other way. The episode is then skipped like any error episode, and
+    ``retry_errors`` plays it again.
+    """
+    from evalband.episode import Outcome
+    from evalband.run._execute import _now, _record
+    from evalband.run._flight import crashed_episode
+
+    found = crashed_episode(store.path, task.run_id)
+    if found is None:
+        return
+    key, cause = found
+    spec = next((s for s in specs if s.key == key), None)
+    if spec is None or key in store.done_keys(task.run_id):
+        return
+    error = (f"ProcessCrash: the process playing this episode died: {cause}; recorded when "
+             "the run resumed (replay it with retry_errors once fixed)")
+    store.add_episode(_record(task, spec, outcome=Outcome.ERROR, sim_time_s=None,
+                              terminated=False, truncated=False, steps=0, started_at=_now(),
+                              error=error))
+    if on_note is not None:
+        on_note(f"episode {key} crashed the last run's process ({cause}): stored as an error")
 
 
 def _policy_hash(policy_fn: object) -> str | None:
@@ -309,6 +354,7 @@ def run_panel(
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     on_note: Callable[[str], None] | None = None,
     override: dict[str, Any] | None = None,
+    episode_timeout: float | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -360,6 +406,10 @@ def run_panel(
             ``check-env`` would say): a registered env whose seeded reset does not
             reproduce (checked before the first episode), a success rule that can never
             hold (checked when the first episodes have no success). ``None``: not checked.
+        episode_timeout: wall seconds one episode may take before it is stopped and
+            recorded as an ``error`` (its cause ``EpisodeTimeout``) and the run goes on;
+            ``None``: the panel's ``episode_timeout_s``, else :func:`default_episode_timeout`.
+            Enforced in the thread that plays (the main thread of the driver or a worker).
         override: what ``run --episodes N --seed S`` changed of the panel file (``panel`` is
             the changed one): recorded in the new run's manifest, ``extra["override"]``,
             with the file's own fingerprint (``of_fingerprint``).
@@ -415,8 +465,13 @@ def run_panel(
             plan = dataclasses.replace(plan, resize=record_size)
         env_kwargs = {**filming, **env_kwargs}
     run_id = run_id or default_run_id(panel, policy)
+    if episode_timeout is not None and not (math.isfinite(episode_timeout)
+                                            and episode_timeout > 0):
+        raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
+                                    f"{episode_timeout}", parameters=("episode_timeout",))
     task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
-                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj)
+                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
+                      episode_timeout_s=episode_timeout)
     try:
         refuse_ignored_factors(panel, task)
         if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
@@ -485,6 +540,8 @@ def run_panel(
     status = "interrupted"
     played: list[EpisodeRecord] = []  # this call's committed records, as stored
     try:
+        if existing is not None:  # the last process crashed in an episode: it is an error
+            _record_crash(store, task, specs, on_note)
         retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
         done = store.done_keys(run_id)
         todo = [spec for spec in specs if spec.key not in done]
@@ -508,7 +565,11 @@ def run_panel(
         watch = _PanelWatch(task, todo, on_note)
         watch.before()
         breaker = _Breaker(run_id)
-        with store.reproducible_writes():  # condition-seeded episodes re-play exactly
+        from evalband.run import _execute
+        from evalband.run._flight import FlightRecorder
+
+        with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
+            _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
             with GroupCommit(store, on_episode) as group:
                 for record in backend_impl.run(task, todo):
                     watch.after(record)
@@ -529,6 +590,9 @@ def run_panel(
                             break
         status = "finished"
     finally:
+        from evalband.run import _execute
+
+        _execute._IN_FLIGHT.clear()
         close_policies()
         close_task_envs()  # every env this run built here, also after an error
         try:
