@@ -80,6 +80,8 @@ class FlightRecorder:
         faulthandler.disable()
         if self._was_enabled:  # as it was: to stderr (the process's own, if captured)
             for stream in (sys.stderr, sys.__stderr__):
+                if stream is None:
+                    continue
                 try:
                     faulthandler.enable(file=stream)
                     break

@@ -294,8 +294,14 @@ def _read_episodes(path: Path) -> list[EpisodeRecord]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from evalband.errors import ImportFormatError
+    from evalband.store._importers import check_import_size
+
     try:
+        check_import_size(path)  # rows, columns, uncompressed bytes: before decoding any
         table = pq.read_table(path)
+    except ImportFormatError as exc:
+        raise BundleError(str(exc).replace(" (nothing was imported)", "")) from None
     except (OSError, pa.ArrowException) as exc:
         raise BundleError(f"cannot read {path}: {exc}") from None
     names = set(table.column_names)

@@ -45,6 +45,7 @@ from evalband.store._import_read import (
 )
 
 __all__ = [
+    "check_import_size",
     "import_results",
     "import_runs",
     "infer_import_format",
@@ -145,6 +146,75 @@ def _stem(path: Path, fmt: str) -> str:
 def _sha256(path: Path) -> str:
     with path.open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+_HEADER_BYTES = 64 * 1024**2
+"""Longest first line (a CSV header) read to count columns."""
+
+
+def check_import_size(path: Path) -> None:
+    """Refuse, before reading, what no import can finish: every documented limit, one line.
+
+    A file must be a regular file (not a FIFO or a device such as ``/dev/zero``) of at most
+    :data:`~evalband._util.limits.MAX_IMPORT_BYTES`; a text file at most
+    :data:`~evalband._util.limits.MAX_IMPORT_ROWS` lines and a CSV header at most
+    :data:`~evalband._util.limits.MAX_IMPORT_COLUMNS` columns; a Parquet file the same rows
+    and columns, and an uncompressed size (its metadata, read first) within the bytes limit.
+    A directory (a SimplerEnv tree) is checked file by file as it is read.
+
+    Raises:
+        ImportFormatError: the first limit passed, with the limit.
+    """
+    import stat
+
+    from evalband._util.limits import MAX_IMPORT_BYTES, MAX_IMPORT_COLUMNS, MAX_IMPORT_ROWS
+
+    try:
+        info = path.stat()
+    except OSError:
+        return  # missing: said by the format check, with what was expected
+    if stat.S_ISDIR(info.st_mode):
+        return
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or special file"
+        raise _fail(path, "file", None, "a regular file", _Text(kind))
+
+    def over(what: str, value: int, limit: int) -> ImportFormatError:
+        return _fail(path, "file", None, f"at most {limit:,} {what} (evalband's import limit; "
+                     "split the file)", _Text(f"{value:,} {what}"))
+
+    if info.st_size > MAX_IMPORT_BYTES:
+        raise over("bytes", info.st_size, MAX_IMPORT_BYTES)
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head == b"PAR1":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except (pa.ArrowException, OSError, ValueError):
+            return  # not readable: said by the reader
+        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        for what, value, limit in (("rows", meta.num_rows, MAX_IMPORT_ROWS),
+                                   ("columns", meta.num_columns, MAX_IMPORT_COLUMNS),
+                                   ("bytes uncompressed", unpacked, MAX_IMPORT_BYTES)):
+            if value > limit:
+                raise over(what, value, limit)
+        return
+    lines = 0
+    with path.open("rb") as fh:
+        first = fh.readline(_HEADER_BYTES + 1)
+        if len(first) > _HEADER_BYTES and not first.endswith(b"\n"):
+            raise _fail(path, "line 1", None, f"a first line of at most {_HEADER_BYTES:,} bytes",
+                        _Text("a longer one"))
+        if first.count(b",") + 1 > MAX_IMPORT_COLUMNS and path.suffix.lower() == ".csv":
+            raise over("columns", first.count(b",") + 1, MAX_IMPORT_COLUMNS)
+        lines = 1
+        while chunk := fh.read(1 << 24):
+            lines += chunk.count(b"\n")
+            if lines > MAX_IMPORT_ROWS + 1:
+                raise over("lines", lines, MAX_IMPORT_ROWS + 1)
 
 
 def _resolve_format(path: Path, format: str | None) -> str:
@@ -302,6 +372,7 @@ def import_runs(
     ['paired-a', 'paired-b']
     """
     path = Path(path)
+    check_import_size(path)  # before anything reads it: a FIFO, /dev/zero, a bomb
     fmt = _resolve_format(path, format)
     stem = _stem(path, fmt)
     base_id = stem if run_id is None else run_id
