@@ -10,7 +10,7 @@ from evalband.errors import InvalidParameterError
 
 __all__ = ["MAX_PLANNED_EPISODES", "MAX_SESSION_TRIALS", "MAX_COVERAGE_N", "MAX_MEDIA_BYTES",
            "MAX_BUDGET_STEPS", "MAX_WORKERS", "MAX_IMPORT_BYTES", "MAX_IMPORT_ROWS",
-           "MAX_IMPORT_COLUMNS", "check_size"]
+           "MAX_IMPORT_COLUMNS", "MAX_FRAME_BYTES", "MAX_QUEUED_REQUESTS", "check_size"]
 
 MAX_PLANNED_EPISODES = 10_000_000
 """Episodes one panel may plan (cells x episodes x repeats)."""
@@ -40,6 +40,13 @@ MAX_IMPORT_ROWS = MAX_PLANNED_EPISODES
 
 MAX_IMPORT_COLUMNS = 10_000
 """Most columns one imported file may have."""
+
+MAX_FRAME_BYTES = 64 * 1024**2
+"""Largest websocket message a policy server takes or a ``ws://`` client reads (64 MiB:
+a batch of camera images; ``serve --max-frame-mb``, ``ws://...?max_frame_mb=``)."""
+
+MAX_QUEUED_REQUESTS = 64
+"""Most requests one client of a policy server may have waiting behind its unanswered one."""
 
 
 def check_size(value: int, limit: int, what: str, advice: str) -> int:

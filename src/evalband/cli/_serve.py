@@ -26,6 +26,10 @@ def serve(
         1, "--threads", min=1,
         help="Intra-op threads of a torch policy (TorchPolicy.num_threads); 1 by default.",
     ),
+    max_frame_mb: float = typer.Option(
+        64.0, "--max-frame-mb", min=0.001,
+        help="Largest request taken, in MiB; a client sending more is closed (1009).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Serve a policy over openpi's websocket protocol (ws://HOST:PORT), batching clients."""
@@ -55,11 +59,18 @@ def serve(
         if hasattr(resolved, "num_threads"):  # a torch policy: its threads, on its first call
             resolved.num_threads = threads
         server = PolicyServer(resolved, name=policy, host=host, port=port,
-                              max_batch=max_batch, max_wait_ms=max_wait_ms)
+                              max_batch=max_batch, max_wait_ms=max_wait_ms,
+                              max_frame_bytes=int(max_frame_mb * 1024**2))
         try:
             asyncio.run(server.serve(ready))
         except KeyboardInterrupt:
             pass
+        except OSError as exc:  # the port is taken, the host does not resolve or bind
+            from evalband.errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another `port` "
+                "(0: any free one) or `host`", parameters=("port", "host")) from None
 
 
 def register(app: typer.Typer) -> None:

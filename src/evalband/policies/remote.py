@@ -99,12 +99,14 @@ class RemotePolicy:
             answer, reconnecting and retrying.
         retries: reconnect-and-resend attempts after a failure, per request (while time is
             left).
+        max_frame_bytes: largest answer read (:data:`~evalband._util.limits.MAX_FRAME_BYTES`
+            by default); a larger one is an error, not memory.
         name: the name recorded in the run (the URL it was made from).
     """
 
     def __init__(self, uri: str, *, replan: int | None = None, connect_timeout: float = 10.0,
                  response_timeout: float = 60.0, retries: int = 2, name: str | None = None,
-                 ) -> None:
+                 max_frame_bytes: int | None = None) -> None:
         if replan is not None and replan < 1:
             raise InvalidParameterError(f"replan must be >= 1 (actions per chunk); got {replan}")
         self.uri = uri
@@ -113,6 +115,9 @@ class RemotePolicy:
         self.response_timeout = float(response_timeout)
         self.retries = int(retries)
         self.name = name or uri
+        from evalband._util.limits import MAX_FRAME_BYTES
+
+        self.max_frame_bytes = MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes
         self.metadata: dict[str, Any] | None = None
         self._slots: dict[int, _Slot] = {}
 
@@ -124,22 +129,28 @@ class RemotePolicy:
             InvalidParameterError: a malformed URL or query.
         """
         parts = urlsplit(url)
-        if parts.scheme not in ("ws", "wss") or not parts.hostname or parts.port is None:
+        try:
+            port = parts.port
+        except ValueError:  # out of 0-65535, or not a number
+            port = None
+        if parts.scheme not in ("ws", "wss") or not parts.hostname or port is None:
             raise InvalidParameterError(
                 f"a policy server is named ws://HOST:PORT[?replan=K]; got {url!r}")
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        known = {"replan", "timeout", "connect_timeout", "retries"}
+        known = {"replan", "timeout", "connect_timeout", "retries", "max_frame_mb"}
         if unknown := sorted(set(query) - known):
             raise InvalidParameterError(
                 f"unknown option(s) {', '.join(unknown)} in {url!r}; expected "
                 f"{', '.join(sorted(known))}")
         try:
             return cls(
-                f"{parts.scheme}://{parts.hostname}:{parts.port}{parts.path}",
+                f"{parts.scheme}://{parts.hostname}:{port}{parts.path}",
                 replan=int(query["replan"]) if "replan" in query else None,
                 response_timeout=float(query.get("timeout", 60.0)),
                 connect_timeout=float(query.get("connect_timeout", 10.0)),
-                retries=int(query.get("retries", 2)), name=url)
+                retries=int(query.get("retries", 2)), name=url,
+                max_frame_bytes=(int(float(query["max_frame_mb"]) * 1024**2)
+                                 if "max_frame_mb" in query else None))
         except ValueError as exc:
             raise InvalidParameterError(f"bad number in {url!r}: {exc}") from None
 
@@ -160,7 +171,7 @@ class RemotePolicy:
             raise TimeoutError("no time left to connect")
         start = time.monotonic()
         # websockets' protocol on one blocking socket: no reader thread per connection
-        conn = BlockingClient(self.uri, open_timeout=wait)
+        conn = BlockingClient(self.uri, open_timeout=wait, max_size=self.max_frame_bytes)
         try:
             first = conn.recv(timeout=max(wait - (time.monotonic() - start), 1e-3))
             if isinstance(first, str):
