@@ -20,7 +20,7 @@ from evalband.run import run_panel
 websockets = pytest.importorskip("websockets")
 from websockets.sync.client import connect  # noqa: E402
 
-from evalband.policies._wire import packb, unpackb  # noqa: E402
+from evalband.policies._wire import packb  # noqa: E402
 
 
 @pytest.fixture

@@ -12,9 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
+from test_crash_isolation import (
+    POLICY,
+    _alive,
+    _cli,
+    _descendants,
+    _env,
+    _panel,
+    _wait_for_episodes,
+)
 
-from test_crash_isolation import POLICY, _alive, _cli, _descendants, _env, _panel, \
-    _wait_for_episodes
 from testenvs import FAULTY_COIN
 
 pytestmark = [pytest.mark.slow,

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_crash_isolation import CRASHY, POLICY, _cli, _env, _panel
 
 from evalband.store import open_store
-from test_crash_isolation import CRASHY, POLICY, _cli, _env, _panel
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sys.platform != "linux", reason="a real SIGSEGV")]
