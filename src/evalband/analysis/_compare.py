@@ -319,7 +319,8 @@ class Comparison:
                 "slice_test": "exact (McNemar when paired, Fisher otherwise), two-sided",
                 "multiplicity": "holm",
                 "family_size": self.family_size,
-                "alpha": 1.0 - self.confidence,
+                # the declared level, not 1 - 0.95 in binary floating point (0.0500...044)
+                "alpha": float(f"{1.0 - self.confidence:.12g}"),
                 "interval": "score interval at the Holm level of each slice, compatible",
                 "aggregate": self.aggregate.method,
                 "effect": self.effect,
