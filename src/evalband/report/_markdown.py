@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
-from evalband.report._table import headings, is_sequential, markdown_columns
+from evalband.report._table import filled, headings, is_sequential, markdown_columns
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
@@ -30,7 +30,7 @@ def comparison_markdown(comparisons: Sequence[Comparison],
     ``columns`` keeps only the slice-table columns of these keys (see
     :data:`evalband.report._table.COLUMNS`); all by default.
     """
-    shown = markdown_columns(columns)
+    shown = markdown_columns(filled(columns, comparisons))
     lines: list[str] = []
     for c in comparisons:
         for note in c.peeking:  # said first

@@ -463,7 +463,9 @@ def _record(
         slices=dict(spec.slices),
         outcome=outcome,
         sim_time_s=sim_time_s,
-        time_to_success_s=sim_time_s if outcome is Outcome.SUCCESS else None,
+        # a success judged at the episode's end (return, final_step) has no time to success
+        time_to_success_s=sim_time_s if outcome is Outcome.SUCCESS
+        and task.success.rule in ("terminal", "any_step") else None,
         **fields,
     )
 

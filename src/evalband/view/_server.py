@@ -212,7 +212,10 @@ class ViewServer(ThreadingHTTPServer):
                 self._cache.move_to_end(key)
                 return cached[0], ignored, cached[1]
         with self._render_lock:  # matplotlib's style context is process-global
-            data = collect(list(run_ids), store, **settings)
+            from evalband.view._episodes import media_url
+
+            # clips linked from /media/, not embedded as multi-MB data: URIs
+            data = collect(list(run_ids), store, media_link=media_url, **settings)
             page = report_html(data)
         with self._cache_lock:
             self._cache[key] = (page, data.comparisons_from)
