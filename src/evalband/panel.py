@@ -56,6 +56,17 @@ _BUILTIN_DIR = Path(__file__).parent / "panels"
 Scalar = str | int | float | bool
 
 
+def _not_a_flag(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a count is expected (YAML's ``episodes: true`` is not 1).
+
+    >>> _not_a_flag(5)
+    5
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {str(value).lower()} (a true/false)")
+    return value
+
+
 class Budget(BaseModel):
     """The evaluation budget: a number of actions, or simulated seconds (needs the env's ``dt``).
 
@@ -69,6 +80,11 @@ class Budget(BaseModel):
 
     steps: int | None = Field(default=None, gt=0)
     seconds: float | None = Field(default=None, gt=0)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_not_a_flag(cls, value: Any) -> Any:
+        return _not_a_flag(value)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Budget:
@@ -359,6 +375,11 @@ class Panel(BaseModel):
     latency_budget_ms: dict[str, float] = Field(default_factory=dict)
     non_inferiority_margin: float | dict[str, float] | None = None
     episode_timeout_s: float | None = Field(default=None, gt=0)
+
+    @field_validator("episodes", "seed", "repeats", mode="before")
+    @classmethod
+    def _counts_not_flags(cls, value: Any) -> Any:
+        return _not_a_flag(value)
 
     @field_validator("factors")
     @classmethod

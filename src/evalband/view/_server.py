@@ -224,7 +224,9 @@ class ViewServer(ThreadingHTTPServer):
         return page, ignored, data.comparisons_from
 
 
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+_RANGE = re.compile(r"^bytes=(\d{0,18})-(\d{0,18})$")
+"""A single byte range; positions of at most 18 digits (a file of up to 10**18 bytes): longer
+ones are no range (416), never a number too large to read."""
 
 
 class _NotFound(Exception):
