@@ -25,7 +25,8 @@ def run(
     panel: str = typer.Argument(..., help="Panel YAML path or built-in panel name."),
     policy: str = typer.Option(
         ..., "--policy", "-p",
-        help="Built-in name, *.pt checkpoint, module:attr or ws://HOST:PORT[?replan=K].",
+        help="Built-in name (random: any env's action space), *.pt checkpoint, module:attr, "
+        "ws://HOST:PORT[?replan=K] or lerobot:PATH (a lerobot pretrained_model directory).",
     ),
     workers: int | None = typer.Option(
         None, "--workers", "-w", min=1,

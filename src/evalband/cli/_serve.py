@@ -10,7 +10,9 @@ __all__ = ["register"]
 
 
 def serve(
-    policy: str = typer.Argument(..., help="Built-in name, *.pt checkpoint or module:attr."),
+    policy: str = typer.Argument(
+        ..., help="Built-in name, *.pt checkpoint, module:attr (from the current directory) "
+        "or lerobot:PATH (a lerobot pretrained_model directory)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port (0: any free)."),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Interface to bind (0.0.0.0 to accept other machines)."
