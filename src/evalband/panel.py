@@ -624,10 +624,15 @@ def load_panel(source: str | Path | Mapping[str, Any], *, check_env: bool = True
             )
         label = str(source)
         try:
-            data = yaml.safe_load(path.read_text())
+            data = yaml.safe_load(path.read_bytes().decode("utf-8"))
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
             raise PanelError(f"panel {label} is not valid YAML: {first}") from None
+        except UnicodeDecodeError as exc:
+            raise PanelError(f"panel {label} is not UTF-8 text (byte {exc.start + 1}); save "
+                             "it as UTF-8") from None
+        except RecursionError:
+            raise PanelError(f"panel {label} is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise PanelError(f"panel {label}: expected a mapping of fields, got {type(data).__name__}")
     if "name" not in data and not isinstance(source, Mapping):

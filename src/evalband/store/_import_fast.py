@@ -16,6 +16,7 @@ message naming its first bad row and column, and a rarer layout the same records
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -78,7 +79,12 @@ def _read(path: Path, fmt: str) -> pa.Table:
     if fmt == "jsonl":
         import pyarrow.json as pjson
 
-        return pjson.read_json(path)
+        data = path.read_bytes()
+        # flat rows only: a nested value is no tabular field, and a deeply nested one
+        # overflows pyarrow's C++ stack (a segfault); the row-wise reader says what is wrong
+        if b"[" in data or data.count(b"{") > data.count(b"\n") + 1:
+            raise _Decline
+        return pjson.read_json(io.BytesIO(data))
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
