@@ -152,6 +152,38 @@ _HEADER_BYTES = 64 * 1024**2
 """Longest first line (a CSV header) read to count columns."""
 
 
+def _parquet_decoded_bytes(path: Path, stop: int) -> int:
+    """What a Parquet file's values take once decoded, counted without decoding them.
+
+    Each row group is read with its text columns kept as dictionaries (as small as the file),
+    and a dictionary column counts each row's value length: a file of a few hundred KB whose
+    one long string repeats ten million times counts as the gigabytes it would become.
+    Counting stops past ``stop``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)
+             or pa.types.is_large_string(f.type) or pa.types.is_large_binary(f.type)]
+    parquet = pq.ParquetFile(path, read_dictionary=texts)
+    total = 0
+    for group in range(parquet.num_row_groups):
+        table = parquet.read_row_group(group)
+        for column in table.columns:
+            for chunk in column.chunks:
+                if pa.types.is_dictionary(chunk.type):
+                    lengths = pc.binary_length(chunk.dictionary)
+                    total += int(pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0)
+                    total += chunk.indices.nbytes
+                else:
+                    total += chunk.nbytes
+            if total > stop:
+                return total
+    return total
+
+
 def check_import_size(path: Path) -> None:
     """Refuse, before reading, what no import can finish: every documented limit, one line.
 
@@ -193,14 +225,15 @@ def check_import_size(path: Path) -> None:
 
         try:
             meta = pq.ParquetFile(path).metadata
+            for what, value, limit in (("rows", meta.num_rows, MAX_IMPORT_ROWS),
+                                       ("columns", meta.num_columns, MAX_IMPORT_COLUMNS)):
+                if value > limit:
+                    raise over(what, value, limit)
+            unpacked = _parquet_decoded_bytes(path, MAX_IMPORT_BYTES)
         except (pa.ArrowException, OSError, ValueError):
             return  # not readable: said by the reader
-        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-        for what, value, limit in (("rows", meta.num_rows, MAX_IMPORT_ROWS),
-                                   ("columns", meta.num_columns, MAX_IMPORT_COLUMNS),
-                                   ("bytes uncompressed", unpacked, MAX_IMPORT_BYTES)):
-            if value > limit:
-                raise over(what, value, limit)
+        if unpacked > MAX_IMPORT_BYTES:
+            raise over("bytes uncompressed", unpacked, MAX_IMPORT_BYTES)
         return
     lines = 0
     with path.open("rb") as fh:
