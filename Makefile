@@ -3,9 +3,9 @@
 #   make test  installs the dev tools and the optional extras (torch CPU, mujoco), Debian's
 #              chromium for the browser tests (scripts/ensure-chromium: apt-get as root or sudo),
 #              a second venv .venv-mujoco3 for the envs that need MuJoCo 3.x (Meta-World,
-#              gym-aloha, dm_control, Fetch; built with uv in seconds), a third venv
-#              .venv-lerobot for lerobot checkpoints and robot sessions (torch 2.14.1 from local
-#              disk, MuJoCo and lerobot's Feetech SDK for sim-arm and the SO-101; pip), a fourth
+#              gym-aloha, dm_control, Fetch, and PyAV for --record; built with uv in seconds), a third
+#              venv .venv-lerobot for lerobot checkpoints, `serve lerobot:PATH` and robot sessions
+#              (torch 2.14.1 from local disk, MuJoCo and lerobot's Feetech SDK for sim-arm and the SO-101; pip), a fourth
 #              .venv-bench for the manipulation benchmarks (robosuite, LIBERO, ManiSkill3; uv),
 #              and tests. The venvs and Chromium are built side by side (make -j), pip without
 #              byte-compiling every installed module (Python compiles what is imported), and
@@ -20,7 +20,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 # MuJoCo 3.x envs beside the main venv's MuJoCo 4 (versions: requirements/mujoco3.txt).
 MJ3_VENV := .venv-mujoco3
 MJ3_STAMP := $(MJ3_VENV)/.installed
-MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics
+MJ3_EXTRAS := envs-metaworld,envs-aloha,envs-dmc,envs-robotics,video
 # lerobot beside its own torch (why and which versions: requirements/lerobot.txt). pip, not
 # uv: pip takes torch 2.14.1 + torchvision 0.29.1 from this machine's disk, uv downloads GBs.
 LEROBOT_VENV := .venv-lerobot
@@ -70,7 +70,7 @@ $(LEROBOT_STAMP): pyproject.toml requirements/lerobot.txt
 	$(PYTHON) -m venv $(LEROBOT_VENV)
 	grep -v '^lerobot==' requirements/lerobot.txt > $(LEROBOT_VENV)/deps.txt
 	$(LEROBOT_VENV)/bin/$(PIP_INSTALL) $(LEROBOT_TORCH) -r $(LEROBOT_VENV)/deps.txt \
-		-e '.[envs-pusht]'
+		-e '.[envs-pusht,remote]'
 	$(LEROBOT_VENV)/bin/$(PIP_INSTALL) --no-deps "$$(grep '^lerobot==' requirements/lerobot.txt)"
 	touch $(LEROBOT_STAMP)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from evalband.envs._coin import CoinEnv
 
-__all__ = ["FAULTY_COIN", "FaultyCoinEnv"]
+__all__ = ["FAULTY_COIN", "FaultyCoinEnv", "NoKeyCoinEnv", "UnseededCoinEnv"]
 
 FAULTY_COIN = "testenvs:FaultyCoinEnv"
 """The env string a panel gives for :class:`FaultyCoinEnv`."""
@@ -43,3 +43,27 @@ class FaultyCoinEnv(CoinEnv):
         if self._params["error_p"] and self._rng.random() < float(self._params["error_p"]):
             raise RuntimeError(f"injected simulator fault at step {self._t + 1}")
         return super().step(action)
+
+
+class UnseededCoinEnv(FaultyCoinEnv):
+    """A coin whose first observation ignores the seed: its episodes do not reproduce."""
+
+    _draws = 0
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """The coin's reset, with a first observation that differs on every call."""
+        _, info = super().reset(seed=seed, options=options)
+        UnseededCoinEnv._draws += 1
+        return np.array([float(UnseededCoinEnv._draws)]), info
+
+
+class NoKeyCoinEnv(FaultyCoinEnv):
+    """A coin whose step info never carries ``is_success`` (the default rule's key)."""
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The coin's step, with the success key renamed ``done_well``."""
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["done_well"] = info.pop("is_success")
+        info.pop("outcome", None)
+        return obs, reward, terminated, truncated, info

@@ -206,6 +206,70 @@ class EpisodeRecord:
         """The pairing key ``(cell, episode, repeat)``."""
         return episode_key(self.cell, self.episode, self.repeat)
 
+    def check_fields(self) -> EpisodeRecord:
+        """Every field of the type the store keeps it as; the record, or a one-line error.
+
+        The constructor checks what the runner could get wrong cheaply (counts, outcome,
+        times); a record read from outside (a bundle, an import) may hold anything, so it is
+        checked in full before it is stored: texts are strings, flags booleans, ``slices`` a
+        map of strings, ``extra`` a JSON object, counts and amounts in range.
+
+        >>> r = EpisodeRecord("r", "p", "f", "", 0, 0, 7, "success", True, False, 5)
+        >>> r.check_fields() is r
+        True
+        >>> import dataclasses
+        >>> dataclasses.replace(r, extra=[1]).check_fields()
+        Traceback (most recent call last):
+        ...
+        evalband.errors.InvalidInputError: extra must be a JSON object (a dict); got a list
+        """
+        values = self.__dict__
+
+        def bad(name: str, expected: str) -> InvalidInputError:
+            got = values[name]
+            shown = repr(got) if len(repr(got)) <= 40 else f"a {type(got).__name__}"
+            if isinstance(got, list | dict | tuple):
+                shown = f"a {type(got).__name__}"
+            return InvalidInputError(f"{name} must be {expected}; got {shown}")
+
+        for name in ("run_id", "policy", "panel_fingerprint", "cell"):
+            if not isinstance(values[name], str):
+                raise bad(name, "text")
+        for name in ("started_at", "error"):
+            if values[name] is not None and not isinstance(values[name], str):
+                raise bad(name, "text or None")
+        for name in ("terminated", "truncated", "assisted"):
+            if not isinstance(values[name], bool):
+                raise bad(name, "true or false")
+        seed = values["condition_seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise bad("condition_seed", "a whole number from 0 to 2**64-1")
+        score = values["score"]
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int)
+                                  or not 0 <= score < 2**63):
+            raise bad("score", "a whole number >= 0 or None")
+        for name in ("sim_time_s", "time_to_success_s", "latency_ms_p50", "latency_ms_p95",
+                     "latency_ms_max", "env_ms", "wall_s"):
+            value = values[name]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not math.isfinite(value) or value < 0):
+                raise bad(name, "a finite number >= 0 or None")
+        slices = values["slices"]
+        if not isinstance(slices, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in slices.items()):
+            raise bad("slices", "a map of factor names to text labels")
+        if not isinstance(values["extra"], dict):
+            raise bad("extra", "a JSON object (a dict)")
+        import json
+
+        try:
+            json.dumps(values["extra"], allow_nan=True)
+        except (TypeError, ValueError):
+            raise bad("extra", "JSON-serialisable") from None
+        if values["attempts"] < 1:
+            raise bad("attempts", "a whole number >= 1")
+        return self
+
     @property
     def success(self) -> bool:
         """Whether the episode succeeded."""

@@ -27,6 +27,7 @@ __all__ = [
     "ImportFormatError",
     "BackendError",
     "RobotError",
+    "RunStoppedError",
 ]
 
 
@@ -110,6 +111,21 @@ class BackendError(EvalbandError):
 
 class RobotError(EvalbandError):
     """A robot that cannot be built, connected or driven (the message names the port and fix)."""
+
+
+class RunStoppedError(EvalbandError):
+    """A run stopped before its end, marked ``interrupted``, its stored episodes kept.
+
+    Raised by the runner when its episodes cannot go on usefully (a policy server that failed
+    several episodes in a row); a re-run of the same run id resumes it.
+
+    Attributes:
+        run_id: the run.
+    """
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 class ImportFormatError(InvalidInputError):

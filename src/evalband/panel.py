@@ -58,6 +58,17 @@ _BUILTIN_DIR = Path(__file__).parent / "panels"
 Scalar = str | int | float | bool
 
 
+def _not_a_flag(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a count is expected (YAML's ``episodes: true`` is not 1).
+
+    >>> _not_a_flag(5)
+    5
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {str(value).lower()} (a true/false)")
+    return value
+
+
 class Budget(BaseModel):
     """The evaluation budget: a number of actions, or simulated seconds (needs the env's ``dt``).
 
@@ -72,10 +83,22 @@ class Budget(BaseModel):
     steps: int | None = Field(default=None, gt=0)
     seconds: float | None = Field(default=None, gt=0)
 
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_not_a_flag(cls, value: Any) -> Any:
+        return _not_a_flag(value)
+
     @model_validator(mode="after")
     def _exactly_one(self) -> Budget:
+        from evalband._util.limits import MAX_BUDGET_STEPS
+
         if (self.steps is None) == (self.seconds is None):
             raise ValueError("budget needs exactly one of 'steps' or 'seconds'")
+        if self.steps is not None and self.steps > MAX_BUDGET_STEPS:
+            raise ValueError(f"budget.steps is at most {MAX_BUDGET_STEPS:,} actions an "
+                             f"episode; got {self.steps:,}")
+        if self.seconds is not None and not math.isfinite(self.seconds):
+            raise ValueError(f"budget.seconds must be a finite number; got {self.seconds}")
         return self
 
     def resolve_steps(self, dt: float | None) -> int:
@@ -89,6 +112,13 @@ class Budget(BaseModel):
                 "give budget.steps instead"
             )
         steps = round(self.seconds / dt)
+        from evalband._util.limits import MAX_BUDGET_STEPS
+
+        if steps > MAX_BUDGET_STEPS:
+            raise PanelError(
+                f"budget.seconds={self.seconds:g} is {steps:,} steps of dt={dt:g}, more than "
+                f"the {MAX_BUDGET_STEPS:,} an episode may take; give a shorter budget"
+            )
         if abs(steps * dt - self.seconds) > 1e-9 * max(1.0, self.seconds):
             raise PanelError(
                 f"budget.seconds={self.seconds} is not a whole number of steps of dt={dt}"
@@ -371,6 +401,12 @@ class Panel(BaseModel):
     latency_budget_ms: dict[str, float] = Field(default_factory=dict)
     non_inferiority_margin: float | dict[str, float] | None = None
     design: DesignSpec | None = None
+    episode_timeout_s: float | None = Field(default=None, gt=0)
+
+    @field_validator("episodes", "seed", "repeats", mode="before")
+    @classmethod
+    def _counts_not_flags(cls, value: Any) -> Any:
+        return _not_a_flag(value)
 
     @field_validator("factors")
     @classmethod
@@ -401,6 +437,36 @@ class Panel(BaseModel):
             if not weight >= 0:
                 raise ValueError(f"slice weight for {key!r} must be >= 0, got {weight}")
         return value
+
+    def with_overrides(self, episodes: int | None = None, seed: int | None = None) -> Panel:
+        """This panel with another episode count or seed (``run --episodes N --seed S``).
+
+        A different panel: its :attr:`fingerprint` is not this one's, so its runs never pair
+        with this panel's unless forced. Validated as the panel file would be.
+
+        >>> p = Panel(name="p", env="evalband/Coin-v0", episodes=50, budget={"steps": 5})
+        >>> q = p.with_overrides(episodes=4, seed=7)
+        >>> (q.episodes, q.seed, q.fingerprint != p.fingerprint)
+        (4, 7, True)
+        """
+        from evalband.errors import PanelError
+
+        data = self.model_dump()
+        for name, value in (("episodes", episodes), ("seed", seed)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise PanelError(f"`{name}` must be a whole number; got {value!r}",
+                                 parameters=(name,))
+            data[name] = value
+        try:
+            return Panel.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise PanelError(
+                f"`{first['loc'][0]}` {first['msg'].lower()}; got {first.get('input')!r}",
+                parameters=tuple(str(part) for part in first["loc"][:1]),
+            ) from None
 
     # ------------------------------------------------------------------ identity
     def result_content(self) -> dict[str, Any]:
@@ -589,10 +655,15 @@ def load_panel(source: str | Path | Mapping[str, Any], *, check_env: bool = True
             )
         label = str(source)
         try:
-            data = yaml.safe_load(path.read_text())
+            data = yaml.safe_load(path.read_bytes().decode("utf-8"))
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
             raise PanelError(f"panel {label} is not valid YAML: {first}") from None
+        except UnicodeDecodeError as exc:
+            raise PanelError(f"panel {label} is not UTF-8 text (byte {exc.start + 1}); save "
+                             "it as UTF-8") from None
+        except RecursionError:
+            raise PanelError(f"panel {label} is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise PanelError(f"panel {label}: expected a mapping of fields, got {type(data).__name__}")
     if "name" not in data and not isinstance(source, Mapping):

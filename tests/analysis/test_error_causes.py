@@ -36,7 +36,7 @@ def errored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> tuple[st
     db = str(tmp_path / "s.sqlite")
     code = main(["run", "reach1d", "-p", "raiser_policy:policy", "--run-id", "e", "--store", db])
     out = capsys.readouterr().out
-    assert code == 0
+    assert code == 1  # error episodes withhold the verdict
     return db, out
 
 

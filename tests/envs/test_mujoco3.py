@@ -169,5 +169,41 @@ def test_fetch_success_rule_final_step_vs_any_step(tmp_path: Path) -> None:
     assert all(got["any_step"][k].steps < 50 or k in at_end for k in anywhere)
 
 
+_CLOCK = """
+import json, sys
+import numpy as np
+from evalband.envs import make_env, prepare_imports
+prepare_imports(imports=["shimmy"])
+out = []
+for seed, steps in json.loads(sys.argv[1]):
+    env = make_env("dm_control/cartpole-swingup-v0", {}, keep_time_limit=False)
+    env.reset(seed=seed)
+    for _ in range(steps):
+        env.step(np.zeros(1))
+    out.append(env.unwrapped._env.physics.data.time)  # MuJoCo's own clock
+    env.close()
+print(json.dumps(out))
+"""
+
+
+def test_dm_control_cartpole_sim_time_is_data_time(tmp_path: Path) -> None:
+    """cartpole steps 0.01 s an action (it renders at 10 fps): 1.5 s is 150 steps."""
+    panel = tmp_path / "cartpole.yaml"
+    panel.write_text(yaml.safe_dump({
+        "name": "cartpole", "env": "dm_control/cartpole-swingup-v0", "imports": ["shimmy"],
+        "episodes": 2, "seed": 0, "budget": {"seconds": 1.5},
+        "success": {"rule": "return", "threshold": 1000.0}}))
+    store = tmp_path / "s.sqlite"
+    finish(start("run", str(panel), "-p", "evalband.policies._builtin:zero_action",
+                 "--run-id", "cp", "--store", str(store)))
+    got = records(store, "cp")
+    played = json.dumps([[r.condition_seed, r.steps] for r in got.values()])
+    clock = subprocess.run([str(side_python()), "-c", _CLOCK, played], env=_env(),
+                           capture_output=True, text=True, timeout=300, check=True)
+    for record, seconds in zip(got.values(), json.loads(clock.stdout), strict=True):
+        assert record.steps == 150 and seconds == pytest.approx(1.5)
+        assert record.sim_time_s == pytest.approx(seconds)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))

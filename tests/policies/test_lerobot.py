@@ -194,3 +194,38 @@ def test_lockstep_batch_gives_every_slot_its_own_queue(runs: dict[str, Any]) -> 
     info = json.loads((tmp / "b.sqlite.json").read_text())
     # chunks of 10, 35 steps: 4 chunks an episode; the three episodes start together
     assert info == {"kind": "LerobotBatchPolicy", "forward_passes": 4}
+
+
+def test_serve_and_check_env_take_a_lerobot_checkpoint(runs: dict[str, Any]) -> None:
+    """``serve lerobot:PATH`` in lerobot's venv (its remote extra installed), played over
+    ws:// from here, gives the records of the checkpoint played in process; ``check-env``
+    rolls the checkpoint out as ``run`` does (issue 33, items 4 and 6)."""
+    tmp = runs["tmp"]
+    python = str(side_python())
+    ckpt = tmp / "act" / "pretrained_model"
+    check = start([python, "-m", "evalband.cli", "check-env", str(runs["panel"]), "-p",
+                   f"lerobot:{ckpt}", "-n", "1", "--json"], tmp)
+    server = start([python, "-m", "evalband.cli", "serve", f"lerobot:{ckpt}", "--port", "0",
+                    "--json"], tmp)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line, server.stderr.read() if server.stderr else "serve printed nothing"
+        url = json.loads(line)["url"]
+        store = str(tmp / "served.sqlite")
+        done = subprocess.run([sys.executable, "-m", "evalband.cli", "run",
+                               str(runs["panel"]), "-p", url, "--run-id", "served",
+                               "--store", store, "--json"], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        assert done.returncode == 0, done.stderr[-3000:]
+    finally:
+        server.kill()
+        server.wait()
+    out, err = check.communicate(timeout=300)
+    assert check.returncode in (0, 1), err[-3000:]  # 1: a random ACT may not succeed
+    report = json.loads(out)  # JSON alone: lerobot's loading messages went to stderr
+    assert "Traceback" not in out + err
+    assert all(f["level"] != "problem" or f["check"] == "success" for f in report["findings"])
+    ours = records(tmp / "a.sqlite", "evalband")
+    served = records(tmp / "served.sqlite", "served")
+    assert {k: played(r) for k, r in served.items()} == {k: played(r) for k, r in ours.items()}

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from evalband.episode import Outcome
+from evalband.errors import RunStoppedError
 from evalband.panel import load_panel
 from evalband.policies import EpisodeContext
 from evalband.run import run_panel
@@ -251,12 +252,13 @@ def test_killed_server_gives_error_episodes_then_resume_completes(store) -> None
     killer = threading.Thread(target=kill_mid_run, daemon=True)
     killer.start()
     try:
-        _, summary = run_panel(panel, policy, store, run_id="r")
+        with pytest.raises(RunStoppedError):  # three episodes in a row failed: stopped
+            run_panel(panel, policy, store, run_id="r")
         killer.join()
         records = store.episode_records("r")
         errors = [r for r in records if r.outcome is Outcome.ERROR]
-        assert store.get_run("r").status == "finished" and len(records) == 16
-        assert 0 < len(errors) <= 11 and summary.verdict_withheld
+        assert store.get_run("r").status == "interrupted" and len(records) < 16
+        assert len(errors) == 3 and all(r.outcome is Outcome.ERROR for r in records[-3:])
         assert all("policy server" in (r.error or "") for r in errors)
         proc, url = _start_serve("reach1d:damped", "--port", str(port))
         run_panel(panel, policy, store, run_id="r", retry_errors=True)

@@ -40,7 +40,17 @@ _SECTION_ID = re.compile(r'<section id="([\w-]+)"')
 
 
 def _whitespace_normalised(page: str) -> str:
-    return re.sub(r"\s+", " ", _AROUND_TAG.sub(r"\1", page))
+    # <wbr> is a line-break opportunity in a long name: layout, as whitespace is
+    return re.sub(r"\s+", " ", _AROUND_TAG.sub(r"\1", page.replace("<wbr>", "")))
+
+
+_STYLE = re.compile(r"<style>.*?</style>", re.S)
+
+
+def _unstyled(page: str) -> str:
+    """The page without its stylesheet: ``page.css`` is static package data, not output of
+    the renderers held to the goldens (a layout fix there changes no number the page says)."""
+    return _STYLE.sub("<style></style>", page)
 
 
 def _without_new_sections(new: str, old: str) -> str:
@@ -65,8 +75,8 @@ def test_text_outputs_are_byte_identical(case, suffix: str) -> None:
 
 def test_html_is_identical_and_every_number_is_the_same(case) -> None:
     name, out = case
-    old = (GOLDEN / f"{name}.html").read_text(encoding="utf-8")
-    new = _without_new_sections(out["html"], old)
+    old = _unstyled((GOLDEN / f"{name}.html").read_text(encoding="utf-8"))
+    new = _unstyled(_without_new_sections(out["html"], old))
     assert _NUMBER.findall(new) == _NUMBER.findall(old)
     assert _whitespace_normalised(new) == _whitespace_normalised(old)
     # whitespace is meaningful inside <pre> (the panel YAML): kept byte for byte

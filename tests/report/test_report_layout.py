@@ -71,9 +71,9 @@ def test_slice_table_cells_are_compact(labs) -> None:
 def test_only_the_regressed_slice_is_red_and_its_reason_is_kept(labs) -> None:
     table = slice_table(labs.page(*labs.hidden))
     regressed = re.findall(r'<tr class="regressed[^"]*">(.*?)</tr>', table, re.DOTALL)
-    assert len(regressed) == 1 and "embodiment=franka_panda" in regressed[0]
+    assert len(regressed) == 1 and "embodiment=franka_panda" in regressed[0].replace("<wbr>", "")
     calm = next(r for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.DOTALL)
-                if "mobile_manipulator" in r)
+                if "mobile_manipulator" in r.replace("<wbr>", ""))
     assert "would catch a drop of" in calm or "too few episodes" in calm  # prospective power
 
 

@@ -64,7 +64,7 @@ def test_errors_as_failures_on_a_resume_is_recorded(capsys, tmp_path: Path) -> N
     try:
         db = str(tmp_path / "s.sqlite")
         args = ["run", "reach1d", "-p", "flaky_policy:policy", "--run-id", "f", "--store", db]
-        assert main([*args, "--json"]) == 0
+        assert main([*args, "--json"]) == 1  # error episodes withhold the verdict
         capsys.readouterr()
         assert main([*args, "--errors-as-failures", "--json"]) == 0
         printed = json.loads(capsys.readouterr().out)

@@ -76,7 +76,9 @@ def fake_render(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     def collect(sources: list[str], store: Any = None, *, confidence: float = 0.95,
                 allow_panel_mismatch: bool = False, sequential: bool = False,
-                effect: float | None = None, max_pairs: int | None = None) -> Any:
+                effect: float | None = None, max_pairs: int | None = None,
+                media_link: Any = None) -> Any:
+        assert media_link is not None  # the viewer links clips from /media/
         calls.append(list(sources))
         OPTIONS_SEEN.append((confidence, allow_panel_mismatch))
         assert isinstance(store, RunStore) and store.read_only

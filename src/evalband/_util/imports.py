@@ -7,7 +7,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["resolve_import_path", "is_import_path", "source_hash", "lazy_attributes"]
+__all__ = ["resolve_import_path", "is_import_path", "source_hash", "lazy_attributes",
+           "shadowed_by"]
 
 
 def is_import_path(text: str) -> bool:
@@ -36,6 +37,33 @@ def resolve_import_path(path: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def shadowed_by(module: Any, cwd: str | None = None) -> str | None:
+    """The local file an imported module hides, when a module of another place was imported.
+
+    ``module_name`` names ``./chunk.py`` in the run's directory, but ``import chunk`` gave
+    the standard library's ``chunk`` (imported before, or found first): the user's file was
+    silently not used. ``None`` when there is no such local file, or it is the one imported.
+
+    >>> import json, os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(folder, "json.py"), "w").close()
+    >>> shadowed_by(json, folder).endswith("json.py"), shadowed_by(json, tempfile.mkdtemp())
+    (True, None)
+    """
+    import os
+
+    top = module.__name__.partition(".")[0]
+    root = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    top_module = sys.modules.get(top, module)
+    where = getattr(top_module, "__file__", None)
+    for local in (os.path.join(root, f"{top}.py"), os.path.join(root, top, "__init__.py")):
+        if os.path.isfile(local):
+            if where is None or os.path.realpath(where) != os.path.realpath(local):
+                return local
+            return None
+    return None
 
 
 def source_hash(obj: Any) -> str | None:

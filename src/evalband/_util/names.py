@@ -29,6 +29,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
     "metaworld:push": "evalband.policies.scripted:metaworld_push",
     "aloha:hold": "evalband.policies.classical:aloha_hold",
+    "random": "evalband.policies._builtin:RandomPolicy",
     "sim-arm:grasp": "evalband.policies.sim_arm:grasp",
     "sim-arm:weak": "evalband.policies.sim_arm:weak",
     "sim-arm:never": "evalband.policies.sim_arm:never",

@@ -32,6 +32,9 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with one line on stderr, never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from evalband.cli._out import _ARGS
+
+    _ARGS.append(args)
     try:
         from evalband.cli._fast import dispatch
 
@@ -53,7 +56,33 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stderr.write(f"error: a pipe closed: {exc}\n")
         return 1
+    except Exception as exc:
+        line = _ordinary(exc)
+        if line is None:
+            raise
+        sys.stderr.write(f"error: {line}\n")
+        return 2
+    finally:
+        _ARGS.pop()
     return code
+
+
+def _ordinary(exc: BaseException) -> str | None:
+    """The one line for a failure of the world outside evalband, ``None`` for a bug.
+
+    A damaged store, a file that cannot be written, a port in use, input nested too deep
+    are ordinary mistakes: one line, exit 2. Anything else is a bug: its traceback is shown.
+    """
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
+        from evalband.store import read_failure_line
+
+        return read_failure_line(exc)
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read; give a flatter file"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"cannot use {exc.filename}: {exc.strerror or exc}"
+    return None
 
 
 def _stdout_gone() -> bool:

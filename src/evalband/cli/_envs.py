@@ -16,17 +16,24 @@ def check_env(
         help="Roll out this policy (success reachable, lockstep equals one at a time); "
         "default: random actions.",
     ),
-    episodes: int = typer.Option(3, "--episodes", "-n", min=1, help="Episodes to roll out."),
+    episodes: int | None = typer.Option(
+        None, "--episodes", "-n", min=1, help="Episodes to roll out (default: 3; a policy "
+        "plays until its first success, at most 20)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check a panel's env: seeded resets, control period, factors, success rule, batching.
 
     Prints one line per problem or note; exits 1 when there is a problem.
     """
+    import contextlib
+    import sys
+
     from evalband.panel import load_panel
     from evalband.run import check_env as run_checks
 
-    findings = run_checks(load_panel(panel), policy, episodes)
+    # what an env or policy prints while it plays goes to stderr: --json stays JSON
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        findings = run_checks(load_panel(panel), policy, episodes)
     problems = [f for f in findings if f.level == "problem"]
     if as_json:
         emit_json({"panel": panel, "ok": not problems,

@@ -227,9 +227,12 @@ _SPECS: dict[str, tuple[tuple[tuple[str, _Kind], ...] | str, dict[str, tuple[str
          "--store": ("store", _path), "--run-id": ("run_id", _str),
          "--batch": ("batch", _positive), "--errors-as-failures": ("errors_as_failures", None),
          "--retry-errors": ("retry_errors", None), "--json": ("as_json", None),
-         "--step": ("step", _natural)},
+         "--step": ("step", _natural),
+         "--episodes": ("episodes", _positive), "--seed": ("seed", _int),
+         "--episode-timeout": ("episode_timeout", _float)},
         {"workers": None, "backend": "serial", "store": None, "run_id": None, "batch": None,
-         "errors_as_failures": False, "retry_errors": False, "as_json": False, "step": None},
+         "errors_as_failures": False, "retry_errors": False, "as_json": False, "step": None,
+         "episodes": None, "seed": None, "episode_timeout": None},
     ),
 }
 

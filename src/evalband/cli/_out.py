@@ -12,7 +12,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CommandExit", "console", "emit_json", "escape", "fail", "pct", "store_path"]
+__all__ = ["CommandExit", "command_args", "console", "emit_json", "escape", "fail", "pct",
+           "store_path"]
+
+_ARGS: list[list[str]] = []  # the command line :func:`evalband.cli.main` was given
+
+
+def command_args() -> list[str]:
+    """The arguments of the command being run (``main``'s, else ``sys.argv[1:]``).
+
+    What a printed ``Resume with: evalband ...`` line repeats.
+    """
+    return list(_ARGS[-1]) if _ARGS else list(sys.argv[1:])
 
 
 class CommandExit(Exception):  # noqa: N818 - an exit, like typer.Exit

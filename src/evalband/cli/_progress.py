@@ -88,6 +88,15 @@ class RunProgress:
                 self.label, total=total, completed=len(done), band=self._band()
             )
 
+    def note(self, text: str) -> None:
+        """Print a warning line on stderr (above the live bar when there is one)."""
+        line = f"warning: {text}"
+        if self._progress is not None:
+            self._progress.console.print(line, markup=False, highlight=False)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
     def _count(self, record: EpisodeRecord) -> None:
         if record.outcome is Outcome.ERROR:
             self.errors += 1

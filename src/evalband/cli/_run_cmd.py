@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalband.cli._out import CommandExit, console, emit_json, pct, store_path
+from evalband.cli._out import CommandExit, command_args, console, emit_json, pct, store_path
 
-__all__ = ["run_run", "summary_lines", "interrupts_resumable"]
+__all__ = ["run_run", "summary_lines", "interrupts_resumable", "stopped_resumable"]
 
 
 def summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
@@ -70,7 +70,7 @@ def interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        argv = list(sys.argv[1:]) + (["--run-id", run_id] if add_run_id else [])
+        argv = command_args() + (["--run-id", run_id] if add_run_id else [])
         what = "SIGTERM" if received else "interrupted (Ctrl-C)"
         sys.stderr.write(f"{what}: run {run_id} is marked interrupted; its stored episodes "
                          f"are kept. Resume with: evalband {shlex.join(argv)}\n")
@@ -94,8 +94,12 @@ def run_run(
     report: Path | None = None,
     retry_errors: bool = False,
     record: str | None = None,
+    record_size: str | None = None,
+    episode_timeout: float | None = None,
     as_json: bool = False,
     step: int | None = None,
+    episodes: int | None = None,
+    seed: int | None = None,
     **until: Any,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id.
@@ -114,11 +118,17 @@ def run_run(
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
-    from evalband.run import default_run_id, run_panel
+    from evalband.run import default_run_id, parse_record_size, run_panel
     from evalband.store import check_step, open_store
 
     check_step(step)  # a bad --step fails before anything runs
     panel_obj = load_panel(panel)
+    override: dict[str, Any] | None = None
+    if episodes is not None or seed is not None:  # a smoke test: not the panel's fingerprint
+        file_fingerprint = panel_obj.fingerprint
+        panel_obj = panel_obj.with_overrides(episodes=episodes, seed=seed)
+        changed = {k: v for k, v in (("episodes", episodes), ("seed", seed)) if v is not None}
+        override = {**changed, "of_fingerprint": file_fingerprint}
     resolve_policy(policy)  # an unknown policy fails before the store is touched
     against_policy = until.get("against_policy")
     if until.get("until_decided") or until.get("against") is not None or \
@@ -140,8 +150,17 @@ def run_run(
                   **until)
         return
     rid = run_id or default_run_id(panel_obj, policy)
+    # with --json, what an env or policy prints while it plays goes to stderr
+    quiet = contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext()
+    started: list[int] = []  # (planned, already stored) when the run starts
+
+    def on_start(total: int, done: list[Any]) -> None:
+        started[:] = [total, len(done)]
+        progress.start(total, done)
+
     with interrupts_resumable(rid, run_id is None), open_store(store_path(store)) as st, \
-            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress:
+            RunProgress(policy.rsplit(":", 1)[-1], enabled=not as_json) as progress, quiet, \
+            stopped_resumable(rid, run_id is None):
         rid, summary = run_panel(
             panel_obj,
             policy,
@@ -155,16 +174,56 @@ def run_run(
             retry_errors=retry_errors,
             record_video=record,
             step=step,
-            command="evalband " + shlex.join(sys.argv[1:]),
+            record_size=parse_record_size(record_size) if record_size else None,
+            episode_timeout=episode_timeout,
+            command="evalband " + shlex.join(command_args()),
             on_episode=progress.advance,
-            on_start=progress.start,
+            on_start=on_start,
+            on_note=progress.note,
+            override=override,
         )
     if as_json:
         emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
     else:
+        if started and started[1]:  # a resume: what was there and what this call played
+            total, before = started
+            console.print(f"resumed {rid}: {before}/{total} already stored, "
+                          f"{summary.n_attempted - before} played now")
         for line in summary_lines(rid, policy, summary):
             console.print(line)
     if report is not None:
         from evalband.cli._report import write_html_report
 
         write_html_report([rid], store_path(store), report, quiet=as_json)
+    if summary.verdict_withheld:  # error episodes remain: not a clean run
+        errors = summary.counts["error"]
+        sys.stderr.write(f"{errors} error episode(s) kept; replay them with: "
+                         f"{_again(rid, run_id is None, '--retry-errors')}\n")
+        raise CommandExit(1)
+
+
+def _again(run_id: str, add_run_id: bool, *extra: str) -> str:
+    """The command line that resumes this run (``--run-id`` added when it was not given)."""
+    argv = command_args()
+    argv += [] if "--run-id" in argv or not add_run_id else ["--run-id", run_id]
+    argv += [flag for flag in extra if flag not in argv]
+    return "evalband " + shlex.join(argv)
+
+
+@contextlib.contextmanager
+def stopped_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
+    """A run the runner stopped (a dead policy server): its line, how to resume, exit 75.
+
+    75 is ``EX_TEMPFAIL`` (sysexits.h): the run can go on later, once its cause is fixed.
+    """
+    from evalband.errors import RunStoppedError
+
+    try:
+        yield
+    except RunStoppedError as exc:
+        sys.stderr.write(
+            f"stopped: {exc}\n"
+            f"Resume with: {_again(run_id, add_run_id)}\n"
+            f"Once the server is back, replay its error episodes with: "
+            f"{_again(run_id, add_run_id, '--retry-errors')}\n")
+        raise CommandExit(75) from None

@@ -25,7 +25,8 @@ def run(
     panel: str = typer.Argument(..., help="Panel YAML path or built-in panel name."),
     policy: str = typer.Option(
         ..., "--policy", "-p",
-        help="Built-in name, *.pt checkpoint, module:attr or ws://HOST:PORT[?replan=K].",
+        help="Built-in name (random: any env's action space), *.pt checkpoint, module:attr, "
+        "ws://HOST:PORT[?replan=K] or lerobot:PATH (a lerobot pretrained_model directory).",
     ),
     workers: int | None = typer.Option(
         None, "--workers", "-w", min=1,
@@ -61,6 +62,13 @@ def run(
         help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
         "'video' extra and an env with render_mode='rgb_array').",
     ),
+    episode_timeout: float | None = typer.Option(
+        None, "--episode-timeout", help="Wall seconds one episode may take; past it the "
+        "episode is an error (EpisodeTimeout) and the run goes on (default: the panel's "
+        "episode_timeout_s, else 60 s + 1 s a budget step)."),
+    record_size: str | None = typer.Option(
+        None, "--record-size", help="Frame size of --record clips: WxH or N (NxN) pixels; "
+        "passed to the env's renderer where it takes one, else frames are resized."),
     against: str | None = typer.Option(
         None, "--against", help="Baseline run id to compare with (--until-decided)."),
     against_policy: str | None = typer.Option(
@@ -95,6 +103,12 @@ def run(
     step: int | None = typer.Option(
         None, "--step", min=0, help="The training step of the checkpoint evaluated (stored "
         "with the run; rank --by step and sweep order checkpoints by it)."),
+    episodes: int | None = typer.Option(
+        None, "--episodes", min=1, help="Play N episodes per cell instead of the panel's "
+        "(a smoke test: recorded, and the run's fingerprint is not the panel's)."),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, help="Use this panel seed instead of the panel's (recorded; "
+        "the run's fingerprint is not the panel's)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Run a policy on every planned episode of a panel; resumable with --run-id."""
@@ -102,8 +116,9 @@ def run(
 
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
-            retry_errors=retry_errors, record=record, as_json=as_json, step=step,
-            against=against,
+            retry_errors=retry_errors, record=record, record_size=record_size,
+            episode_timeout=episode_timeout, as_json=as_json, step=step, episodes=episodes,
+            seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
             discordant=discordant, power=power)
@@ -167,6 +182,11 @@ def show(
         f"{manifest.status}, {summary.n_attempted}/{manifest.n_planned} episodes recorded"
         + (f", checkpoint step {manifest.step}" if manifest.step is not None else "")
     )
+    override = manifest.extra.get("override")
+    if isinstance(override, dict):  # run --episodes N --seed S: a smoke test
+        changed = " ".join(f"--{k} {v}" for k, v in override.items() if k != "of_fingerprint")
+        console.print(f"  played with {changed}: not the panel file's episodes (its "
+                      f"fingerprint {str(override.get('of_fingerprint', ''))[:12]})")
     sequential = manifest.extra.get("sequential")
     if sequential:  # run --until-decided: its looks and decision
         console.print(f"  until decided against {sequential.get('against')}: "
@@ -293,7 +313,8 @@ def import_cmd(
         runs = [{"run_id": m.run_id, "source": str(source), "episodes": n,
                  "panel_fingerprint": m.panel_fingerprint,
                  "panel_inferred": bool(m.extra.get("panel_inferred", False)),
-                 "notes": list(m.extra.get("import_notes", []))}
+                 "notes": list(m.extra.get("import_notes", [])),
+                 "media_notes": list(m.extra.get("media_notes", []))}
                 for m, n in zip(manifests, counts, strict=True)]
         emit_json(runs[0] if len(runs) == 1 else {"runs": runs})
         return
@@ -302,6 +323,8 @@ def import_cmd(
                if is_bundle else f"{count} episodes")
         console.print(f"imported {manifest.run_id} from {source} ({how})")
     first = manifests[0]
+    for note in first.extra.get("media_notes", []):
+        console.print(f"note: {note}", markup=False)
     for note in first.extra.get("import_notes", []):
         console.print(f"note: {note} (say so with --factors/--metrics)")
     if first.extra.get("panel_inferred"):

@@ -48,15 +48,17 @@ from evalband.envs.reach1d import (
 )
 
 if TYPE_CHECKING:
-    from evalband.envs._contract import EvalEnv, Traces, control_dt, unwrapped
+    from evalband.envs._contract import EvalEnv, Traces, control_dt, simulator_time, unwrapped
     from evalband.envs._resolve import (
         accepts_kwarg,
         close_env,
         env_class,
         env_entry,
         make_env,
+        passes_kwarg,
         prepare_imports,
         registered_time_limit,
+        render_hint,
     )
 
 COIN_ENV_ID = "evalband/Coin-v0"
@@ -85,21 +87,25 @@ __all__ = [
     "EvalEnv",
     "Traces",
     "control_dt",
+    "simulator_time",
     "unwrapped",
     "accepts_kwarg",
     "close_env",
     "env_class",
     "env_entry",
     "make_env",
+    "passes_kwarg",
     "prepare_imports",
     "registered_time_limit",
+    "render_hint",
 ]
 
 _LAZY = {
-    **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "unwrapped"), "evalband.envs._contract"),
+    **dict.fromkeys(("EvalEnv", "Traces", "control_dt", "simulator_time", "unwrapped"),
+                    "evalband.envs._contract"),
     **dict.fromkeys(
-        ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "prepare_imports",
-         "registered_time_limit"),
+        ("accepts_kwarg", "close_env", "env_class", "env_entry", "make_env", "passes_kwarg",
+         "prepare_imports", "registered_time_limit", "render_hint"),
         "evalband.envs._resolve",
     ),
 }

@@ -8,12 +8,17 @@ what the runner records of a few episodes per cell for the report's trace plots)
 ``docs/extending.md`` explains each.
 
 The control period is the time between two actions. It is read, in this order, from the
-panel's ``control_dt``; the env's ``control_dt``; its ``dt`` (a property or an attribute,
-gymnasium's MuJoCo envs: ``frame_skip * model.opt.timestep``); ``frame_skip *
-model.opt.timestep``; dm_control's ``control_timestep()`` (shimmy keeps the dm_control env as
-``_env``); ``1 / metadata["render_fps"]``. When ``dt`` and ``render_fps`` disagree and
-``1 / render_fps`` is a whole number of ``dt`` steps, ``dt`` is the physics step and the env
-sub-steps per action (gym-pusht: ``dt = 0.01``, 10 Hz control), so ``1 / render_fps`` is used.
+panel's ``control_dt``; the env's ``control_dt``; the simulator: MuJoCo's ``frame_skip *
+model.opt.timestep`` (on the env or on a simulator it holds, e.g. gymnasium-robotics'
+PointMaze keeps its MuJoCo env as ``point_env``) and dm_control's ``control_timestep()``
+(shimmy keeps the dm_control env as ``_env``); the env's ``dt`` (a property or an attribute,
+gymnasium's MuJoCo and Fetch envs: the same product); ``1 / metadata["render_fps"]``, with a
+note, since a rendering rate need not be the control rate (dm_control's cartpole renders at
+10 fps and steps every 0.01 s). When ``dt`` and ``render_fps`` disagree and ``1 / render_fps``
+is a whole number of ``dt`` steps, ``dt`` is the physics step and the env sub-steps per action
+(gym-pusht, a pymunk env: ``dt = 0.01``, 10 Hz control), so ``1 / render_fps`` is used.
+:func:`simulator_time` reads the simulator's own clock (MuJoCo's ``data.time``), which
+``check-env`` compares with the steps played times the period.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "Traces",
     "ControlPeriod",
     "control_dt",
+    "simulator_time",
     "unwrapped",
 ]
 
@@ -172,23 +178,80 @@ def _attr(obj: Any, name: str) -> Any:
         return None
 
 
+def _simulators(env: Any) -> list[Any]:
+    """``env`` and the objects it holds that look like a simulator (one level down).
+
+    gymnasium-robotics' mazes hold their MuJoCo env (``point_env``, ``ant_env``); shimmy holds
+    the dm_control env (``_env``).
+    """
+    found = [env]
+    try:
+        held = [_attr(env, "_env"), *vars(env).values()]
+    except TypeError:
+        held = [_attr(env, "_env")]
+    for value in held:
+        if value is None or any(value is seen for seen in found) or \
+                isinstance(value, int | float | str | bytes | list | dict | tuple):
+            continue
+        if any(_attr(value, name) is not None for name in ("frame_skip", "control_timestep",
+                                                           "physics", "data")):
+            found.append(value)
+    return found
+
+
 def _frame_skip_dt(env: Any) -> float | None:
     skip = _attr(env, "frame_skip")
     opt = _attr(_attr(env, "model"), "opt")
     timestep = _positive(_attr(opt, "timestep"))
-    if isinstance(skip, int) and skip > 0 and timestep is not None:
+    if isinstance(skip, int) and not isinstance(skip, bool) and skip > 0 and \
+            timestep is not None:
         return skip * timestep
     return None
 
 
 def _dm_control_dt(env: Any) -> float | None:
-    for holder in (env, _attr(env, "_env")):
-        method = _attr(holder, "control_timestep")
-        if callable(method):
+    method = _attr(env, "control_timestep")
+    if callable(method):
+        try:
+            return _positive(method())
+        except Exception:  # noqa: BLE001 - no clue from it
+            return None
+    return None
+
+
+def _simulator_dt(base: Any) -> tuple[str, float] | None:
+    """The period the simulator steps per action, and what it was read from, or ``None``."""
+    for holder in _simulators(base):
+        for source, read in (("frame_skip x timestep", _frame_skip_dt),
+                             ("control_timestep()", _dm_control_dt)):
+            dt = read(holder)
+            if dt is not None:
+                return source, dt
+    return None
+
+
+def simulator_time(env: Any) -> float | None:
+    """The simulator's clock in seconds (MuJoCo's ``data.time``), or ``None`` if none is found.
+
+    Looked up on the env under its wrappers and on the simulators it holds (a MuJoCo env's
+    ``data``, a dm_control env's ``physics.data``).
+
+    >>> class Data:
+    ...     time = 0.25
+    >>> class Env:
+    ...     data = Data()
+    >>> simulator_time(Env()), simulator_time(object())
+    (0.25, None)
+    """
+    for holder in _simulators(unwrapped(env)):
+        for data in (_attr(holder, "data"), _attr(_attr(holder, "physics"), "data")):
+            time = _attr(data, "time")
+            if time is None or isinstance(time, bool) or callable(time):
+                continue
             try:
-                return _positive(method())
-            except Exception:  # noqa: BLE001 - no clue from it
-                return None
+                return float(time)
+            except (TypeError, ValueError):
+                continue
     return None
 
 
@@ -213,22 +276,22 @@ def control_dt(env: Any, declared: float | None = None) -> ControlPeriod:
     own = _positive(_attr(base, "control_dt"))
     if own is not None:
         return ControlPeriod(own, "control_dt")
+    simulated = _simulator_dt(base)
+    if simulated is not None:
+        return ControlPeriod(simulated[1], simulated[0])
     fps = _positive((_attr(base, "metadata") or {}).get("render_fps"))
     from_fps = 1.0 / fps if fps is not None else None
-    candidates = (
-        ("dt", _positive(_attr(base, "dt"))),
-        ("frame_skip x timestep", _frame_skip_dt(base)),
-        ("control_timestep()", _dm_control_dt(base)),
-    )
-    for source, dt in candidates:
-        if dt is None:
-            continue
+    dt = _positive(_attr(base, "dt"))
+    if dt is not None:
         if from_fps is not None and not math.isclose(dt, from_fps, rel_tol=1e-6):
             ratio = from_fps / dt
             if ratio > 1.5 and abs(ratio - round(ratio)) < 1e-6:
-                note = f"{source.split()[0]} {dt:g} is a physics step: {round(ratio)} per action"
+                note = f"dt {dt:g} is a physics step: {round(ratio)} per action"
                 return ControlPeriod(from_fps, "render_fps", note)
-        return ControlPeriod(dt, source)
+        return ControlPeriod(dt, "dt")
     if from_fps is not None:
-        return ControlPeriod(from_fps, "render_fps")
+        return ControlPeriod(from_fps, "render_fps", (
+            "the env gives no simulator period (frame_skip, control_timestep(), dt): a "
+            "rendering rate need not be the control rate; set control_dt in the panel if "
+            "it is not"))
     return ControlPeriod(None, "none")

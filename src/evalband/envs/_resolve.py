@@ -41,8 +41,10 @@ __all__ = [
     "env_entry",
     "import_module_line",
     "make_env",
+    "passes_kwarg",
     "prepare_imports",
     "registered_time_limit",
+    "render_hint",
 ]
 
 _IDENT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -217,6 +219,38 @@ def accepts_kwarg(cls: Any, name: str) -> bool:
     )
 
 
+def passes_kwarg(cls: Any, name: str) -> bool:
+    """Whether ``cls(name=...)`` reaches a constructor that names ``name``.
+
+    Named by ``cls`` itself (:func:`accepts_kwarg`), or by a base class's ``__init__`` that a
+    ``**kwargs`` of ``cls`` passes it on to (gymnasium's ``Reacher-v5`` takes ``render_mode``,
+    ``width`` and ``height`` this way, for ``MujocoEnv``).
+
+    >>> class Base:
+    ...     def __init__(self, width=480, **kwargs): ...
+    >>> class Env(Base):
+    ...     def __init__(self, frame_skip=2, **kwargs): ...
+    >>> passes_kwarg(Env, "width"), passes_kwarg(Env, "height")
+    (True, False)
+    """
+    if accepts_kwarg(cls, name):
+        return True
+    for klass in getattr(cls, "__mro__", ())[:-1]:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters
+        except (TypeError, ValueError):
+            return False
+        if name in params and params[name].kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return False  # the chain of **kwargs stops here
+    return False
+
+
 def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) -> Any:
     """Build an environment from an id, ``module:id`` or ``module:attr`` with keyword arguments.
 
@@ -256,6 +290,26 @@ def make_env(env: str, kwargs: dict[str, Any], *, keep_time_limit: bool = True) 
         wrapper: Any = made
         made = wrapper.env
     return made
+
+
+_RENDER_WORDS = ("OpenGL", "GLFW", "DISPLAY", "EGL", "mjr_makeContext", "gladLoadGL")
+
+
+def render_hint(message: str) -> str:
+    """What to set when ``message`` is a rendering failure without a display, else ``""``.
+
+    MuJoCo (and dm_control) render through GLFW by default, which needs a display; a
+    headless machine needs ``MUJOCO_GL=egl`` (EGL: a GPU, or Mesa's software renderer) or
+    ``osmesa``.
+
+    >>> render_hint("an OpenGL platform library has not been loaded")
+    '; set MUJOCO_GL=egl (or MUJOCO_GL=osmesa) to render without a display'
+    >>> render_hint("division by zero")
+    ''
+    """
+    if not any(word in message for word in _RENDER_WORDS):
+        return ""
+    return "; set MUJOCO_GL=egl (or MUJOCO_GL=osmesa) to render without a display"
 
 
 def close_env(env: Any) -> str | None:

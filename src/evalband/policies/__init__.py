@@ -160,6 +160,10 @@ def resolve_policy(name_or_path: str) -> Any:
     module_name, sep, attr_path = path.partition(":")
     if not sep or not module_name or not attr_path:
         raise _not_found(name, "not a built-in name and not of the form 'module:attr'")
+    if name not in BUILTIN_POLICIES:  # the run's directory first, as `run` and python -m do
+        cwd = os.path.abspath(os.getcwd())
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -172,6 +176,16 @@ def resolve_policy(name_or_path: str) -> Any:
                 f"{missing!r}; install it", name=missing,
             ) from exc
         raise _not_found(name, f"no module named {module_name!r}") from None
+    from evalband._util.imports import shadowed_by
+
+    hidden = shadowed_by(obj) if name not in BUILTIN_POLICIES else None
+    if hidden is not None:
+        top = module_name.partition(".")[0]
+        found = getattr(sys.modules.get(top), "__file__", None) or "built in"
+        raise PolicyNotFoundError(
+            f"policy {name!r}: module {top!r} is {found}, not {hidden} (a module of that "
+            "name was found first, e.g. the standard library's); rename your file so its "
+            "name is its own")
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)

@@ -88,6 +88,9 @@ class EpisodeContext:
             ``prompt``, which the env does not get), or ``None``.
         slot: the lockstep slot the episode plays in (``0`` one episode at a time).
         options: the cell's options (the env's reset options plus the instruction).
+        action_space: the env's ``action_space`` (a Gymnasium space), ``None`` when the env
+            has none or the policy is served remotely (not in :meth:`as_dict`).
+        observation_space: the env's ``observation_space``, likewise.
     """
 
     run_id: str
@@ -101,6 +104,8 @@ class EpisodeContext:
     task: str | None = None
     slot: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
+    action_space: Any = field(default=None, compare=False, repr=False)
+    observation_space: Any = field(default=None, compare=False, repr=False)
 
     def rng(self) -> np.random.Generator:
         """A fresh generator seeded with :attr:`seed` (same episode, same draws).

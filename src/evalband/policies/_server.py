@@ -94,6 +94,8 @@ class PolicyServer:
         port: TCP port (``0``: any free one; :attr:`port` says which once started).
         max_batch: most requests per policy call.
         max_wait_ms: longest a batch waits for more requests after its first.
+        max_frame_bytes: largest request taken; a client sending a larger one is closed
+            (1009) before its payload is read, and no other client waits for it.
 
     Raises:
         InvalidParameterError: bad limits, or a policy that keeps state without per-slot
@@ -101,7 +103,15 @@ class PolicyServer:
     """
 
     def __init__(self, policy: Any, *, name: str, host: str = "127.0.0.1", port: int = 8000,
-                 max_batch: int = 8, max_wait_ms: float = 2.0) -> None:
+                 max_batch: int = 8, max_wait_ms: float = 2.0,
+                 max_frame_bytes: int | None = None) -> None:
+        from evalband._util.limits import MAX_FRAME_BYTES
+
+        self.max_frame_bytes = MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes
+        if self.max_frame_bytes < 1024:
+            raise InvalidParameterError(
+                f"`max_frame_bytes` must be at least 1024; got {self.max_frame_bytes}",
+                parameters=("max_frame_bytes",))
         if max_batch < 1 or max_wait_ms < 0:
             raise InvalidParameterError(
                 f"`max_batch` must be >= 1 and `max_wait_ms` >= 0; got {max_batch}, "
@@ -250,6 +260,12 @@ class PolicyServer:
     def _message(self, conn: Any, data: bytes | str) -> None:
         """A request: into the open batch, or queued behind the client's unanswered one."""
         if conn.data["busy"]:
+            from evalband._util.limits import MAX_QUEUED_REQUESTS
+
+            if len(conn.data["backlog"]) >= MAX_QUEUED_REQUESTS:  # a flood: not our memory
+                self._fail(conn, f"too many requests queued ({MAX_QUEUED_REQUESTS}) behind an "
+                           "unanswered one; send the next request after each answer")
+                return
             conn.data["backlog"].append(data)
             return
         from evalband.policies._wire import unpackb
@@ -307,7 +323,8 @@ class PolicyServer:
         server = None
         try:
             server = await self._loop.create_server(
-                lambda: ServerConnection(self._http, self._opened, self._message, self._closed),
+                lambda: ServerConnection(self._http, self._opened, self._message, self._closed,
+                                         max_size=self.max_frame_bytes),
                 self.host, self.port)
             self.port = int(server.sockets[0].getsockname()[1])
             if ready is not None:

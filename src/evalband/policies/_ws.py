@@ -68,13 +68,16 @@ class BlockingClient:
     Args:
         uri: ``ws://HOST:PORT[/path]`` (``wss://`` over TLS).
         open_timeout: seconds to connect and complete the handshake.
+        max_size: largest message read (bytes); a larger one closes the connection
+            (``None``: no limit).
 
     Raises:
         OSError: the connection failed (refused, unreachable; ``TimeoutError`` when late).
         websockets.exceptions.InvalidHandshake: the server refused the websocket handshake.
     """
 
-    def __init__(self, uri: str, *, open_timeout: float = 10.0) -> None:
+    def __init__(self, uri: str, *, open_timeout: float = 10.0,
+                 max_size: int | None = None) -> None:
         wsuri = parse_uri(uri)
         deadline = time.monotonic() + open_timeout
         sock = socket.create_connection((wsuri.host, wsuri.port), timeout=open_timeout)
@@ -88,7 +91,7 @@ class BlockingClient:
             self._sock = sock
             self._messages: deque[bytes | str] = deque()
             self._frames = _Assembler()
-            self.protocol = ClientProtocol(wsuri, max_size=None)
+            self.protocol = ClientProtocol(wsuri, max_size=max_size)
             self.protocol.send_request(self.protocol.connect())
             self._flush()
             while self.protocol.state is State.CONNECTING and self._read(deadline):
@@ -132,11 +135,12 @@ class BlockingClient:
         self._flush()
         return bool(data)
 
-    def send(self, data: bytes) -> None:
-        """Send one binary message."""
+    def send(self, data: bytes, timeout: float | None = None) -> None:
+        """Send one binary message (``timeout``: seconds the socket may block writing it)."""
         if self.protocol.state is not State.OPEN:
             raise _closed(self.protocol)
         self.protocol.send_binary(data)
+        self._sock.settimeout(timeout)
         self._flush()
 
     def recv(self, timeout: float | None = None) -> bytes | str:
@@ -174,15 +178,18 @@ class ServerConnection(asyncio.Protocol):
         on_open: called with this connection once the websocket is open.
         on_message: called with this connection and each complete message.
         on_close: called with this connection once it is closed (only if it opened).
+        max_size: largest message taken (bytes): a frame announcing more closes the
+            connection (1009, "message too big") before its payload is read.
     """
 
     def __init__(self, on_http: Callable[[Request], tuple[int, str] | None],
                  on_open: Callable[[ServerConnection], None],
                  on_message: Callable[[ServerConnection, bytes | str], None],
-                 on_close: Callable[[ServerConnection], None]) -> None:
+                 on_close: Callable[[ServerConnection], None],
+                 max_size: int | None = None) -> None:
         self._on_http, self._on_open = on_http, on_open
         self._on_message, self._on_close = on_message, on_close
-        self.protocol = ServerProtocol(max_size=None)
+        self.protocol = ServerProtocol(max_size=max_size)
         self.transport: asyncio.Transport | None = None
         self._frames = _Assembler()
         self.opened = False

@@ -22,8 +22,11 @@ episode) and, when the server says it speaks evalband's extension (metadata key
 An observation that is a dict is sent as is; an array is sent as ``{"state": obs}``. The
 panel's task instruction goes as ``prompt``. A chunk ``(H, A)`` is executed for ``replan``
 steps (all ``H`` when not given) before the server is asked again; a 1-D ``actions`` is one
-action. Timeouts and bounded retries make a dead or hung server an ``error`` episode with
-the cause, never a hang. Needs the optional extra ``evalband[remote]`` (websockets, msgpack).
+action. ``timeout`` bounds each request's wall time, its reconnections and retries included
+(a retry is made only while time is left), so a dead or hung server is an ``error`` episode
+with the cause (:class:`ServerUnreachableError`) within ``timeout`` seconds, never a hang; the
+runner stops the run after a few such episodes in a row. Needs the optional extra
+``evalband[remote]`` (websockets, msgpack).
 
 >>> p = RemotePolicy.from_url("ws://127.0.0.1:8000?replan=4&timeout=2")
 >>> p.uri, p.replan, p.response_timeout, p.name
@@ -44,11 +47,20 @@ import numpy as np
 from evalband.errors import EvalbandError, InvalidParameterError
 from evalband.policies._contract import EpisodeContext
 
-__all__ = ["RemotePolicy", "RemotePolicyError", "is_remote"]
+__all__ = ["RemotePolicy", "RemotePolicyError", "ServerUnreachableError", "is_remote"]
 
 
 class RemotePolicyError(EvalbandError):
     """The policy server could not be reached, timed out, or answered with an error."""
+
+
+class ServerUnreachableError(RemotePolicyError):
+    """The policy server did not answer a request in time, or could not be reached.
+
+    The transport failed, every retry included (the server's own policy errors are not
+    this). The runner stops a run after several episodes in a row end in it (a dead or hung
+    server would turn the rest of the run into error episodes).
+    """
 
 
 def is_remote(name: str) -> bool:
@@ -81,15 +93,20 @@ class RemotePolicy:
     Args:
         uri: ``ws://HOST:PORT``.
         replan: actions of each chunk executed before the next request (``None``: all).
-        connect_timeout: seconds to open the connection and get the metadata.
-        response_timeout: seconds to wait for each answer.
-        retries: reconnect-and-resend attempts after a failure, per request.
+        connect_timeout: seconds to open the connection and get the metadata (at most the
+            time left of the request that opens it).
+        response_timeout: seconds one request may take in all: sending, waiting for the
+            answer, reconnecting and retrying.
+        retries: reconnect-and-resend attempts after a failure, per request (while time is
+            left).
+        max_frame_bytes: largest answer read (:data:`~evalband._util.limits.MAX_FRAME_BYTES`
+            by default); a larger one is an error, not memory.
         name: the name recorded in the run (the URL it was made from).
     """
 
     def __init__(self, uri: str, *, replan: int | None = None, connect_timeout: float = 10.0,
                  response_timeout: float = 60.0, retries: int = 2, name: str | None = None,
-                 ) -> None:
+                 max_frame_bytes: int | None = None) -> None:
         if replan is not None and replan < 1:
             raise InvalidParameterError(f"replan must be >= 1 (actions per chunk); got {replan}")
         self.uri = uri
@@ -98,6 +115,9 @@ class RemotePolicy:
         self.response_timeout = float(response_timeout)
         self.retries = int(retries)
         self.name = name or uri
+        from evalband._util.limits import MAX_FRAME_BYTES
+
+        self.max_frame_bytes = MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes
         self.metadata: dict[str, Any] | None = None
         self._slots: dict[int, _Slot] = {}
 
@@ -109,22 +129,28 @@ class RemotePolicy:
             InvalidParameterError: a malformed URL or query.
         """
         parts = urlsplit(url)
-        if parts.scheme not in ("ws", "wss") or not parts.hostname or parts.port is None:
+        try:
+            port = parts.port
+        except ValueError:  # out of 0-65535, or not a number
+            port = None
+        if parts.scheme not in ("ws", "wss") or not parts.hostname or port is None:
             raise InvalidParameterError(
                 f"a policy server is named ws://HOST:PORT[?replan=K]; got {url!r}")
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        known = {"replan", "timeout", "connect_timeout", "retries"}
+        known = {"replan", "timeout", "connect_timeout", "retries", "max_frame_mb"}
         if unknown := sorted(set(query) - known):
             raise InvalidParameterError(
                 f"unknown option(s) {', '.join(unknown)} in {url!r}; expected "
                 f"{', '.join(sorted(known))}")
         try:
             return cls(
-                f"{parts.scheme}://{parts.hostname}:{parts.port}{parts.path}",
+                f"{parts.scheme}://{parts.hostname}:{port}{parts.path}",
                 replan=int(query["replan"]) if "replan" in query else None,
                 response_timeout=float(query.get("timeout", 60.0)),
                 connect_timeout=float(query.get("connect_timeout", 10.0)),
-                retries=int(query.get("retries", 2)), name=url)
+                retries=int(query.get("retries", 2)), name=url,
+                max_frame_bytes=(int(float(query["max_frame_mb"]) * 1024**2)
+                                 if "max_frame_mb" in query else None))
         except ValueError as exc:
             raise InvalidParameterError(f"bad number in {url!r}: {exc}") from None
 
@@ -135,14 +161,19 @@ class RemotePolicy:
 
     # -- connection ----------------------------------------------------------------------
 
-    def _connect(self) -> Any:
+    def _connect(self, deadline: float | None = None) -> Any:
         from evalband.policies._wire import unpackb
         from evalband.policies._ws import BlockingClient
 
+        wait = self.connect_timeout if deadline is None else min(
+            self.connect_timeout, deadline - time.monotonic())
+        if wait <= 0:
+            raise TimeoutError("no time left to connect")
+        start = time.monotonic()
         # websockets' protocol on one blocking socket: no reader thread per connection
-        conn = BlockingClient(self.uri, open_timeout=self.connect_timeout)
+        conn = BlockingClient(self.uri, open_timeout=wait, max_size=self.max_frame_bytes)
         try:
-            first = conn.recv(timeout=self.connect_timeout)
+            first = conn.recv(timeout=max(wait - (time.monotonic() - start), 1e-3))
             if isinstance(first, str):
                 raise RemotePolicyError(f"policy server {self.uri} sent text, not metadata: "
                                         f"{first.strip()[:200]}")
@@ -199,17 +230,21 @@ class RemotePolicy:
             request["evalband"] = extension
         return request
 
-    def _send(self, slot: _Slot, obs: Any) -> None:
+    def _send(self, slot: _Slot, obs: Any, deadline: float) -> None:
         from evalband.policies._wire import packb
 
         if slot.conn is None:
-            slot.conn = self._connect()
-        slot.conn.send(packb(self._request(slot, obs)))
+            slot.conn = self._connect(deadline)
+        slot.conn.send(packb(self._request(slot, obs)),
+                       timeout=max(deadline - time.monotonic(), 1e-3))
 
-    def _receive(self, slot: _Slot) -> Any:
+    def _receive(self, slot: _Slot, deadline: float) -> Any:
         from evalband.policies._wire import unpackb
 
-        reply = slot.conn.recv(timeout=self.response_timeout)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        reply = slot.conn.recv(timeout=left)
         if isinstance(reply, str):
             raise RemotePolicyError(
                 f"policy server {self.uri} failed: {reply.strip().splitlines()[-1]}")
@@ -232,13 +267,16 @@ class RemotePolicy:
     def _refill(self, pairs: Sequence[tuple[_Slot, Any]]) -> None:
         """Ask the server for a chunk for each ``(slot, obs)``: all sent, then all received."""
         todo = list(pairs)
+        deadline = time.monotonic() + self.response_timeout  # the whole request's wall time
+        errors: list[BaseException] = []
+        attempts = 0
         for attempt in range(self.retries + 1):
+            attempts += 1
             sent: list[tuple[_Slot, Any]] = []
             failed: list[tuple[_Slot, Any]] = []
-            errors: list[BaseException] = []
             for slot, obs in todo:
                 try:
-                    self._send(slot, obs)
+                    self._send(slot, obs, deadline)
                     sent.append((slot, obs))
                 except Exception as exc:  # noqa: BLE001 - refused, timed out, closed: retried
                     errors.append(exc)
@@ -246,7 +284,7 @@ class RemotePolicy:
                     failed.append((slot, obs))
             for slot, obs in sent:
                 try:
-                    actions = np.asarray(self._receive(slot))
+                    actions = np.asarray(self._receive(slot, deadline))
                 except RemotePolicyError:
                     self._fail(slot)
                     raise
@@ -260,14 +298,16 @@ class RemotePolicy:
             if not failed:
                 return
             todo = failed
-            if attempt < self.retries:
-                time.sleep(min(0.1 * 2**attempt, 1.0))
+            pause = min(0.1 * 2**attempt, 1.0)
+            if attempt == self.retries or deadline - time.monotonic() <= pause:
+                break  # no time left for another attempt
+            time.sleep(pause)
         cause = errors[-1]
         what = "did not answer in time" if isinstance(cause, TimeoutError) else "failed"
-        raise RemotePolicyError(
-            f"policy server {self.uri} {what} after {self.retries + 1} attempt(s): "
-            f"{type(cause).__name__}: {cause}; check that it runs (GET /healthz) or raise "
-            "?timeout= / ?retries=")
+        raise ServerUnreachableError(
+            f"policy server {self.uri} {what} after {attempts} attempt(s) in "
+            f"{self.response_timeout:g} s: {type(cause).__name__}: {cause}; check that it "
+            "runs (GET /healthz) or raise ?timeout= / ?retries=")
 
     # -- acting ----------------------------------------------------------------------------
 

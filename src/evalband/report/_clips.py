@@ -44,11 +44,17 @@ class Clip:
     regressed_slice: str | None
     content_type: str
     data: bytes
+    url: str | None = None
 
     @property
     def data_uri(self) -> str:
         """The clip as a ``data:`` URI."""
         return f"data:{self.content_type};base64,{base64.b64encode(self.data).decode()}"
+
+    @property
+    def src(self) -> str:
+        """Where the page's player reads it: its link (``evalband view``), else its data."""
+        return self.url if self.url is not None else self.data_uri
 
 
 Locate = Callable[[Mapping[str, Any]], Path | None]
@@ -73,6 +79,7 @@ def choose_clips(
     *,
     max_clips: int = MAX_CLIPS,
     budget_bytes: int = CLIP_BUDGET_BYTES,
+    link: Callable[[Mapping[str, Any]], str | None] | None = None,
 ) -> tuple[tuple[Clip, ...], int]:
     """The clips to embed, and how many recorded clips were left out.
 
@@ -81,7 +88,9 @@ def choose_clips(
         comparisons: their comparisons (regressed slices come first).
         locate: run id -> a function from a media reference to its file (or ``None``).
         max_clips: most clips.
-        budget_bytes: most bytes of video in all.
+        budget_bytes: most bytes of video in all (embedded clips only).
+        link: a media reference -> its URL (``evalband view``'s ``/media/...``): the clips
+            are linked, not embedded, so no byte budget applies and no file is read.
     """
     regressed = _regressed(comparisons)
     candidates: list[tuple[tuple[int, int], str, EpisodeRecord, dict[str, Any], str | None]]
@@ -113,12 +122,16 @@ def choose_clips(
         path = locate[run_id](ref) if run_id in locate else None
         if path is None:
             continue
-        size = path.stat().st_size
+        url = link(ref) if link is not None else None
+        if link is not None and url is None:
+            continue
+        size = 0 if url is not None else path.stat().st_size
         if used + size > budget_bytes:
             continue
         used += size
         reason = record.extra.get("reason")
         chosen.append(Clip(run_id, record.cell, record.episode, record.repeat,
                            record.outcome.value, str(reason) if reason else None, hit,
-                           str(ref.get("content_type", "video/mp4")), path.read_bytes()))
+                           str(ref.get("content_type", "video/mp4")),
+                           b"" if url is not None else path.read_bytes(), url))
     return tuple(chosen), len(candidates) - len(chosen)

@@ -378,6 +378,7 @@ def collect(
     max_pairs: int | None = None,
     comparisons: Sequence[Comparison] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    media_link: Callable[[Mapping[str, Any]], str | None] | None = None,
 ) -> ReportData:
     """Load the runs and gather what the report shows.
 
@@ -401,6 +402,8 @@ def collect(
         comparisons: the comparisons of these runs (baseline first), already computed.
         progress: called as ``progress(stage, episodes done, episodes in all)`` while the
             runs are read and counted.
+        media_link: a media reference -> its URL: clips are linked (``evalband view``
+            serves them at ``/media/``), not embedded as ``data:`` URIs.
 
     Raises:
         InvalidParameterError: no sources.
@@ -453,7 +456,8 @@ def collect(
                  else f"evalband report: {', '.join(ids[1:])} vs {ids[0]}")
     from evalband.report._clips import choose_clips
 
-    clips, left_out = choose_clips(views, found, _locators(views, names, store_file))
+    clips, left_out = choose_clips(views, found, _locators(views, names, store_file),
+                                   link=media_link)
     return ReportData(runs=views, comparisons=found, title=title, command=command,
                       sources=tuple(names), confidence=confidence, clips=clips,
                       clips_left_out=left_out, comparisons_from=source)

@@ -49,7 +49,8 @@ def procedure_block(c: Comparison) -> dict[str, Any]:
         "slice_test": words["slice_test"],
         "multiplicity": c.multiplicity,
         "family_size": c.family_size,
-        "alpha": 1.0 - c.confidence,
+        # the declared level, not 1 - 0.95 in binary floating point (0.0500...044)
+        "alpha": float(f"{1.0 - c.confidence:.12g}"),
         "interval": words["interval"],
         "aggregate": c.aggregate.method,
         "effect": c.effect,

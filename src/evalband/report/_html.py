@@ -204,11 +204,12 @@ def _table_context(columns: Sequence[str] | None) -> dict[str, Any]:
 
 def comparison_table_html(c: Comparison, columns: Sequence[str] | None = None) -> str:
     """One comparison's slice table (its heading and the sortable table), as in the report."""
+    from evalband.report._table import filled
     from evalband.report._templates import environment
 
     template = environment().from_string(
         '{% from "tables.html.j2" import slice_table with context %}{{ slice_table(c) }}')
-    return template.render(c=c, **_table_context(columns))
+    return template.render(c=c, **_table_context(filled(columns, [c])))
 
 
 
@@ -222,6 +223,7 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
     from evalband.report._sequential import sequential_looks
+    from evalband.report._table import filled
     from evalband.report._templates import render
 
     looks = sequential_looks(data.runs)  # run --until-decided
@@ -239,5 +241,5 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         looks=looks, max_clips=MAX_CLIPS, clip_budget_bytes=CLIP_BUDGET_BYTES,
         run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
-        **_table_context(columns))
+        **_table_context(filled(columns, data.comparisons)))
     return html_page(data.title, body.rstrip("\n"))

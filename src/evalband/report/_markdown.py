@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
-from evalband.report._table import headings, is_sequential, markdown_columns
+from evalband.report._table import filled, headings, is_sequential, markdown_columns
 from evalband.report._words import comparison_sentence, look
 
 if TYPE_CHECKING:
@@ -31,24 +32,26 @@ def comparison_markdown(comparisons: Sequence[Comparison],
     ``columns`` keeps only the slice-table columns of these keys (see
     :data:`evalband.report._table.COLUMNS`); all by default.
     """
-    shown = markdown_columns(columns)
+    shown = markdown_columns(filled(columns, comparisons))
     lines: list[str] = []
     for c in comparisons:
         for note in c.peeking:  # said first
             lines.append(f"> **{note}**\n")
         if c.panel_mismatch:
             lines.append("> **Panel mismatch**: these runs were made on different panels.\n")
-        lines.append(f"## {c.candidate_policy} vs {c.baseline_policy}: "
+        lines.append(f"## {md(c.candidate_policy)} vs {md(c.baseline_policy)}: "
                      f"**{look(c.verdict).word}**\n")
         lines.append(comparison_sentence(c) + "\n")
-        lines.append(f"Panel `{c.panel_name}` (`{c.panel_fingerprint[:12]}`); runs "
-                     f"`{c.baseline}` (baseline) and `{c.candidate}` (candidate).\n")
+        lines.append(f"Panel {md_code(c.panel_name)} (`{c.panel_fingerprint[:12]}`); runs "
+                     f"{md_code(c.baseline)} (baseline) and {md_code(c.candidate)} "
+                     "(candidate).\n")
         words = vars(headings(c.confidence, is_sequential(c.slice_rows)))
         lines.append("| " + " | ".join(col.markdown.format_map(words) for col in shown
                                         if col.markdown) + " |")
         lines.append("|" + "---|" * len(shown))
         for row in c.slice_rows:
-            lines.append("| " + " | ".join(col.text(row) for col in shown) + " |")
+            lines.append("| " + " | ".join(md(col.text(row)) if col.kind == "name"
+                                            else col.text(row) for col in shown) + " |")
         agg = c.aggregate
         lines.append("")
         lines.append(
@@ -58,12 +61,43 @@ def comparison_markdown(comparisons: Sequence[Comparison],
             f"{fmt.percent(agg.rate_candidate)}."
         )
         if c.hidden_regressions:
-            lines.append(f"\n**Hidden regression**: {', '.join(c.hidden_regressions)} regressed "
+            lines.append(f"\n**Hidden regression**: {', '.join(map(md, c.hidden_regressions))} "
+                         "regressed "
                          "while the aggregate does not show it.")
         for note in c.notes:
             lines.append(f"\n- {note}")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+_MD_SPECIAL = str.maketrans({"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`",
+                              "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;",
+                              "\n": " ", "\r": " "})
+
+
+def md(text: str) -> str:
+    r"""A stored name as Markdown text: it shows as itself and cannot break a table or a line.
+
+    A slice, policy or run name comes from the user (or an imported file): a ``|`` would
+    end a table cell, a ``*`` start emphasis, ``<`` a tag. (``_`` inside a word is no markup.)
+
+    >>> print(md("arm=a|b*<c>"))
+    arm=a\|b\*&lt;c&gt;
+    """
+    return str(text).translate(_MD_SPECIAL)
+
+
+def md_code(text: str) -> str:
+    """A name as an inline code span, whatever backticks it holds (CommonMark's rule).
+
+    >>> md_code("p"), md_code("a`b")
+    ('`p`', '`` a`b ``')
+    """
+    text = str(text).replace("\n", " ")
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def _run_confidence(view: RunView) -> float:
@@ -100,15 +134,15 @@ def run_markdown(view: RunView) -> str:
     if causes:
         sentence += "\n\nError episodes, by cause:\n\n" + "\n".join(
             f"- `{line}`" for line in causes)
-    lines = [f"## {view.run_id} ({view.data.policy}): **{word}**\n", sentence + "\n",
-             f"Panel `{m.panel_name}` (`{m.panel_fingerprint[:12]}`).\n",
+    lines = [f"## {md(view.run_id)} ({md(view.data.policy)}): **{word}**\n", sentence + "\n",
+             f"Panel {md_code(m.panel_name)} (`{m.panel_fingerprint[:12]}`).\n",
              "| slice | n | success | failure | timeout | error | success rate "
              f"({fmt.level(_run_confidence(view))}) |",
              "|---|---|---|---|---|---|---|"]
     for s in view.slices:
         c = s.summary.counts
         rate = s.summary.rate.as_dict() if s.summary.rate else None
-        name = f"**{s.name}**" if s.kind == "all" else s.name
+        name = f"**{md(s.name)}**" if s.kind == "all" else md(s.name)
         lines.append(f"| {name} | {s.summary.n} | {c.get('success', 0)} | "
                      f"{c.get('failure', 0)} | {c.get('timeout', 0)} | {c.get('error', 0)} | "
                      f"{fmt.rate(rate)} |")

@@ -92,9 +92,28 @@ def _top(fig: Canvas, columns: int) -> float:
     return 14 + 17 * fig.legend_rows(columns)
 
 
+LABEL_SHARE = 0.4
+"""The most of a plot's width its row labels take; a longer slice name is shortened in the
+middle (its full name is in each marker's tooltip), so the plot keeps its drawing area."""
+
+
+def shorten(name: str, chars: int) -> str:
+    """``name`` cut to ``chars`` characters in the middle (``…``), kept whole if it fits.
+
+    >>> shorten("embodiment=franka_panda", 12), shorten("all", 12)
+    ('embod…_panda', 'all')
+    """
+    if len(name) <= chars:
+        return name
+    head = (chars - 1) // 2
+    return name[:head] + "…" + name[len(name) - (chars - 1 - head):]
+
+
 def _slice_axes(fig: Canvas, names: Sequence[str], xlim: tuple[float, float], *,
                 top: float = 14, right: float = 16, size: float = 12.0) -> Axes:
     """A panel with one row per name (the first on top), its labels on the left."""
+    most = max(8, int((LABEL_SHARE * fig.width - 12) / label_width(["x"], size)))
+    names = [shorten(n, most) for n in names]
     left = 12 + label_width(names, size)
     ax = fig.axes(xlim, (-len(names) + 0.4, 0.6), left=left, top=top, right=right)
     xticks = [v for v in nice_ticks(*xlim) if xlim[0] <= v <= xlim[1]]
@@ -150,7 +169,9 @@ def delta_plot(c: Comparison) -> str:
     fig = Canvas(7.5, _height(len(names)), f"Per-slice Δ, {c.candidate} - {c.baseline}",
                  f"Paired difference in points with its interval for {len(shown)} slices, "
                  "then the aggregate.")
-    ax = _slice_axes(fig, names, (lo - pad, hi + pad), top=30, right=70)
+    words = [str(row.verdict) for row, _ in shown]  # drawn right of the panel: room for them
+    ax = _slice_axes(fig, names, (lo - pad, hi + pad), top=30,
+                     right=max(70.0, 14 + label_width(words, 10)))
     ax.vline(0, "#333333", 0.8)
     for i, (row, d) in enumerate(shown):
         colour = look(row.verdict).colour
@@ -236,9 +257,12 @@ def power_plot(pc: PowerCurve) -> str:
         assert pc.discordant is not None
         fig.add_legend(f"matched pairs, discordant share {100 * pc.discordant:.0f}%",
                        "#1f4e8c", "dash")
-    span = gaps[-1] - gaps[0]
-    ax = fig.axes((gaps[0] - 0.03 * span, gaps[-1] + 0.03 * span), ylim, ylog=True,
-                  top=_top(fig, 3), left=22 + label_width([f"{v:,.0f}" for v in major]))
+    # the marked gaps this run resolves may lie past the curve's last gap: the axis holds them
+    marked = [100 * g for g in (pc.mdd_down, pc.mdd_up, pc.mdd_slice) if g is not None]
+    first, last = min([gaps[0], *marked]), max([gaps[-1], *marked])
+    span = last - first
+    ax = fig.axes((first - 0.03 * span, last + 0.03 * span), ylim, ylog=True,
+                  top=_top(fig, 3), left=28 + label_width([f"{v:,.0f}" for v in major]))
     ax.frame([v for v in nice_ticks(*ax.xlim) if ax.xlim[0] <= v <= ax.xlim[1]], major,
              yminor=minor)
     ax.line(gaps, series[0].tolist(), REGRESSED, 1.6, label="candidate worse by the gap")
@@ -260,9 +284,15 @@ def power_plot(pc: PowerCurve) -> str:
     for gap, n, colour, side in marks:
         if gap is not None:
             ax.markers([100 * gap], [n], colour, 6, hollow=True)
+            text = f"{fmt.gap(gap)} pts"
+            x = ax.sx(100 * gap)
+            room = label_width([text], 10.5) + 10  # kept inside the figure: flip at an edge
+            if side == "start" and x + room > fig.width:
+                side = "end"
+            elif side == "end" and x - room < 0:
+                side = "start"
             dx = -8 if side == "end" else 8
-            ax.text(ax.sx(100 * gap) + dx, ax.sy(n) - 8, f"{fmt.gap(gap)} pts", colour, 10.5,
-                    anchor=side, baseline="auto")
+            ax.text(x + dx, ax.sy(n) - 8, text, colour, 10.5, anchor=side, baseline="auto")
     ax.xlabel(f"gap from the baseline rate {fmt.percent(pc.p)} (points)")
-    ax.ylabel("episodes per arm (80% power)", ax.left - 8)
+    ax.ylabel("episodes per arm (80% power)", ax.left - 14)
     return fig.svg(3)

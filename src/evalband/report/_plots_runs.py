@@ -191,8 +191,8 @@ def trace_plot(traces: TraceSet) -> str:
         top.title(run_id, 11.5)
         bottom.xlabel("time (s)")
         if col == 0:
-            top.ylabel("position x (m)", top.left - 10)
-            bottom.ylabel("velocity v (m/s)", bottom.left - 10)
+            top.ylabel("position x (m)", top.left - 14)
+            bottom.ylabel("velocity v (m/s)", bottom.left - 14)
     return fig.svg()
 
 
@@ -229,5 +229,5 @@ def _pusht(traces: TraceSet) -> str:
         ax.title(run_id, 11.5)
         ax.xlabel("x (m)")
         if col == 0:
-            ax.ylabel("y (m)", ax.left - 10)
+            ax.ylabel("y (m)", 44)  # left of the tick labels, inside the figure
     return fig.svg()

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Column",
     "COLUMNS",
+    "OPTIONAL",
+    "filled",
     "HTML_FIRST",
     "Headings",
     "headings",
@@ -220,6 +222,28 @@ def headings(confidence: float, sequential: bool) -> Headings:
     """The header placeholders for a comparison at ``confidence``."""
     return Headings(level=fmt.level(confidence),
                     interval="confidence sequence" if sequential else "Holm-adjusted")
+
+
+def _has_time_delta(row: SliceComparison) -> bool:
+    return row.time_to_success_delta_s is not None
+
+
+OPTIONAL: dict[str, Callable[[SliceComparison], bool]] = {"time_delta": _has_time_delta}
+"""Columns shown only when some row has them: a return-rule panel (success judged at the
+episode's end) has no time to success, and a column of ``-`` would say nothing."""
+
+
+def filled(keys: Sequence[str] | None, comparisons: Sequence[Any]) -> list[str] | None:
+    """``keys`` (all by default) less the :data:`OPTIONAL` columns no row of these fills.
+
+    ``None`` when nothing is left out and all were asked for (every renderer's default).
+    """
+    chosen = [c.key for c in _chosen(keys)]
+    empty = {key for key, has in OPTIONAL.items()
+             if not any(has(row) for c in comparisons for row in c.slice_rows)}
+    if keys is None and not empty & set(chosen):
+        return None
+    return [key for key in chosen if key not in empty]
 
 
 def _chosen(keys: Sequence[str] | None) -> tuple[Column, ...]:

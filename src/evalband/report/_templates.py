@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -57,8 +58,24 @@ def environment() -> Environment:
                       keep_trailing_newline=True, undefined=StrictUndefined,
                       bytecode_cache=_bytecode_cache())
     env.filters["f"] = _format
+    env.filters["breakable"] = lambda text: Markup(breakable(str(text)))
     env.globals["fmt"] = fmt
     return env
+
+
+_BREAK_AFTER = re.compile(r"([_=,/.:-])(?=\S)")
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after ``_ = , / . : -``.
+
+    Slice names (``factor=level``) and cell keys are long identifiers without spaces: a
+    table cell or a caption may then wrap them only between their parts, never mid-word.
+
+    >>> breakable("held_out=a<b")
+    'held_<wbr>out=<wbr>a&lt;b'
+    """
+    return _BREAK_AFTER.sub(r"\1<wbr>", html.escape(text))
 
 
 def _bytecode_cache() -> BytecodeCache | None:

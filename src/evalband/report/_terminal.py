@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
-from evalband.report._table import headings, is_sequential, terminal_columns
+from evalband.report._table import filled, headings, is_sequential, terminal_columns
 from evalband.report._words import comparison_sentence, look
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
     if c.panel_mismatch:
         out.append("[bold red]PANEL MISMATCH[/]: these runs were made on different panels")
     sequential = is_sequential(c.slice_rows)
-    shown = terminal_columns(sequential, columns)
+    shown = terminal_columns(sequential, filled(columns, [c]))
     words = headings(c.confidence, sequential)
     headers = [col.terminal.format_map(vars(words)) for col in shown if col.terminal]
     table = new_table(

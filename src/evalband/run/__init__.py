@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from evalband.run._recorder import Recorder
     from evalband.run._runner import default_run_id, run_panel
     from evalband.run._until import run_both_until_decided, run_until_decided
+    from evalband.run._video import parse_record_size
 
 __all__ = [
     "BACKENDS",
@@ -47,6 +48,7 @@ __all__ = [
     "worker_init",
     "run_both_until_decided",
     "run_until_decided",
+    "parse_record_size",
 ]
 
 _LAZY = {
@@ -69,6 +71,7 @@ _LAZY = {
     "worker_init": "evalband.run._pool",
     "run_both_until_decided": "evalband.run._until",
     "run_until_decided": "evalband.run._until",
+    "parse_record_size": "evalband.run._video",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

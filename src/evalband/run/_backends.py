@@ -144,12 +144,9 @@ class ProcessBackend:
     name = "process"
 
     def __init__(self, workers: int = 2, chunk_size: int | None = None) -> None:
-        if workers < 1:
-            raise InvalidParameterError(
-                f"`workers` must be >= 1, got {workers}",
-                parameters=("workers",),
-            )
-        self.workers = workers
+        from evalband.run._pool import check_workers
+
+        self.workers = check_workers(workers)
         self.chunk_size = chunk_size
 
     def warm_up(self, env: str, policy: str) -> None:

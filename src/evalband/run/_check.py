@@ -23,14 +23,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalband.episode import Outcome
 from evalband.errors import EnvError
 from evalband.panel import Panel, as_factor_spec
 
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
 
-__all__ = ["Finding", "check_env", "factor_findings", "refuse_ignored_factors", "same_obs",
-           "same_play"]
+__all__ = ["Finding", "check_env", "clock_finding", "factor_findings", "never_met_finding",
+           "refuse_ignored_factors", "reproduction_finding", "same_obs", "same_play",
+           "success_key_finding"]
 
 # Fields that differ between equal rollouts only by when, how fast and in which run.
 _TIMING = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
@@ -166,6 +168,91 @@ def _dt_findings(panel: Panel, env: Any) -> Iterator[Finding]:
                       f"before the budget ({panel.budget.steps}) (time_limit: env)")
 
 
+def clock_finding(panel: Panel, env: Any, steps: int = 20) -> Finding | None:
+    """The control period checked against the simulator's clock (MuJoCo's ``data.time``).
+
+    A few random actions from the first condition seed; the clock must advance the period
+    per step. ``None`` when the env shows no clock or gives no period.
+    """
+    from evalband.envs import control_dt, simulator_time
+
+    period = control_dt(env, panel.control_dt)
+    spec = panel.episode_specs()[0]
+    env.reset(seed=spec.condition_seed)
+    start = simulator_time(env)
+    space = getattr(env, "action_space", None)
+    if period.dt is None or start is None or space is None:
+        return None
+    space.seed(spec.condition_seed)
+    played = 0
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(space.sample())
+        played += 1
+        if terminated or truncated:
+            break
+    end = simulator_time(env)
+    if end is None or played == 0:
+        return None
+    per_step = (end - start) / played
+    if math.isclose(per_step, period.dt, rel_tol=1e-6, abs_tol=1e-12):
+        return Finding("note", "time", f"the simulator's clock (data.time) advanced "
+                       f"{per_step:g} s a step over {played} steps, as the period says")
+    return Finding("problem", "time", (
+        f"control period {period.dt:g} s from {period.source}, but the simulator's clock "
+        f"(data.time) advanced {per_step:g} s a step over {played} steps: sim_time_s and "
+        f"budget.seconds would be wrong; set control_dt: {per_step:g} in the panel"))
+
+
+def reproduction_finding(task: RunTask, seed: int) -> Finding | None:
+    """A ``problem [reset]`` when ``reset(seed=seed)`` does not give the same start twice.
+
+    Tried twice in one env and once in a fresh one (both built here and closed). What
+    ``check-env`` says per seed, and what ``run`` warns about before its first episode.
+    """
+    from evalband.envs import close_env
+    from evalband.run._execute import make_task_env
+
+    env = make_task_env(task)
+    try:
+        return next(_reset_findings(task, env, [seed]), None)
+    finally:
+        close_env(env)
+
+
+def never_met_finding(rule: Any, keys_seen: set[str]) -> Finding | None:
+    """A ``problem [success]`` when the rule reads an info key the env never gives.
+
+    >>> from evalband.run._judge import Rule
+    >>> never_met_finding(Rule(key="is_success"), {"reward_dist"}).message[:31]
+    "success key 'is_success' never "
+    >>> never_met_finding(Rule(rule="return", threshold=1.0), set()) is None
+    True
+    """
+    if rule.rule == "return" or rule.key in keys_seen:
+        return None
+    shown = ", ".join(sorted(keys_seen)[:12]) or "none"
+    return Finding("problem", "success", (
+        f"success key {rule.key!r} never appears in the env's step info (keys seen: "
+        f"{shown}): the rule {rule.rule} can never be met; set success.key"))
+
+
+def success_key_finding(task: RunTask, spec: Any, steps: int = 200) -> Finding | None:
+    """:func:`never_met_finding` on one episode of random actions (at most ``steps`` steps).
+
+    ``run`` calls it when its first episodes have no success, in an env built here (and
+    closed): one line saying the panel can never succeed instead of a silent 0/N.
+    """
+    from evalband.envs import close_env
+    from evalband.run._execute import make_task_env
+
+    env = make_task_env(task)
+    try:
+        _, keys = _random_rollouts(task, env, [spec], max_steps=steps)
+    finally:
+        close_env(env)
+    return never_met_finding(task.success, keys)
+
+
 def _reset_findings(task: RunTask, env: Any, seeds: list[int]) -> Iterator[Finding]:
     for seed in seeds:
         first = env.reset(seed=seed)[0]
@@ -179,14 +266,34 @@ def _reset_findings(task: RunTask, env: Any, seeds: list[int]) -> Iterator[Findi
             return
 
 
-def check_env(panel: Panel, policy: str | None = None, episodes: int = 3) -> list[Finding]:
+UNTIL_SUCCESS = 20
+"""Episodes a policy plays at most, by default, until its first success (a positive control
+that succeeds 15% of the time fails 3 episodes in a row 61% of the time, 20 only 4%)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: first line`` of an exception, with what to set when it is a rendering one."""
+    from evalband.envs import render_hint
+
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first}{render_hint(str(exc))}"
+
+
+def check_env(panel: Panel, policy: str | None = None,
+              episodes: int | None = None) -> list[Finding]:
     """Check ``panel``'s env for evaluation; one :class:`Finding` per problem or note.
+
+    Every check runs: an env or policy that raises in one is a ``problem`` line naming the
+    check and the error, never a traceback.
 
     Args:
         panel: the panel.
-        policy: a policy to roll out (success reachable, lockstep equals one at a time);
-            without one, random actions (seeded by the condition seed) probe the info keys.
-        episodes: episodes to roll out (the panel's first ones).
+        policy: a policy to roll out (success reachable, lockstep equals one at a time); any
+            policy ``run`` takes (a function, a class, an instance, ``ws://``, ``lerobot:``).
+            Without one, random actions (seeded by the condition seed) probe the info keys.
+        episodes: episodes to roll out (the panel's first ones). ``None``: 3 for the resets
+            and random actions; a policy plays until its first success, at most
+            :data:`UNTIL_SUCCESS` episodes.
     """
     from evalband.envs import close_env, prepare_imports
     from evalband.run._execute import close_task_envs, make_task_env
@@ -200,12 +307,35 @@ def check_env(panel: Panel, policy: str | None = None, episodes: int = 3) -> lis
     except EnvError as exc:
         return [Finding("problem", "build", str(exc))]
     try:
-        findings += _dt_findings(panel, env)
-        seeds = [s.condition_seed for s in panel.episode_specs()[:episodes]]
-        reset = list(_reset_findings(task, env, seeds))
-        findings += reset + factor_findings(panel, task)
-        # Lockstep vs one-at-a-time is only comparable when a seed fixes the episode.
-        findings += _rollout_findings(panel, task, env, policy, episodes, compare=not reset)
+        try:
+            env.reset(seed=panel.episode_specs()[0].condition_seed)
+        except Exception as exc:  # noqa: BLE001 - the env cannot even start: one line
+            return [Finding("problem", "build", f"env {panel.env} cannot reset: "
+                            f"{_one_line(exc)}")]
+        seeds = [s.condition_seed for s in panel.episode_specs()[:episodes or 3]]
+        reset: list[Finding] = []
+
+        def resets() -> list[Finding]:
+            reset.extend(_reset_findings(task, env, seeds))
+            return reset
+
+        checks: list[tuple[str, Any]] = [
+            ("time", lambda: list(_dt_findings(panel, env))),
+            ("time", lambda: [f for f in [clock_finding(panel, env)] if f is not None]),
+            ("reset", resets),
+            ("factors", lambda: factor_findings(panel, task)),
+            # Lockstep vs one-at-a-time is only comparable when a seed fixes the episode.
+            ("success", lambda: _rollout_findings(panel, task, env, policy, episodes,
+                                                  compare=not reset)),
+        ]
+        for name, check in checks:
+            try:
+                findings += check()
+            except EnvError as exc:
+                findings.append(Finding("problem", name, str(exc).splitlines()[0]))
+            except Exception as exc:  # noqa: BLE001 - one line per check, never a traceback
+                who = f"policy {policy} or env {panel.env}" if policy else f"env {panel.env}"
+                findings.append(Finding("problem", name, f"{who} raised: {_one_line(exc)}"))
     finally:
         close_env(env)
         close_task_envs()
@@ -213,10 +343,11 @@ def check_env(panel: Panel, policy: str | None = None, episodes: int = 3) -> lis
 
 
 def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
-                      episodes: int, compare: bool = True) -> list[Finding]:
+                      episodes: int | None, compare: bool = True) -> list[Finding]:
     from evalband.run._execute import execute_chunk
 
-    specs = panel.episode_specs()[:episodes]
+    until_success = policy is not None and episodes is None
+    specs = panel.episode_specs()[:UNTIL_SUCCESS if until_success else episodes or 3]
     keys_seen: set[str] = set()
     rule = panel.success
     if policy is None:
@@ -225,34 +356,47 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
         from dataclasses import replace
 
         single = replace(task, policy=policy, batch=False, batch_size=0)
-        records = list(execute_chunk(single, specs))
-        keys_seen = _info_keys(env, specs[0], policy, task)
+        records = []
+        for record in execute_chunk(single, specs):
+            records.append(record)
+            if until_success and (record.success or record.outcome.value == "error"):
+                break  # a positive control has shown it; an error is said below
+        keys_seen = _info_keys(env, specs[0], task)
     findings: list[Finding] = []
     errors = [r for r in records if r.outcome.value == "error"]
     if errors:
         return [Finding("problem", "success", f"{len(errors)} of {len(records)} episodes "
                         f"raised: {errors[0].error}")]
-    if rule.rule != "return" and rule.key not in keys_seen:
-        shown = ", ".join(sorted(keys_seen)[:12]) or "none"
-        return [Finding("problem", "success", (
-            f"success key {rule.key!r} never appears in the env's step info (keys seen: "
-            f"{shown}): the rule {rule.rule} can never be met; set success.key"))]
+    never = never_met_finding(rule, keys_seen)
+    if never is not None:
+        return [never]
     wins = sum(r.success for r in records)
     who = policy or "random actions"
     what = "return" if rule.rule == "return" else rule.key
     bar = "" if rule.threshold is None else f" >= {rule.threshold:g}"
+    until = " (played until the first success)" if until_success else ""
     if wins == 0:
         findings.append(Finding("problem" if policy else "note", "success", (
-            f"no success by rule {rule.rule} ({what}{bar}) in {len(records)} episodes of {who}")))
+            f"no success by rule {rule.rule} ({what}{bar}) in {len(records)} episodes of "
+            f"{who}")))
     else:
         findings.append(Finding("note", "success", f"{wins}/{len(records)} episodes of {who} "
-                                f"succeed by rule {rule.rule} ({what}{bar})"))
+                                f"succeed by rule {rule.rule} ({what}{bar}){until}"))
+    refusal = None
     if policy is not None and compare:
+        from evalband.run._execute import task_policy
+
+        refusal = task_policy(task).batch_refusal(policy)
+        if refusal is not None:  # run refuses --batch for it: nothing to compare
+            findings.append(Finding("note", "batch", "lockstep play not compared: "
+                                    + refusal.split(", so ")[0]))
+    if policy is not None and compare and refusal is None:
         from dataclasses import replace
 
-        batched = replace(task, policy=policy, batch=True, batch_size=min(2, len(specs)))
-        lock = {r.key: r for r in execute_chunk(batched, specs)}
-        for record in records:
+        played = specs[:min(len(records), 3)]  # lockstep vs one at a time: a few suffice
+        batched = replace(task, policy=policy, batch=True, batch_size=min(2, len(played)))
+        lock = {r.key: r for r in execute_chunk(batched, played)}
+        for record in records[:len(played)]:
             other = lock.get(record.key)
             if other is None or not same_play(record, other):
                 findings.append(Finding("problem", "batch", (
@@ -285,15 +429,17 @@ def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
     )
 
 
-def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
-    """The info keys of one short episode of ``policy`` (what the success rule can read)."""
-    from evalband.policies import as_runtime
-    from evalband.run._execute import env_options, episode_context, resolve_task_policy
+def _info_keys(env: Any, spec: Any, task: RunTask) -> set[str]:
+    """The info keys of one short episode of the task's policy (what the rule can read).
 
-    runtime = as_runtime(resolve_task_policy(policy))  # a policy object, not only a callable
-    runtime.setup()
+    The policy is the runner's own handle on it (:func:`~evalband.run._execute.task_policy`),
+    so every kind ``run`` takes works here: reset with the episode's context, then acted.
+    """
+    from evalband.run._execute import env_options, episode_context, task_policy
+
+    runtime = task_policy(task)
     if runtime.resets():
-        runtime.reset(episode_context(task, spec))
+        runtime.reset(episode_context(task, spec, env=env))
     act = runtime.actor()
     keys: set[str] = set()
     obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
@@ -306,8 +452,12 @@ def _info_keys(env: Any, spec: Any, policy: str, task: RunTask) -> set[str]:
     return keys
 
 
-def _random_rollouts(task: RunTask, env: Any, specs: list[Any]) -> tuple[list[Any], set[str]]:
-    """Episodes of random actions (the action space seeded by the condition seed)."""
+def _random_rollouts(task: RunTask, env: Any, specs: list[Any],
+                     max_steps: int | None = None) -> tuple[list[Any], set[str]]:
+    """Episodes of random actions (the action space seeded by the condition seed).
+
+    ``max_steps`` cuts each episode short (a probe of the info keys, not a judged episode).
+    """
     from evalband.run._execute import _record, env_options, judge
 
     keys: set[str] = set()
@@ -321,6 +471,8 @@ def _random_rollouts(task: RunTask, env: Any, specs: list[Any]) -> tuple[list[An
             obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
             keys.update(info)
             end = tally.step(reward, terminated, truncated, info)
+            if end is None and max_steps is not None and tally.steps >= max_steps:
+                end = (Outcome.TIMEOUT, False, True)
             if end is not None:
                 break
         outcome, terminated, truncated = end

@@ -7,8 +7,9 @@ policy or the env becomes an ``error`` episode with its message: never a failure
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -63,6 +64,8 @@ class RunTask:
             a time then); ``None`` films nothing.
         trace_episodes: the first this many episodes of each cell store a trace
             (:mod:`evalband.run._trace`) when the env has a trace hook; ``0`` traces none.
+        episode_timeout_s: wall seconds one episode may take (:class:`EpisodeTimeout`);
+            ``None``: no limit.
     """
 
     run_id: str
@@ -82,6 +85,7 @@ class RunTask:
     time_limit: str = "budget"
     record: Any = None
     trace_episodes: int = TRACE_EPISODES
+    episode_timeout_s: float | None = None
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
@@ -171,8 +175,11 @@ def env_options(spec: EpisodeSpec) -> dict[str, Any] | None:
     return options or None
 
 
-def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeContext:
+def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0,
+                    env: Any = None) -> EpisodeContext:
     """The :class:`~evalband.policies.EpisodeContext` a policy is reset with for ``spec``.
+
+    ``env`` gives the context its ``action_space`` and ``observation_space``.
 
     >>> spec = EpisodeSpec("", 3, 0, 11, options={"instruction": "push the T"})
     >>> c = episode_context(RunTask("r", "p", "f", "env"), spec)
@@ -189,6 +196,8 @@ def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0) -> EpisodeC
         episode=spec.episode, repeat=spec.repeat, condition_seed=spec.condition_seed,
         seed=episode_seed(spec.condition_seed), task=task_text, slot=slot,
         options={**spec.options, **spec.task},
+        action_space=getattr(env, "action_space", None),
+        observation_space=getattr(env, "observation_space", None),
     )
 
 
@@ -304,6 +313,9 @@ def judge(task: RunTask) -> Judge:
     return Judge(task.success, task.budget_steps, task.metrics)
 
 
+_IN_FLIGHT: list[Callable[[EpisodeSpec], None]] = []
+"""Called with each episode's spec before it is played (the serial runner's crash marker)."""
+
 _ENV_FACTS: dict[int, tuple[Any, float | None, bool]] = {}
 """Per built env (by identity): the env, its control period and whether it has a trace hook."""
 
@@ -320,6 +332,42 @@ def env_facts(env: Any, task: RunTask) -> tuple[float | None, bool]:
         known = _ENV_FACTS[id(env)] = (env, control_dt(env, task.control_dt).dt,
                                        traceable(env))
     return known[1], known[2]
+
+
+class EpisodeTimeout(Exception):  # noqa: N818 - the episode's cause, as recorded
+    """An episode ran past its wall-time limit (a hung policy or env): an error episode."""
+
+
+@contextlib.contextmanager
+def episode_deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`EpisodeTimeout` in this thread if the block runs past ``seconds``.
+
+    A real-time interval timer (``SIGALRM``), so a policy or env stuck in Python code or in a
+    system call (a socket, a sleep) is interrupted; only the main thread can be (elsewhere,
+    and with ``None``, no limit). The previous handler is restored after the block.
+
+    >>> with episode_deadline(5.0):
+    ...     pass
+    """
+    import signal
+    import threading
+
+    if seconds is None or threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise EpisodeTimeout(f"the episode ran past its {seconds:g} s wall-time limit "
+                             "(episode_timeout_s): a hung policy or env; the run went on")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _sim_time(steps: int, dt: float | None) -> float | None:
@@ -344,29 +392,32 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     tally = judge(task)
     dt, can_trace = env_facts(env, task)
     trace = start_trace(env, spec, dt, task.trace_episodes) if can_trace else None
+    if _IN_FLIGHT:  # the serial runner notes the episode before it plays (a crash names it)
+        _IN_FLIGHT[0](spec)
     try:
-        if runtime.resets():  # the context (a SeedSequence draw) only for a policy that reads it
-            runtime.reset(episode_context(task, spec))
-        act = runtime.actor()
-        t0 = time.perf_counter()
-        obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
-        env_s += time.perf_counter() - t0
-        if trace is not None:
-            trace.add(0)
-        clock = time.perf_counter
-        while True:
-            t0 = clock()
-            action = act(obs)
-            t1 = clock()  # the policy's end is the env's start (one clock read, not two)
-            latencies.append(t1 - t0)
-            obs, reward, terminated, truncated, info = env.step(action)
-            env_s += clock() - t1
-            end = tally.step(reward, terminated, truncated, info)
+        with episode_deadline(task.episode_timeout_s):
+            if runtime.resets():  # the context (a SeedSequence draw): for a policy that reads it
+                runtime.reset(episode_context(task, spec, env=env))
+            act = runtime.actor()
+            t0 = time.perf_counter()
+            obs, info = env.reset(seed=spec.condition_seed, options=env_options(spec))
+            env_s += time.perf_counter() - t0
             if trace is not None:
-                trace.add(tally.steps)
-            if end is not None:
-                outcome, terminated, truncated = end
-                break
+                trace.add(0)
+            clock = time.perf_counter
+            while True:
+                t0 = clock()
+                action = act(obs)
+                t1 = clock()  # the policy's end is the env's start (one clock read, not two)
+                latencies.append(t1 - t0)
+                obs, reward, terminated, truncated, info = env.step(action)
+                env_s += clock() - t1
+                end = tally.step(reward, terminated, truncated, info)
+                if trace is not None:
+                    trace.add(tally.steps)
+                if end is not None:
+                    outcome, terminated, truncated = end
+                    break
     except Exception as exc:  # noqa: BLE001 - every crash becomes an error episode
         outcome = Outcome.ERROR
         terminated = truncated = False
@@ -412,7 +463,9 @@ def _record(
         slices=dict(spec.slices),
         outcome=outcome,
         sim_time_s=sim_time_s,
-        time_to_success_s=sim_time_s if outcome is Outcome.SUCCESS else None,
+        # a success judged at the episode's end (return, final_step) has no time to success
+        time_to_success_s=sim_time_s if outcome is Outcome.SUCCESS
+        and task.success.rule in ("terminal", "any_step") else None,
         **fields,
     )
 

@@ -250,7 +250,7 @@ def _play_lockstep(
                 started_at = _now()
                 t0 = time.perf_counter()
                 try:
-                    runtime.reset(episode_context(task, spec, slot=i))
+                    runtime.reset(episode_context(task, spec, slot=i, env=envs[i]))
                     t0 = time.perf_counter()  # env time: the policy's reset is not in it
                     obs, _ = envs[i].reset(
                         seed=spec.condition_seed, options=env_options(spec)

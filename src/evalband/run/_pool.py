@@ -23,8 +23,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["warm_pool", "prestart", "close_pools", "forkserver_context", "worker_init",
-           "WATCH_INTERVAL_S"]
+__all__ = ["check_workers", "warm_pool", "prestart", "close_pools", "forkserver_context",
+           "worker_init", "WATCH_INTERVAL_S"]
 
 _LOCK = threading.Lock()
 _PR_SET_PDEATHSIG = 1
@@ -143,6 +143,22 @@ def _warm_up(modules: Sequence[str]) -> int:
     return os.getpid()
 
 
+def check_workers(workers: int) -> int:
+    """``workers`` when 1..:data:`~evalband._util.limits.MAX_WORKERS`, else one line.
+
+    >>> check_workers(4)
+    4
+    """
+    from evalband._util.limits import MAX_WORKERS
+    from evalband.errors import InvalidParameterError
+
+    if not 1 <= workers <= MAX_WORKERS:
+        raise InvalidParameterError(
+            f"`workers` must be from 1 to {MAX_WORKERS:,} (about one per CPU runs well); "
+            f"got {workers:,}", parameters=("workers",))
+    return workers
+
+
 def prestart(
     workers: int,
     modules: Sequence[str] = ("evalband.run._execute",),
@@ -167,6 +183,7 @@ def prestart(
 
     >>> prestart(1, ["json"]); close_pools()
     """
+    check_workers(workers)
     context = forkserver_context(modules)
     key = _key(workers, context, initializer, initargs)
     with _LOCK:
@@ -213,14 +230,33 @@ def _set_parent_death_signal() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 
+def driver_gone(driver_pid: int) -> bool:
+    """Whether the driver process has ended, also when it is a zombie nobody reaped yet.
+
+    ``kill(pid, 0)`` succeeds on a zombie (a ``kill -9``-ed driver whose caller has not
+    waited for it), so on Linux the process state is read too (``Z``: dead, not reaped).
+
+    >>> driver_gone(os.getpid())
+    False
+    """
+    try:
+        os.kill(driver_pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # pragma: no cover - the pid was reused by another user
+        return True
+    try:
+        with open(f"/proc/{driver_pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return False  # no /proc here: kill(pid, 0) said it lives
+    return state in (b"Z", b"X")
+
+
 def _watch_driver(driver_pid: int) -> None:
     while True:
         time.sleep(WATCH_INTERVAL_S)
-        try:
-            os.kill(driver_pid, 0)
-        except ProcessLookupError:
-            os.kill(os.getpid(), signal.SIGKILL)
-        except PermissionError:  # pragma: no cover - the pid was reused by another user
+        if driver_gone(driver_pid):
             os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -29,7 +29,8 @@ from evalband.store import RunLease, discard_empty_run
 if TYPE_CHECKING:
     from evalband.store import RunManifest, RunStore
 
-__all__ = ["run_panel", "keep_step", "default_run_id", "panel_task", "GroupCommit",
+__all__ = ["run_panel", "keep_step", "default_run_id", "default_episode_timeout",
+           "panel_task", "GroupCommit",
            "ProgressCallback"]
 
 ProgressCallback = Callable[[EpisodeRecord], None]
@@ -155,6 +156,104 @@ class GroupCommit:
         self.flush()
 
 
+SERVER_FAILURES_IN_A_ROW = 3
+"""Episodes in a row that a policy server fails (:class:`~evalband.policies.remote.
+ServerUnreachableError`: not reached, or no answer within its timeout) before the run stops."""
+
+
+class _Breaker:
+    """Stops a run whose policy server is gone.
+
+    :data:`SERVER_FAILURES_IN_A_ROW` error episodes in a row caused by the transport (a dead
+    or hung server), not by the policy, stop it. Each such episode costs at most the client's
+    ``timeout``, so a hung server stops the run within that many timeouts instead of turning
+    every remaining episode into an error.
+    """
+
+    CAUSE = "ServerUnreachableError:"
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.in_a_row = 0
+
+    def check(self, record: EpisodeRecord) -> None:
+        """Count ``record``; raise :class:`~evalband.errors.RunStoppedError` when tripped."""
+        from evalband.errors import RunStoppedError
+
+        if not (record.error or "").startswith(self.CAUSE):
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        if self.in_a_row >= SERVER_FAILURES_IN_A_ROW:
+            cause = (record.error or "")[len(self.CAUSE):].strip().split("; check")[0]
+            raise RunStoppedError(
+                f"the policy server failed {self.in_a_row} episodes in a row ({cause}): run "
+                f"{self.run_id} stopped, marked interrupted, its stored episodes kept",
+                run_id=self.run_id)
+
+
+class _PanelWatch:
+    """What ``check-env`` would say of a panel, said by the run as it goes (``on_note``).
+
+    Before the first episode: whether the first condition seed reproduces its start (envs
+    outside evalband's own). After the first :attr:`FIRST` episodes of this call, if none
+    succeeded: whether the success rule's info key ever appears (one short episode of
+    random actions). Each check runs once, in an env of its own, and never fails the run.
+    """
+
+    FIRST = 3
+
+    def __init__(self, task: RunTask, todo: list[EpisodeSpec],
+                 on_note: Callable[[str], None] | None) -> None:
+        self.task, self.todo, self.on_note = task, todo, on_note
+        self.seen = 0
+        self.wins = 0
+
+    def _say(self, check: Callable[[], Any]) -> None:
+        assert self.on_note is not None
+        try:
+            finding = check()
+        except Exception:  # noqa: BLE001 - a probe never fails the run
+            return
+        if finding is not None:
+            self.on_note(f"env {self.task.env}: {finding.message} (evalband check-env "
+                         "checks the panel)")
+
+    def before(self) -> None:
+        """The reproduction check, before any episode is played."""
+        if self.on_note is None or not self.todo or self.task.env.startswith("evalband/"):
+            return
+        from evalband.run._check import reproduction_finding
+
+        seed = self.todo[0].condition_seed
+        self._say(lambda: reproduction_finding(self.task, seed))
+
+    def after(self, record: EpisodeRecord) -> None:
+        """Count one played episode; probe the success key after the first ones."""
+        if self.on_note is None or self.seen >= self.FIRST:
+            return
+        self.seen += 1
+        self.wins += record.success
+        if self.seen == min(self.FIRST, len(self.todo)) and self.wins == 0 and \
+                self.task.success.rule != "return":
+            from evalband.run._check import success_key_finding
+
+            spec = self.todo[0]
+            self._say(lambda: success_key_finding(self.task, spec))
+
+
+def default_episode_timeout(budget_steps: int) -> float:
+    """The wall seconds an episode may take unless told: 60 s plus one second a step.
+
+    Far above any real episode's time (simulated steps take milliseconds; a real robot's
+    steps under a second), and finite: a hung policy or env costs minutes, not the run.
+
+    >>> default_episode_timeout(300)
+    360.0
+    """
+    return 60.0 + float(budget_steps)
+
+
 def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask:
     """The :class:`RunTask` that plays ``panel`` (budget in steps, success rule, imports).
 
@@ -166,13 +265,17 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
 
     # dt only for a budget in seconds (finding it builds the env: MuJoCo for PushT)
     dt = panel.control_dt if panel.budget.seconds is None else _env_dt(panel)
+    budget_steps = panel.budget.resolve_steps(dt)
+    timeout = fields.pop("episode_timeout_s", None) or panel.episode_timeout_s or \
+        default_episode_timeout(budget_steps)
     return RunTask(
         run_id=run_id,
         policy=policy,
         panel_fingerprint=panel.fingerprint,
         env=panel.env,
         env_kwargs=fields.pop("env_kwargs", dict(panel.env_kwargs)),
-        budget_steps=panel.budget.resolve_steps(dt),
+        budget_steps=budget_steps,
+        episode_timeout_s=timeout,
         cwd=os.getcwd(),
         imports=tuple(panel.imports),
         success=Rule(**panel.success.model_dump()),
@@ -181,6 +284,34 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
         time_limit=panel.time_limit,
         **fields,
     )
+
+
+def _record_crash(store: RunStore, task: RunTask, specs: list[EpisodeSpec],
+                  on_note: Callable[[str], None] | None) -> None:
+    """Store, as an ``error``, the episode the run's last process crashed in (a segfault).
+
+    Read from the run's in-flight marker (:mod:`evalband.run._flight`); nothing when the last
+    process ended any other way. The episode is then skipped like any error episode, and
+    ``retry_errors`` plays it again.
+    """
+    from evalband.episode import Outcome
+    from evalband.run._execute import _now, _record
+    from evalband.run._flight import crashed_episode
+
+    found = crashed_episode(store.path, task.run_id)
+    if found is None:
+        return
+    key, cause = found
+    spec = next((s for s in specs if s.key == key), None)
+    if spec is None or key in store.done_keys(task.run_id):
+        return
+    error = (f"ProcessCrash: the process playing this episode died: {cause}; recorded when "
+             "the run resumed (replay it with retry_errors once fixed)")
+    store.add_episode(_record(task, spec, outcome=Outcome.ERROR, sim_time_s=None,
+                              terminated=False, truncated=False, steps=0, started_at=_now(),
+                              error=error))
+    if on_note is not None:
+        on_note(f"episode {key} crashed the last run's process ({cause}): stored as an error")
 
 
 def _policy_hash(policy_fn: object) -> str | None:
@@ -238,9 +369,13 @@ def run_panel(
     batch_size: int | None = None,
     retry_errors: bool = False,
     record_video: str | None = None,
+    record_size: tuple[int, int] | None = None,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     step: int | None = None,
+    on_note: Callable[[str], None] | None = None,
+    override: dict[str, Any] | None = None,
+    episode_timeout: float | None = None,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -281,12 +416,27 @@ def run_panel(
         record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
             is made with ``render_mode="rgb_array"``), store each clip beside the store and
             reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
+            Checked before the first episode: PyAV importable, one frame drawn.
+        record_size: ``(width, height)`` of the clips' frames: passed to the env's renderer
+            where its constructor takes a size (``width``/``height``,
+            ``visualization_width``/``visualization_height``), else each frame is resized.
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
         step: the training step of the checkpoint evaluated (stored with the run as its
             manifest's ``step``; ``rank --by step`` and ``sweep`` order checkpoints by it).
             Resuming a run recorded at another step is refused.
+        on_note: called with a warning about the panel found while running (what
+            ``check-env`` would say): a registered env whose seeded reset does not
+            reproduce (checked before the first episode), a success rule that can never
+            hold (checked when the first episodes have no success). ``None``: not checked.
+        episode_timeout: wall seconds one episode may take before it is stopped and
+            recorded as an ``error`` (its cause ``EpisodeTimeout``) and the run goes on;
+            ``None``: the panel's ``episode_timeout_s``, else :func:`default_episode_timeout`.
+            Enforced in the thread that plays (the main thread of the driver or a worker).
+        override: what ``run --episodes N --seed S`` changed of the panel file (``panel`` is
+            the changed one): recorded in the new run's manifest, ``extra["override"]``,
+            with the file's own fingerprint (``of_fingerprint``).
 
     Returns:
         The run id and the run's summary.
@@ -294,6 +444,8 @@ def run_panel(
     Raises:
         EnvError: the env cannot be imported or built, or a factor does not take effect
             (one line naming it; before the store is touched).
+        RunStoppedError: the policy server failed :data:`SERVER_FAILURES_IN_A_ROW` episodes
+            in a row; the run is marked ``interrupted`` and resumes with the same ``run_id``.
     """
     from evalband._util.ids import check_run_id
     from evalband.envs import prepare_imports
@@ -327,23 +479,23 @@ def run_panel(
     specs = panel.episode_specs()
     plan, env_kwargs = None, dict(panel.env_kwargs)
     if record_video is not None:
-        from evalband.run._video import parse_record
+        from evalband.run._video import check_recording, parse_record, record_kwargs
 
         dt = _env_dt(panel)
         plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
-        from evalband.envs import accepts_kwarg, env_class
-
-        cls = env_class(panel.env)
-        if cls is not None and not accepts_kwarg(cls, "render_mode"):
-            raise InvalidParameterError(
-                f"`record` needs frames, but env {panel.env} takes no render_mode; record "
-                "an env that draws rgb_array frames (evalband/PushT-v0 does), or drop `record`",
-                parameters=("record",),
-            )
-        env_kwargs.setdefault("render_mode", "rgb_array")
+        filming, resize = record_kwargs(panel.env, record_size)
+        check_recording(panel.env, filming, env_kwargs)  # PyAV, and one frame, before any
+        if resize:
+            plan = dataclasses.replace(plan, resize=record_size)
+        env_kwargs = {**filming, **env_kwargs}
     run_id = run_id or default_run_id(panel, policy)
+    if episode_timeout is not None and not (math.isfinite(episode_timeout)
+                                            and episode_timeout > 0):
+        raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
+                                    f"{episode_timeout}", parameters=("episode_timeout",))
     task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
-                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj)
+                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
+                      episode_timeout_s=episode_timeout)
     try:
         refuse_ignored_factors(panel, task)
         if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
@@ -404,8 +556,9 @@ def run_panel(
         )
         lease = RunLease(store, run_id)
         lease.acquire()
-        if lockstep:
-            store.update_run(run_id, extra=batch_extra)
+        if lockstep or override:
+            store.update_run(run_id, extra={**(batch_extra if lockstep else {}),
+                                            **({"override": override} if override else {})})
         ray_address = getattr(backend_impl, "address", None)
         if ray_address is not None:  # where a ray run ran: local, auto or the cluster
             extra = store.require_run(run_id).extra
@@ -413,6 +566,8 @@ def run_panel(
     status = "interrupted"
     played: list[EpisodeRecord] = []  # this call's committed records, as stored
     try:
+        if existing is not None:  # the last process crashed in an episode: it is an error
+            _record_crash(store, task, specs, on_note)
         retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
         done = store.done_keys(run_id)
         todo = [spec for spec in specs if spec.key not in done]
@@ -422,7 +577,9 @@ def run_panel(
             on_start(len(specs), store.episode_records(run_id) if done else [])
         if plan is not None:
             extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={**extra, "record": record_video})
+            store.update_run(run_id, extra={
+                **extra, "record": record_video,
+                **({"record_size": list(record_size)} if record_size else {})})
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
@@ -431,9 +588,17 @@ def run_panel(
                 extra = store.require_run(run_id).extra
                 setup_s = round(runtime.setup(), 6)
                 store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
-        with store.reproducible_writes():  # condition-seeded episodes re-play exactly
+        watch = _PanelWatch(task, todo, on_note)
+        watch.before()
+        breaker = _Breaker(run_id)
+        from evalband.run import _execute
+        from evalband.run._flight import FlightRecorder
+
+        with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
+            _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
             with GroupCommit(store, on_episode) as group:
                 for record in backend_impl.run(task, todo):
+                    watch.after(record)
                     key = (record.cell, record.episode, record.repeat)
                     if key in retried:
                         record = dataclasses.replace(record, attempts=retried[key] + 1)
@@ -444,12 +609,16 @@ def run_panel(
                     group.add(record)
                     played.append(record)
                     lease.beat()
+                    breaker.check(record)  # a dead server: stop (committed on the way out)
                     if stop_when is not None:
                         group.flush()  # a sequential look sees every committed episode
                         if stop_when(record):
                             break
         status = "finished"
     finally:
+        from evalband.run import _execute
+
+        _execute._IN_FLIGHT.clear()
         close_policies()
         close_task_envs()  # every env this run built here, also after an error
         try:

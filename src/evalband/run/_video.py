@@ -34,7 +34,8 @@ from evalband.run._encode import ClipStream, encode_video, frame_for_encoder
 if TYPE_CHECKING:
     from evalband.run._encproc import EncoderProcess, ProcessClip
 
-__all__ = ["RecordPlan", "encode_video", "parse_record", "play_recorded", "store_pending_media"]
+__all__ = ["RecordPlan", "check_recording", "encode_video", "parse_record", "parse_record_size",
+           "play_recorded", "record_kwargs", "resize_frame", "store_pending_media"]
 
 # encode_video lives in evalband.run._encode; re-exported here, where clips are made
 
@@ -51,12 +52,15 @@ class RecordPlan:
         keys: for ``sample``, the ``(cell, episode, repeat)`` keys chosen.
         fps: frames per second of the clip (the env's control rate when known).
         codec: ``"h264"`` (MP4) or ``"vp9"`` (WebM).
+        resize: ``(width, height)`` each frame is resized to (``--record-size`` for an env
+            whose renderer takes no size); ``None`` keeps the env's frames.
     """
 
     mode: str
     keys: frozenset[tuple[str, int, int]] = frozenset()
     fps: float = 10.0
     codec: str = "h264"
+    resize: tuple[int, int] | None = None
 
     def films(self, spec: EpisodeSpec) -> bool:
         """Whether frames of this episode are captured while it is played."""
@@ -107,6 +111,117 @@ def parse_record(
         f"`record` must be failures, all or sample:K (K a whole number); got {text!r}",
         parameters=("record",),
     )
+
+
+def resize_frame(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``image`` resized to ``size = (width, height)`` (nearest pixel: no filtering library).
+
+    >>> resize_frame(np.arange(16, dtype=np.uint8).reshape(2, 2, 4)[..., :3], (4, 2)).shape
+    (2, 4, 3)
+    """
+    width, height = size
+    rows = (np.arange(height) * image.shape[0]) // height
+    cols = (np.arange(width) * image.shape[1]) // width
+    return np.ascontiguousarray(image[rows][:, cols])
+
+
+def parse_record_size(text: str) -> tuple[int, int]:
+    """Read ``--record-size``: ``WxH`` or ``N`` (``N x N``), each 16..4096 pixels.
+
+    >>> parse_record_size("320x240"), parse_record_size("128")
+    ((320, 240), (128, 128))
+    """
+    parts = text.strip().lower().split("x")
+    try:
+        values = [int(part) for part in parts]
+    except ValueError:
+        values = []
+    if len(values) == 1:
+        values = values * 2
+    if len(values) != 2 or not all(16 <= v <= 4096 for v in values):
+        raise InvalidParameterError(
+            f"`record_size` must be WxH or N, in pixels from 16 to 4096; got {text!r}",
+            parameters=("record_size",))
+    return values[0], values[1]
+
+
+_SIZE_KWARGS = (("width", "height"), ("visualization_width", "visualization_height"))
+"""Constructor arguments that size an env's rendered frames: gymnasium's MuJoCo and Fetch envs
+(``width``, ``height``), gym-pusht and gym-aloha (``visualization_*``)."""
+
+
+def record_kwargs(env: str, size: tuple[int, int] | None) -> tuple[dict[str, Any], bool]:
+    """What the env is built with to film it, and whether its frames must be resized.
+
+    ``render_mode="rgb_array"``, and with ``size`` the renderer's own size arguments where
+    its constructor takes them (directly, or through ``**kwargs`` to a base class, as
+    gymnasium's MuJoCo envs do), else ``resize`` (frames are resized as they are drawn).
+
+    Raises:
+        InvalidParameterError: the env class neither takes ``render_mode`` nor lists
+            ``rgb_array`` in ``metadata["render_modes"]``.
+    """
+    from evalband.envs import env_class, passes_kwarg
+
+    cls = env_class(env)
+    kwargs: dict[str, Any] = {"render_mode": "rgb_array"}
+    if cls is not None:
+        modes = (getattr(cls, "metadata", None) or {}).get("render_modes") or ()
+        if not passes_kwarg(cls, "render_mode") and "rgb_array" not in modes:
+            raise InvalidParameterError(
+                f"`record` needs frames, but env {env} takes no render_mode and lists no "
+                "rgb_array render mode; record an env that draws rgb_array frames "
+                "(evalband/PushT-v0 does), or drop `record`", parameters=("record",))
+    if size is None:
+        return kwargs, False
+    for names in _SIZE_KWARGS:
+        if cls is not None and all(passes_kwarg(cls, name) for name in names):
+            kwargs.update(zip(names, size, strict=True))
+            return kwargs, False
+    if cls is not None and size[0] == size[1] and passes_kwarg(cls, "render_size"):
+        kwargs["render_size"] = size[0]  # evalband's PushT: square frames
+        return kwargs, False
+    return kwargs, True
+
+
+def check_recording(env: str, kwargs: dict[str, Any], task_kwargs: dict[str, Any]) -> None:
+    """Film one frame before the run starts: PyAV is there, and the env draws frames.
+
+    A missing ``av`` (the ``video`` extra), an env whose ``render()`` gives no RGB frame and
+    one that cannot render here (no display: ``MUJOCO_GL``) are each one line, before the
+    first episode is played or anything is stored.
+    """
+    try:
+        import av  # noqa: F401
+    except ModuleNotFoundError:
+        raise InvalidParameterError(
+            "`record` encodes clips with PyAV, which is not installed in this environment; "
+            "install the extra: pip install 'evalband[video]'", parameters=("record",)
+        ) from None
+    from evalband.envs import close_env, make_env, render_hint
+
+    built: Any = None
+    try:
+        built = make_env(env, {**task_kwargs, **kwargs})
+        built.reset(seed=0)
+        frame = built.render()
+        shape = getattr(frame, "shape", None)
+        if shape is None or len(shape) != 3 or shape[2] < 3:
+            raise InvalidParameterError(
+                f"`record` needs frames, but env {env} with render_mode='rgb_array' draws "
+                f"{'none' if frame is None else type(frame).__name__ + ' ' + str(shape)} "
+                "(an (H, W, 3) array is needed); drop `record`", parameters=("record",))
+    except InvalidParameterError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an env that cannot draw here: one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InvalidParameterError(
+            f"`record` needs frames, but env {env} cannot draw one here: "
+            f"{type(exc).__name__}: {first}{render_hint(str(exc))}", parameters=("record",)
+        ) from None
+    finally:
+        if built is not None:
+            close_env(built)
 
 
 MAX_RAW_BYTES = 512 * 1024 * 1024
@@ -160,9 +275,11 @@ class _Camera:
     fails, so it is encoded once the outcome is known).
     """
 
-    def __init__(self, env: Any, clips: _Clips) -> None:
+    def __init__(self, env: Any, clips: _Clips,
+                 resize: tuple[int, int] | None = None) -> None:
         self._env = env
         self._clips = clips
+        self.resize = resize
         self.stream: ClipStream | ProcessClip | None = None
         self.held: list[np.ndarray] | None = None
         self.render_s = 0.0
@@ -192,6 +309,8 @@ class _Camera:
         frame = self._env.render()
         if frame is not None:
             image = frame_for_encoder(frame)
+            if self.resize is not None and image.shape[:2] != self.resize[::-1]:
+                image = resize_frame(image, self.resize)
             if self.raw_bytes + image.nbytes > MAX_RAW_BYTES:
                 self.dropped += 1
             else:
@@ -278,7 +397,7 @@ def play_recorded(
             else:
                 camera = cameras.get(id(played))
                 if camera is None or camera._env is not played:
-                    camera = cameras[id(played)] = _Camera(played, clips)
+                    camera = cameras[id(played)] = _Camera(played, clips, plan.resize)
                 camera.start(plan)
                 try:
                     record = play(camera, policy, spec, task)

@@ -300,15 +300,18 @@ def run_trial_command(
     """
     tail: deque[str] = deque(maxlen=tail_lines)
     start = time.monotonic()
+    # The command runs in a process group of its own under a small keeper (_KEEPER) that
+    # holds a pipe from this process: when the session ends in any way (kill -9 included)
+    # the pipe closes and the keeper ends the whole group: no trial command outlives it.
     proc = subprocess.Popen(
-        command,
-        shell=True,
-        stdin=subprocess.DEVNULL,
+        [sys.executable, "-c", _KEEPER, command],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         errors="replace",
         env={**os.environ, **(env or {})},
+        start_new_session=True,
     )
     try:
         assert proc.stdout is not None
@@ -319,16 +322,46 @@ def run_trial_command(
                 on_line(text)
         code = proc.wait()
     except BaseException:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _end_group(proc)
         raise
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
     return CommandResult(
         exit_code=int(code), duration_s=time.monotonic() - start, output_tail="\n".join(tail)
     )
+
+
+_KEEPER = """
+import os, signal, subprocess, sys, threading
+child = subprocess.Popen(sys.argv[1], shell=True, stdin=subprocess.DEVNULL)
+def watch():
+    sys.stdin.read()  # EOF: the session is gone (or done with this trial)
+    if child.poll() is None:
+        os.killpg(0, signal.SIGTERM)
+threading.Thread(target=watch, daemon=True).start()
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+code = child.wait()
+sys.exit(code if code >= 0 else 128 - code)
+"""
+"""Runs a trial command in the keeper's process group and ends the group when the pipe from
+the session closes (:func:`run_trial_command`)."""
+
+
+def _end_group(proc: subprocess.Popen[str]) -> None:
+    """End a trial command's whole process group: SIGTERM, then SIGKILL after 5 s."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
 
 
 # -- the screen --------------------------------------------------------------------------

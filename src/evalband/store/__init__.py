@@ -57,7 +57,14 @@ if TYPE_CHECKING:
         trial_episode,
         trial_fields,
     )
-    from evalband.store._sqlite import DEFAULT_STORE_PATH, RunStore, open_store
+    from evalband.store._sqlite import (
+        DEFAULT_STORE_PATH,
+        RunStore,
+        damage_line,
+        is_damage,
+        open_store,
+        read_failure_line,
+    )
 
 __all__ = [
     "TRIAL_FIELDS",
@@ -69,6 +76,9 @@ __all__ = [
     "trial_episode",
     "trial_fields",
     "RunStore",
+    "damage_line",
+    "is_damage",
+    "read_failure_line",
     "RunManifest",
     "open_store",
     "DEFAULT_STORE_PATH",
@@ -137,6 +147,9 @@ _LAZY = {
     "resolve_run": "evalband.store._refs",
     "DEFAULT_STORE_PATH": "evalband.store._sqlite",
     "RunStore": "evalband.store._sqlite",
+    "damage_line": "evalband.store._sqlite",
+    "is_damage": "evalband.store._sqlite",
+    "read_failure_line": "evalband.store._sqlite",
     "open_store": "evalband.store._sqlite",
     "OUTCOME_CODES": "evalband.store._columns",
     "cell_tallies": "evalband.store._columns",

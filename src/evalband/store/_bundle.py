@@ -294,8 +294,14 @@ def _read_episodes(path: Path) -> list[EpisodeRecord]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from evalband.errors import ImportFormatError
+    from evalband.store._importers import check_import_size
+
     try:
+        check_import_size(path)  # rows, columns, uncompressed bytes: before decoding any
         table = pq.read_table(path)
+    except ImportFormatError as exc:
+        raise BundleError(str(exc).replace(" (nothing was imported)", "")) from None
     except (OSError, pa.ArrowException) as exc:
         raise BundleError(f"cannot read {path}: {exc}") from None
     names = set(table.column_names)
@@ -307,14 +313,20 @@ def _read_episodes(path: Path) -> list[EpisodeRecord]:
             f"unknown: {', '.join(unknown) or 'none'})"
         )
     records: list[EpisodeRecord] = []
-    for row in table.to_pylist():
-        row["slices"] = json.loads(row["slices"])
-        row["extra"] = json.loads(row["extra"])
-        row["condition_seed"] = int(row["condition_seed"])
-        try:
-            records.append(EpisodeRecord(**row))
-        except InvalidInputError as exc:
-            raise BundleError(f"{path} holds an invalid episode: {exc}") from None
+    for index, row in enumerate(table.to_pylist()):
+        try:  # every field, as the store keeps it: a bad bundle is refused whole
+            for name in ("slices", "extra"):
+                if not isinstance(row[name], str):
+                    raise InvalidInputError(f"{name} must be JSON text; got {row[name]!r}")
+                row[name] = json.loads(row[name])
+            seed = row["condition_seed"]
+            if isinstance(seed, str) and seed.isdigit():
+                row["condition_seed"] = int(seed)
+            records.append(EpisodeRecord(**row).check_fields())
+        except (InvalidInputError, ValueError, TypeError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise BundleError(f"{path} holds an invalid episode (row {index + 1}): "
+                              f"{first}") from None
     return records
 
 
@@ -496,9 +508,16 @@ def import_bundle(store: RunStore, path: str | Path) -> str:
     )
     imported = manifest.replace(status="imported", source="import", extra=extra)
     if (root / _MEDIA).is_dir():  # verified by load_bundle; stored by content beside the store
-        from evalband.store._media import store_media_file
+        from evalband.store._media import refuse_reason, store_media_file
 
+        refused = []
         for clip in sorted((root / _MEDIA).iterdir()):
-            store_media_file(store.path, clip)
+            reason = refuse_reason(clip)
+            if reason is None:
+                store_media_file(store.path, clip)
+            else:  # never embedded: its episodes show no clip
+                refused.append(f"clip {clip.name} not imported: {reason}")
+        if refused:
+            imported = imported.replace(extra={**imported.extra, "media_notes": refused})
     store._create_run_with_episodes(imported, records)
     return manifest.run_id

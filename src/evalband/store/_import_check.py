@@ -188,6 +188,13 @@ class _Checker:
             count = (row.cell, row.repeat)
             row.episode = self.counters.get(count, 0)
             self.counters[count] = row.episode + 1
+        from evalband._util.limits import MAX_PLANNED_EPISODES
+
+        for name, index in (("episode", row.episode), ("repeat", row.repeat)):
+            if index >= MAX_PLANNED_EPISODES:  # no panel plans so many: a wrong column
+                raise _fail(self.path, row.where, row.labels.get(name, name),
+                            f"an index below {MAX_PLANNED_EPISODES:,} (the most episodes a "
+                            "panel plans)", index)
         if self.panel is not None:
             self._inside_panel(row, self.panel)
         if row.key in self.first:

@@ -370,7 +370,8 @@ def _check_header(path: Path, columns: Sequence[str], where: str) -> list[str]:
 
 
 def _read_csv(path: Path) -> _Table:
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    # strict: a quote left open is an error at its line, not the rest of the file in one field
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""), strict=True)
     header_where = "line 1 (header)"
     try:
         header = [name.strip() for name in next(reader)]
@@ -389,7 +390,10 @@ def _read_csv(path: Path) -> _Table:
         except StopIteration:
             break
         except csv.Error as exc:
-            raise _fail(path, f"line {start}", None, "valid CSV", _Text(str(exc))) from None
+            got = str(exc)
+            if "end of data" in got:  # the field that opened a quote ran to the end of file
+                got = "a quote opened on this line and never closed"
+            raise _fail(path, f"line {start}", None, "valid CSV", _Text(got)) from None
         where, start = f"line {start}", reader.line_num + 1
         if not any(cell.strip() for cell in record):
             continue  # a blank line

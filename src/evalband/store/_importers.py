@@ -39,11 +39,13 @@ from evalband.store._import_read import (
     IMPORT_FORMATS,
     SLICE_PREFIX,
     _fail,
+    _Raw,
     _Table,
     _Text,
 )
 
 __all__ = [
+    "check_import_size",
     "import_results",
     "import_runs",
     "infer_import_format",
@@ -67,12 +69,26 @@ def _infer_panel(stem: str, path: Path, rows: Sequence[_Row], order: Sequence[st
 def infer_panel(
     stem: str, path: Path, levels: dict[str, set[str]], episodes: int, repeats: int
 ) -> Panel:
-    """The panel of an import without one: the observed levels (in factor order) and sizes."""
+    """The panel of an import without one: the observed levels (in factor order) and sizes.
+
+    Raises:
+        ImportFormatError: the layout plans more episodes than a panel may (cells x largest
+            episode index x repeats), said in one line before any panel is built.
+    """
+    import math
+
+    from evalband._util.limits import MAX_PLANNED_EPISODES
     from evalband.panel import Budget, Panel
 
     factors: dict[str, Any] = {
         factor: sorted(labels, key=_label_key) for factor, labels in levels.items()
     }
+    planned = math.prod(len(labels) for labels in factors.values()) * episodes * repeats
+    if planned > MAX_PLANNED_EPISODES:
+        raise _fail(path, "file", "episode",
+                    f"a layout of at most {MAX_PLANNED_EPISODES:,} episodes (cells x largest "
+                    "episode index + 1 x repeats; number episodes from 0 in each cell)",
+                    _Text(f"{planned:,}"))
     # The budget of an external evaluation is unknown: a fixed placeholder keeps the
     # fingerprint a function of the episode layout alone, so two imports of one layout
     # (two policies evaluated elsewhere) pair and compare.
@@ -132,6 +148,108 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+_HEADER_BYTES = 64 * 1024**2
+"""Longest first line (a CSV header) read to count columns."""
+
+
+def _parquet_decoded_bytes(path: Path, stop: int) -> int:
+    """What a Parquet file's values take once decoded, counted without decoding them.
+
+    Each row group is read with its text columns kept as dictionaries (as small as the file),
+    and a dictionary column counts each row's value length: a file of a few hundred KB whose
+    one long string repeats ten million times counts as the gigabytes it would become.
+    Counting stops past ``stop``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)
+             or pa.types.is_large_string(f.type) or pa.types.is_large_binary(f.type)]
+    parquet = pq.ParquetFile(path, read_dictionary=texts)
+    total = 0
+    for group in range(parquet.num_row_groups):
+        table = parquet.read_row_group(group)
+        for column in table.columns:
+            for chunk in column.chunks:
+                if pa.types.is_dictionary(chunk.type):
+                    lengths = pc.binary_length(chunk.dictionary)
+                    total += int(pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0)
+                    total += chunk.indices.nbytes
+                else:
+                    total += chunk.nbytes
+            if total > stop:
+                return total
+    return total
+
+
+def check_import_size(path: Path) -> None:
+    """Refuse, before reading, what no import can finish: every documented limit, one line.
+
+    A file must be a regular file (not a FIFO or a device such as ``/dev/zero``) of at most
+    :data:`~evalband._util.limits.MAX_IMPORT_BYTES`; a text file at most
+    :data:`~evalband._util.limits.MAX_IMPORT_ROWS` lines and a CSV header at most
+    :data:`~evalband._util.limits.MAX_IMPORT_COLUMNS` columns; a Parquet file the same rows
+    and columns, and an uncompressed size (its metadata, read first) within the bytes limit.
+    A directory (a SimplerEnv tree) is checked file by file as it is read.
+
+    Raises:
+        ImportFormatError: the first limit passed, with the limit.
+    """
+    import stat
+
+    from evalband._util.limits import MAX_IMPORT_BYTES, MAX_IMPORT_COLUMNS, MAX_IMPORT_ROWS
+
+    try:
+        info = path.stat()
+    except OSError:
+        return  # missing: said by the format check, with what was expected
+    if stat.S_ISDIR(info.st_mode):
+        return
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or special file"
+        raise _fail(path, "file", None, "a regular file", _Text(kind))
+
+    def over(what: str, value: int, limit: int) -> ImportFormatError:
+        return _fail(path, "file", None, f"at most {limit:,} {what} (evalband's import limit; "
+                     "split the file)", _Text(f"{value:,} {what}"))
+
+    if info.st_size > MAX_IMPORT_BYTES:
+        raise over("bytes", info.st_size, MAX_IMPORT_BYTES)
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head == b"PAR1":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.ParquetFile(path).metadata
+            for what, value, limit in (("rows", meta.num_rows, MAX_IMPORT_ROWS),
+                                       ("columns", meta.num_columns, MAX_IMPORT_COLUMNS)):
+                if value > limit:
+                    raise over(what, value, limit)
+            unpacked = _parquet_decoded_bytes(path, MAX_IMPORT_BYTES)
+        except (pa.ArrowException, OSError, ValueError):
+            return  # not readable: said by the reader
+        if unpacked > MAX_IMPORT_BYTES:
+            raise over("bytes uncompressed", unpacked, MAX_IMPORT_BYTES)
+        return
+    lines = 0
+    with path.open("rb") as fh:
+        first = fh.readline(_HEADER_BYTES + 1)
+        if len(first) > _HEADER_BYTES and not first.endswith(b"\n"):
+            raise _fail(path, "line 1", None, f"a first line of at most {_HEADER_BYTES:,} bytes",
+                        _Text("a longer one"))
+        if first.count(b",") + 1 > MAX_IMPORT_COLUMNS and path.suffix.lower() == ".csv":
+            raise over("columns", first.count(b",") + 1, MAX_IMPORT_COLUMNS)
+        lines = 1
+        while chunk := fh.read(1 << 24):
+            lines += chunk.count(b"\n")
+            if lines > MAX_IMPORT_ROWS + 1:
+                raise over("lines", lines, MAX_IMPORT_ROWS + 1)
+
+
 def _resolve_format(path: Path, format: str | None) -> str:
     if format is not None:
         if format not in IMPORT_FORMATS:
@@ -171,7 +289,9 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
         tables = [_READERS[fmt](path)]
     for table in tables:
         if fmt in _TABULAR:
+            _seed_column(table, factors, metrics)
             classify_columns(path, table, factors, metrics)
+            _episodes_by_seed(table)
         elif factors or metrics:
             raise InvalidParameterError(
                 f"`factors`/`metrics` apply to tabular files ({', '.join(_TABULAR)}); a {fmt} "
@@ -181,6 +301,64 @@ def _read(path: Path, fmt: str, factors: Sequence[str], metrics: Sequence[str]) 
 
 
 _TABULAR = ("csv", "jsonl", "parquet", "paired-csv")
+
+SEED_PAIRING = ("condition seed (no episode column: episodes numbered by their distinct "
+                "condition seeds in increasing order within each cell, a seed seen again is "
+                "a repeat of that condition)")
+"""How a tabular import with condition seeds and no episode column pairs (the manifest's
+``extra["pairing"]``, said by ``evalband import``)."""
+
+
+def _seed_column(table: _Table, factors: Sequence[str], metrics: Sequence[str]) -> None:
+    """A ``seed`` column (without ``condition_seed``) is the episode's condition seed.
+
+    Not a metric: a seed is what fixed the episode's condition, so episodes pair by it.
+    """
+    if "seed" not in table.unknown or "condition_seed" in table.columns or \
+            "seed" in (*factors, *metrics):
+        return
+    table.unknown = [name for name in table.unknown if name != "seed"]
+    table.columns = ["condition_seed" if c == "seed" else c for c in table.columns]
+    for row in table.rows:
+        if "seed" in row.values:
+            row.values["condition_seed"] = row.values.pop("seed")
+            row.labels["condition_seed"] = "seed"
+    table.notes.append("column seed read as the condition seed")
+
+
+def _episodes_by_seed(table: _Table) -> None:
+    """Number episodes by condition seed when the file has seeds and no episode column.
+
+    Row order says nothing about which episodes of two files played the same condition; the
+    seed does. Within each cell (its ``cell`` and ``slice.*`` values) episode ``i`` is the
+    ``i``-th smallest distinct seed, and a row whose seed came before is the next repeat of
+    that condition, so two files with the same seeds pair seed by seed.
+    """
+    if "condition_seed" not in table.columns or "episode" in table.columns or \
+            "repeat" in table.columns:
+        return
+    from evalband.store._import_read import _as_count
+
+    groups: dict[tuple[Any, ...], list[_Raw]] = {}
+    for row in table.rows:
+        try:
+            _as_count(row.values.get("condition_seed"))
+        except Exception:  # noqa: BLE001 - a missing or bad seed: left to the row checks
+            return
+        cell = tuple(sorted((k, str(v)) for k, v in row.values.items()
+                            if k == "cell" or k.startswith(SLICE_PREFIX)))
+        groups.setdefault(cell, []).append(row)
+    for rows in groups.values():
+        seeds = [_as_count(row.values["condition_seed"]) for row in rows]
+        rank = {seed: i for i, seed in enumerate(sorted(set(seeds)))}
+        seen: dict[int, int] = {}
+        for row, seed in zip(rows, seeds, strict=True):
+            row.values["episode"], row.values["repeat"] = rank[seed], seen.get(seed, 0)
+            seen[seed] = row.values["repeat"] + 1
+            row.labels.update(episode="condition_seed", repeat="condition_seed")
+    table.columns = [*table.columns, "episode", "repeat"]
+    table.external_seeds = True
+    table.manifest_extra["pairing"] = SEED_PAIRING
 
 
 def _refuse_existing(store: RunStore, run_id: str, path: Path) -> None:
@@ -227,6 +405,7 @@ def import_runs(
     ['paired-a', 'paired-b']
     """
     path = Path(path)
+    check_import_size(path)  # before anything reads it: a FIFO, /dev/zero, a bomb
     fmt = _resolve_format(path, format)
     stem = _stem(path, fmt)
     base_id = stem if run_id is None else run_id
@@ -252,8 +431,14 @@ def import_runs(
         plans.append(_plan(store, path, fmt, table, rid, arm_policy, panel, stem))
     ids: list[str] = []
     total = sum(len(records) for _, records, _ in plans)
+    for _, _, rows in plans:  # every named clip inside the imported directory, before a copy
+        for row in rows:
+            for given in row.media:
+                _find_media(path, given)
     for manifest, records, rows in plans:
-        _attach_media(store, path, records, rows)
+        notes = _attach_media(store, path, records, rows)
+        if notes:  # clips refused: said by the import, kept in the manifest
+            manifest = manifest.replace(extra={**manifest.extra, "media_notes": notes})
         store._create_run_with_episodes(manifest, records)  # one transaction: all or nothing
         ids.append(manifest.run_id)
         if progress is not None:
@@ -425,31 +610,68 @@ def _plan(
 
 
 def _find_media(path: Path, given: str) -> Path | None:
-    """A media file named by a source: as given, or relative to the source's directory."""
+    """A media file named by a source, inside the imported directory; ``None`` if not there.
+
+    Looked for as given (from the current directory), relative to the source's directory and
+    its parent, and by its trailing path components under the source's directory (a path
+    written where the evaluation ran). Whatever is found must resolve (symbolic links
+    followed) inside the source's directory: an import never copies a file from elsewhere.
+
+    Raises:
+        ImportFormatError: the path names a file outside the imported directory.
+    """
+    import os
+
     candidate = Path(given)
     base = path if path.is_dir() else path.parent
-    for option in (candidate, base / candidate, base.parent / candidate):
-        if option.is_file():
-            return option
+    root = Path(os.path.realpath(base))
+    options = [candidate, base / candidate, base.parent / candidate]
+    parts = candidate.parts
+    options += [base / Path(*parts[i:]) for i in range(1, len(parts))]
+    outside = None
+    for option in options:
+        if not (option.exists() or option.is_symlink()):
+            continue
+        real = Path(os.path.realpath(option))
+        if real == root or root not in real.parents:
+            outside = outside or real
+            continue
+        return option
+    if outside is not None:
+        raise ImportFormatError(
+            f"{path}: media {given!r} resolves to {outside}, outside the imported directory "
+            f"{root}; an import copies only videos inside it (move them there)")
     return None
 
 
 def _attach_media(
     store: RunStore, path: Path, records: list[EpisodeRecord], rows: list[_Row]
-) -> None:
-    """Copy the videos the rows name beside the store and reference them from the records."""
-    from evalband.store._media import store_media_file
+) -> list[str]:
+    """Copy the videos the rows name beside the store and reference them from the records.
 
-    for record, row in zip(records, rows, strict=True):
+    Every named file is found first (:func:`_find_media`: inside the imported directory, or
+    the whole import is refused) and probed (:func:`~evalband.store._media.refuse_reason`);
+    a refused clip is referenced as refused, never copied. Returns a note per refused clip.
+    """
+    from evalband.store._media import refuse_reason, store_media_file
+
+    found = [[_find_media(path, given) for given in row.media] for row in rows]
+    notes: list[str] = []
+    for record, row, files in zip(records, rows, found, strict=True):
         refs: list[dict[str, Any]] = []
-        for given in row.media:
-            found = _find_media(path, given)
-            if found is None:
+        for given, file in zip(row.media, files, strict=True):
+            if file is None:
                 refs.append({"path": given, "kind": "video", "missing": True})
+                continue
+            reason = refuse_reason(file)
+            if reason is not None:
+                refs.append({"path": given, "kind": "video", "refused": reason})
+                notes.append(f"clip {given} of episode {record.key} not imported: {reason}")
             else:
-                refs.append({**store_media_file(store.path, found), "path": given})
+                refs.append({**store_media_file(store.path, file), "path": given})
         if refs:
             record.extra["media"] = refs
+    return notes
 
 
 def _manifest(

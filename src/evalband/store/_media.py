@@ -34,6 +34,7 @@ __all__ = [
     "content_type_of",
     "media_dir",
     "media_file",
+    "refuse_reason",
     "store_media_bytes",
     "store_media_file",
     "sync_media",
@@ -144,6 +145,74 @@ def store_media_bytes(
         else:
             _persist(tmp, target)
     return {"sha256": digest, "kind": kind, "content_type": content_type, "bytes": len(data)}
+
+
+_MAGIC: tuple[tuple[int, bytes, str], ...] = (
+    (4, b"ftyp", "MP4"), (4, b"moov", "MP4"), (4, b"mdat", "MP4"), (4, b"free", "MP4"),
+    (4, b"wide", "MP4"), (4, b"skip", "MP4"), (0, b"\x1a\x45\xdf\xa3", "WebM"),
+    (0, b"GIF87a", "GIF"), (0, b"GIF89a", "GIF"), (0, b"\x89PNG\r\n\x1a\n", "PNG"),
+)
+"""Where a media container's signature lies, and which container it says."""
+
+
+def refuse_reason(source: str | Path) -> str | None:
+    """Why ``source`` is not a clip a report can show, or ``None`` when it is one.
+
+    Refused: not a regular file, 0 bytes, over :data:`~evalband._util.limits.MAX_MEDIA_BYTES`,
+    no MP4/WebM/GIF/PNG signature, or (with PyAV installed) a video whose first frame does
+    not decode. lerobot-eval's writer can leave 0-byte or truncated files; a report would
+    embed them as players that never start.
+
+    >>> import tempfile
+    >>> empty = Path(tempfile.mkdtemp()) / "e.mp4"
+    >>> _ = empty.write_bytes(b"")
+    >>> refuse_reason(empty)
+    '0 bytes'
+    >>> _ = empty.write_bytes(b"root:x:0:0:root:/root:/bin/bash")
+    >>> refuse_reason(empty)
+    'not a video or image (no MP4, WebM, GIF or PNG signature)'
+    """
+    from evalband._util.limits import MAX_MEDIA_BYTES
+
+    source = Path(source)
+    try:
+        info = source.stat()
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    import stat
+
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_size == 0:
+        return "0 bytes"
+    if info.st_size > MAX_MEDIA_BYTES:
+        return f"{info.st_size:,} bytes, over the {MAX_MEDIA_BYTES:,} a clip may have"
+    with source.open("rb") as fh:
+        head = fh.read(16)
+    kinds = [kind for at, magic, kind in _MAGIC if head[at:at + len(magic)] == magic]
+    if not kinds:
+        return "not a video or image (no MP4, WebM, GIF or PNG signature)"
+    if kinds[0] in ("MP4", "WebM"):
+        return _undecodable(source)
+    return None
+
+
+def _undecodable(source: Path) -> str | None:
+    """Why the first frame of a video does not decode (``None``: it does, or PyAV is absent)."""
+    try:
+        import av
+    except ImportError:
+        return None  # the signature is all that can be checked here
+    try:
+        with av.open(str(source)) as container:
+            if not container.streams.video:
+                return "no video stream"
+            for _ in container.decode(video=0):
+                return None
+        return "no frame decodes"
+    except Exception as exc:  # noqa: BLE001 - any decoder error: the clip is refused
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"undecodable ({first})"
 
 
 def store_media_file(

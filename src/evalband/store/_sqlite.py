@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalband._util.ids import check_run_id, shown
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
-from evalband.errors import RunNotFoundError, StoreError
+from evalband.errors import EvalbandError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
 from evalband.store._schema import OLDEST_READABLE, SCHEMA_VERSION, create_tables, migrate
 
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
     from evalband.store._comparisons import StoredComparison
 
-__all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID"]
+__all__ = ["RunStore", "open_store", "DEFAULT_STORE_PATH", "SCHEMA_VERSION", "APPLICATION_ID",
+           "CHECK_BYTES", "damage_line", "is_damage", "read_failure_line"]
 
 DEFAULT_STORE_PATH = Path("evalband-runs") / "evalband.sqlite"
 """Where :func:`open_store` puts the store when no path is given (relative to the cwd)."""
@@ -45,6 +46,68 @@ APPLICATION_ID = 0x4556424E  # "EVBN"
 """``PRAGMA application_id`` marking a SQLite file as an evalband store."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+CHECK_BYTES = 256 * 1024**2
+"""A store opened for writing is checked whole (``PRAGMA quick_check``, ~0.2 s for 40 MB on
+this project's machines) when it is at most this big; a larger one when a read fails."""
+
+_LAST_PATH: list[Path] = []  # the store opened last: what a damage line names
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the file is damaged (malformed, not a database).
+
+    >>> is_damage(sqlite3.DatabaseError("database disk image is malformed"))
+    True
+    >>> is_damage(sqlite3.OperationalError("database is locked"))
+    False
+    """
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and any(
+        word in text for word in ("malformed", "not a database", "corrupt", "disk i/o error"))
+
+
+def read_failure_line(exc: BaseException) -> str:
+    """The one line for a SQLite error met while reading the store opened last.
+
+    Any read failure checks the whole file (``PRAGMA quick_check`` on a read-only
+    connection): a damaged file is said to be damaged, whatever the failing read reported
+    (a malformed page, text that no longer decodes); otherwise SQLite's first line.
+    """
+    path = _LAST_PATH[-1] if _LAST_PATH else None
+    if is_damage(exc) or path is None:
+        return damage_line(exc, path) if is_damage(exc) else \
+            f"the store could not be read or written (SQLite: {str(exc).splitlines()[0]})"
+    try:
+        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=10.0)) as conn:
+            found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    except sqlite3.DatabaseError as again:
+        found = [str(again)]
+    if found != ["ok"]:
+        return damage_line(sqlite3.DatabaseError(_first_problem(found)), path)
+    return f"the store {path} could not be read or written (SQLite: {str(exc).splitlines()[0]})"
+
+
+def _first_problem(found: list[str]) -> str:
+    """The first problem ``quick_check`` names (past its ``*** in database main ***``).
+
+    >>> _first_problem(["*** in database main ***", "Page 5: btreeInitPage() returns error"])
+    'Page 5: btreeInitPage() returns error'
+    """
+    lines = [line for text in found for line in text.splitlines()]
+    return next((line for line in lines if not line.startswith("***")), lines[0])
+
+
+def damage_line(exc: BaseException, path: str | Path | None = None) -> str:
+    """The one line that says a store is damaged, and what to do.
+
+    >>> damage_line(sqlite3.DatabaseError("database disk image is malformed"), "s.sqlite")[:38]
+    'the store s.sqlite is damaged (SQLite:'
+    """
+    where = path if path is not None else (_LAST_PATH[-1] if _LAST_PATH else "file")
+    return (f"the store {where} is damaged (SQLite: {str(exc).splitlines()[0]}); restore it "
+            "from a copy (or `sqlite3 FILE .recover`); nothing was written")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _INT_FIELDS = ("episode", "repeat", "steps", "interventions", "attempts")
@@ -490,6 +553,7 @@ class RunStore:
         self._conn: sqlite3.Connection | None = None
         self.schema_version = SCHEMA_VERSION
         """The file's schema version: older only when opened read-only (never migrated)."""
+        _LAST_PATH[:] = [self.path]
         self._check_file()
         if read_only:
             self._conn = self._open_read_only()
@@ -509,11 +573,23 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the run store {self.path}: {exc}") from None
         try:
-            self._prepare(conn)
+            existed = self._prepare(conn)
+            if existed and self.path.stat().st_size <= CHECK_BYTES:
+                self._check_whole(conn)  # never append to a damaged file
         except BaseException:
             conn.close()
             raise
         self._conn = conn
+
+    def _check_whole(self, conn: sqlite3.Connection) -> None:
+        """``PRAGMA quick_check``: a damaged store is refused in one line."""
+        try:
+            found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(damage_line(exc, self.path)) from None
+        if found != ["ok"]:
+            raise StoreError(damage_line(sqlite3.DatabaseError(_first_problem(found)),
+                                         self.path))
 
     # -- opening -------------------------------------------------------------------------
 
@@ -545,6 +621,8 @@ class RunStore:
             conn.execute("PRAGMA query_only=ON")
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if is_damage(exc) and self._sqlite_header():
+                raise StoreError(damage_line(exc, self.path)) from None
             raise self._not_ours(f"SQLite says: {exc}") from None
         except BaseException:
             conn.close()
@@ -577,8 +655,14 @@ class RunStore:
     def _check_writable(self) -> None:
         """Refuse, with one line, a store this user may read but not write."""
         folder = self.path.parent if str(self.path.parent) else Path(".")
+        side = [self.path.with_name(self.path.name + suffix) for suffix in ("-shm", "-wal")]
+        locked = [f for f in side if f.exists() and not os.access(f, os.W_OK)]
         if self.path.exists() and not os.access(self.path, os.W_OK):
             why = "the file is read-only for this user"
+        elif locked:
+            why = (f"its {locked[0].name} file is read-only for this user (left by another "
+                   "user's evalband?); when no evalband uses the store, remove it or make it "
+                   "writable")
         elif not os.access(folder, os.W_OK | os.X_OK) and not (
             self.path.exists() and self.path.with_name(self.path.name + "-shm").exists()
             and os.access(self.path.with_name(self.path.name + "-shm"), os.W_OK)
@@ -615,10 +699,14 @@ class RunStore:
         if head and head != _SQLITE_MAGIC:
             raise self._not_ours("file is not a database")
 
-    def _prepare(self, conn: sqlite3.Connection) -> None:
-        """Check (read-only) that the file is ours or empty, then create or open the schema."""
+    def _prepare(self, conn: sqlite3.Connection) -> bool:
+        """Check (read-only) that the file is ours or empty, then create or open the schema.
+
+        Returns whether the store existed (had its tables) before.
+        """
         try:
             app_id, version, tables = self._inspect(conn)
+            existed = bool(tables)
             if app_id == 0 and not tables:
                 if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
                     raise StoreError(f"cannot switch the run store {self.path} to WAL mode")
@@ -642,7 +730,18 @@ class RunStore:
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
+            if is_damage(exc) and self._sqlite_header():
+                raise StoreError(damage_line(exc, self.path)) from None
             raise self._not_ours(f"SQLite says: {exc}") from None
+        return existed
+
+    def _sqlite_header(self) -> bool:
+        """Whether the file starts as a SQLite database does (then a failure is damage)."""
+        try:
+            with self.path.open("rb") as fh:
+                return fh.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+        except OSError:
+            return False
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring an older store to this schema: every step in one transaction, or none.
@@ -662,11 +761,12 @@ class RunStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, EvalbandError, ValueError, TypeError, KeyError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise StoreError(
                 f"cannot migrate the run store {self.path} from schema version {version} to "
-                f"{SCHEMA_VERSION}: {exc}; it is left as it was (read commands still read it); "
-                "retry when no other evalband is writing it"
+                f"{SCHEMA_VERSION}: {first}; it is left as it was (read commands still read "
+                "it); retry when no other evalband is writing it"
             ) from None
         self.schema_version = SCHEMA_VERSION
 
@@ -794,11 +894,9 @@ class RunStore:
         with self._lock:
             try:
                 insert_run(self.conn, manifest)
-            except sqlite3.IntegrityError:
-                raise StoreError(
-                    f"run {manifest.run_id!r} already exists in {self.path}; choose another "
-                    "run id, or resume that run"
-                ) from None
+            except sqlite3.IntegrityError as exc:
+                raise self._integrity(manifest.run_id, exc, "; choose another run id, or "
+                                      "resume that run") from None
 
     def get_run(self, run_id: str) -> RunManifest | None:
         """The run's manifest, or ``None`` when no such run is stored."""
@@ -1057,8 +1155,15 @@ class RunStore:
         with self._lock:
             try:
                 self._insert_all(manifest, records)
-            except sqlite3.IntegrityError:
-                raise StoreError(f"run {manifest.run_id!r} already exists in {self.path}") from None
+            except sqlite3.IntegrityError as exc:
+                raise self._integrity(manifest.run_id, exc) from None
+
+    def _integrity(self, run_id: str, exc: sqlite3.IntegrityError, advice: str = "") -> StoreError:
+        """A constraint SQLite refused: "already exists" only for the run id's uniqueness."""
+        if "UNIQUE constraint failed: runs." in str(exc):
+            return StoreError(f"run {run_id!r} already exists in {self.path}{advice}")
+        return StoreError(f"cannot store run {run_id!r} in {self.path}: SQLite refused it "
+                          f"({exc}); nothing was written")
 
     def _create_run_with_columns(
         self,

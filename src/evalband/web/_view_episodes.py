@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalband.report import html_page
 
@@ -47,7 +47,7 @@ _FILTER_SCRIPT = """
 """
 
 
-def media_url(ref: dict[str, object]) -> str | None:
+def media_url(ref: Mapping[str, Any]) -> str | None:
     """The viewer's URL of a stored clip, from its reference (``None`` if not stored).
 
     >>> media_url({"sha256": "ab" * 32, "content_type": "video/mp4"})[-4:]
@@ -91,6 +91,8 @@ def episodes_page(run_id: str, records: Sequence[EpisodeRecord], *, csp: str) ->
                 links.append(f'<a href="{_E(url)}">{_E(str(ref.get("kind", "video")))}</a>')
             elif ref.get("missing"):
                 links.append(f'<span title="{_E(str(ref.get("path")))}">missing</span>')
+            elif ref.get("refused"):
+                links.append(f'<span title="{_E(str(ref.get("refused")))}">refused</span>')
         filmed += bool(links)
         reason = r.extra.get("reason") or r.error or ""
         rows.append(

@@ -56,7 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["Viewer", "viewer_response"]
 
 _CACHE_PAGES = 16
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+_RANGE = re.compile(r"^bytes=(\d{0,18})-(\d{0,18})$")
+"""A single byte range; positions of at most 18 digits (a file of up to 10**18 bytes): longer
+ones are no range (416), never a number too large to read."""
 _HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer"}
 
@@ -122,7 +124,10 @@ class Viewer:
                 self._cache.move_to_end(key)
                 return cached[0], ignored, cached[1]
         with self._render_lock:  # matplotlib's style context is process-global
-            data = collect(list(run_ids), store, **settings)
+            from evalband.web._view_episodes import media_url
+
+            # clips linked from /media/, not embedded as multi-MB data: URIs
+            data = collect(list(run_ids), store, media_link=media_url, **settings)
             page = report_html(data)
         with self._cache_lock:
             self._cache[key] = (page, data.comparisons_from)
