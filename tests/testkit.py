@@ -91,8 +91,13 @@ def as_released(new: Any, old: Any) -> Any:
     read as the word they became (and the release's words returned when they match). An
     interval whose method was replaced since (:data:`REPLACED_METHODS`) is read as the
     release's when its replacement is the one named there and its estimate is unchanged
-    (its limits are a different statistic's).
+    (its limits are a different statistic's). A float the release wrote with binary noise
+    (``alpha`` as ``1 - 0.95``: 0.050000000000000044) is read as the release's when the new
+    one is the same number at 12 significant digits (the declared 0.05).
     """
+    if (isinstance(old, float) and isinstance(new, float) and new != old
+            and float(f"{old:.12g}") == new):
+        return old
     if isinstance(old, str) and old in RELEASED_WORDS:
         return old if new == RELEASED_WORDS[old] else new
     if isinstance(old, str) and isinstance(new, str) and new != old:

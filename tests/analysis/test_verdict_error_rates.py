@@ -181,7 +181,8 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
         assert str(r.verdict) in line and shown in line
         term = next(x for x in terminal.splitlines() if x.strip().startswith(r.name + " "))
         assert str(r.verdict) in term and shown in term
-        row_html = next(x for x in html.split("<tr")[1:] if f">{r.name}<" in x)
+        row_html = next(x for x in html.replace("<wbr>", "").split("<tr")[1:]
+                        if f">{r.name}<" in x)  # names break only between their parts
         assert f">{r.verdict}<" in row_html and shown.split(" [")[0] in row_html
 
 

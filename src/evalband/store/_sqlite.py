@@ -67,6 +67,21 @@ def is_damage(exc: BaseException) -> bool:
         word in text for word in ("malformed", "not a database", "corrupt", "disk i/o error"))
 
 
+def undecodable_as_damage(exc: BaseException) -> sqlite3.DatabaseError:
+    r"""SQLite's error as itself; text from the file that no longer decodes as damage.
+
+    A damaged schema page can make SQLite's own error message undecodable, so Python's
+    sqlite3 raises :class:`UnicodeDecodeError` instead of the malformed-database error.
+
+    >>> str(undecodable_as_damage(UnicodeDecodeError("utf-8", b"\xb1", 0, 1, "bad")))[:26]
+    'database disk image is mal'
+    """
+    if isinstance(exc, sqlite3.DatabaseError):
+        return exc
+    return sqlite3.DatabaseError("database disk image is malformed (text in it does not "
+                                 "decode as UTF-8)")
+
+
 def read_failure_line(exc: BaseException) -> str:
     """The one line for a SQLite error met while reading the store opened last.
 
@@ -619,8 +634,9 @@ class RunStore:
                 conn = self._open_immutable()
             self._check_ours(*self._inspect(conn))
             conn.execute("PRAGMA query_only=ON")
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as raised:
             conn.close()
+            exc = undecodable_as_damage(raised)
             if is_damage(exc) and self._sqlite_header():
                 raise StoreError(damage_line(exc, self.path)) from None
             raise self._not_ours(f"SQLite says: {exc}") from None
@@ -729,7 +745,8 @@ class RunStore:
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as raised:
+            exc = undecodable_as_damage(raised)
             if is_damage(exc) and self._sqlite_header():
                 raise StoreError(damage_line(exc, self.path)) from None
             raise self._not_ours(f"SQLite says: {exc}") from None
