@@ -636,10 +636,10 @@ class RunStore:
             conn.execute("PRAGMA query_only=ON")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as raised:
             conn.close()
-            exc = undecodable_as_damage(raised)
-            if is_damage(exc) and self._sqlite_header():
-                raise StoreError(damage_line(exc, self.path)) from None
-            raise self._not_ours(f"SQLite says: {exc}") from None
+            failure = undecodable_as_damage(raised)
+            if is_damage(failure) and self._sqlite_header():
+                raise StoreError(damage_line(failure, self.path)) from None
+            raise self._not_ours(f"SQLite says: {failure}") from None
         except BaseException:
             conn.close()
             raise
@@ -746,10 +746,10 @@ class RunStore:
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as raised:
-            exc = undecodable_as_damage(raised)
-            if is_damage(exc) and self._sqlite_header():
-                raise StoreError(damage_line(exc, self.path)) from None
-            raise self._not_ours(f"SQLite says: {exc}") from None
+            failure = undecodable_as_damage(raised)
+            if is_damage(failure) and self._sqlite_header():
+                raise StoreError(damage_line(failure, self.path)) from None
+            raise self._not_ours(f"SQLite says: {failure}") from None
         return existed
 
     def _sqlite_header(self) -> bool:
