@@ -49,8 +49,15 @@ def comparison_schema() -> dict[str, Any]:
     procedure = {
         "type": "object",
         "description": "the decision procedure behind every slice's verdict, in words",
-        "properties": {key: procedure_types.get(key, {"type": "string"})
-                       for key in procedure_block(blank)},
+        "properties": {**{key: procedure_types.get(key, {"type": "string"})
+                          for key in procedure_block(blank)},
+                       # compare --sequential adds its decision, exit status and fixed design
+                       "decision": {"type": "string", "description": "the sequential "
+                                    "comparison's overall decision (compare --sequential)"},
+                       "exit_code": {"type": "integer", "description": "the exit status that "
+                                     "decision gives (6: stopped for futility)"},
+                       "design": {"type": "object", "description": "the sequential design "
+                                  "fixed before the data (see docs/statistics.md)"}},
         "required": list(procedure_block(blank)),
         "additionalProperties": False,
     }
