@@ -39,6 +39,8 @@ WHAT = {
                                    "interval coverage (audit)",
     "sequential": "compare --sequential: printed vs exact power, savings, type-I error under "
                   "monitoring, coverage (audit)",
+    "sequential_interval": "compare --sequential: printed interval, verdict and log E agree "
+                           "at every stop; the interval's coverage (audit)",
     "stored_results": "a stored comparison read back vs computed again",
     "pusht_runner_overhead": "PushT runner vs a bare env + policy loop (target: <= 3%)",
     "video_record_20pct_pusht": "filming 20% of a PushT panel's episodes vs not filming "
