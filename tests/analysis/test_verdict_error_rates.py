@@ -166,7 +166,7 @@ def test_every_row_verdict_p_adjusted_p_and_interval_agree(cells) -> None:
                          power_statements=False)
     markdown = comparison_markdown([c])
     terminal = _terminal_text(c)
-    html = comparison_table_html(c)
+    html = comparison_table_html(c).replace("<wbr>", "")  # names break only between parts
     for r in c.slice_rows:
         decided = r.p_holm is not None and r.p_holm <= 0.05
         assert r.delta is not None and r.level is not None
