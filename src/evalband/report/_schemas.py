@@ -45,19 +45,20 @@ def comparison_schema() -> dict[str, Any]:
     procedure_types = {"family_size": {"type": "integer", "minimum": 0},
                        "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
                        "effect": {"type": "number", "minimum": 0, "maximum": 1}}
+    sequential_only = {  # compare --sequential: its decision, exit status and fixed design
+        "decision": {"enum": ["regression", "improvement", "non-inferior", "futility", None],
+                     "description": "the sequential decision (null while undecided)"},
+        "exit_code": {"type": "integer", "minimum": 0,
+                      "description": "the exit status this decision gives (6: futility)"},
+        "design": {"type": "object", "description": "the sequential design fixed before the "
+                                                     "data (alpha, effect, power, looks)"},
+    }
     blank = _blank_comparison()
     procedure = {
         "type": "object",
         "description": "the decision procedure behind every slice's verdict, in words",
         "properties": {**{key: procedure_types.get(key, {"type": "string"})
-                          for key in procedure_block(blank)},
-                       # compare --sequential adds its decision, exit status and fixed design
-                       "decision": {"type": "string", "description": "the sequential "
-                                    "comparison's overall decision (compare --sequential)"},
-                       "exit_code": {"type": "integer", "description": "the exit status that "
-                                     "decision gives (6: stopped for futility)"},
-                       "design": {"type": "object", "description": "the sequential design "
-                                  "fixed before the data (see docs/statistics.md)"}},
+                          for key in procedure_block(blank)}, **sequential_only},
         "required": list(procedure_block(blank)),
         "additionalProperties": False,
     }
