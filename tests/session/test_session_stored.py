@@ -109,5 +109,6 @@ def test_each_look_of_until_decided_is_stored(tmp_path: Path) -> None:
         records = ss.records("s")
     assert [x.look.scenes_done for x in looks] == list(range(1, len(records) // per_block + 1))
     assert looks[-1].look.decided and not any(x.look.decided for x in looks[:-1])
-    assert looks[-1].options == {"alpha": 0.05, "comparisons": [["A", "B"]]}
+    assert looks[-1].options == {"alpha": 0.05, "effect": 0.1, "discordant": None,
+                                 "design_source": "default", "comparisons": [["A", "B"]]}
     assert looks[-1].look == session_look(plan, records, [("A", "B")])  # the look, typed back

@@ -3,8 +3,8 @@
 :func:`compare_sequential` decides every slice with the anytime-valid paired test of
 :mod:`evalband.stats._sequential` instead of the fixed-n exact test + Holm: each direction of
 each of the ``m`` slices at ``alpha / (2 m)`` (e-value Bonferroni), each slice's interval the
-betting confidence sequence at ``1 - alpha / m`` made compatible with the test (extended to 0
-where the test does not reject, cut just short of 0 where it does). The verdict may be read
+confidence sequence valid at ``1 - alpha / m`` together with the test, which excludes 0 exactly
+when the test decided (:func:`evalband.stats.decided_sequence`). The verdict may be read
 after any number of episodes, as often as one likes; the overall verdict and sentence come
 from the same rules as the fixed-n comparison.
 
@@ -43,6 +43,7 @@ from evalband.stats import (
     Difference,
     SequentialTest,
     confidence_sequence,
+    decided_sequence,
     design_theta,
     pair_in_order,
     sequential_paired_test,
@@ -50,8 +51,6 @@ from evalband.stats import (
 
 __all__ = ["compare_sequential", "peeking_notes", "episode_counts", "incomplete",
            "SEQUENTIAL_MULTIPLICITY"]
-
-_SHORT = 1e-9
 
 SEQUENTIAL_MULTIPLICITY = "e-value bonferroni (alpha / 2m per direction)"
 """The procedure of ``compare --sequential``, as its comparison names it."""
@@ -87,8 +86,8 @@ class _SequentialSlice:
     """A slice's anytime-valid test as a hypothesis of the decision engine.
 
     Its decision is the test's own (:class:`~evalband.analysis._verdicts.SequentialBonferroni`);
-    its interval at a level is the betting confidence sequence made compatible with the test:
-    extended to 0 where the test does not reject, cut just short of 0 where it does.
+    its interval at a level is :func:`~evalband.stats.decided_sequence`, excluding 0 exactly
+    when the test decided.
     """
 
     p_value = float("nan")  # the test reads e-values against a threshold instead
@@ -109,19 +108,14 @@ class _SequentialSlice:
                                    p["neither"], level=level)
 
     def interval_at(self, confidence: float) -> Difference:
-        """The confidence sequence at ``confidence``, compatible with the test's decision."""
-        cs = self.sequence(confidence)
-        low, high = cs.low, cs.high
-        if self.decision == "regressed":
-            high = min(high, -_SHORT)
-            low = min(low, high)
-        elif self.decision == "improved":
-            low = max(low, _SHORT)
-            high = max(high, low)
-        else:
-            low, high = min(low, 0.0), max(high, 0.0)
-        return replace(cs, low=low, high=high,
-                       method=cs.method + " (compatible with the sequential test)")
+        """The confidence sequence at ``confidence`` that agrees with the test's decision.
+
+        :func:`~evalband.stats.decided_sequence`: valid at ``confidence`` with the test (whose
+        level per direction is half of ``1 - confidence``), excluding 0 exactly when it decided.
+        """
+        p = self.pairs
+        return decided_sequence(p["both"], p["baseline_only"], p["candidate_only"],
+                                p["neither"], decision=str(self.decision), level=confidence)
 
 
 def _slice_test(row: SliceComparison, pairs: Mapping[str, int], *, alpha: float, m: int,

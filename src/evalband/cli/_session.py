@@ -175,7 +175,10 @@ def run(
         help="Stop scheduling blocks once the pre-registered comparisons are decided "
         "(anytime-valid test, looked at after each complete block).",
     ),
-    alpha: float = typer.Option(0.05, "--alpha", help="With --until-decided: family-wise error."),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help="With --until-decided: family-wise error (default: the "
+        "pre-registration's design block, else 0.05; one that differs from the block is "
+        "refused)."),
     robot: str | None = typer.Option(
         None, "--robot",
         help="Drive a robot: sim-arm, or lerobot:TYPE (e.g. lerobot:so101_follower) with "
@@ -276,16 +279,19 @@ def _run_robot(session_id: str, path: Path, robot: str, robot_config: Path | Non
 
 
 def _stop_rule(
-    ss: SessionStore, plan_obj: SessionPlan, path: Path, alpha: float
+    ss: SessionStore, plan_obj: SessionPlan, path: Path, alpha: float | None
 ) -> Callable[..., str | None]:
     """The --until-decided stop rule: the pre-registered comparisons, decided at a block end.
 
-    Each look at a newly completed block is stored (``session_results``, kind ``look``).
+    Its design (effect, alpha, discordance) is the pre-registration's ``design:`` block, fixed
+    with the plan's lock before the data; without one, a 10-point drop at ``--alpha`` (0.05).
+    Each look at a newly completed block is stored (``session_results``, kind ``look``) with
+    the design it used.
     """
     from evalband.errors import InvalidInputError
     from evalband.session import prereg_for_session, session_look, store_look
 
-    if not 0 < alpha < 1:
+    if alpha is not None and not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
     prereg = prereg_for_session(plan_obj.session_id, path)
     if prereg is None or not prereg.comparisons:
@@ -293,12 +299,20 @@ def _stop_rule(
             f"--until-decided stops when the pre-registered comparisons of session "
             f"{plan_obj.session_id!r} are decided, and none names them; lock a plan first: "
             "evalband prereg lock PLAN.yaml (with session: and comparisons:)")
-
-    options = {"alpha": alpha, "comparisons": [list(c) for c in prereg.comparisons]}
+    design = dict(prereg.design or {"effect": 0.10, "alpha": 0.05, "discordant": None})
+    if prereg.design is not None and alpha is not None and abs(alpha - design["alpha"]) > 1e-12:
+        raise InvalidInputError(
+            f"--alpha {alpha:g} would change the design pre-registration {prereg.name!r} "
+            f"fixed before the data (alpha {design['alpha']:g}); drop --alpha, or lock a new "
+            "plan before the session's first trial")
+    if prereg.design is None and alpha is not None:
+        design["alpha"] = alpha
+    options = {**design, "design_source": "pre-registration" if prereg.design else "default",
+               "comparisons": [list(c) for c in prereg.comparisons]}
     looked: set[int] = set()
 
     def stop(records: list[Any]) -> str | None:
-        look = session_look(plan_obj, records, prereg.comparisons, alpha=alpha)
+        look = session_look(plan_obj, records, prereg.comparisons, **design)
         if look.scenes_done and look.scenes_done not in looked:
             store_look(ss, plan_obj.session_id, options, look)
             looked.add(look.scenes_done)

@@ -413,12 +413,15 @@ def _session_store(path: Path) -> SessionStore:
 def _stopped_early(
     plan: SessionPlan, records: list[TrialRecord], prereg: Preregistration | None
 ) -> str | None:
-    """The early-stop sentence of a session ``session run --until-decided`` stopped, or None."""
+    """The early-stop sentence of a session ``session run --until-decided`` stopped, or None.
+
+    Under the stop rule's design: the pre-registration's ``design:`` block, else the default.
+    """
     from evalband.session import stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None
-    return stopped_early(plan, records, prereg.comparisons)
+    return stopped_early(plan, records, prereg.comparisons, **(prereg.design or {}))
 
 
 def drift(

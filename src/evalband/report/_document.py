@@ -35,7 +35,8 @@ _FIXED = {
 _SEQUENTIAL = {
     "slice_test": "anytime-valid sequential likelihood ratio on discordant pairs "
                   "(unpaired slices paired in order), two one-sided",
-    "interval": "betting confidence sequence at 1 - alpha/m, compatible with the test",
+    "interval": "betting confidence sequence at 1 - alpha/(2m) on the side the test decided "
+                "(valid at 1 - alpha/m with it; 0 excluded exactly when it decided)",
 }
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "rate",
     "points",
     "signed_points",
+    "ordered",
     "p_value",
     "seconds",
     "signed_seconds",
@@ -64,13 +65,40 @@ def rate(band: Any) -> str:
 def points(band: Any) -> str:
     """A difference in points with its interval: ``+12.0 [+3.1, +20.2]`` (``-`` for none).
 
-    >>> points(None)
-    '-'
+    A bound that lies on one side of 0 but rounds to 0 prints as ``<0`` / ``>0`` (never
+    ``-0.0``): an interval that excludes 0 reads as excluding it.
+
+    >>> points(None), points({"estimate": -0.05, "low": -0.12, "high": -1e-9})
+    ('-', '-5.0 [-12.0, <0]')
     """
     if not band:
         return "-"
     est, low, high = _triple(band)
-    return f"{100 * est:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+    return f"{100 * est:+.1f} [{_bound(low)}, {_bound(high)}]"
+
+
+def _bound(x: float) -> str:
+    """One bound of a difference in points; ``<0`` / ``>0`` where it would read ``-0.0``."""
+    text = f"{100 * x:+.1f}"
+    if text in ("+0.0", "-0.0") and x != 0:
+        return "<0" if x < 0 else ">0"
+    return text
+
+
+def ordered(a: float, b: float, digits: int = 2) -> tuple[str, str]:
+    """``a`` and ``b`` printed with the fewest digits (from ``digits``) that keep their order.
+
+    Rounding may print two different numbers alike; then more digits (up to 12) are used, so
+    a statistic printed beside its boundary reads as reaching it exactly when it does.
+
+    >>> ordered(2.995, 2.9957), ordered(3.2, 2.9957), ordered(1.0, 1.0)
+    (('2.995', '2.996'), ('3.20', '3.00'), ('1.00', '1.00'))
+    """
+    for d in range(digits, 13):
+        sa, sb = f"{a:.{d}f}", f"{b:.{d}f}"
+        if (float(sa) < float(sb)) == (a < b) and (float(sa) > float(sb)) == (a > b):
+            return sa, sb
+    return f"{a:.12f}", f"{b:.12f}"
 
 
 def signed_points(x: float) -> str:

@@ -136,21 +136,37 @@ def is_sequential(rows: Sequence[SliceComparison]) -> bool:
     return any(r.test is not None and r.test.is_sequential for r in rows)
 
 
-def _log_e(row: SliceComparison) -> str:
-    """``log E`` of a sequential test, regression / improvement, 2 decimals each."""
+def _log_parts(row: SliceComparison) -> tuple[str, str, str]:
+    """``log E`` (regression, improvement) and the boundary, each printed beside the other.
 
-    def one(value: float | None) -> str:
-        return "-" if value is None else f"{math.log(max(float(value), 1e-300)):.2f}"
-
+    Two decimals, more where two decimals would print a ratio and the boundary alike though
+    one is below the other (:func:`~evalband.report._format.ordered`): the printed ``log E``
+    reaches the printed boundary exactly when the test decided.
+    """
     test = row.test
-    if test is None:
+    threshold = None if test is None else test.threshold
+    bound = None if threshold is None else math.log(threshold)
+    logs = [None if test is None or v is None else math.log(max(float(v), 1e-300))
+            for v in ((test.e_regression, test.e_improvement) if test is not None
+                      else (None, None))]
+    digits = 2
+    for value in logs:
+        if value is not None and bound is not None:
+            digits = max(digits, len(fmt.ordered(value, bound)[0].partition(".")[2]))
+    out = ["-" if v is None else f"{v:.{digits}f}" for v in logs]
+    return out[0], out[1], "-" if bound is None else f"{bound:.{digits}f}"
+
+
+def _log_e(row: SliceComparison) -> str:
+    """``log E`` of a sequential test, regression / improvement (see :func:`_log_parts`)."""
+    if row.test is None:
         return "-/-"
-    return f"{one(test.e_regression)}/{one(test.e_improvement)}"
+    reg, imp, _ = _log_parts(row)
+    return f"{reg}/{imp}"
 
 
 def _boundary(row: SliceComparison) -> str:
-    threshold = None if row.test is None else row.test.threshold
-    return "-" if threshold is None else f"{math.log(threshold):.2f}"
+    return _log_parts(row)[2]
 
 
 def _estimate(band: Interval | Difference | Any | None) -> float | None:

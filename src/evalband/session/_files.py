@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from evalband.panel import DesignSpec
+
 __all__ = ["RubricSpec", "PreregSpec", "one_line", "PRIMARY_METRICS"]
 
 #: Primary metrics a pre-registration may name (success at the rubric's threshold).
@@ -170,6 +172,19 @@ class PreregSpec(BaseModel):
     )
     positive_control_floor: Floor | None = None
     notes: Annotated[str | None, BeforeValidator(_optional_text)] = None
+    design: DesignSpec | None = None
+
+    @field_validator("design", mode="after")
+    @classmethod
+    def _stop_rule_design(cls, value: DesignSpec | None) -> DesignSpec | None:
+        unused = sorted((value.model_fields_set if value is not None else set())
+                        & {"power", "max_pairs"})
+        if unused:
+            raise ValueError(
+                "a session's design block sets the stop rule of session run --until-decided: "
+                f"effect, alpha and discordant; {' and '.join(unused)} belong to a panel's "
+                "design block (compare --sequential)")
+        return value
 
     @field_validator("primary_metric", mode="before")
     @classmethod
@@ -264,7 +279,7 @@ def one_line(error: ValidationError, fields: Sequence[str], what: str) -> str:
     ... except ValidationError as exc:
     ...     print(one_line(exc, list(PreregSpec.model_fields), "pre-registration"))
     unknown pre-registration field(s) who; expected some of name, session, primary_metric, \
-comparisons, groupings, positive_control_floor, notes
+comparisons, groupings, positive_control_floor, notes, design
     """
     unknown = [str(e["loc"][0]) for e in error.errors() if e["type"] == "extra_forbidden"]
     if unknown:

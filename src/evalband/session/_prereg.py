@@ -22,6 +22,14 @@ The YAML file::
         scratch: [GN_s1000, GN_s2000, BN_scratch]
     positive_control_floor: 0.3      # optional: the rate the positive control must reach
     notes: why these comparisons     # optional free text
+    design:                          # optional: the stop rule of session run --until-decided
+      effect: 0.2                    #   the drop its test is tuned to (default 0.10)
+      alpha: 0.05                    #   family-wise error over the comparisons (default 0.05)
+      discordant: 0.3                #   assumed share of pairs that disagree (optional)
+
+The ``design`` block fixes the sequential design before the data, with the plan's lock: the
+stop rule of ``session run --until-decided`` and ``session analyze``'s "stopped early" both
+use it, and an ``--alpha`` that differs from it is refused.
 
 A name is locked once: locking the same text again is a no-op that returns the first lock;
 different text under a locked name is refused (lock it under a new name).
@@ -96,6 +104,8 @@ class Preregistration:
         notes: free text.
         locked_at: UTC ISO time of the lock, ``None`` before it is locked.
         source: the file it was locked from.
+        design: the stop rule's design (``effect``, ``alpha``, ``discordant``), when the plan
+            declares one (``design:``).
 
     >>> p = parse_prereg("comparisons: [[A, B]]", name="demo")
     >>> p.comparisons, p.locked_at, len(p.sha256)
@@ -113,6 +123,7 @@ class Preregistration:
     notes: str | None
     locked_at: str | None = None
     source: str | None = None
+    design: dict[str, Any] | None = None
 
     def policies(self) -> set[str]:
         """Every policy the plan names."""
@@ -123,8 +134,10 @@ class Preregistration:
         return named
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (tuples as lists)."""
+        """A JSON-ready dictionary (tuples as lists; ``design`` only when declared)."""
         out: dict[str, Any] = asdict(self)
+        if out["design"] is None:
+            del out["design"]
         return out
 
 
@@ -197,6 +210,9 @@ def parse_prereg(
         notes=spec.notes,
         locked_at=None,
         source=source,
+        design=None if spec.design is None else {
+            "effect": spec.design.effect, "alpha": spec.design.alpha,
+            "discordant": spec.design.discordant},
     )
 
 

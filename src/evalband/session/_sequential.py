@@ -73,7 +73,7 @@ def blocks_complete(plan: SessionPlan, records: Sequence[TrialRecord]) -> int:
 
 def session_look(
     plan: SessionPlan, records: Sequence[TrialRecord], comparisons: Sequence[tuple[str, str]],
-    *, alpha: float = 0.05, effect: float = 0.10,
+    *, alpha: float = 0.05, effect: float = 0.10, discordant: float | None = None,
 ) -> SessionLook:
     """The planned comparisons on the complete blocks so far.
 
@@ -83,6 +83,7 @@ def session_look(
         comparisons: the pre-registered ``(A, B)`` pairs.
         alpha: the family-wise error over the comparisons (two-sided).
         effect: the design difference the test is tuned to.
+        discordant: the assumed share of pairs that disagree (None: the test's default).
 
     >>> from evalband.session._plan import plan_session
     >>> plan = plan_session(["A", "B"], scenes=4, attempts=1, seed=0, session_id="s")
@@ -110,7 +111,7 @@ def session_look(
                 a_only += outcome[ia] and not outcome[ib]
                 b_only += outcome[ib] and not outcome[ia]
         test = sequential_paired_test(b_only, a_only, alpha_side=alpha / (2 * m),
-                                      theta=design_theta(effect, None),
+                                      theta=design_theta(effect, discordant),
                                       horizon=plan.scenes * plan.attempts)
         decision = {"regressed": f"{b} better than {a}", "improved": f"{a} better than {b}",
                     "futile": f"{a} vs {b}: futile"}.get(test.decision, "continue")
@@ -123,7 +124,7 @@ def session_look(
 
 def stopped_early(
     plan: SessionPlan, records: Sequence[TrialRecord], comparisons: Sequence[tuple[str, str]],
-    *, alpha: float = 0.05,
+    *, alpha: float = 0.05, effect: float = 0.10, discordant: float | None = None,
 ) -> str | None:
     """The sentence for a session that ended where the stop rule decided, else None.
 
@@ -143,13 +144,15 @@ def stopped_early(
     per_block = len(plan.block(1)) if plan.scenes else 0
     if not 0 < scenes < plan.scenes or len({r.trial_index for r in records}) != scenes * per_block:
         return None
-    look = session_look(plan, records, comparisons, alpha=alpha)
+    look = session_look(plan, records, comparisons, alpha=alpha, effect=effect,
+                        discordant=discordant)
     if not look.decided:
         return None
     keep = {t.index for scene in range(1, scenes) for t in plan.block(scene)}
     if session_look(plan, [r for r in records if r.trial_index in keep], comparisons,
-                    alpha=alpha).decided:
+                    alpha=alpha, effect=effect, discordant=discordant).decided:
         return None  # decided a block earlier: the rule would have stopped there
     return (f"stopped early: {look.sentence(plan)} (the stop rule of session run "
-            f"--until-decided at alpha {alpha:g}); the {plan.scenes - scenes} scene(s) left "
+            f"--until-decided at alpha {alpha:g}, tuned to a {100 * effect:g}-point "
+            f"difference); the {plan.scenes - scenes} scene(s) left "
             "were never run, so the comparisons below read the complete blocks only")

@@ -42,6 +42,19 @@ whose capital stays below ``1 / a``; it covers ``Delta`` at all times at once wi
 at least ``1 - a`` (Howard et al. 2021, AoS 49:1055-1080). Non-inferiority margins use it:
 a slice is non-inferior when its lower limit is above ``-margin``.
 
+**The interval printed beside the test's decision** (:func:`decided_sequence`) is the set of
+differences ``delta`` that a family of sequential tests, one per ``delta``, has not rejected,
+each test at the slice's level ``2 a`` (``a`` the test's level per direction): at ``delta = 0``
+the sequential test itself (both directions, ``a`` each); at ``delta > 0`` the regression
+direction of that test *or* the betting sequence at ``a`` (under ``Delta = delta > 0`` the
+discordant pairs lean to the candidate, so the regression direction crosses with probability
+at most ``a``: the crossing probability rises with the share); at ``delta < 0`` the mirror.
+Every test keeps level ``2 a``, so the set covers ``Delta`` at all times with probability at
+least ``1 - 2 a``, and it excludes 0 exactly when the test decided: after "regressed" it is the
+betting sequence at ``1 - a`` below 0, after "improved" above 0, otherwise that sequence with 0
+added. Where the sequence at ``1 - a`` still reaches 0, the bound at 0 is open (the test, not
+the sequence, excludes 0): it is stored as :data:`OPEN_BOUND` from 0 and printed ``<0`` / ``>0``.
+
 Independent (unpaired) episodes are paired in their order (:func:`pair_in_order`): under H0
 with i.i.d. episodes each such pair is exchangeable, so the discordant-pair test stays valid.
 
@@ -77,6 +90,8 @@ __all__ = [
     "SequentialTest",
     "sequential_paired_test",
     "confidence_sequence",
+    "decided_sequence",
+    "OPEN_BOUND",
     "pair_in_order",
 ]
 
@@ -327,6 +342,48 @@ def confidence_sequence(
         counts={"both": int(both), "a_only": int(candidate_only), "b_only": int(baseline_only),
                 "neither": int(neither)},
     )
+
+
+OPEN_BOUND = 1e-9
+"""How far from 0 an open bound at 0 is stored (the test excludes 0; the sequence does not)."""
+
+
+def decided_sequence(
+    both: int, baseline_only: int, candidate_only: int, neither: int, *, decision: str,
+    level: float,
+) -> Difference:
+    """The confidence sequence at ``level`` that agrees with the test's ``decision``.
+
+    See the module docstring: the betting sequence at ``1 - (1 - level) / 2`` limited to the
+    side the test decided ("regressed": below 0, "improved": above 0), or with 0 added when it
+    decided neither. Valid at ``level`` at every ``n`` when the test's level per direction is
+    ``(1 - level) / 2``; it contains 0 exactly when the decision is neither.
+
+    >>> d = decided_sequence(76, 38, 0, 86, decision="regressed", level=0.9833)
+    >>> d.low <= d.estimate < d.high < 0
+    True
+    >>> u = decided_sequence(5, 2, 1, 5, decision="continue", level=0.95)
+    >>> u.low <= 0 <= u.high
+    True
+    """
+    if not 0.0 < level < 1.0:
+        raise InvalidParameterError(f"level must be in (0, 1); got {level!r}")
+    side = (1.0 - float(level)) / 2.0
+    cs = confidence_sequence(both, baseline_only, candidate_only, neither, level=1.0 - side)
+    low, high = cs.low, cs.high
+    if decision == "regressed":
+        high = min(high, -OPEN_BOUND)
+        low = min(low, high)
+    elif decision == "improved":
+        low = max(low, OPEN_BOUND)
+        high = max(high, low)
+    else:
+        low, high = min(low, 0.0), max(high, 0.0)
+    return Difference(
+        estimate=cs.estimate, low=low, high=high,
+        method=f"betting confidence sequence at {1.0 - side:.6g} on the side the sequential "
+               f"test decided (valid at {float(level):.6g} with it)",
+        confidence=float(level), paired=True, counts=cs.counts)
 
 
 def pair_in_order(baseline: Sequence[bool], candidate: Sequence[bool]) -> dict[str, int]:
