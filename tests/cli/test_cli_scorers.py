@@ -1,0 +1,71 @@
+"""``evalband label`` and ``evalband agreement`` end to end through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalband import run_panel
+from evalband.cli import main
+from evalband.panel import load_panel
+from evalband.store import RunStore
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "s.sqlite"
+    with RunStore(path) as st:
+        run_panel(load_panel("reach1d"), "reach1d:damped", st, run_id="d")
+        rows = [(r.cell, r.episode, r.repeat, r.success) for r in st.episode_records("d")]
+    labels = tmp_path / "human.csv"  # every 4th episode judged; one judgement differs
+    lines = ["cell,episode,repeat,human"]
+    for i, (cell, episode, repeat, ok) in enumerate(rows[::4]):
+        lines.append(f"{cell},{episode},{repeat},{int(ok) if i else 1 - int(ok)}")
+    labels.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_label_then_agreement(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = str(store.with_name("human.csv"))
+    code, out, _ = run(capsys, "label", "d", labels, "--scorer", "human", "--source",
+                       "operator", "--store", str(store), "--json")
+    assert code == 0 and json.loads(out)["episodes"] == 16
+    code, out, _ = run(capsys, "agreement", "d", "--store", str(store), "--json")
+    assert json.loads(out)["scorers"]["human"] == {"source": "operator", "episodes": 16}
+    code, out, _ = run(capsys, "agreement", "d", "--scorers", "human,success", "--store",
+                       str(store), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["n"] == 16 and doc["only_second"] == 48
+    assert sum(map(sum, doc["table"])) == 16
+    assert doc["accuracy"]["estimate"] == pytest.approx(15 / 16)
+    assert doc["ppi"]["method"] == "mover" and doc["ppi"]["n_unlabelled"] == 48
+    code, out, _ = run(capsys, "agreement", "d", "--scorers", "human,success", "--store",
+                       str(store))
+    assert "Cohen's kappa" in out and "prediction-powered" in out and "human / success" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["agreement", "d", "--scorers", "human"], "two names"),
+    (["agreement", "d", "--scorers", "human,nope"], "has scorer 'nope'"),
+    (["agreement", "nope", "--scorers", "a,b"], "nope"),
+    (["label", "d", "missing.csv", "--scorer", "h", "--source", "s"], "no labels file"),
+    (["label", "d", "LABELS", "--scorer", "success", "--source", "s", "--column", "human"],
+     "from its record"),
+])
+def test_bad_input_exits_2_with_one_line(store: Path, capsys: pytest.CaptureFixture[str],
+                                         args: list[str], words: str) -> None:
+    args = [str(store.with_name("human.csv")) if a == "LABELS" else a for a in args]
+    if args[0] == "agreement":
+        main(["label", "d", str(store.with_name("human.csv")), "--scorer", "human",
+              "--source", "operator", "--store", str(store)])
+        capsys.readouterr()
+    code, out, err = run(capsys, *args, "--store", str(store))
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
