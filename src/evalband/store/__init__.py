@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         column_tallies,
         error_messages,
     )
+    from evalband.store._export_lerobot_eval import eval_info, export_eval_info
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
@@ -113,6 +114,8 @@ __all__ = [
     "discard_empty_run",
     "CONTENT_TYPES",
     "content_type_of",
+    "eval_info",
+    "export_eval_info",
     "RESERVED_SCORERS",
     "add_scores",
     "parse_label",
@@ -165,6 +168,8 @@ _LAZY = {
     "discard_empty_run": "evalband.store._lease",
     "CONTENT_TYPES": "evalband.store._media",
     "content_type_of": "evalband.store._media",
+    "eval_info": "evalband.store._export_lerobot_eval",
+    "export_eval_info": "evalband.store._export_lerobot_eval",
     "RESERVED_SCORERS": "evalband.store._scores",
     "add_scores": "evalband.store._scores",
     "parse_label": "evalband.store._scores",
