@@ -69,3 +69,41 @@ def test_bad_input_exits_2_with_one_line(store: Path, capsys: pytest.CaptureFixt
         capsys.readouterr()
     code, out, err = run(capsys, *args, "--store", str(store))
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_rescore_then_compare_by_the_human_scorer(store: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    labels = str(store.with_name("human.csv"))
+    with RunStore(store) as st:
+        run_panel(load_panel("reach1d"), "reach1d:baseline", st, run_id="b")
+        original = {r.key: r for r in st.episode_records("d")}
+    for run_id in ("d", "b"):
+        assert main(["label", run_id, labels, "--scorer", "human", "--source", "operator",
+                     "--store", str(store)]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "rescore", "d", "--scorer", "human", "--run-id", "d-human",
+                       "--store", str(store), "--json")
+    done = json.loads(out)
+    assert code == 0 and done["episodes"] == 16 and done["left_out"] == 48
+    assert done["changed"] == 1  # the one label that disagrees with the env (fixture)
+    with RunStore(store) as st:
+        rescored = {r.key: r for r in st.episode_records("d-human")}
+        extra = st.require_run("d-human").extra
+    assert extra["rescored_from"] == "d" and extra["scorer"] == "human"
+    flipped = [k for k, r in rescored.items() if r.success != original[k].success]
+    assert len(flipped) == 1
+    assert main(["rescore", "b", "--scorer", "human", "--run-id", "b-human", "--store",
+                 str(store)]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "compare", "b-human", "d-human", "--store", str(store), "--json")
+    doc = json.loads(out)
+    overall = doc["slices"][0]
+    assert doc["candidate"] == "d-human" and overall["pairing"] == "paired"
+    assert overall["n_baseline"] == overall["n_candidate"] == 16  # the human-judged episodes
+    assert overall["successes_candidate"] == sum(r.success for r in rescored.values())
+    code, _, err = run(capsys, "rescore", "d", "--scorer", "success", "--run-id", "x",
+                       "--store", str(store))
+    assert code == 2 and "already is the 'success' scorer" in err
+    code, _, err = run(capsys, "rescore", "d", "--scorer", "human", "--run-id", "d-human",
+                       "--store", str(store))
+    assert code == 2 and len(err.strip().splitlines()) == 1

@@ -29,7 +29,7 @@ OWNERS: dict[str, str] = {
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
     "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
     "sweep": "_sweep", "agree": "_agree",
-    "agreement": "_scorers", "label": "_scorers", "offline": "_offline",
+    "agreement": "_scorers", "label": "_scorers", "rescore": "_scorers", "offline": "_offline",
 }
 
 _install_plain_coercion()

@@ -100,7 +100,34 @@ def label(
                   markup=False, highlight=False)
 
 
+def rescore(
+    run_id: str = typer.Argument(..., help="The run whose episodes a scorer judged."),
+    scorer: str = typer.Option(..., "--scorer", help="The scorer whose verdict becomes the "
+                               "outcome (e.g. human, judge, score)."),
+    new_run_id: str = typer.Option(..., "--run-id", help="Id of the new run."),
+    success_at: float = typer.Option(1.0, "--success-at", help="A value at least this is a "
+                                     "success (an ordinal score: the rubric level)."),
+    store: Path | None = STORE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Store a run judged by another scorer (its verdict as the outcome), for compare and rank."""
+    from evalband import rescore_run
+    from evalband.store import open_store
+
+    with open_store(store_path(store)) as st:
+        done = rescore_run(st, run_id, scorer, new_run_id, success_at=success_at)
+    if as_json:
+        emit_json(dict(done.__dict__))
+        return
+    console.print(
+        f"stored run {done.run_id}: {done.episodes} episodes of {done.rescored_from} judged by "
+        f"{done.scorer} ({done.source}), {done.changed} outcome(s) changed"
+        + (f"; {done.left_out} episode(s) it did not judge left out" if done.left_out else ""),
+        markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Attach the agreement and label commands to ``app``."""
+    """Attach the agreement, label and rescore commands to ``app``."""
     app.command("agreement")(agreement)
     app.command("label")(label)
+    app.command("rescore")(rescore)
