@@ -107,3 +107,14 @@ def test_rescore_then_compare_by_the_human_scorer(store: Path, tmp_path: Path,
     code, _, err = run(capsys, "rescore", "d", "--scorer", "human", "--run-id", "d-human",
                        "--store", str(store))
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_store_is_not_created(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    labels = tmp_path / "l.csv"
+    labels.write_text("episode,human\n0,1\n")
+    missing = tmp_path / "none.sqlite"
+    for args in (["label", "r", str(labels), "--scorer", "human", "--source", "op"],
+                 ["rescore", "r", "--scorer", "human", "--run-id", "x"]):
+        code, _, err = run(capsys, *args, "--store", str(missing))
+        assert code == 2 and len(err.strip().splitlines()) == 1 and not missing.exists()

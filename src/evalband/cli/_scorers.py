@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+
+if TYPE_CHECKING:
+    from evalband.store import RunStore
 
 __all__ = ["register"]
 
@@ -76,7 +80,7 @@ def label(
     import csv
     import json
 
-    from evalband.store import add_scores, open_store, read_labels
+    from evalband.store import add_scores, read_labels
 
     if column is None:
         head = labels.read_text(encoding="utf-8-sig").splitlines()[:1] if labels.is_file() else []
@@ -91,7 +95,7 @@ def label(
             names = next(csv.reader(head))
         column = scorer if scorer in names or "value" not in names else "value"
     values = read_labels(labels, column)
-    with open_store(store_path(store)) as st:
+    with _existing_store(store) as st:
         n = add_scores(st, run_id, scorer, source, values, replace=replace)
     if as_json:
         emit_json({"run_id": run_id, "scorer": scorer, "source": source, "episodes": n})
@@ -112,9 +116,8 @@ def rescore(
 ) -> None:
     """Store a run judged by another scorer (its verdict as the outcome), for compare and rank."""
     from evalband import rescore_run
-    from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with _existing_store(store) as st:
         done = rescore_run(st, run_id, scorer, new_run_id, success_at=success_at)
     if as_json:
         emit_json(dict(done.__dict__))
@@ -124,6 +127,17 @@ def rescore(
         f"{done.scorer} ({done.source}), {done.changed} outcome(s) changed"
         + (f"; {done.left_out} episode(s) it did not judge left out" if done.left_out else ""),
         markup=False, highlight=False)
+
+
+def _existing_store(store: Path | None) -> RunStore:
+    """The store for a command that changes stored runs: it must exist (never created)."""
+    from evalband.cli._common import read_store
+    from evalband.store import open_store
+
+    path = store_path(store)
+    with read_store(path):  # a missing or foreign file: the read commands' one line
+        pass
+    return open_store(path)
 
 
 def register(app: typer.Typer) -> None:
