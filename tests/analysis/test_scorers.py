@@ -99,3 +99,12 @@ def test_no_shared_episode_is_refused() -> None:
     rs = [record(0, "error", scorers={"human": 1}), record(1, "failure")]
     with pytest.raises(InvalidInputError, match="judged by both"):
         scorer_agreement(rs, "human", "success")
+
+
+def test_repeated_conditions_are_named_in_a_note() -> None:
+    rs = [EpisodeRecord("r", "p", "f", "", i // 2, i % 2, i, "success", True, False, 5,
+                        extra={"scorers": {"human": {"value": 1, "source": "op"}}})
+          for i in range(4)]
+    assert any("repeat" in n for n in scorer_agreement(rs, "human", "success").notes)
+    single = [record(i, scorers={"human": 1}) for i in range(4)]
+    assert not any("repeat" in n for n in scorer_agreement(single, "human", "success").notes)

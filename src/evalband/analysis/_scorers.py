@@ -216,6 +216,10 @@ def scorer_agreement(records: Sequence[EpisodeRecord], first: str, second: str, 
     if len(cats) == 1:
         notes.append(f"both scorers gave one value ({_plain(levels[0])}) to every shared "
                      "episode: kappa is undefined")
+    if any(key[2] > 0 for key in shared):
+        notes.append("some episodes repeat a condition (repeat > 0): these intervals treat "
+                     "every episode as independent, so they are too narrow if repeats of one "
+                     "condition tend to agree")
     cheap_only = sorted(set(b) - set(a))
     ppi = None
     if cheap_only:
