@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evalband import run_panel
@@ -118,3 +119,24 @@ def test_a_missing_store_is_not_created(tmp_path: Path,
                  ["rescore", "r", "--scorer", "human", "--run-id", "x"]):
         code, _, err = run(capsys, *args, "--store", str(missing))
         assert code == 2 and len(err.strip().splitlines()) == 1 and not missing.exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["agreement", "d"], ["agreement", "d", "--scorers", "human,success"],
+    ["label", "d", "LABELS", "--scorer", "judge", "--source", "vlm"],
+    ["rescore", "d", "--scorer", "human", "--run-id", "x"],
+    ["export", "d", "--out", "OUT", "--format", "lerobot"],
+])
+def test_a_damaged_store_is_refused_in_one_line(store: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                command: list[str]) -> None:
+    data = bytearray(store.read_bytes())  # as tests/test_hostile_inputs.py damages a store
+    rng = np.random.default_rng(7)
+    for at in rng.integers(4096, len(data), 300):
+        data[int(at)] ^= 0xFF
+    store.write_bytes(bytes(data))
+    args = [str(store.with_name("human.csv")) if a == "LABELS" else
+            str(tmp_path / "out") if a == "OUT" else a for a in command]
+    code, _, err = run(capsys, *args, "--store", str(store))
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "damaged" in err, err
