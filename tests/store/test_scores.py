@@ -93,3 +93,11 @@ def test_labels_files(tmp_path: Path) -> None:
         bad.write_text(text)
         with pytest.raises(InvalidInputError, match=match):
             read_labels(bad, "human")
+    bad.write_bytes(b"episode,human\n1,\xff\n")
+    with pytest.raises(InvalidInputError, match="not UTF-8"):
+        read_labels(bad, "human")
+    either = tmp_path / "v.csv"  # no column named: the scorer's, else 'value'
+    either.write_text("episode,value\n1,1\n")
+    assert read_labels(either, scorer="judge") == {("", 1, 0): 1.0}
+    either.write_text("episode,value,judge\n1,1,0\n")
+    assert read_labels(either, scorer="judge") == {("", 1, 0): 0.0}

@@ -77,24 +77,9 @@ def label(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Add a named scorer's labels (a human, a model judge, an import) to a run."""
-    import csv
-    import json
-
     from evalband.store import add_scores, read_labels
 
-    if column is None:
-        head = labels.read_text(encoding="utf-8-sig").splitlines()[:1] if labels.is_file() else []
-        names: list[str] = []
-        if head and labels.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-            try:
-                first = json.loads(head[0])
-            except json.JSONDecodeError:
-                first = {}
-            names = list(first) if isinstance(first, dict) else []
-        elif head:
-            names = next(csv.reader(head))
-        column = scorer if scorer in names or "value" not in names else "value"
-    values = read_labels(labels, column)
+    values = read_labels(labels, column, scorer=scorer)
     with _existing_store(store) as st:
         n = add_scores(st, run_id, scorer, source, values, replace=replace)
     if as_json:

@@ -87,17 +87,34 @@ def _whole(value: Any, name: str, where: str, default: int | None) -> int:
     return int(number)
 
 
-def read_labels(path: Path, column: str) -> dict[Key, float]:
+def _text(path: Path) -> str:
+    from evalband._util.limits import MAX_IMPORT_BYTES
+
+    if not path.is_file():
+        raise InvalidInputError(f"no labels file {path}; expected CSV or JSON lines with an "
+                                "'episode' column and a value column")
+    if path.stat().st_size > MAX_IMPORT_BYTES:
+        raise InvalidInputError(f"{path} is {path.stat().st_size} bytes; a labels file is at "
+                                f"most {MAX_IMPORT_BYTES} bytes")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: byte {exc.start + 1} is not UTF-8 text; save the "
+                                "labels as UTF-8 CSV or JSON lines") from None
+
+
+def read_labels(path: Path, column: str | None = None, *,
+                scorer: str = "value") -> dict[Key, float]:
     """Labels from CSV or JSON lines: ``(cell, episode, repeat)`` -> value (blank rows skipped).
 
+    ``column`` is the value column; ``None``: the column named ``scorer``, else ``value``.
+
     Raises:
-        InvalidInputError: a missing file or column, a duplicated episode, a bad value.
+        InvalidInputError: a missing, oversized or non-UTF-8 file, a missing column, a
+            duplicated episode, a bad value.
     """
-    if not path.is_file():
-        raise InvalidInputError(f"no labels file {path}; expected CSV or JSON lines with "
-                                f"'episode' and {column!r} columns")
     rows: list[dict[str, Any]]
-    text = path.read_text(encoding="utf-8-sig")
+    text = _text(path)
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         try:
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -110,6 +127,8 @@ def read_labels(path: Path, column: str) -> dict[Key, float]:
         rows = list(csv.DictReader(text.splitlines()))
     if not rows:
         raise InvalidInputError(f"{path} holds no labels")
+    if column is None:
+        column = scorer if scorer in rows[0] or "value" not in rows[0] else "value"
     for needed in ("episode", column):
         if needed not in rows[0]:
             raise InvalidInputError(f"{path} has no {needed!r} column; columns: "
