@@ -30,6 +30,7 @@ __all__ = [
     "paired_counts",
     "compare",
     "load_run",
+    "rescore_run",
 ]
 
 _LAZY = {
@@ -44,10 +45,12 @@ _LAZY = {
     "paired_counts": "evalband.analysis",
     "compare": "evalband._api",
     "load_run": "evalband._api",
+    "rescore_run": "evalband._rescore",
 }
 
 if TYPE_CHECKING:
     from evalband._api import compare, load_run
+    from evalband._rescore import rescore_run
     from evalband.analysis import paired_counts, summarize
     from evalband.episode import EpisodeRecord, Outcome
     from evalband.panel import Panel, load_panel

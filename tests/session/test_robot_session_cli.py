@@ -209,3 +209,29 @@ def test_robot_command_line_errors_are_one_line(tmp_path: Path,
     assert main(["session", "plan", "--policies", "A", "--scenes", "1", "--seed", "1",
                  "--instrument", str(tmp_path / "missing.yaml"), "--store", store]) == 2
     assert "cannot read the instrument file" in capsys.readouterr().err
+
+
+def test_agreement_holds_the_suggestion_against_the_operator_and_the_truth(
+        session: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """The session's scorers (issue 29): the operator's score, the suggestion, the truth."""
+    conn = sqlite3.connect(f"file:{session['store']}?mode=ro", uri=True)
+    try:
+        (run_ids,) = conn.execute("SELECT run_ids FROM sessions WHERE session_id = ?",
+                                  (SID,)).fetchone()
+    finally:
+        conn.close()
+    run_id = sorted(json.loads(run_ids).values())[0]
+    store = str(session["store"])
+    assert main(["agreement", run_id, "--store", store, "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)["scorers"]
+    assert {"score", "suggestion", "truth", "success"} <= set(found)
+    assert found["suggestion"]["source"] == "machine" and found["truth"]["source"] == "simulator"
+    assert main(["agreement", run_id, "--scorers", "truth,suggestion", "--store", store,
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n"] == 8 and sum(map(sum, doc["table"])) == 8  # 4 scenes x 2 attempts
+    # a rehearsal accepted every suggestion: the operator's score is the suggestion
+    assert main(["agreement", run_id, "--scorers", "score,suggestion", "--store", store,
+                 "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["accuracy"]["estimate"] == 1.0

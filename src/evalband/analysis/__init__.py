@@ -59,6 +59,13 @@ if TYPE_CHECKING:
         Separation,
         SliceRanking,
     )
+    from evalband.analysis._scorers import (
+        BUILTIN_SCORERS,
+        ScorerAgreement,
+        scorer_agreement,
+        scorer_values,
+        scorers_of,
+    )
     from evalband.analysis._sequential import (
         SEQUENTIAL_MULTIPLICITY,
         compare_sequential,
@@ -210,6 +217,11 @@ __all__ = [
     "to_wire",
     "HOLM",
     "DISCRETE_HOLM",
+    "BUILTIN_SCORERS",
+    "ScorerAgreement",
+    "scorer_agreement",
+    "scorer_values",
+    "scorers_of",
 ]
 
 _LAZY = {
@@ -271,6 +283,8 @@ _LAZY = {
     **dict.fromkeys(("Correlation", "MetricAgreement", "Agreement", "agree_runs",
                      "read_metric_csv", "match_checkpoints", "lower_is_better_by_name"),
                     "evalband.analysis._agree"),
+    **dict.fromkeys(("BUILTIN_SCORERS", "ScorerAgreement", "scorer_agreement",
+                     "scorer_values", "scorers_of"), "evalband.analysis._scorers"),
     **dict.fromkeys(("Composition", "OfflineCheckpoint", "OfflineReport"),
                     "evalband.analysis._offline_results"),
     "POWER_TARGET": "evalband.analysis._models",

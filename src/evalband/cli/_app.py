@@ -28,7 +28,8 @@ OWNERS: dict[str, str] = {
     "run": "_runs", "runs": "_runs", "show": "_runs", "export": "_runs", "import": "_runs",
     "noise": "_runs", "serve": "_serve", "compare": "_compare", "check-env": "_envs",
     "calibrate": "_calibrate", "report": "_report", "view": "_view", "rank": "_rank",
-    "sweep": "_sweep", "agree": "_agree", "offline": "_offline",
+    "sweep": "_sweep", "agree": "_agree",
+    "agreement": "_scorers", "label": "_scorers", "rescore": "_scorers", "offline": "_offline",
 }
 
 _install_plain_coercion()
@@ -71,6 +72,7 @@ def _register(app: typer.Typer) -> typer.Typer:
         _rank,
         _report,
         _runs,
+        _scorers,
         _serve,
         _session,
         _session_analysis,
@@ -88,6 +90,7 @@ def _register(app: typer.Typer) -> typer.Typer:
     _rank.register(app)
     _sweep.register(app)
     _agree.register(app)
+    _scorers.register(app)
     _offline.register(app)
     app.add_typer(_harness.harness_app, name="harness")
     _session.register(app)

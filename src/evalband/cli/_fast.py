@@ -58,6 +58,11 @@ COMMANDS: tuple[tuple[str, str], ...] = (
               "last."),
     ("agree", "Whether a cheap ranking agrees with the behavioural one, with its noise on both "
               "sides."),
+    ("agreement", "Agreement of two scorers on one run's episodes (accuracy, Cohen's kappa, "
+                  "the table) and PPI."),
+    ("label", "Add a named scorer's labels (a human, a model judge, an import) to a run."),
+    ("rescore", "Store a run judged by another scorer (its verdict as the outcome), for compare "
+                "and rank."),
     ("offline", "Validation action error of lerobot checkpoints on held-out demonstrations."),
     ("report", "Write a self-contained HTML report (and/or Markdown) for a run or a "
                "comparison."),

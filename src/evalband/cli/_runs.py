@@ -207,14 +207,17 @@ def show(
 
 
 def export(
-    run_id: str = typer.Argument(..., help="Run id (--format lerobot: a session id)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+    run_id: str = typer.Argument(..., help="Run id (--format lerobot: a run id, or a session "
+                                 "id for a LeRobotDataset)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create (lerobot: "
+                             "the directory of eval_info.json or of the dataset)."),
     store: Path | None = STORE_OPTION,
     overwrite: bool = typer.Option(False, "--overwrite"),
     fmt: str = typer.Option(
         "bundle", "--format", "-f",
-        help="bundle, or lerobot: a robot session's trials as a LeRobotDataset (lerobot's own "
-        "writer; run from lerobot's venv).",
+        help="bundle; lerobot: a run as lerobot-eval's eval_info.json, or a robot session's "
+        "trials as a LeRobotDataset (lerobot's own writer; run from lerobot's venv); "
+        "lerobot-eval: always the eval_info.json.",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -222,6 +225,16 @@ def export(
     from evalband.cli._progress import work
     from evalband.store import export_bundle
 
+    if fmt == "lerobot-eval" or (fmt == "lerobot" and _is_stored_run(store, run_id)):
+        from evalband.store import export_eval_info
+
+        with read_store(store) as st:
+            written = export_eval_info(st, run_id, out, overwrite=overwrite)
+        if as_json:
+            emit_json({"run_id": run_id, "eval_info": str(written)})
+            return
+        console.print(f"exported {run_id} to {written} (lerobot-eval's layout)")
+        return
     if fmt == "lerobot":
         from evalband.session import export_lerobot
 
@@ -240,7 +253,8 @@ def export(
     if fmt != "bundle":
         from evalband.errors import InvalidParameterError
 
-        raise InvalidParameterError(f"--format must be bundle or lerobot; got {fmt!r}")
+        raise InvalidParameterError(f"--format must be bundle, lerobot or lerobot-eval; got "
+                                    f"{fmt!r}")
 
     with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
         path = export_bundle(st, run_id, out, overwrite=overwrite)
@@ -248,6 +262,12 @@ def export(
         emit_json({"run_id": run_id, "bundle": str(path)})
         return
     console.print(f"exported {run_id} to {path}")
+
+
+def _is_stored_run(store: Path | None, run_id: str) -> bool:
+    """Whether ``run_id`` names a stored run (else ``--format lerobot`` means a session)."""
+    with read_store(store) as st:
+        return st.get_run(run_id) is not None
 
 
 BUSY_BYTES = 2_000_000

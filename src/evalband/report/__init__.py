@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         preference_markdown,
     )
     from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
+    from evalband.report._scorers import scorer_agreement_lines, scorers_lines
     from evalband.report._session import (
         TableText,
         comparison_table,
@@ -61,6 +62,8 @@ __all__ = [
     "preference_markdown",
     "agreement_html",
     "agreement_lines",
+    "scorer_agreement_lines",
+    "scorers_lines",
     "agreement_markdown",
     "sweep_html",
     "sweep_lines",
@@ -103,6 +106,7 @@ _LAZY = {
     **dict.fromkeys(("offline_lines", "offline_markdown"), "evalband.report._offline"),
     **dict.fromkeys(("preference_html", "preference_lines", "preference_markdown"),
                     "evalband.report._preference"),
+    **dict.fromkeys(("scorer_agreement_lines", "scorers_lines"), "evalband.report._scorers"),
     **dict.fromkeys(("agreement_html", "agreement_lines", "agreement_markdown"),
                     "evalband.report._agree"),
     **dict.fromkeys(("sweep_html", "sweep_lines", "sweep_markdown"), "evalband.report._sweep"),

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         power_statement,
         smallest_drop,
     )
+    from evalband.stats._ppi import PPI_METHODS, PPIMean, ppi_mean
     from evalband.stats._procedure import (
         compatible_difference,
         detectable_drop,
@@ -165,6 +166,9 @@ __all__ = [
     "KAPPA_WEIGHTS",
     "cohen_kappa",
     "kappa_table",
+    "PPIMean",
+    "PPI_METHODS",
+    "ppi_mean",
     "clustered_diff_unpaired",
     "clustered_paired_power",
     "clustered_paired_sample_size",
@@ -279,6 +283,9 @@ _LAZY = {
     "KAPPA_WEIGHTS": "evalband.stats._kappa",
     "cohen_kappa": "evalband.stats._kappa",
     "kappa_table": "evalband.stats._kappa",
+    "PPIMean": "evalband.stats._ppi",
+    "PPI_METHODS": "evalband.stats._ppi",
+    "ppi_mean": "evalband.stats._ppi",
     "clustered_diff_unpaired": "evalband.stats._cluster_rates",
     "clustered_paired_power": "evalband.stats._clustered_power",
     "clustered_paired_sample_size": "evalband.stats._clustered_power",

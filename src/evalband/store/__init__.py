@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         column_tallies,
         error_messages,
     )
+    from evalband.store._export_lerobot_eval import eval_info, export_eval_info
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
         sync_media,
     )
     from evalband.store._refs import RunRef, is_bundle_path, looks_like_path, resolve_run
+    from evalband.store._scores import RESERVED_SCORERS, add_scores, parse_label, read_labels
     from evalband.store._session_runs import (
         TRIAL_FIELDS,
         create_session_runs,
@@ -112,6 +114,12 @@ __all__ = [
     "discard_empty_run",
     "CONTENT_TYPES",
     "content_type_of",
+    "eval_info",
+    "export_eval_info",
+    "RESERVED_SCORERS",
+    "add_scores",
+    "parse_label",
+    "read_labels",
 ]
 
 _LAZY = {
@@ -160,6 +168,12 @@ _LAZY = {
     "discard_empty_run": "evalband.store._lease",
     "CONTENT_TYPES": "evalband.store._media",
     "content_type_of": "evalband.store._media",
+    "eval_info": "evalband.store._export_lerobot_eval",
+    "export_eval_info": "evalband.store._export_lerobot_eval",
+    "RESERVED_SCORERS": "evalband.store._scores",
+    "add_scores": "evalband.store._scores",
+    "parse_label": "evalband.store._scores",
+    "read_labels": "evalband.store._scores",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
