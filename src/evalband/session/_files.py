@@ -181,9 +181,9 @@ class PreregSpec(BaseModel):
                         & {"power", "max_pairs"})
         if unused:
             raise ValueError(
-                "a session's design block sets the stop rule of session run --until-decided: "
+                "a session's design block sets the stop rule of `session run --until-decided`: "
                 f"effect, alpha and discordant; {' and '.join(unused)} belong to a panel's "
-                "design block (compare --sequential)")
+                "design block (`compare --sequential`)")
         return value
 
     @field_validator("primary_metric", mode="before")
