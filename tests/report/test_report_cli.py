@@ -77,7 +77,7 @@ def test_run_and_compare_write_reports(capsys, tmp_path: Path) -> None:
     both = tmp_path / "cmp.html"
     code, out, err = run_cli(capsys, "compare", "a", "b", "--store", db, "--report", str(both))
     assert code in (0, 3, 4, 5) and f"report: {both}" in out
-    assert both.read_text().count("<svg") == 6
+    assert both.read_text().count("<svg") == 7  # and the metric differences (the return)
 
 
 def test_compare_is_plain_off_a_terminal_and_rich_on_one(labs, capsys, monkeypatch) -> None:

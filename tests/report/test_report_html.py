@@ -103,9 +103,9 @@ def test_reach_lab_comparison_page(labs) -> None:
     assert core_sections(shape.sections) == list(SECTIONS)
     # forest, delta, cumulative, swing, power, traces (reach1d records traces), outcomes
     ids = [f["id"] for f in shape.figures]
-    assert ids == ["fig-forest", "fig-delta-0", "fig-cumulative", "fig-swing", "fig-power",
-                   "fig-traces", "fig-outcomes"]
-    assert shape.svgs == 7 and shape.svg_outside_figure == 0
+    assert ids == ["fig-metrics-0", "fig-forest", "fig-delta-0", "fig-cumulative", "fig-swing",
+                   "fig-power", "fig-traces", "fig-outcomes"]  # the metrics section comes first
+    assert shape.svgs == 8 and shape.svg_outside_figure == 0
     assert all(f["svg"] == 1 and f["caption"] for f in shape.figures)
     assert shape.sortable_tables >= 3  # slices, outcomes, one per run
     # The verdict comes first, in words, and is the comparison's.

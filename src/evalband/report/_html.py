@@ -222,6 +222,13 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     import evalband
     from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
+    from evalband.report._metrics import (
+        METRIC_HEADERS,
+        SUMMARY_HEADERS,
+        metric_cells,
+        metric_difference_plot,
+        summary_cells,
+    )
     from evalband.report._sequential import sequential_looks
     from evalband.report._table import filled
     from evalband.report._templates import render
@@ -230,7 +237,12 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     toc = [("verdict", "Verdict")] + ([("sequential", "Looks")] if looks else [])
     toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
-    toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
+    toc += [("aggregate", "Aggregate")]
+    metric_views = [v for v in data.runs if v.metrics]
+    metric_comparisons = [(c, _svg(metric_difference_plot(c))) for c in data.comparisons
+                          if c.metrics]
+    toc += [("metrics", "Metrics")] if metric_views or metric_comparisons else []
+    toc += [("plots", "Plots"), ("outcomes", "Outcomes")]
     latency = latency_rows(data.runs)
     toc += [("latency", "Latency")] if latency else []
     toc += [("runs", "Runs")] if data.is_comparison else []
@@ -241,5 +253,8 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         looks=looks, max_clips=MAX_CLIPS, clip_budget_bytes=CLIP_BUDGET_BYTES,
         run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
+        metric_views=metric_views, metric_comparisons=metric_comparisons,
+        metric_headers=METRIC_HEADERS, metric_summary_headers=SUMMARY_HEADERS,
+        metric_cells=metric_cells, summary_cells=summary_cells,
         **_table_context(filled(columns, data.comparisons)))
     return html_page(data.title, body.rstrip("\n"))

@@ -106,7 +106,7 @@ def comparison_sentence(c: Comparison) -> str:
         unsure = c.unsure
         sentence = (
             f"inconclusive: {', '.join(unsure)} cannot be judged "
-            f"({'; '.join(r for row in rows if row.name in unsure for r in row.reasons[:1])})."
+            f"({'; '.join(c.reasons_of(name)[0] for name in unsure if c.reasons_of(name))})."
         )
     elif c.verdict == Verdict.IMPROVES:
         sentence = (

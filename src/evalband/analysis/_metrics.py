@@ -1,0 +1,441 @@
+"""Per-episode metrics as results: one run's means, two runs' differences per slice.
+
+Every played episode stores numbers besides its outcome (``record.metrics``: the return, the
+largest and the last reward, the panel's declared info keys; an import's own columns). Here
+they become typed results:
+
+* :func:`metric_summaries`: one run's mean of each metric with its interval, chosen by the
+  metric's type (:func:`evalband.stats.mean_interval`: Student's t when unbounded, the BCa
+  bootstrap when its values lie in ``[0, 1]``); ``evalband show`` prints them.
+* :func:`metric_rows`: two runs' mean difference ``candidate - baseline`` per metric, per
+  slice (the comparison's slices) and overall: over matched episodes (pairing by ``(cell,
+  episode, repeat)``) the paired t test where the differences are not skewed, else the paired
+  BCa bootstrap from the comparison's seed; Welch's t test where no episode pairs
+  (:mod:`evalband.stats._means`).
+
+A metric the panel declares ``primary`` (:class:`evalband.panel.MetricSpec`) is decided:
+each slice's difference, oriented so that "better" is positive (``direction``), is one
+hypothesis of the comparison's family, decided with the success slices by the one engine
+(:func:`evalband.analysis._verdicts.decide`, in ``decide_family``) at the comparison's one
+family-wise error rate; its interval is at the level that decided it. Every other metric,
+and every metric's overall row, is descriptive: its interval is at the nominal confidence,
+unadjusted, and says so. Error episodes carry no metric and are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+import numpy as np
+from numpy.typing import NDArray
+
+from evalband.episode import EpisodeRecord, Outcome
+from evalband.panel import BUILTIN_METRICS, MetricSpec, Panel
+from evalband.stats import Difference, Interval, SliceVerdict
+
+if TYPE_CHECKING:
+    from evalband.stats import MeanDifference
+
+__all__ = [
+    "MetricSummary",
+    "MetricRow",
+    "MetricValues",
+    "MetricHypothesis",
+    "metric_values",
+    "metric_specs",
+    "metric_summaries",
+    "metric_rows",
+    "OVERALL",
+    "PendingMetric",
+    "decided_row",
+    "metric_notes",
+    "orient",
+]
+
+OVERALL = "overall"
+"""The name of a metric's row over every episode of the comparison."""
+
+
+class MetricSummary(msgspec.Struct, frozen=True):
+    """One run's mean of one metric with its interval.
+
+    Attributes:
+        metric: the metric's name (``return``, ``coverage``...).
+        n: episodes that recorded it.
+        mean: the mean with its interval (``method``: ``student-t`` or ``bootstrap-bca``).
+        bounded: the interval treats the metric as bounded in ``[0, 1]``.
+        direction: ``higher`` or ``lower`` is better (as the panel declares; else higher).
+        primary: the panel declares it primary.
+    """
+
+    metric: str
+    n: int
+    mean: Interval
+    bounded: bool
+    direction: Literal["higher", "lower"] = "higher"
+    primary: bool = False
+
+
+class MetricRow(msgspec.Struct, frozen=True):
+    """Two runs' difference in one metric over one slice (or overall).
+
+    Attributes:
+        metric: the metric's name.
+        slice: the slice's name (``overall``: every episode of the comparison).
+        kind: ``factor``, ``cell``, ``all`` or ``overall``.
+        role: ``primary`` (decided in the comparison's family) or ``descriptive``.
+        direction: ``higher`` or ``lower`` is better.
+        bounded: the metric's values lie in ``[0, 1]``.
+        pairing: ``paired`` (matched episodes) or ``unpaired``.
+        n_baseline: the baseline's episodes with the metric in the slice.
+        n_candidate: the candidate's.
+        n_pairs: matched pairs used (0 when unpaired).
+        mean_baseline: the baseline's mean (``None``: no episode).
+        mean_candidate: the candidate's mean.
+        delta: ``candidate - baseline`` with its interval (``None``: too few episodes); a
+            primary row's at the level that decided it, a descriptive row's at the nominal
+            confidence.
+        p_value: the test's raw two-sided p-value.
+        p_holm: a primary row's adjusted p-value (``None`` for a descriptive row).
+        verdict: a primary row's verdict (oriented by ``direction``: ``regressed`` means
+            worse); ``None`` for a descriptive row.
+        margin: the declared non-inferiority margin (a worsening in the metric's units).
+        reasons: what makes the row unreadable (a primary row is then inconclusive).
+        required: the slice counts for the overall verdict (the panel's required slices).
+    """
+
+    metric: str
+    slice: str
+    kind: Literal["factor", "cell", "all", "overall"]
+    role: Literal["primary", "descriptive"]
+    direction: Literal["higher", "lower"]
+    bounded: bool
+    pairing: Literal["paired", "unpaired"]
+    n_baseline: int
+    n_candidate: int
+    n_pairs: int
+    mean_baseline: float | None
+    mean_candidate: float | None
+    delta: Difference | None
+    p_value: float | None
+    p_holm: float | None = None
+    verdict: SliceVerdict | None = None
+    margin: float | None = None
+    reasons: list[str] = []
+    required: bool = True
+
+    @property
+    def label(self) -> str:
+        """``metric @ slice``: how a verdict sentence names the row.
+
+        >>> MetricRow("return", "all", "all", "primary", "higher", False, "paired", 2, 2, 2,
+        ...           0.0, 1.0, None, None).label
+        'return @ all'
+        """
+        return f"{self.metric} @ {self.slice}"
+
+
+@dataclass(frozen=True)
+class MetricValues:
+    """One run's values of every metric: per metric, the episodes' keys, cells and values."""
+
+    cells: dict[str, NDArray[np.int64]]
+    keys: dict[str, list[tuple[str, int, int]]]
+    values: dict[str, NDArray[np.float64]]
+
+
+def _episodes(records: Sequence[EpisodeRecord]) -> Iterator[tuple[tuple[str, int, int], bool,
+                                                                  dict[str, float]]]:
+    """Each episode's key, whether it is an error, and its metrics.
+
+    A stored run's episodes are read from its columns (the ``extra`` JSON text read alone),
+    without building a record per episode.
+    """
+    import json
+
+    from evalband.analysis._pairs import StoredRecords
+
+    extra = records.column("extra") if isinstance(records, StoredRecords) else None
+    if isinstance(records, StoredRecords) and extra is not None:
+        cols = records.columns
+        error = list(Outcome).index(Outcome.ERROR)  # the store's outcome codes
+        parsed: dict[str, dict[str, float]] = {}
+        for cell, ep, rep, code, text in zip(cols["cell"].tolist(), cols["episode"].tolist(),
+                                             cols["repeat"].tolist(),
+                                             cols["outcome"].tolist(), extra.tolist(),
+                                             strict=True):
+            if text not in parsed:
+                found = json.loads(text).get("metrics") if text else None
+                parsed[text] = ({str(k): float(v) for k, v in found.items()
+                                 if isinstance(v, int | float) and not isinstance(v, bool)}
+                                if isinstance(found, dict) else {})
+            yield (str(cell), int(ep), int(rep)), code == error, parsed[text]
+        return
+    for r in records:
+        yield r.key, r.outcome is Outcome.ERROR, r.metrics
+
+
+def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> MetricValues:
+    """Every metric's values of a run's non-error episodes on the panel's ``cells``.
+
+    >>> r = EpisodeRecord("r", "p", "f", "", 0, 0, 7, "timeout", False, True, 5,
+    ...                   extra={"metrics": {"return": -1.5}})
+    >>> metric_values([r], [""]).values["return"].tolist()
+    [-1.5]
+    """
+    index = {key: i for i, key in enumerate(cells)}
+    cell: dict[str, list[int]] = {}
+    keys: dict[str, list[tuple[str, int, int]]] = {}
+    values: dict[str, list[float]] = {}
+    for key, is_error, metrics in _episodes(records):
+        if is_error or key[0] not in index:
+            continue
+        for name, value in metrics.items():
+            if not np.isfinite(value):
+                continue
+            cell.setdefault(name, []).append(index[key[0]])
+            keys.setdefault(name, []).append(key)
+            values.setdefault(name, []).append(value)
+    return MetricValues({k: np.asarray(v, dtype=np.int64) for k, v in cell.items()}, keys,
+                        {k: np.asarray(v, dtype=np.float64) for k, v in values.items()})
+
+
+def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
+    """The metrics to report: the panel's declared ones, then any other a run recorded.
+
+    The built-in reward metrics come first among the undeclared, the rest by name.
+    """
+    declared = panel.metric_specs
+    names = {m.name for m in declared}
+    seen = {name for run in runs for name in run.values}
+    rest = sorted(seen - names, key=lambda n: (n not in BUILTIN_METRICS,
+                                               BUILTIN_METRICS.index(n)
+                                               if n in BUILTIN_METRICS else 0, n))
+    return [m for m in declared if m.name in seen] + [MetricSpec(name=n) for n in rest]
+
+
+def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
+    if spec.bounded is not None:
+        return spec.bounded
+    found = [a for a in arrays if a.size]
+    return bool(found) and all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0 for a in found)
+
+
+def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
+                     confidence: float = 0.95, seed: int = 0) -> list[MetricSummary]:
+    """One run's mean of every metric with its interval (t, or BCa for a ``[0, 1]`` metric).
+
+    >>> from evalband.panel import load_panel
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 3,
+    ...                 "budget": {"steps": 1}})
+    >>> rs = [EpisodeRecord("r", "p", "f", "", i, 0, 7, "timeout", False, True, 5,
+    ...                     extra={"metrics": {"return": float(i)}}) for i in range(3)]
+    >>> s, = metric_summaries(rs, p)
+    >>> s.metric, s.mean.estimate, s.mean.method
+    ('return', 1.0, 'student-t')
+    """
+    from evalband.stats import mean_interval
+
+    cells = [c.key for c in panel.cells()]
+    run = metric_values(records, cells)
+    out = []
+    for i, spec in enumerate(metric_specs(panel, run)):
+        x = run.values[spec.name]
+        bounded = _bounded(spec, x)
+        out.append(MetricSummary(spec.name, int(x.size), mean_interval(
+            x, bounded=bounded, confidence=confidence, seed=_child(seed, i, 0)),
+            bounded, spec.direction, spec.primary))
+    return out
+
+
+def _child(seed: int, metric: int, row: int) -> np.random.Generator:
+    """The bootstrap stream of one metric's row: a child of the comparison's seed."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), metric, row]))
+
+
+class MetricHypothesis:
+    """A primary metric's slice difference as a hypothesis of the decision engine.
+
+    Oriented so that "better" is positive: for a lower-is-better metric the difference and
+    its interval are negated (``regressed`` means worse in either direction).
+    """
+
+    __slots__ = ("diff", "margin", "p_value", "reasons", "sign")
+
+    def __init__(self, diff: MeanDifference, sign: int, margin: float | None,
+                 reasons: Sequence[str] = ()) -> None:
+        self.diff = diff
+        self.sign = sign
+        self.margin = margin
+        self.reasons = list(reasons)
+        self.p_value = float(diff.p_value)
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The oriented interval at ``confidence``."""
+        return orient(self.diff.interval_at(confidence), self.sign)
+
+
+def orient(d: Difference, sign: int) -> Difference:
+    """``d`` multiplied by ``sign`` (``-1`` swaps and negates the bounds).
+
+    >>> d = orient(Difference(1.0, 0.5, 2.0, "t", 0.95, True), -1)
+    >>> d.estimate, d.low, d.high
+    (-1.0, -2.0, -0.5)
+    """
+    if sign > 0:
+        return d
+    return Difference(-d.estimate, -d.high, -d.low, d.method, d.confidence, d.paired,
+                      dict(d.counts))
+
+
+@dataclass(frozen=True)
+class PendingMetric:
+    """A metric row before the decision, and its hypothesis (primary rows only)."""
+
+    row: MetricRow
+    hypothesis: MetricHypothesis | None
+
+
+def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bounded: bool,
+                 members: NDArray[np.bool_] | None, kind: str, name: str, required: bool,
+                 confidence: float, rng: np.random.Generator, decided: bool) -> PendingMetric:
+    """One metric over one slice (``members``: its cells; ``None``: every cell)."""
+    from evalband.stats import paired_mean_difference, welch_mean_difference
+
+    def pick(run: MetricValues) -> tuple[NDArray[np.float64], list[tuple[str, int, int]]]:
+        if spec.name not in run.values:
+            return np.zeros(0), []
+        x, keys = run.values[spec.name], run.keys[spec.name]
+        if members is None:
+            return x, keys
+        inside = members[run.cells[spec.name]]
+        return x[inside], [k for k, keep in zip(keys, inside.tolist(), strict=True) if keep]
+
+    xb, kb = pick(base)
+    xc, kc = pick(cand)
+    by_key = dict(zip(kb, xb.tolist(), strict=True))
+    matched = [(v, by_key[k]) for k, v in zip(kc, xc.tolist(), strict=True) if k in by_key]
+    reasons: list[str] = []
+    diff: MeanDifference | None = None
+    if len(matched) >= 2:
+        pc, pb = zip(*matched, strict=True)
+        diff = paired_mean_difference(pc, pb, seed=rng)
+    elif not matched and xb.size >= 2 and xc.size >= 2:
+        diff = welch_mean_difference(xc, xb)
+    else:
+        reasons.append(f"too few episodes with {spec.name} to compare "
+                       f"({len(matched)} pair(s), {xb.size} and {xc.size} episode(s))")
+    primary = decided and spec.primary
+    row = MetricRow(
+        metric=spec.name, slice=name, kind=kind,  # type: ignore[arg-type]
+        role="primary" if primary else "descriptive", direction=spec.direction,
+        bounded=bounded, pairing="paired" if matched else "unpaired",
+        n_baseline=int(xb.size), n_candidate=int(xc.size), n_pairs=len(matched),
+        mean_baseline=float(xb.mean()) if xb.size else None,
+        mean_candidate=float(xc.mean()) if xc.size else None,
+        delta=None if diff is None else diff.interval_at(confidence),
+        p_value=None if diff is None else float(diff.p_value),
+        margin=spec.margin, reasons=reasons, required=required)
+    hyp = None
+    if primary:
+        hyp = MetricHypothesis(diff if diff is not None else _NoTest(), spec.sign, spec.margin,
+                               reasons)
+    return PendingMetric(row, hyp)
+
+
+class _NoTest:
+    """A difference that could not be tested: p = 1, an empty interval at 0 (inconclusive)."""
+
+    estimate, method, paired, n, p_value = 0.0, "none", False, 0, 1.0
+
+    def interval_at(self, confidence: float) -> Difference:
+        """NaN bounds: nothing was measured."""
+        nan = float("nan")
+        return Difference(0.0, nan, nan, "none", confidence, False)
+
+
+def metric_rows(
+    base: Sequence[EpisodeRecord],
+    cand: Sequence[EpisodeRecord],
+    panel: Panel,
+    definitions: Sequence[tuple[str, str, dict[str, str]]],
+    members: NDArray[np.bool_],
+    *,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[PendingMetric]:
+    """Every metric's rows, per slice then overall, each with its hypothesis when primary.
+
+    ``definitions``/``members``: the comparison's slices and which cells each holds
+    (:func:`evalband.analysis._compare.slice_definitions`). Every slice of a primary metric
+    is a hypothesis; its overall row (written only when the panel has factors) is
+    descriptive, as every row of the other metrics.
+    """
+    cells = [c.key for c in panel.cells()]
+    b, c = metric_values(base, cells), metric_values(cand, cells)
+    required = set(panel.required_slices)
+    out: list[PendingMetric] = []
+    for i, spec in enumerate(metric_specs(panel, b, c)):
+        xb, xc = b.values.get(spec.name, np.zeros(0)), c.values.get(spec.name, np.zeros(0))
+        bounded = _bounded(spec, xb, xc)
+        both = np.concatenate([xb, xc])
+        if not spec.primary and both.size and float(np.ptp(both)) == 0.0:
+            out.append(PendingMetric(MetricRow(  # nothing to compare: one row says so
+                spec.name, OVERALL, "overall", "descriptive", spec.direction, bounded,
+                "unpaired", int(xb.size), int(xc.size), 0, float(both[0]), float(both[0]),
+                None, None, margin=spec.margin, required=False,
+                reasons=[f"{number_text(float(both[0]))} in every episode of both runs"]),
+                None))
+            continue
+        for j, (kind, name, _) in enumerate(definitions):
+            out.append(_compare_one(b, c, spec, bounded, members[j], kind, name,
+                                    not required or name in required, confidence,
+                                    _child(seed, i, j + 1), decided=True))
+        if definitions and definitions[0][0] != "all":
+            out.append(_compare_one(b, c, spec, bounded, None, "overall", OVERALL, False,
+                                    confidence, _child(seed, i, 0), decided=False))
+    return out
+
+
+def number_text(x: float) -> str:
+    """A metric value in 4 significant digits.
+
+    >>> number_text(0.0), number_text(-12.3456)
+    ('0', '-12.35')
+    """
+    return f"{x:.4g}"
+
+
+def decided_row(pending: PendingMetric, d: Any) -> MetricRow:
+    """A primary row with the engine's decision (``d``: its :class:`Decided`)."""
+    assert pending.hypothesis is not None
+    delta = None if pending.row.delta is None else orient(d.difference,
+                                                           pending.hypothesis.sign)
+    return msgspec.structs.replace(pending.row, delta=delta, p_holm=float(d.p_adjusted),
+                                   verdict=d.verdict)
+
+
+def metric_notes(rows: Sequence[MetricRow], alpha: float) -> list[str]:
+    """What a reader of the metric rows must know: which are decided, which descriptive."""
+    if not rows:
+        return []
+    primary = sorted({m.metric for m in rows if m.role == "primary"})
+    other = sorted({m.metric for m in rows if m.role == "descriptive"} - set(primary))
+    methods = sorted({m.delta.method for m in rows if m.delta is not None})
+    notes = []
+    if primary:
+        notes.append(
+            f"primary metric(s) {', '.join(primary)}: each slice's mean difference is a "
+            f"hypothesis of the same family (family-wise {100 * alpha:g}%), its interval at "
+            "the level that decided it; the overall row is descriptive")
+    if other:
+        notes.append(f"metric(s) {', '.join(other)} are descriptive: intervals at the nominal "
+                     f"{100 * (1 - alpha):g}%, not adjusted, no verdict")
+    if methods:
+        notes.append("metric differences by " + ", ".join(methods)
+                     + " (paired t where the matched differences' skewness is at most 1, "
+                     "else the paired BCa bootstrap; Welch's t where no episode pairs)")
+    return notes
