@@ -240,11 +240,13 @@ class _BcaDifference:
         the interval excludes 0: the bisection's last bracket decides the one boundary.
         """
         low, high = self._bounds(confidence)
-        alpha = 1.0 - confidence
-        excludes = low > 0.0 or high < 0.0
-        if excludes != (self.p_value <= alpha):  # within the bisection's 1e-15 bracket
-            low, high = self._bounds(1.0 - self.p_value) if not excludes else (
-                min(low, 0.0), max(high, 0.0))
+        rejected = self.p_value <= 1.0 - confidence
+        if (low > 0.0 or high < 0.0) and not rejected:  # within the bisection's bracket
+            low, high = min(low, 0.0), max(high, 0.0)
+        elif rejected and not (low > 0.0 or high < 0.0):
+            tiny = math.nextafter(0.0, 1.0)  # the bound is 0 to the bracket's precision
+            low, high = (tiny, max(high, tiny)) if self.estimate > 0 else (min(low, -tiny),
+                                                                           -tiny)
         return Difference(self.estimate, low, high, self.method, confidence, True,
                           {"n": self.n})
 
