@@ -430,7 +430,9 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float) -> list[str]:
         notes.append(
             f"primary metric(s) {', '.join(primary)}: each slice's mean difference is a "
             f"hypothesis of the same family (family-wise {100 * alpha:g}%), its interval at "
-            "the level that decided it; the overall row is descriptive")
+            "the level that decided it"
+            + ("; the overall row is descriptive" if any(m.kind == "overall" for m in rows)
+               else ""))
     if other:
         notes.append(f"metric(s) {', '.join(other)} are descriptive: intervals at the nominal "
                      f"{100 * (1 - alpha):g}%, not adjusted, no verdict")
