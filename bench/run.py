@@ -28,7 +28,8 @@ BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "ben
               "bench_startup", "bench_verdicts", "bench_serve", "bench_store_scale",
               "bench_envs", "bench_sequential", "bench_compare", "bench_stored_results",
               "bench_instructions", "bench_rank", "bench_agree", "bench_control_loop",
-              "bench_benchmarks", "bench_lerobot", "bench_console", "bench_multiplicity")
+              "bench_benchmarks", "bench_lerobot", "bench_console", "bench_multiplicity",
+              "bench_metrics")
 
 
 def machine() -> dict[str, Any]:
