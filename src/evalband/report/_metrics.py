@@ -10,7 +10,7 @@ carries its verdict (decided in the comparison's family); every other row says
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from evalband.report import _format as fmt
@@ -25,6 +25,8 @@ __all__ = [
     "summary_cells",
     "interval_words",
     "metric_difference_plot",
+    "metric_ecdf_plot",
+    "MAX_ECDF_METRICS",
 ]
 
 METRIC_HEADERS = ("metric", "slice", "n", "baseline", "candidate", "Δ candidate - baseline",
@@ -167,3 +169,71 @@ def metric_difference_plot(c: Comparison) -> str:
 def metric_rows_of(comparisons: Sequence[Comparison]) -> bool:
     """Whether any of the comparisons has a metric row."""
     return any(c.metrics for c in comparisons)
+
+
+MAX_ECDF_METRICS = 6
+"""Metrics drawn in the distributions figure (the first ones, declared metrics first)."""
+
+_RUN_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+
+def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str:
+    """An inline SVG of each metric's empirical distribution (ECDF), one step line per run.
+
+    ``runs``: (label, metric name -> the run's values), baseline first. A metric with one
+    value in every episode of every run is left out (nothing to see); at most
+    :data:`MAX_ECDF_METRICS` metrics are drawn. Empty when nothing is left.
+
+    >>> svg = metric_ecdf_plot([("a", {"return": [1.0, 2.0]}), ("b", {"return": [2.0, 4.0]})])
+    >>> svg.startswith("<svg") and svg.count("<polyline") == 2
+    True
+    """
+    from html import escape
+
+    names: list[str] = []
+    for _, values in runs:
+        names.extend(n for n in values if n not in names)
+    shown = []
+    for name in names:
+        every = [float(x) for _, values in runs for x in values.get(name, ())]
+        if every and max(every) > min(every):
+            shown.append((name, min(every), max(every)))
+    shown = shown[:MAX_ECDF_METRICS]
+    if not shown:
+        return ""
+    cols, panel_w, panel_h, pad = 2, 300, 150, 36
+    rows = (len(shown) + cols - 1) // cols
+    width, height = cols * (panel_w + pad) + 10, rows * (panel_h + pad + 14) + 24
+    parts = []
+    for i, (label, _) in enumerate(runs):
+        colour = _RUN_COLOURS[i % len(_RUN_COLOURS)]
+        parts.append(f"<rect x='{10 + 150 * i}' y='4' width='10' height='10' fill='{colour}'/>"
+                     f"<text x='{24 + 150 * i}' y='13'>{escape(label[:20])}</text>")
+    for k, (name, lo, hi) in enumerate(shown):
+        x0 = 10 + (k % cols) * (panel_w + pad) + pad
+        y0 = 24 + (k // cols) * (panel_h + pad + 14) + 14
+        parts.append(f"<text x='{x0}' y='{y0 - 4}' font-weight='bold'>{escape(name)}</text>"
+                     f"<rect x='{x0}' y='{y0}' width='{panel_w - pad}' height='{panel_h}' "
+                     "fill='none' stroke='#ccc'/>"
+                     f"<text x='{x0}' y='{y0 + panel_h + 12}' font-size='10'>{number(lo)}</text>"
+                     f"<text x='{x0 + panel_w - pad}' y='{y0 + panel_h + 12}' font-size='10' "
+                     f"text-anchor='end'>{number(hi)}</text>"
+                     f"<text x='{x0 - 4}' y='{y0 + 8}' font-size='10' text-anchor='end'>1</text>"
+                     f"<text x='{x0 - 4}' y='{y0 + panel_h}' font-size='10' "
+                     "text-anchor='end'>0</text>")
+        for i, (_, values) in enumerate(runs):
+            xs = sorted(float(x) for x in values.get(name, ()))
+            if not xs:
+                continue
+            points = [(lo, 0.0)]
+            for j, x in enumerate(xs):
+                points += [(x, j / len(xs)), (x, (j + 1) / len(xs))]
+            points.append((hi, 1.0))
+            path = " ".join(
+                f"{x0 + (x - lo) / (hi - lo) * (panel_w - pad):.1f},"
+                f"{y0 + panel_h - f * panel_h:.1f}" for x, f in points)
+            parts.append(f"<polyline points='{path}' fill='none' stroke-width='1.5' "
+                         f"stroke='{_RUN_COLOURS[i % len(_RUN_COLOURS)]}'/>")
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+            f"width='{width}' height='{height}' font-family='sans-serif' font-size='12' "
+            f"role='img'>{''.join(parts)}</svg>")
