@@ -72,7 +72,7 @@ def _coverage(reps: int, boot: int) -> list[dict[str, Any]]:
             hits, bca, t_hits = 0, 0, 0
             for _ in range(reps):
                 a, b = draw(rng, n)
-                d = paired_mean_difference(a, b, seed=rng, reps=boot)
+                d = paired_mean_difference(a, b, seed=rng, reps=boot, bounded=kind == "bounded")
                 i = d.interval_at(0.95)
                 hits += i.low <= truth <= i.high
                 bca += d.method == "paired-bootstrap-bca"

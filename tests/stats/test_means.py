@@ -160,3 +160,15 @@ class _Contains:
 
     def contains(self, value: float) -> bool:
         return bool(self.d.low <= value <= self.d.high)
+
+
+def test_a_bounded_metric_keeps_its_difference_within_its_range() -> None:
+    """A [0, 1] metric's mean difference lies in [-1, 1]: the t interval is cut there."""
+    cand, base = np.array([1.0] * 7 + [0.0]), np.array([0.0] * 7 + [1.0])
+    free = t_mean_difference(cand - base)
+    cut = paired_mean_difference(cand, base, seed=0, bounded=True)
+    assert cut.method == "paired-t" and cut.p_value == pytest.approx(
+        stats.ttest_rel(cand, base).pvalue)
+    assert free.interval_at(0.95).high > 1.0 and cut.interval_at(0.95).high == 1.0
+    welch = welch_mean_difference(cand, base, bounded=True).interval_at(0.99)
+    assert -1.0 <= welch.low <= welch.high <= 1.0

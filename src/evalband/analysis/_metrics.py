@@ -9,9 +9,9 @@ they become typed results:
   bootstrap when its values lie in ``[0, 1]``); ``evalband show`` prints them.
 * :func:`metric_rows`: two runs' mean difference ``candidate - baseline`` per metric, per
   slice (the comparison's slices) and overall: over matched episodes (pairing by ``(cell,
-  episode, repeat)``) the paired t test where the differences are not skewed, else the paired
-  BCa bootstrap from the comparison's seed; Welch's t test where no episode pairs
-  (:mod:`evalband.stats._means`).
+  episode, repeat)``) the paired t test where it is justified (a bounded metric, or
+  differences that are not skewed), else the paired BCa bootstrap from the comparison's
+  seed; Welch's t test where no episode pairs (:mod:`evalband.stats._means`).
 
 A metric the panel declares ``primary`` (:class:`evalband.panel.MetricSpec`) is decided:
 each slice's difference, oriented so that "better" is positive (``direction``), is one
@@ -333,11 +333,11 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
     if len(matched) >= 2:
         pc, pb = zip(*matched, strict=True)
         if primary:  # decided: the paired t test, whose level holds (see the module's text)
-            diff = t_mean_difference(np.subtract(pc, pb))
+            diff = t_mean_difference(np.subtract(pc, pb), bounded=bounded)
         else:
-            diff = paired_mean_difference(pc, pb, seed=rng)
+            diff = paired_mean_difference(pc, pb, seed=rng, bounded=bounded)
     elif not matched and xb.size >= 2 and xc.size >= 2:
-        diff = welch_mean_difference(xc, xb)
+        diff = welch_mean_difference(xc, xb, bounded=bounded)
     else:
         reasons.append(f"too few episodes with {spec.name} to compare "
                        f"({len(matched)} pair(s), {xb.size} and {xc.size} episode(s))")
@@ -450,6 +450,7 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float) -> list[str]:
                      f"{100 * (1 - alpha):g}%, not adjusted, no verdict")
     if methods:
         notes.append("metric differences by " + ", ".join(methods)
-                     + " (paired t where the matched differences' skewness is at most 1, "
-                     "else the paired BCa bootstrap; Welch's t where no episode pairs)")
+                     + " (paired t for a bounded metric or where the matched differences' "
+                     "skewness is at most 1, else the paired BCa bootstrap; Welch's t where no "
+                     "episode pairs)")
     return notes
