@@ -112,58 +112,44 @@ def metric_difference_plot(c: Comparison) -> str:
     """An inline SVG of every metric row's difference with its interval, one panel a metric.
 
     Each metric gets its own horizontal axis (units differ); a dot is the mean difference,
-    the bar its interval, a dashed line 0; red: a primary slice regressed, green improved.
-    Empty when the comparison has no metric.
+    the bar its interval, a dashed line 0; red: a primary slice regressed, green improved,
+    grey: not decided or descriptive. Empty when the comparison has no difference to draw.
     """
-    from html import escape
+    from evalband.report._svgplot import Canvas, label_width, nice_ticks
 
     rows = [r for r in c.metrics if r.delta is not None and math.isfinite(r.delta.low)]
     if not rows:
         return ""
     metrics = list(dict.fromkeys(r.metric for r in rows))
-    width, label_w, row_h, head_h = 640, 200, 18, 22
-    plot_w = width - label_w - 20
-    parts: list[str] = []
-    y = 4
-    for metric in metrics:
+    most = max(sum(r.metric == m for r in rows) for m in metrics)
+    labels = [r.slice + ("" if r.role == "primary" else " (descriptive)") for r in rows]
+    left = min(label_width(labels) + 16, 320.0)
+    fig = Canvas(7.5, (len(metrics) * (most * 18 + 70) + 20) / 96,
+                 f"metric differences, {c.candidate} - {c.baseline}",
+                 "each metric's mean difference per slice with its interval")
+    for k, metric in enumerate(metrics):
         mine = [r for r in rows if r.metric == metric]
-        assert all(r.delta is not None for r in mine)
         lows = [r.delta.low for r in mine if r.delta is not None] + [0.0]
         highs = [r.delta.high for r in mine if r.delta is not None] + [0.0]
         lo, hi = min(lows), max(highs)
         span = (hi - lo) or 1.0
-        lo, hi = lo - 0.05 * span, hi + 0.05 * span
-
-        def x(v: float, lo: float = lo, hi: float = hi) -> float:
-            return label_w + (v - lo) / (hi - lo) * plot_w
-
-        parts.append(f"<text x='4' y='{y + 14}' font-weight='bold'>Δ {escape(metric)} "
-                     f"(candidate - baseline)</text>")
-        y += head_h
-        top = y
-        for r in mine:
+        ticks = nice_ticks(lo - 0.05 * span, hi + 0.05 * span, 5)
+        ax = fig.axes((min(ticks[0], lo), max(ticks[-1], hi)), (len(mine) - 0.5, -0.5),
+                      left=left, row=k, rows=len(metrics), top=24, bottom=40, vgap=56)
+        ax.title(f"Δ {metric} (candidate - baseline)")
+        ax.frame(ticks, list(range(len(mine))),
+                 ylabels=[r.slice + ("" if r.role == "primary" else " (descriptive)")
+                          for r in mine], grid="x")
+        ax.vline(0.0, "#999", dash="3 3")
+        for y, r in enumerate(mine):
             d = r.delta
             assert d is not None
             colour = {"regressed": "#c0392b", "improved": "#27ae60"}.get(
                 str(r.verdict) if r.verdict is not None else "", "#555")
-            cy = y + row_h / 2
-            parts.append(f"<text x='4' y='{cy + 4:.1f}'>{escape(r.slice)}"
-                         f"{'' if r.role == 'primary' else ' (descriptive)'}</text>")
-            parts.append(f"<line x1='{x(d.low):.1f}' x2='{x(d.high):.1f}' y1='{cy:.1f}' "
-                         f"y2='{cy:.1f}' stroke='{colour}' stroke-width='2'/>")
-            parts.append(f"<circle cx='{x(d.estimate):.1f}' cy='{cy:.1f}' r='3.5' "
-                         f"fill='{colour}'><title>{escape(r.slice)}: {_signed(d.estimate)} "
-                         f"[{_signed(d.low)}, {_signed(d.high)}]</title></circle>")
-            y += row_h
-        parts.append(f"<line x1='{x(0.0):.1f}' x2='{x(0.0):.1f}' y1='{top}' y2='{y}' "
-                     "stroke='#999' stroke-dasharray='3 3'/>")
-        parts.append(f"<text x='{label_w}' y='{y + 12}' font-size='10'>{number(lo)}</text>"
-                     f"<text x='{width - 20}' y='{y + 12}' font-size='10' "
-                     f"text-anchor='end'>{number(hi)}</text>")
-        y += 20
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {y}' "
-            f"width='{width}' height='{y}' font-family='sans-serif' font-size='12' "
-            f"role='img'>{''.join(parts)}</svg>")
+            ax.interval(y, d.estimate, d.low, d.high, colour,
+                        label=f"{r.slice}: {_signed(d.estimate)} [{_signed(d.low)}, "
+                              f"{_signed(d.high)}]")
+    return fig.svg()
 
 
 def metric_rows_of(comparisons: Sequence[Comparison]) -> bool:
@@ -185,10 +171,10 @@ def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) 
     :data:`MAX_ECDF_METRICS` metrics are drawn. Empty when nothing is left.
 
     >>> svg = metric_ecdf_plot([("a", {"return": [1.0, 2.0]}), ("b", {"return": [2.0, 4.0]})])
-    >>> svg.startswith("<svg") and svg.count("<polyline") == 2
+    >>> svg.startswith("<svg") and svg.count('class="series"') == 2
     True
     """
-    from html import escape
+    from evalband.report._svgplot import Canvas, nice_ticks
 
     names: list[str] = []
     for _, values in runs:
@@ -201,39 +187,27 @@ def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) 
     shown = shown[:MAX_ECDF_METRICS]
     if not shown:
         return ""
-    cols, panel_w, panel_h, pad = 2, 300, 150, 36
-    rows = (len(shown) + cols - 1) // cols
-    width, height = cols * (panel_w + pad) + 10, rows * (panel_h + pad + 14) + 24
-    parts = []
+    cols = 2 if len(shown) > 1 else 1
+    grid_rows = (len(shown) + cols - 1) // cols
+    fig = Canvas(7.5, (grid_rows * 190 + 40) / 96, "metric distributions",
+                 "each metric's empirical cumulative distribution, one line per run")
     for i, (label, _) in enumerate(runs):
-        colour = _RUN_COLOURS[i % len(_RUN_COLOURS)]
-        parts.append(f"<rect x='{10 + 150 * i}' y='4' width='10' height='10' fill='{colour}'/>"
-                     f"<text x='{24 + 150 * i}' y='13'>{escape(label[:20])}</text>")
+        fig.add_legend(label, _RUN_COLOURS[i % len(_RUN_COLOURS)])
+    top = 30 + 16 * fig.legend_rows(3)
     for k, (name, lo, hi) in enumerate(shown):
-        x0 = 10 + (k % cols) * (panel_w + pad) + pad
-        y0 = 24 + (k // cols) * (panel_h + pad + 14) + 14
-        parts.append(f"<text x='{x0}' y='{y0 - 4}' font-weight='bold'>{escape(name)}</text>"
-                     f"<rect x='{x0}' y='{y0}' width='{panel_w - pad}' height='{panel_h}' "
-                     "fill='none' stroke='#ccc'/>"
-                     f"<text x='{x0}' y='{y0 + panel_h + 12}' font-size='10'>{number(lo)}</text>"
-                     f"<text x='{x0 + panel_w - pad}' y='{y0 + panel_h + 12}' font-size='10' "
-                     f"text-anchor='end'>{number(hi)}</text>"
-                     f"<text x='{x0 - 4}' y='{y0 + 8}' font-size='10' text-anchor='end'>1</text>"
-                     f"<text x='{x0 - 4}' y='{y0 + panel_h}' font-size='10' "
-                     "text-anchor='end'>0</text>")
-        for i, (_, values) in enumerate(runs):
+        ax = fig.axes((lo, hi), (0.0, 1.0), col=k % cols, cols=cols, row=k // cols,
+                      rows=grid_rows, top=top, left=44, gap=44, vgap=56, bottom=36)
+        ax.title(name)
+        ax.frame(nice_ticks(lo, hi, 4), [0.0, 0.5, 1.0])
+        for i, (label, values) in enumerate(runs):
             xs = sorted(float(x) for x in values.get(name, ()))
             if not xs:
                 continue
-            points = [(lo, 0.0)]
+            px, py = [lo], [0.0]
             for j, x in enumerate(xs):
-                points += [(x, j / len(xs)), (x, (j + 1) / len(xs))]
-            points.append((hi, 1.0))
-            path = " ".join(
-                f"{x0 + (x - lo) / (hi - lo) * (panel_w - pad):.1f},"
-                f"{y0 + panel_h - f * panel_h:.1f}" for x, f in points)
-            parts.append(f"<polyline points='{path}' fill='none' stroke-width='1.5' "
-                         f"stroke='{_RUN_COLOURS[i % len(_RUN_COLOURS)]}'/>")
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
-            f"width='{width}' height='{height}' font-family='sans-serif' font-size='12' "
-            f"role='img'>{''.join(parts)}</svg>")
+                px += [x, x]
+                py += [j / len(xs), (j + 1) / len(xs)]
+            px.append(hi)
+            py.append(1.0)
+            ax.line(px, py, _RUN_COLOURS[i % len(_RUN_COLOURS)], label=label)
+    return fig.svg()
