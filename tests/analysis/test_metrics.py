@@ -188,3 +188,18 @@ def test_identical_policies_rarely_regress_with_a_primary_metric_in_the_family()
         regressions += "regressed" in decided
         improvements += "improved" in decided
     assert regressions <= 14 and improvements <= 14, (regressions, improvements)
+
+
+def test_a_skewed_descriptive_metric_uses_the_seeded_paired_bca() -> None:
+    panel = panel_with([])
+    rng = np.random.default_rng(12)
+    base, cand = run_of(panel, "b", rng), run_of(panel, "c", rng)
+    for r in cand.records:  # heavy right tail on the candidate: skewed differences
+        r.extra["metrics"]["return"] += float(rng.lognormal(0.0, 1.5))
+    first, again = compare_runs(base, cand, seed=3), compare_runs(base, cand, seed=3)
+    other = compare_runs(base, cand, seed=4)
+    row = rows(first, "return")["overall"]
+    assert row.delta.method == "paired-bootstrap-bca"
+    assert rows(again, "return")["overall"].delta == row.delta  # same seed, same interval
+    assert rows(other, "return")["overall"].delta != row.delta
+    assert any("seed 3" in n for n in first.notes)

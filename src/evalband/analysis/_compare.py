@@ -488,7 +488,7 @@ def compare_many(
                            confidence=confidence, seed=seed) for cand in candidates]
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements, procedure=procedure,
-                         metrics=pending)
+                         metrics=pending, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -529,6 +529,7 @@ def decide_family(
     power_statements: bool = True,
     procedure: Procedure = DISCRETE_HOLM,
     metrics: Sequence[Sequence[PendingMetric]] | None = None,
+    seed: int = 0,
 ) -> list[Comparison]:
     """Every slice of every candidate in one family of :func:`~evalband.analysis._verdicts.decide`.
 
@@ -566,7 +567,7 @@ def decide_family(
             new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
         notes = comparison_notes(baseline, cand, mismatch, new_rows, family, alpha,
                                  procedure.name)
-        notes.extend(metric_notes(metric_out, alpha))
+        notes.extend(metric_notes(metric_out, alpha, seed))
         out.append(comparison_of(baseline, cand, mismatch, new_rows, agg, confidence,
                                  family, effect, notes=notes, multiplicity=procedure.name,
                                  metrics=metric_out))

@@ -430,8 +430,11 @@ def decided_row(pending: PendingMetric, d: Any) -> MetricRow:
                                    verdict=d.verdict)
 
 
-def metric_notes(rows: Sequence[MetricRow], alpha: float) -> list[str]:
-    """What a reader of the metric rows must know: which are decided, which descriptive."""
+def metric_notes(rows: Sequence[MetricRow], alpha: float, seed: int = 0) -> list[str]:
+    """What a reader of the metric rows must know: which are decided, which descriptive.
+
+    ``seed``: the comparison's seed, named when a bootstrap interval was drawn from it.
+    """
     if not rows:
         return []
     primary = sorted({m.metric for m in rows if m.role == "primary"})
@@ -452,5 +455,7 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float) -> list[str]:
         notes.append("metric differences by " + ", ".join(methods)
                      + " (paired t for a bounded metric or where the matched differences' "
                      "skewness is at most 1, else the paired BCa bootstrap; Welch's t where no "
-                     "episode pairs)")
+                     "episode pairs)"
+                     + (f"; bootstrap: 9,999 resamples from seed {seed}, a child stream per "
+                        "metric and slice" if "paired-bootstrap-bca" in methods else ""))
     return notes
