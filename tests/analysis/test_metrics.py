@@ -9,6 +9,7 @@ verdict, adjusted p and interval agree.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -203,3 +204,27 @@ def test_a_skewed_descriptive_metric_uses_the_seeded_paired_bca() -> None:
     assert rows(again, "return")["overall"].delta == row.delta  # same seed, same interval
     assert rows(other, "return")["overall"].delta != row.delta
     assert any("seed 3" in n for n in first.notes)
+
+
+def test_stored_runs_give_the_rows_their_records_give(tmp_path: Path) -> None:
+    """The columnar path (the store's ``extra`` column) equals the record-by-record one."""
+    import evalband
+    from evalband.run import Recorder
+    from evalband.store import open_store
+
+    panel = panel_with([{"name": "return", "primary": True}, "coverage"], episodes=12)
+    rng = np.random.default_rng(13)
+    runs = [run_of(panel, "b", rng), run_of(panel, "c", rng, shift=-0.5, skip=3)]
+    runs[1].records[0].extra["metrics"]["coverage"] = float("nan")  # left out on both paths
+    path = tmp_path / "s.sqlite"
+    with open_store(path) as st:
+        for run in runs:
+            with Recorder(st, panel, run.run_id, run_id=run.run_id) as rec:
+                for r in run.records:
+                    rec.log(cell=r.cell, episode=r.episode, repeat=r.repeat,
+                            outcome=r.outcome.value, steps=1, extra=r.extra)
+    with open_store(path) as st:
+        stored = compare_runs(evalband.load_run("b", st), evalband.load_run("c", st))
+    fresh = compare_runs(*runs)
+    assert stored.metrics == fresh.metrics and stored.verdict == fresh.verdict
+    assert rows(stored, "coverage")["overall"].n_candidate == 3 * 12 - 3 - 1

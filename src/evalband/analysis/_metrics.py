@@ -29,7 +29,7 @@ unadjusted, and says so. Error episodes carry no metric and are left out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -145,42 +145,77 @@ class MetricRow(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class MetricValues:
-    """One run's values of every metric: per metric, the episodes' keys, cells and values."""
+    """One run's values of every metric: per metric, its episodes' cells, keys and values.
+
+    ``cells``: the cell's index on the panel; ``episodes``, ``repeats``: the rest of the
+    pairing key; ``values``: the metric (one entry per non-error episode that recorded it).
+    """
 
     cells: dict[str, NDArray[np.int64]]
-    keys: dict[str, list[tuple[str, int, int]]]
+    episodes: dict[str, NDArray[np.int64]]
+    repeats: dict[str, NDArray[np.int64]]
     values: dict[str, NDArray[np.float64]]
 
 
-def _episodes(records: Sequence[EpisodeRecord]) -> Iterator[tuple[tuple[str, int, int], bool,
-                                                                  dict[str, float]]]:
-    """Each episode's key, whether it is an error, and its metrics.
+class _Extra(msgspec.Struct):
+    """What a record's ``extra`` JSON holds that a metric reads (the rest is skipped)."""
 
-    A stored run's episodes are read from its columns (the ``extra`` JSON text read alone),
-    without building a record per episode.
+    metrics: Any = None
+
+
+_DECODE = msgspec.json.Decoder(_Extra)
+
+
+def _decoded(text: str | None) -> dict[str, Any]:
+    """A stored ``extra`` text's ``metrics`` map (``{}`` when it has none).
+
+    msgspec reads it; a text it refuses (the store writes NaN as ``NaN``, which JSON lacks)
+    is read by :mod:`json`.
     """
-    import json
+    if not text:
+        return {}
+    try:
+        found = _DECODE.decode(text).metrics
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        import json
 
+        loaded = json.loads(text)
+        found = loaded.get("metrics") if isinstance(loaded, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _number(value: Any) -> float:
+    """A metric's value as a float (NaN for what is not a finite number: left out)."""
+    return float(value) if type(value) in (int, float) else np.nan
+
+
+def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
+        NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_],
+        list[dict[str, Any]]]:
+    """Each episode's cell index (-1: off the panel), episode, repeat, counted, metrics.
+
+    Counted: not an error. A stored run's episodes are read from its columns (the ``extra``
+    JSON decoded by msgspec, equal texts once), without building a record per episode.
+    """
     from evalband.analysis._pairs import StoredRecords
 
     extra = records.column("extra") if isinstance(records, StoredRecords) else None
     if isinstance(records, StoredRecords) and extra is not None:
         cols = records.columns
         error = list(Outcome).index(Outcome.ERROR)  # the store's outcome codes
-        parsed: dict[str, dict[str, float]] = {}
-        for cell, ep, rep, code, text in zip(cols["cell"].tolist(), cols["episode"].tolist(),
-                                             cols["repeat"].tolist(),
-                                             cols["outcome"].tolist(), extra.tolist(),
-                                             strict=True):
-            if text not in parsed:
-                found = json.loads(text).get("metrics") if text else None
-                parsed[text] = ({str(k): float(v) for k, v in found.items()
-                                 if isinstance(v, int | float) and not isinstance(v, bool)}
-                                if isinstance(found, dict) else {})
-            yield (str(cell), int(ep), int(rep)), code == error, parsed[text]
-        return
-    for r in records:
-        yield r.key, r.outcome is Outcome.ERROR, r.metrics
+        seen: dict[str, dict[str, Any]] = {}
+        metrics = [seen[t] if t in seen else seen.setdefault(t, _decoded(t))
+                   for t in extra.tolist()]
+        cell = np.fromiter((index.get(c, -1) for c in cols["cell"].tolist()), np.int64,
+                           len(metrics))
+        return (cell, np.asarray(cols["episode"], dtype=np.int64),
+                np.asarray(cols["repeat"], dtype=np.int64),
+                np.asarray(cols["outcome"]) != error, metrics)
+    rows = [(index.get(r.cell, -1), r.episode, r.repeat, r.outcome is not Outcome.ERROR)
+            for r in records]
+    table = np.asarray(rows, dtype=np.int64).reshape(-1, 4)
+    return (table[:, 0], table[:, 1], table[:, 2], table[:, 3].astype(np.bool_),
+            [r.metrics for r in records])
 
 
 def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> MetricValues:
@@ -191,21 +226,19 @@ def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> Met
     >>> metric_values([r], [""]).values["return"].tolist()
     [-1.5]
     """
-    index = {key: i for i, key in enumerate(cells)}
-    cell: dict[str, list[int]] = {}
-    keys: dict[str, list[tuple[str, int, int]]] = {}
-    values: dict[str, list[float]] = {}
-    for key, is_error, metrics in _episodes(records):
-        if is_error or key[0] not in index:
+    cell, episode, repeat, counts, metrics = _episodes(records, {k: i for i, k in
+                                                                 enumerate(cells)})
+    counts &= cell >= 0
+    names = dict.fromkeys(name for m in metrics for name in m)
+    out = MetricValues({}, {}, {}, {})
+    for name in names:
+        x = np.fromiter((_number(m.get(name)) for m in metrics), np.float64, len(metrics))
+        keep = counts & np.isfinite(x)
+        if not keep.any():
             continue
-        for name, value in metrics.items():
-            if not np.isfinite(value):
-                continue
-            cell.setdefault(name, []).append(index[key[0]])
-            keys.setdefault(name, []).append(key)
-            values.setdefault(name, []).append(value)
-    return MetricValues({k: np.asarray(v, dtype=np.int64) for k, v in cell.items()}, keys,
-                        {k: np.asarray(v, dtype=np.float64) for k, v in values.items()})
+        out.cells[name], out.episodes[name] = cell[keep], episode[keep]
+        out.repeats[name], out.values[name] = repeat[keep], x[keep]
+    return out
 
 
 def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
@@ -314,38 +347,43 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
         welch_mean_difference,
     )
 
-    def pick(run: MetricValues) -> tuple[NDArray[np.float64], list[tuple[str, int, int]]]:
+    def pick(run: MetricValues) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         if spec.name not in run.values:
-            return np.zeros(0), []
-        x, keys = run.values[spec.name], run.keys[spec.name]
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        x, cell = run.values[spec.name], run.cells[spec.name]
+        key = (cell * span[0] + run.episodes[spec.name]) * span[1] + run.repeats[spec.name]
         if members is None:
-            return x, keys
-        inside = members[run.cells[spec.name]]
-        return x[inside], [k for k, keep in zip(keys, inside.tolist(), strict=True) if keep]
+            return x, key
+        inside = members[cell]
+        return x[inside], key[inside]
 
+    span = (max([int(r.episodes[spec.name].max(initial=0)) for r in (base, cand)
+                 if spec.name in r.values], default=0) + 1,
+            max([int(r.repeats[spec.name].max(initial=0)) for r in (base, cand)
+                 if spec.name in r.values], default=0) + 1)
     xb, kb = pick(base)
     xc, kc = pick(cand)
-    by_key = dict(zip(kb, xb.tolist(), strict=True))
-    matched = [(v, by_key[k]) for k, v in zip(kc, xc.tolist(), strict=True) if k in by_key]
+    _, ib, ic = np.intersect1d(kb, kc, return_indices=True)  # pairs by (cell, episode, repeat)
+    n_pairs = int(ib.size)
     reasons: list[str] = []
     diff: MeanDifference | None = None
     primary = decided and spec.primary
-    if len(matched) >= 2:
-        pc, pb = zip(*matched, strict=True)
+    if n_pairs >= 2:
+        pc, pb = xc[ic], xb[ib]
         if primary:  # decided: the paired t test, whose level holds (see the module's text)
-            diff = t_mean_difference(np.subtract(pc, pb), bounded=bounded)
+            diff = t_mean_difference(pc - pb, bounded=bounded)
         else:
             diff = paired_mean_difference(pc, pb, seed=rng, bounded=bounded)
-    elif not matched and xb.size >= 2 and xc.size >= 2:
+    elif not n_pairs and xb.size >= 2 and xc.size >= 2:
         diff = welch_mean_difference(xc, xb, bounded=bounded)
     else:
         reasons.append(f"too few episodes with {spec.name} to compare "
-                       f"({len(matched)} pair(s), {xb.size} and {xc.size} episode(s))")
+                       f"({n_pairs} pair(s), {xb.size} and {xc.size} episode(s))")
     row = MetricRow(
         metric=spec.name, slice=name, kind=kind,  # type: ignore[arg-type]
         role="primary" if primary else "descriptive", direction=spec.direction,
-        bounded=bounded, pairing="paired" if matched else "unpaired",
-        n_baseline=int(xb.size), n_candidate=int(xc.size), n_pairs=len(matched),
+        bounded=bounded, pairing="paired" if n_pairs else "unpaired",
+        n_baseline=int(xb.size), n_candidate=int(xc.size), n_pairs=n_pairs,
         mean_baseline=float(xb.mean()) if xb.size else None,
         mean_candidate=float(xc.mean()) if xc.size else None,
         delta=None if diff is None else diff.interval_at(confidence),
