@@ -16,6 +16,10 @@ Issue 29's "must show", by seeded simulation:
   "regression" verdict and with any slice or metric slice falsely "improved", each stated at
   most 2.5% (alpha / 2), with its band; skewed and bounded primary metrics, n 20 and 100.
 
+``speed``: ``compare`` of two stored runs of 10,000 episodes with two metrics, with the metric
+rows, and as before them (neither the ``extra`` column read nor the rows computed; the store
+read, the slices and the aggregate are in both), medians of interleaved rounds.
+
 BCa intervals use 1,999 resamples here (9,999 in the product) to keep the audit short.
 """
 
@@ -166,11 +170,70 @@ def _family(reps: int) -> list[dict[str, Any]]:
     return out
 
 
+def _speed(episodes: int, rounds: int) -> dict[str, Any]:
+    """``compare`` of two stored runs with two metrics, with and without the metric rows.
+
+    Interleaved rounds, medians; the ratio of the two in the same run is the figure to quote.
+    """
+    import statistics
+    import tempfile
+
+    import evalband
+    import evalband.analysis._compare as compare_module
+    from evalband.analysis import compare_many
+    from evalband.panel import load_panel
+    from evalband.run import Recorder
+    from evalband.store import open_store
+
+    panel = load_panel({"name": "speed", "env": "evalband/Coin-v0", "episodes": episodes // 4,
+                        "seed": 0, "budget": {"steps": 1},
+                        "factors": {"f": ["a", "b", "c", "d"]}})
+    rng = np.random.default_rng(29)
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/s.sqlite"
+        with open_store(path) as st:
+            for run_id in ("b", "c"):
+                with Recorder(st, panel, run_id, run_id=run_id) as rec:
+                    for s in panel.episode_specs():
+                        rec.log(cell=s.cell, episode=s.episode, repeat=s.repeat, steps=1,
+                                outcome="success" if rng.random() < 0.6 else "failure",
+                                extra={"metrics": {"return": float(rng.normal()),
+                                                   "coverage": float(rng.random())}})
+        real = compare_module.metric_rows
+        import evalband.analysis as api
+        import evalband.analysis._pairs as pairs
+
+        columns = pairs.COMPARE_COLUMNS
+        assert columns[-1] == "extra"
+        times: dict[str, list[float]] = {"with": [], "without": []}
+        try:
+            for i in range(rounds + 1):  # the first round warms the imports, not timed
+                for mode in ("with", "without"):
+                    compare_module.metric_rows = (  # type: ignore[assignment]
+                        real if mode == "with" else (lambda *a, **k: []))
+                    pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = (  # type: ignore[misc]
+                        columns if mode == "with" else columns[:-1])  # the code before: no extra
+                    with open_store(path) as st:
+                        t0 = time.perf_counter()
+                        compare_many(evalband.load_run("b", st), [evalband.load_run("c", st)])
+                        if i:
+                            times[mode].append(time.perf_counter() - t0)
+        finally:
+            compare_module.metric_rows = real  # type: ignore[assignment]
+            pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = columns  # type: ignore[misc]
+    with_s, without_s = (statistics.median(times[m]) for m in ("with", "without"))
+    return {"episodes_per_run": episodes, "metrics": 2, "slices": 4, "rounds": rounds,
+            "median_s_with_metrics": round(with_s, 4),
+            "median_s_before_metrics": round(without_s, 4),
+            "ratio": round(with_s / without_s, 2)}
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Coverage of every metric interval, and the family-wise rate with a primary metric."""
     t0 = time.perf_counter()
     coverage = _coverage(300 if quick else 2000, 999 if quick else 1999)
     family = _family(300 if quick else 2000)
+    speed = _speed(2_000 if quick else 10_000, 3 if quick else 7)
     passed = (all(r["false_regression"]["band"][0] <= 0.025
                   and r["false_improved"]["band"][0] <= 0.025 for r in family))
     return {
@@ -181,6 +244,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                   "primary metric, identical policies",
         "coverage": coverage,
         "family": family,
+        "speed": speed,
         "lowest_coverage": min(r["rate"] for r in coverage),
         "passed": bool(passed),
         "load_average_1min": os.getloadavg()[0],

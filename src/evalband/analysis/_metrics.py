@@ -164,6 +164,7 @@ class _Extra(msgspec.Struct):
 
 
 _DECODE = msgspec.json.Decoder(_Extra)
+_DECODE_ALL = msgspec.json.Decoder(list[_Extra])
 
 
 def _decoded(text: str | None) -> dict[str, Any]:
@@ -185,8 +186,34 @@ def _decoded(text: str | None) -> dict[str, Any]:
 
 
 def _number(value: Any) -> float:
-    """A metric's value as a float (NaN for what is not a finite number: left out)."""
-    return float(value) if type(value) in (int, float) else np.nan
+    """A metric's value as a float (NaN for what is not a number: left out).
+
+    As :attr:`EpisodeRecord.metrics <evalband.episode.EpisodeRecord.metrics>` reads it.
+    """
+    return float(value) if isinstance(value, int | float) else np.nan
+
+
+def _column(metrics: Sequence[dict[str, Any]], name: str) -> NDArray[np.float64]:
+    """One metric's values over the episodes (NaN where an episode has none)."""
+    found = [m.get(name) for m in metrics]
+    if set(map(type, found)) <= _PLAIN:  # numbers and None (NaN) convert in one call
+        return np.asarray(found, dtype=np.float64).reshape(len(found))
+    return np.fromiter((_number(v) for v in found), np.float64, len(found))
+
+
+_PLAIN = {float, int, bool, type(None)}
+
+
+def _decoded_all(texts: list[str | None]) -> list[dict[str, Any]]:
+    """Every stored ``extra`` text's ``metrics`` map, in one msgspec call where it can."""
+    if all(texts):
+        try:
+            return [e.metrics if isinstance(e.metrics, dict) else {}
+                    for e in _DECODE_ALL.decode("[" + ",".join(texts) + "]")]  # type: ignore[arg-type]
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass  # NaN written as NaN, or a text that is not an object: one by one
+    seen: dict[str | None, dict[str, Any]] = {}
+    return [seen[t] if t in seen else seen.setdefault(t, _decoded(t)) for t in texts]
 
 
 def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
@@ -203,9 +230,7 @@ def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
     if isinstance(records, StoredRecords) and extra is not None:
         cols = records.columns
         error = list(Outcome).index(Outcome.ERROR)  # the store's outcome codes
-        seen: dict[str, dict[str, Any]] = {}
-        metrics = [seen[t] if t in seen else seen.setdefault(t, _decoded(t))
-                   for t in extra.tolist()]
+        metrics = _decoded_all(extra.tolist())
         cell = np.fromiter((index.get(c, -1) for c in cols["cell"].tolist()), np.int64,
                            len(metrics))
         return (cell, np.asarray(cols["episode"], dtype=np.int64),
@@ -232,7 +257,7 @@ def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> Met
     names = dict.fromkeys(name for m in metrics for name in m)
     out = MetricValues({}, {}, {}, {})
     for name in names:
-        x = np.fromiter((_number(m.get(name)) for m in metrics), np.float64, len(metrics))
+        x = _column(metrics, name)
         keep = counts & np.isfinite(x)
         if not keep.any():
             continue
