@@ -228,3 +228,13 @@ def test_stored_runs_give_the_rows_their_records_give(tmp_path: Path) -> None:
     fresh = compare_runs(*runs)
     assert stored.metrics == fresh.metrics and stored.verdict == fresh.verdict
     assert rows(stored, "coverage")["overall"].n_candidate == 3 * 12 - 3 - 1
+
+
+def test_the_sequential_verdict_says_it_does_not_decide_primary_metrics() -> None:
+    from evalband.analysis import compare_sequential
+
+    panel = panel_with([{"name": "return", "primary": True}])
+    rng = np.random.default_rng(14)
+    c = compare_sequential(run_of(panel, "b", rng), run_of(panel, "c", rng, shift=-1.5))
+    assert c.metrics == [] and not any("return" in name for name in c.blocking)
+    assert any("decided at fixed n only" in n for n in c.notes)
