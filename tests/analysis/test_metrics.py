@@ -238,3 +238,18 @@ def test_the_sequential_verdict_says_it_does_not_decide_primary_metrics() -> Non
     c = compare_sequential(run_of(panel, "b", rng), run_of(panel, "c", rng, shift=-1.5))
     assert c.metrics == [] and not any("return" in name for name in c.blocking)
     assert any("decided at fixed n only" in n for n in c.notes)
+
+
+def test_a_primary_metric_no_episode_recorded_leaves_the_verdict_inconclusive() -> None:
+    panel = panel_with([{"name": "grasp_depth", "primary": True}, "not_recorded_either"])
+    rng = np.random.default_rng(15)
+    c = compare_runs(run_of(panel, "b", rng), run_of(panel, "c", rng))
+    missing = rows(c, "grasp_depth")
+    assert set(missing) == {"f=a", "f=b", "f=c", "overall"}
+    assert all(m.verdict == "inconclusive" for m in missing.values() if m.role == "primary")
+    from evalband.report import comparison_sentence
+
+    assert c.verdict == "inconclusive" and "recorded grasp_depth" in comparison_sentence(c)
+    assert "not_recorded_either" not in {m.metric for m in c.metrics}
+    assert [s.metric for s in metric_summaries(run_of(panel, "x", rng).records, panel)] == [
+        "return", "coverage", "steps_left"]

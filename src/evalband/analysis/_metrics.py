@@ -269,6 +269,8 @@ def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> Met
 def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
     """The metrics to report: the panel's declared ones, then any other a run recorded.
 
+    A declared metric no episode recorded is left out, unless it is primary: a primary
+    metric that cannot be compared leaves the verdict inconclusive, it is never dropped.
     The built-in reward metrics come first among the undeclared, the rest by name.
     """
     declared = panel.metric_specs
@@ -277,7 +279,8 @@ def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
     rest = sorted(seen - names, key=lambda n: (n not in BUILTIN_METRICS,
                                                BUILTIN_METRICS.index(n)
                                                if n in BUILTIN_METRICS else 0, n))
-    return [m for m in declared if m.name in seen] + [MetricSpec(name=n) for n in rest]
+    return ([m for m in declared if m.name in seen or m.primary]
+            + [MetricSpec(name=n) for n in rest])
 
 
 def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
@@ -306,6 +309,8 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     run = metric_values(records, cells)
     out = []
     for i, spec in enumerate(metric_specs(panel, run)):
+        if spec.name not in run.values:
+            continue  # a primary metric this run did not record: compare says so
         x = run.values[spec.name]
         bounded = _bounded(spec, x)
         out.append(MetricSummary(spec.name, int(x.size), mean_interval(
@@ -401,6 +406,9 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
             diff = paired_mean_difference(pc, pb, seed=rng, bounded=bounded)
     elif not n_pairs and xb.size >= 2 and xc.size >= 2:
         diff = welch_mean_difference(xc, xb, bounded=bounded)
+    elif not xb.size and not xc.size:
+        reasons.append(f"no episode of either run recorded {spec.name} (an info key the env "
+                       "does not return?)")
     else:
         reasons.append(f"too few episodes with {spec.name} to compare "
                        f"({n_pairs} pair(s), {xb.size} and {xc.size} episode(s))")

@@ -143,7 +143,7 @@ def _metric_series(data: ReportData) -> list[tuple[str, dict[str, list[float]]]]
         values = metric_values(v.data.records, cells)
         out.append((f"{v.run_id} ({v.data.policy})",  # declared metrics first
                     {m.name: values.values[m.name].tolist()
-                     for m in metric_specs(v.data.panel, values)}))
+                     for m in metric_specs(v.data.panel, values) if m.name in values.values}))
     return out
 
 
