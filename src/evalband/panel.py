@@ -46,6 +46,8 @@ __all__ = [
     "Cell",
     "FactorSpec",
     "SuccessRule",
+    "MetricSpec",
+    "BUILTIN_METRICS",
     "load_panel",
     "builtin_panels",
     "default_condition_seed",
@@ -166,6 +168,48 @@ class SuccessRule(BaseModel):
         if self.rule == "return" and self.threshold is None:
             raise ValueError("success rule 'return' needs a threshold (return >= threshold)")
         return self
+
+
+BUILTIN_METRICS = ("return", "reward_max", "reward_final")
+"""The metrics every played episode stores (summed, largest and last reward); a panel's other
+metric names are the env's numeric info keys at the last step."""
+
+
+class MetricSpec(BaseModel):
+    """One declared per-episode metric (an entry of the panel's ``metrics:``).
+
+    A plain name (``coverage``) is an info key kept at the last step, higher is better, not
+    primary. The mapping form declares how it is read: ``direction`` (``higher`` or
+    ``lower`` is better), a non-inferiority ``margin`` (a positive worsening that is
+    tolerated), ``primary`` (its per-slice differences join the verdict's family, decided with
+    the success slices under one family-wise error rate) and ``bounded`` (its values lie in
+    ``[0, 1]``; unset: read from the values). The built-in ``return``, ``reward_max`` and
+    ``reward_final`` may be declared too (to make one primary, or lower-is-better).
+    Analysis settings: they do not enter the panel's fingerprint.
+
+    >>> MetricSpec.model_validate("coverage").direction
+    'higher'
+    >>> MetricSpec(name="return", primary=True, margin=0.5).sign
+    1
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    direction: Literal["higher", "lower"] = "higher"
+    margin: float | None = Field(default=None, gt=0)
+    primary: bool = False
+    bounded: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @property
+    def sign(self) -> int:
+        """``+1`` when higher is better, ``-1`` when lower is."""
+        return 1 if self.direction == "higher" else -1
 
 
 FactorTarget = Literal["options", "env_kwargs", "task"]
@@ -391,7 +435,7 @@ class Panel(BaseModel):
     time_limit: Literal["budget", "env"] = "budget"
     control_dt: float | None = Field(default=None, gt=0)
     success: SuccessRule = Field(default_factory=SuccessRule)
-    metrics: list[str] = Field(default_factory=list)
+    metrics: list[str | MetricSpec] = Field(default_factory=list)
     factors: dict[str, FactorValue] = Field(default_factory=dict)
     repeats: int = Field(default=1, gt=0)
     slice_weights: dict[str, float] = Field(default_factory=dict)
@@ -467,6 +511,31 @@ class Panel(BaseModel):
                 f"`{first['loc'][0]}` {first['msg'].lower()}; got {first.get('input')!r}",
                 parameters=tuple(str(part) for part in first["loc"][:1]),
             ) from None
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics_once(cls, value: list[str | MetricSpec]) -> list[str | MetricSpec]:
+        names = [m if isinstance(m, str) else m.name for m in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"metric(s) {', '.join(twice)} declared more than once")
+        return value
+
+    @property
+    def metric_specs(self) -> list[MetricSpec]:
+        """Every declared metric as a :class:`MetricSpec` (a plain name in its default form).
+
+        >>> p = Panel(name="p", env="evalband/Coin-v0", episodes=1, budget={"steps": 1},
+        ...           metrics=["coverage", {"name": "return", "primary": True}])
+        >>> [(m.name, m.primary) for m in p.metric_specs]
+        [('coverage', False), ('return', True)]
+        """
+        return [MetricSpec(name=m) if isinstance(m, str) else m for m in self.metrics]
+
+    @property
+    def info_keys(self) -> list[str]:
+        """The declared metrics that are info keys (not the built-in reward metrics)."""
+        return [m.name for m in self.metric_specs if m.name not in BUILTIN_METRICS]
 
     # ------------------------------------------------------------------ identity
     def result_content(self) -> dict[str, Any]:

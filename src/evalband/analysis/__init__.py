@@ -34,6 +34,13 @@ if TYPE_CHECKING:
         slice_definitions,
         worst_verdict,
     )
+    from evalband.analysis._metrics import (
+        MetricRow,
+        MetricSummary,
+        metric_specs,
+        metric_summaries,
+        metric_values,
+    )
     from evalband.analysis._models import json_refs, to_wire, wire_schemas
     from evalband.analysis._noise import (
         FlipRate,
@@ -222,9 +229,18 @@ __all__ = [
     "scorer_agreement",
     "scorer_values",
     "scorers_of",
+    "MetricRow",
+    "MetricSummary",
+    "metric_summaries",
+    "metric_specs",
+    "metric_values",
 ]
 
 _LAZY = {
+    **dict.fromkeys(
+        ("MetricRow", "MetricSummary", "metric_summaries", "metric_specs", "metric_values"),
+        "evalband.analysis._metrics",
+    ),
     **dict.fromkeys(
         ("VERDICT_EXIT_CODES", "Aggregate", "Comparison", "RunData", "SliceComparison",
          "compare_many", "compare_runs", "worst_verdict"),

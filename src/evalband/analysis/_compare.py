@@ -30,6 +30,13 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband.analysis._metrics import (
+    MetricRow,
+    PendingMetric,
+    decided_row,
+    metric_notes,
+    metric_rows,
+)
 from evalband.analysis._models import (
     DEFAULT_EFFECT,
     POWER_TARGET,
@@ -442,7 +449,8 @@ def compare_many(
         candidates: one or more candidate runs.
         allow_panel_mismatch: compare runs of different panels anyway (said first).
         confidence: one minus the family-wise error rate (two-sided; each direction gets half).
-        seed: kept for compatibility (the procedure draws no random numbers).
+        seed: the seed of the metrics' bootstrap intervals (each metric's row a child stream
+            of it); the success slices draw no random numbers.
         effect: the drop in success rate the power statements are computed for.
         power_statements: compute the prospective power statements (skip them in
             simulations that only need the verdicts).
@@ -452,7 +460,6 @@ def compare_many(
         PanelMismatchError: a candidate's panel fingerprint differs from the baseline's and
             ``allow_panel_mismatch`` is not set.
     """
-    del seed
     panel = baseline.panel
     layout = _layout(panel)
     cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
@@ -477,8 +484,11 @@ def compare_many(
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
+    pending = [metric_rows(baseline.records, cand.records, panel, definitions, members,
+                           confidence=confidence, seed=seed) for cand in candidates]
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
-                         power_statements=power_statements, procedure=procedure)
+                         power_statements=power_statements, procedure=procedure,
+                         metrics=pending, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -518,33 +528,49 @@ def decide_family(
     effect: float = DEFAULT_EFFECT,
     power_statements: bool = True,
     procedure: Procedure = DISCRETE_HOLM,
+    metrics: Sequence[Sequence[PendingMetric]] | None = None,
+    seed: int = 0,
 ) -> list[Comparison]:
     """Every slice of every candidate in one family of :func:`~evalband.analysis._verdicts.decide`.
 
     ``prepared``: per candidate, (run, panel mismatch, slice rows with raw p, aggregate). The
     engine decides each slice (the procedure, the compatible interval at the level that
     decided it, the verdict rules); the overall verdicts follow the comparison rules. Used
-    for stored runs and for simulated designs (``calibrate``) alike.
+    for stored runs and for simulated designs (``calibrate``) alike. ``metrics``: per
+    candidate, its metric rows (:func:`~evalband.analysis._metrics.metric_rows`); those of
+    primary metrics are hypotheses of the same family, decided in the same call.
     """
     alpha = 1.0 - confidence
     flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
             for j, row in enumerate(rows) if row.p_value is not None]
     hypotheses = [_SliceHypothesis(prepared[i][2][j]) for i, j in flat]
-    decided = decide(hypotheses, alpha, procedure=procedure)
-    family = len(flat)
+    pending = list(metrics) if metrics is not None else [[] for _ in prepared]
+    flat_metrics = [(i, j) for i, rows in enumerate(pending) for j, m in enumerate(rows)
+                    if m.hypothesis is not None]
+    metric_hypotheses = [hyp for i, j in flat_metrics
+                         if (hyp := pending[i][j].hypothesis) is not None]
+    decided_all = decide([*hypotheses, *metric_hypotheses], alpha,  # one family
+                         procedure=procedure)
+    decided, decided_metrics = decided_all[:len(flat)], decided_all[len(flat):]
+    family = len(flat) + len(flat_metrics)
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
         new_rows = list(rows)
         for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True):
             if ci == i:
                 new_rows[j] = _with_decision(new_rows[j], h, d, alpha)
+        metric_out = [m.row for m in pending[i]]
+        for (ci, j), d in zip(flat_metrics, decided_metrics, strict=True):
+            if ci == i:
+                metric_out[j] = decided_row(pending[i][j], d)
         if power_statements:
             new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
+        notes = comparison_notes(baseline, cand, mismatch, new_rows, family, alpha,
+                                 procedure.name)
+        notes.extend(metric_notes(metric_out, alpha, seed))
         out.append(comparison_of(baseline, cand, mismatch, new_rows, agg, confidence,
-                                 family, effect, notes=comparison_notes(
-                                     baseline, cand, mismatch, new_rows, family, alpha,
-                                     procedure.name),
-                                 multiplicity=procedure.name))
+                                 family, effect, notes=notes, multiplicity=procedure.name,
+                                 metrics=metric_out))
     return out
 
 
@@ -696,13 +722,22 @@ def comparison_of(
     *,
     notes: list[str],
     multiplicity: str = DISCRETE_HOLM.name,
+    metrics: Sequence[MetricRow] = (),
 ) -> Comparison:
-    """The comparison of decided slices: the overall verdict of the comparison rules."""
+    """The comparison of decided slices: the overall verdict of the comparison rules.
+
+    A primary metric's slice counts as a slice: regressed in a required slice, it blocks;
+    inconclusive, it leaves the comparison unsure.
+    """
     regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]
-    blocking = tuple(r.name for r in rows
-                     if r.decision.verdict == SliceVerdict.REGRESSED and r.primary)
-    unsure = tuple(r.name for r in rows
-                   if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded)
+    decided = [m for m in metrics if m.role == "primary"]
+    blocking = tuple([r.name for r in rows
+                      if r.decision.verdict == SliceVerdict.REGRESSED and r.primary]
+                     + [m.label for m in decided
+                        if m.verdict == SliceVerdict.REGRESSED and m.required])
+    unsure = tuple([r.name for r in rows
+                    if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded]
+                   + [m.label for m in decided if m.verdict == SliceVerdict.INCONCLUSIVE])
     return Comparison(
         baseline=baseline.run_id,
         candidate=cand.run_id,
@@ -721,6 +756,7 @@ def comparison_of(
         effect=effect,
         family_size=family,
         multiplicity=multiplicity,
+        metrics=list(metrics),
     )
 
 

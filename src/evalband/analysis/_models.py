@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 
 import msgspec
 
+from evalband.analysis._metrics import MetricRow
 from evalband.analysis._slice_test import SliceTest
 from evalband.analysis._statistics import STATISTICS, PairedTimeDelta
 from evalband.analysis._verdicts import VERDICT_EXIT_CODES, SliceVerdict, Verdict
@@ -333,6 +334,7 @@ class Comparison(msgspec.Struct, frozen=True):
     multiplicity: str = "holm"  # what a stored comparison that does not say was decided by
     design: dict[str, Any] | None = None
     stopped: str | None = None
+    metrics: list[MetricRow] = []
 
     @property
     def exit_code(self) -> int:
@@ -348,13 +350,22 @@ class Comparison(msgspec.Struct, frozen=True):
     def blocking(self) -> list[str]:
         """The required (primary) slices that regressed: what makes it a regression."""
         return [r.name for r in self.slice_rows
-                if r.verdict == SliceVerdict.REGRESSED and r.primary]
+                if r.verdict == SliceVerdict.REGRESSED and r.primary] + [
+            m.label for m in self.metrics if m.role == "primary" and m.required
+            and m.verdict == SliceVerdict.REGRESSED]
 
     @property
     def unsure(self) -> list[str]:
-        """The slices that are inconclusive or excluded."""
+        """The slices (and primary metric slices) that are inconclusive or excluded."""
         return [r.name for r in self.slice_rows
-                if r.verdict == SliceVerdict.INCONCLUSIVE or r.excluded]
+                if r.verdict == SliceVerdict.INCONCLUSIVE or r.excluded] + [
+            m.label for m in self.metrics if m.role == "primary"
+            and m.verdict == SliceVerdict.INCONCLUSIVE]
+
+    def reasons_of(self, name: str) -> list[str]:
+        """The reasons of a slice or a primary metric's slice (by its name or label)."""
+        return [reason for r in self.slice_rows if r.name == name for reason in r.reasons] + [
+            reason for m in self.metrics if m.label == name for reason in m.reasons]
 
     @property
     def slices(self) -> pd.DataFrame:

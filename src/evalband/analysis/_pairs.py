@@ -138,9 +138,10 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
-    "time_to_success_s",
+    "time_to_success_s", "extra",
 )
-"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads."""
+"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads
+(``extra`` for the episodes' metrics, :mod:`evalband.analysis._metrics`)."""
 
 
 class StoredRecords(Sequence[EpisodeRecord]):

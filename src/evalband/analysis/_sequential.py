@@ -240,6 +240,11 @@ def compare_sequential(
             + (", threshold exact for the declared maximum of pairs" if max_pairs else
                ", Ville's threshold (valid under any monitoring)")
             + "; intervals are confidence sequences, valid at every n"))
+    primary = sorted({row.metric for row in fixed.metrics if row.role == "primary"})
+    if primary:  # metrics have no anytime-valid test here: said, not silently dropped
+        notes.append(f"primary metric(s) {', '.join(primary)} are decided at fixed n only "
+                     "(compare without --sequential); this anytime-valid verdict reads the "
+                     "success slices alone")
     out = comparison_of(baseline, candidate, fixed.panel_mismatch, decided, fixed.aggregate,
                         confidence, m, effect, notes=notes, multiplicity=SEQUENTIAL_MULTIPLICITY)
     if design is None:

@@ -403,6 +403,10 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
 
 
+_PLAYED_TO_THE_END = ("return", "final_step")
+"""Success rules under which an episode plays to its end (no time to success)."""
+
+
 @lru_cache(maxsize=4096)
 def _t_quantile(df: int, confidence: float) -> float:
     """Student's t two-sided critical value (``scipy.special.stdtrit``, memoised: it iterates)."""
@@ -424,8 +428,13 @@ def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
 
     The pairs are those where both succeeded with a recorded time; the interval is
     Student's t on the paired differences, ``mean ± t(n-1) · sd / sqrt(n)`` (as
-    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs.
+    ``scipy.stats.ttest_rel(...).confidence_interval``); ``None`` under two pairs, and
+    ``None`` when the panel judges success at the episode's end (a ``return`` or
+    ``final_step`` rule: every episode plays to its end, so a success's time is the
+    episode's length, not a time to success, and the column is not shown).
     """
+    if data.panel.success.rule in _PLAYED_TO_THE_END:
+        return None
     times: _PairedTimes = data.memo("paired times", _paired_times)
     members = data.baseline.members
     n = int(times.count[members].sum())

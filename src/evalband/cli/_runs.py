@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -171,9 +172,13 @@ def show(
 
             slices = slice_summaries(load_run(run_id, st))
             manifest = load_bundle(run_id)[0]
+        metrics = _metric_summaries(run_id, st, step)
     summary = slices[-1].summary  # the whole run
     if as_json:
-        emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict()})
+        from evalband.analysis import to_wire
+
+        emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict(),
+                   "metrics": to_wire(metrics)})
         return
     for line in summary_lines(run_id, manifest.policy, summary):
         console.print(line)
@@ -204,6 +209,23 @@ def show(
         from evalband.report import slice_summary_table
 
         console.print(slice_summary_table(slices, plain=not sys.stdout.isatty()))
+    if metrics:
+        from evalband.report import metric_summary_table
+
+        console.print(metric_summary_table(metrics, plain=not sys.stdout.isatty()))
+        console.print("  intervals: Student's t for an unbounded metric, the BCa bootstrap "
+                      "(9,999 resamples, seed 0) for one in [0, 1]; error episodes left out",
+                      soft_wrap=True)
+
+
+def _metric_summaries(run_id: str, st: Any, step: Any) -> list[Any]:
+    """The run's metric means with their intervals (its ``extra`` column read alone)."""
+    from evalband import load_run
+    from evalband.analysis import metric_summaries
+
+    run = load_run(run_id, st, step.stage(f"reading metrics of {run_id}"),
+                   extra_columns=("extra",))
+    return metric_summaries(run.records, run.panel)
 
 
 def export(

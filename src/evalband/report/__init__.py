@@ -50,7 +50,11 @@ if TYPE_CHECKING:
     )
     from evalband.report._svg import figure_svg
     from evalband.report._sweep import sweep_html, sweep_lines, sweep_markdown
-    from evalband.report._terminal import comparison_renderables, slice_summary_table
+    from evalband.report._terminal import (
+        comparison_renderables,
+        metric_summary_table,
+        slice_summary_table,
+    )
     from evalband.report._words import LOOKS, comparison_sentence, look
     from evalband.report._write import write_report
 
@@ -94,6 +98,7 @@ __all__ = [
     "session_html",
     "comparison_renderables",
     "slice_summary_table",
+    "metric_summary_table",
     "comparison_document",
     "comparison_documents",
     "comparison_json",
@@ -135,6 +140,7 @@ _LAZY = {
     "session_html": "evalband.report._session",
     "comparison_renderables": "evalband.report._terminal",
     "slice_summary_table": "evalband.report._terminal",
+    "metric_summary_table": "evalband.report._terminal",
     "comparison_document": "evalband.report._document",
     "comparison_documents": "evalband.report._document",
     "comparison_json": "evalband.report._document",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from evalband.errors import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, NoiseFloor, RunData, RunSummary
+    from evalband.analysis import Comparison, MetricSummary, NoiseFloor, RunData, RunSummary
     from evalband.episode import EpisodeRecord
     from evalband.panel import Panel
     from evalband.report._clips import Clip
@@ -64,6 +64,8 @@ class RunView:
         slices: per-slice summaries, factor values first, then cells, then ``all``.
         noise: the run's noise floor (suites of :func:`suite_size_for` episodes), or
             ``None`` when the run is too small for two suites.
+        metrics: the run's metric means with their intervals
+            (:func:`evalband.analysis.metric_summaries`).
     """
 
     data: RunData
@@ -71,6 +73,7 @@ class RunView:
     summary: RunSummary
     slices: tuple[SliceSummary, ...]
     noise: NoiseFloor | None
+    metrics: tuple[MetricSummary, ...] = ()
 
     @property
     def run_id(self) -> str:
@@ -331,6 +334,7 @@ def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
 def _view(source: str, store: RunStore | None, confidence: float,
           progress: Callable[[str, int, int], None] | None = None) -> RunView:
     from evalband import load_run
+    from evalband.analysis import metric_summaries
 
     def stage(label: str) -> Callable[[int, int], None] | None:
         if progress is None:
@@ -348,7 +352,8 @@ def _view(source: str, store: RunStore | None, confidence: float,
         if trace_kind(panel_from_yaml(manifest.panel_yaml).env) is not None:
             conditions.append(WITH_TRACE)
     run = load_run(source, store, stage("reading"),
-                   extra_columns=("condition_seed", "latency_ms_p50"), conditions=conditions)
+                   extra_columns=("condition_seed", "latency_ms_p50", "extra"),
+                   conditions=conditions)
     if run.source == "store" and store is not None:  # counted from its columns: no records
         slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"),
                                         columns=getattr(run.records, "columns", None))
@@ -361,6 +366,7 @@ def _view(source: str, store: RunStore | None, confidence: float,
         summary=summary,
         slices=slices,
         noise=_noise(run, summary.n, confidence),
+        metrics=tuple(metric_summaries(run.records, run.panel, confidence=confidence)),
     )
 
 

@@ -97,6 +97,7 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
         "exit_code": c.exit_code,
         "notes": [*c.peeking, *c.notes],
         "peeking": list(c.peeking),
+        "metrics": [_wire(m) for m in c.metrics],
     }
 
 
@@ -118,3 +119,10 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+def _wire(value: Any) -> Any:
+    """``value`` as ``to_wire`` writes it (imported here: the report layer reads, never builds)."""
+    from evalband.analysis import to_wire
+
+    return to_wire(value)

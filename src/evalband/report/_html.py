@@ -133,6 +133,20 @@ def _plots(data: ReportData) -> dict[str, Any]:
     return out
 
 
+def _metric_series(data: ReportData) -> list[tuple[str, dict[str, list[float]]]]:
+    """Each run's metric values (its non-error episodes), baseline first: what the ECDFs draw."""
+    from evalband.analysis import metric_specs, metric_values
+
+    out = []
+    for v in data.runs:
+        cells = [c.key for c in v.data.panel.cells()]
+        values = metric_values(v.data.records, cells)
+        out.append((f"{v.run_id} ({v.data.policy})",  # declared metrics first
+                    {m.name: values.values[m.name].tolist()
+                     for m in metric_specs(v.data.panel, values) if m.name in values.values}))
+    return out
+
+
 def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
     """Why episodes did not succeed, per run and cell, where the records say.
 
@@ -222,6 +236,14 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     import evalband
     from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
+    from evalband.report._metrics import (
+        METRIC_HEADERS,
+        SUMMARY_HEADERS,
+        metric_cells,
+        metric_difference_plot,
+        metric_ecdf_plot,
+        summary_cells,
+    )
     from evalband.report._sequential import sequential_looks
     from evalband.report._table import filled
     from evalband.report._templates import render
@@ -230,7 +252,13 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     toc = [("verdict", "Verdict")] + ([("sequential", "Looks")] if looks else [])
     toc += [("slices", "Slices")]
     toc += [("clips", "Clips")] if data.clips else []
-    toc += [("aggregate", "Aggregate"), ("plots", "Plots"), ("outcomes", "Outcomes")]
+    toc += [("aggregate", "Aggregate")]
+    metric_views = [v for v in data.runs if v.metrics]
+    metric_comparisons = [(c, _svg(metric_difference_plot(c))) for c in data.comparisons
+                          if c.metrics]
+    toc += [("metrics", "Metrics")] if metric_views or metric_comparisons else []
+    ecdf = _svg(metric_ecdf_plot(_metric_series(data))) if toc[-1][0] == "metrics" else ""
+    toc += [("plots", "Plots"), ("outcomes", "Outcomes")]
     latency = latency_rows(data.runs)
     toc += [("latency", "Latency")] if latency else []
     toc += [("runs", "Runs")] if data.is_comparison else []
@@ -241,5 +269,8 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         looks=looks, max_clips=MAX_CLIPS, clip_budget_bytes=CLIP_BUDGET_BYTES,
         run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
+        metric_views=metric_views, metric_comparisons=metric_comparisons, metric_ecdf=ecdf,
+        metric_headers=METRIC_HEADERS, metric_summary_headers=SUMMARY_HEADERS,
+        metric_cells=metric_cells, summary_cells=summary_cells,
         **_table_context(filled(columns, data.comparisons)))
     return html_page(data.title, body.rstrip("\n"))

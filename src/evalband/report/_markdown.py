@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "comparison_markdown",
+    "metric_markdown",
     "run_markdown",
     "run_verdict_text",
     "report_markdown",
@@ -64,10 +65,26 @@ def comparison_markdown(comparisons: Sequence[Comparison],
             lines.append(f"\n**Hidden regression**: {', '.join(map(md, c.hidden_regressions))} "
                          "regressed "
                          "while the aggregate does not show it.")
+        if c.metrics:
+            lines.extend(["", *metric_markdown(c)])
         for note in c.notes:
             lines.append(f"\n- {note}")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def metric_markdown(c: Comparison) -> list[str]:
+    """A comparison's metric table in Markdown lines (primary rows carry their verdict)."""
+    from evalband.report._metrics import METRIC_HEADERS, metric_cells
+
+    lines = ["**Metrics** (candidate - baseline; primary rows are decided with the slices, "
+             "the others are descriptive):", "",
+             "| " + " | ".join(METRIC_HEADERS) + " |", "|" + "---|" * len(METRIC_HEADERS)]
+    for row in c.metrics:
+        cells = metric_cells(row)  # names and reasons are text; the numbers are ours
+        lines.append("| " + " | ".join(md(cell) if i in (0, 1, len(cells) - 1) else cell
+                                        for i, cell in enumerate(cells)) + " |")
+    return lines
 
 
 _MD_SPECIAL = str.maketrans({"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`",
@@ -146,6 +163,14 @@ def run_markdown(view: RunView) -> str:
         lines.append(f"| {name} | {s.summary.n} | {c.get('success', 0)} | "
                      f"{c.get('failure', 0)} | {c.get('timeout', 0)} | {c.get('error', 0)} | "
                      f"{fmt.rate(rate)} |")
+    if view.metrics:
+        from evalband.report._metrics import SUMMARY_HEADERS, summary_cells
+
+        lines += ["", "**Metrics** (mean; interval chosen by the metric's type):", "",
+                  "| " + " | ".join(SUMMARY_HEADERS) + " |",
+                  "|" + "---|" * len(SUMMARY_HEADERS)]
+        lines += ["| " + " | ".join(md(cell) for cell in summary_cells(m)) + " |"
+                  for m in view.metrics]
     return "\n".join(lines) + "\n"
 
 

@@ -17,10 +17,11 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from evalband.analysis import Comparison
+    from evalband.analysis import Comparison, MetricSummary
     from evalband.report._data import SliceSummary
 
-__all__ = ["comparison_renderables", "slice_summary_table", "new_table"]
+__all__ = ["comparison_renderables", "slice_summary_table", "new_table", "metric_table",
+           "metric_summary_table"]
 _OUTCOME_STYLES = {"failure": "red", "timeout": "yellow", "error": "magenta"}
 
 
@@ -92,6 +93,8 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
     if c.hidden_regressions:
         out.append(f"[bold red]hidden regression[/]: {escape(', '.join(c.hidden_regressions))} "
                    "regressed while the aggregate does not show it")
+    if c.metrics:
+        out.append(metric_table(c, plain=plain))
     for note in (*c.peeking, *c.notes):
         out.append(f"note: {escape(note)}")
     out.append(f"verdict: {_styled(comparison_sentence(c), look(c.verdict).rich)}")
@@ -120,4 +123,38 @@ def slice_summary_table(slices: Sequence[SliceSummary], *, plain: bool = False,
             s.summary.time_text,
             style="bold" if s.kind == "all" else None,
         )
+    return table
+
+
+def metric_table(c: Comparison, *, plain: bool = False) -> Table:
+    """A comparison's metrics: per metric, each slice's difference, then overall.
+
+    A primary metric's rows carry their verdict (decided with the slices); the others say
+    ``descriptive``.
+    """
+    from rich.markup import escape
+
+    from evalband.report._metrics import METRIC_HEADERS, metric_cells
+
+    table = new_table("metrics (candidate - baseline; primary rows decided with the slices)",
+                      METRIC_HEADERS, plain=plain,
+                      right=("n", "baseline", "candidate", "p", "p adj"),
+                      keep=max((len(m.metric) for m in c.metrics), default=0))
+    for row in c.metrics:
+        style = look(row.verdict).row if row.verdict is not None else ""
+        table.add_row(*(escape(cell) for cell in metric_cells(row)), style=style)
+    return table
+
+
+def metric_summary_table(summaries: Sequence[MetricSummary], *, plain: bool = False) -> Table:
+    """One run's metrics: mean and interval, its type and direction."""
+    from rich.markup import escape
+
+    from evalband.report._metrics import SUMMARY_HEADERS, summary_cells
+
+    table = new_table("metrics (mean, interval chosen by the metric's type)", SUMMARY_HEADERS,
+                      plain=plain, right=("n", "mean"),
+                      keep=max((len(s.metric) for s in summaries), default=0))
+    for s in summaries:
+        table.add_row(*(escape(cell) for cell in summary_cells(s)))
     return table

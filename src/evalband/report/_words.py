@@ -106,7 +106,7 @@ def comparison_sentence(c: Comparison) -> str:
         unsure = c.unsure
         sentence = (
             f"inconclusive: {', '.join(unsure)} cannot be judged "
-            f"({'; '.join(r for row in rows if row.name in unsure for r in row.reasons[:1])})."
+            f"({'; '.join(c.reasons_of(name)[0] for name in unsure if c.reasons_of(name))})."
         )
     elif c.verdict == Verdict.IMPROVES:
         sentence = (
@@ -124,6 +124,11 @@ def comparison_sentence(c: Comparison) -> str:
         )
         if regressed:  # regressions outside the primary (required) set
             sentence += f" (secondary slice(s) regressed: {', '.join(regressed)})"
+    decided = [m for m in c.metrics if m.role == "primary" and m.verdict in (
+        SliceVerdict.REGRESSED, SliceVerdict.IMPROVED) and m.label not in c.blocking]
+    if decided:  # the primary metrics' decided slices, said with the success slices
+        sentence += " Primary metric(s): " + "; ".join(
+            f"{m.metric} {m.verdict} in {m.slice}" for m in decided) + "."
     weak = [r for r in rows if r.episodes_for_effect is not None
             and r.verdict not in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED)]
     if weak:

@@ -279,7 +279,7 @@ def panel_task(panel: Panel, run_id: str, policy: str, **fields: Any) -> RunTask
         cwd=os.getcwd(),
         imports=tuple(panel.imports),
         success=Rule(**panel.success.model_dump()),
-        metrics=tuple(panel.metrics),
+        metrics=tuple(panel.info_keys),
         control_dt=panel.control_dt,
         time_limit=panel.time_limit,
         **fields,

@@ -63,6 +63,15 @@ if TYPE_CHECKING:
         intervals,
     )
     from evalband.stats._kappa import KAPPA_WEIGHTS, Kappa, cohen_kappa, kappa_table
+    from evalband.stats._means import (
+        MeanDifference,
+        bca_mean_difference,
+        mean_interval,
+        paired_mean_difference,
+        skewness,
+        t_mean_difference,
+        welch_mean_difference,
+    )
     from evalband.stats._multiplicity import benjamini_hochberg, bonferroni, holm, holm_levels
     from evalband.stats._normal import z_value
     from evalband.stats._power import (
@@ -138,6 +147,13 @@ if TYPE_CHECKING:
     from evalband.stats._types import Difference, Interval, SliceVerdict, TestResult
 
 __all__ = [
+    "MeanDifference",
+    "mean_interval",
+    "paired_mean_difference",
+    "welch_mean_difference",
+    "t_mean_difference",
+    "bca_mean_difference",
+    "skewness",
     "interval",
     "interval_bounds",
     "intervals",
@@ -357,6 +373,13 @@ _LAZY = {
     "rank_intervals": "evalband.stats._ranks",
     "rank_policies": "evalband.stats._ranks",
     "tiers_of": "evalband.stats._ranks",
+    "MeanDifference": "evalband.stats._means",
+    "mean_interval": "evalband.stats._means",
+    "paired_mean_difference": "evalband.stats._means",
+    "welch_mean_difference": "evalband.stats._means",
+    "t_mean_difference": "evalband.stats._means",
+    "bca_mean_difference": "evalband.stats._means",
+    "skewness": "evalband.stats._means",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -1,0 +1,213 @@
+"""The metric sections of every renderer: one run's metric means, two runs' differences.
+
+Pure functions of the stored results (:class:`~evalband.analysis.MetricSummary`,
+:class:`~evalband.analysis.MetricRow`): the terminal, the Markdown and the HTML report read
+the same headers and cells from here, so they say the same thing. A primary metric's row
+carries its verdict (decided in the comparison's family); every other row says
+``descriptive``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from evalband.report import _format as fmt
+
+if TYPE_CHECKING:
+    from evalband.analysis import Comparison, MetricRow, MetricSummary
+
+__all__ = [
+    "METRIC_HEADERS",
+    "SUMMARY_HEADERS",
+    "metric_cells",
+    "summary_cells",
+    "interval_words",
+    "metric_difference_plot",
+    "metric_ecdf_plot",
+    "MAX_ECDF_METRICS",
+]
+
+METRIC_HEADERS = ("metric", "slice", "n", "baseline", "candidate", "Δ candidate - baseline",
+                  "p", "p adj", "verdict")
+"""The columns of a comparison's metric table."""
+
+SUMMARY_HEADERS = ("metric", "n", "mean", "interval", "better")
+"""The columns of a run's metric table."""
+
+
+def number(x: float | None) -> str:
+    """A metric's value in 4 significant digits (``-`` when missing).
+
+    >>> number(-1.23456), number(None), number(1234.5)
+    ('-1.235', '-', '1234')
+    """
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{x:.4g}"
+
+
+def _signed(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{x:+.4g}"
+
+
+def interval_words(method: str, bounded: bool | None = None) -> str:
+    """What an interval's method is, in words (the type it was chosen for).
+
+    >>> interval_words("student-t", False)
+    't (unbounded)'
+    >>> interval_words("bootstrap-bca", True)
+    'BCa bootstrap (bounded in [0, 1])'
+    """
+    words = {"student-t": "t", "bootstrap-bca": "BCa bootstrap",
+             "bootstrap-percentile": "percentile bootstrap", "no spread": "no spread",
+             "paired-t": "paired t", "welch-t": "Welch t",
+             "paired-bootstrap-bca": "paired BCa bootstrap"}.get(method, method)
+    if bounded is None:
+        return words
+    return f"{words} ({'bounded in [0, 1]' if bounded else 'unbounded'})"
+
+
+def summary_cells(s: MetricSummary) -> list[str]:
+    """One run's metric as table cells (:data:`SUMMARY_HEADERS`).
+
+    >>> from evalband.analysis import MetricSummary
+    >>> from evalband.stats import Interval
+    >>> summary_cells(MetricSummary("return", 20, Interval(-3.2, -4.0, -2.4, "student-t",
+    ...                                                     0.95), False))
+    ['return', '20', '-3.2', '[-4, -2.4] 95% t (unbounded)', 'higher']
+    """
+    m = s.mean
+    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), number(m.estimate),
+            f"[{number(m.low)}, {number(m.high)}] {fmt.level(m.confidence)} "
+            f"{interval_words(m.method, s.bounded)}", s.direction]
+
+
+def metric_cells(row: MetricRow) -> list[str]:
+    """A comparison's metric row as table cells (:data:`METRIC_HEADERS`).
+
+    A descriptive row's verdict cell says ``descriptive``; ``n`` is the matched pairs
+    (``pairs``) or both runs' episodes.
+    """
+    d = row.delta
+    n = (f"{row.n_pairs} pairs" if row.pairing == "paired"
+         else f"{row.n_baseline} + {row.n_candidate}")
+    delta = "-" if d is None else (
+        f"{_signed(d.estimate)} [{_signed(d.low)}, {_signed(d.high)}] "
+        f"{fmt.level(d.confidence)} {interval_words(d.method)}")
+    if row.role == "primary":
+        verdict = "inconclusive" if row.verdict is None else str(row.verdict)
+        if row.reasons:
+            verdict += f" ({'; '.join(row.reasons)})"
+    else:
+        verdict = "descriptive" + (f" ({'; '.join(row.reasons)})" if row.reasons else "")
+    better = "" if row.direction == "higher" else " (lower is better)"
+    return [row.metric + better, row.slice, n, number(row.mean_baseline),
+            number(row.mean_candidate), delta, fmt.p_value(row.p_value),
+            fmt.p_value(row.p_holm) if row.role == "primary" else "-", verdict]
+
+
+def metric_difference_plot(c: Comparison) -> str:
+    """An inline SVG of every metric row's difference with its interval, one panel a metric.
+
+    Each metric gets its own horizontal axis (units differ); a dot is the mean difference,
+    the bar its interval, a dashed line 0; red: a primary slice regressed, green improved,
+    grey: not decided or descriptive. Empty when the comparison has no difference to draw.
+    """
+    from evalband.report._svgplot import Canvas, label_width, nice_ticks
+
+    rows = [r for r in c.metrics if r.delta is not None and math.isfinite(r.delta.low)]
+    if not rows:
+        return ""
+    metrics = list(dict.fromkeys(r.metric for r in rows))
+    most = max(sum(r.metric == m for r in rows) for m in metrics)
+    labels = [r.slice + ("" if r.role == "primary" else " (descriptive)") for r in rows]
+    left = min(label_width(labels) + 16, 320.0)
+    fig = Canvas(7.5, (len(metrics) * (most * 18 + 70) + 20) / 96,
+                 f"metric differences, {c.candidate} - {c.baseline}",
+                 "each metric's mean difference per slice with its interval")
+    for k, metric in enumerate(metrics):
+        mine = [r for r in rows if r.metric == metric]
+        lows = [r.delta.low for r in mine if r.delta is not None] + [0.0]
+        highs = [r.delta.high for r in mine if r.delta is not None] + [0.0]
+        lo, hi = min(lows), max(highs)
+        span = (hi - lo) or 1.0
+        ticks = nice_ticks(lo - 0.05 * span, hi + 0.05 * span, 5)
+        ax = fig.axes((min(ticks[0], lo), max(ticks[-1], hi)), (len(mine) - 0.5, -0.5),
+                      left=left, row=k, rows=len(metrics), top=24, bottom=40, vgap=56)
+        ax.title(f"Δ {metric} (candidate - baseline)")
+        ax.frame(ticks, list(range(len(mine))),
+                 ylabels=[r.slice + ("" if r.role == "primary" else " (descriptive)")
+                          for r in mine], grid="x")
+        ax.vline(0.0, "#999", dash="3 3")
+        for y, r in enumerate(mine):
+            d = r.delta
+            assert d is not None
+            colour = {"regressed": "#c0392b", "improved": "#27ae60"}.get(
+                str(r.verdict) if r.verdict is not None else "", "#555")
+            ax.interval(y, d.estimate, d.low, d.high, colour,
+                        label=f"{r.slice}: {_signed(d.estimate)} [{_signed(d.low)}, "
+                              f"{_signed(d.high)}]")
+    return fig.svg()
+
+
+def metric_rows_of(comparisons: Sequence[Comparison]) -> bool:
+    """Whether any of the comparisons has a metric row."""
+    return any(c.metrics for c in comparisons)
+
+
+MAX_ECDF_METRICS = 6
+"""Metrics drawn in the distributions figure (the first ones, declared metrics first)."""
+
+_RUN_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+
+def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str:
+    """An inline SVG of each metric's empirical distribution (ECDF), one step line per run.
+
+    ``runs``: (label, metric name -> the run's values), baseline first. A metric with one
+    value in every episode of every run is left out (nothing to see); at most
+    :data:`MAX_ECDF_METRICS` metrics are drawn. Empty when nothing is left.
+
+    >>> svg = metric_ecdf_plot([("a", {"return": [1.0, 2.0]}), ("b", {"return": [2.0, 4.0]})])
+    >>> svg.startswith("<svg") and svg.count('class="series"') == 2
+    True
+    """
+    from evalband.report._svgplot import Canvas, nice_ticks
+
+    names: list[str] = []
+    for _, values in runs:
+        names.extend(n for n in values if n not in names)
+    shown = []
+    for name in names:
+        every = [float(x) for _, values in runs for x in values.get(name, ())]
+        if every and max(every) > min(every):
+            shown.append((name, min(every), max(every)))
+    shown = shown[:MAX_ECDF_METRICS]
+    if not shown:
+        return ""
+    cols = 2 if len(shown) > 1 else 1
+    grid_rows = (len(shown) + cols - 1) // cols
+    fig = Canvas(7.5, (grid_rows * 190 + 40) / 96, "metric distributions",
+                 "each metric's empirical cumulative distribution, one line per run")
+    for i, (label, _) in enumerate(runs):
+        fig.add_legend(label, _RUN_COLOURS[i % len(_RUN_COLOURS)])
+    top = 30 + 16 * fig.legend_rows(3)
+    for k, (name, lo, hi) in enumerate(shown):
+        ax = fig.axes((lo, hi), (0.0, 1.0), col=k % cols, cols=cols, row=k // cols,
+                      rows=grid_rows, top=top, left=44, gap=44, vgap=56, bottom=36)
+        ax.title(name)
+        ax.frame(nice_ticks(lo, hi, 4), [0.0, 0.5, 1.0])
+        for i, (label, values) in enumerate(runs):
+            xs = sorted(float(x) for x in values.get(name, ()))
+            if not xs:
+                continue
+            px, py = [lo], [0.0]
+            for j, x in enumerate(xs):
+                px += [x, x]
+                py += [j / len(xs), (j + 1) / len(xs)]
+            px.append(hi)
+            py.append(1.0)
+            ax.line(px, py, _RUN_COLOURS[i % len(_RUN_COLOURS)], label=label)
+    return fig.svg()
