@@ -84,6 +84,10 @@ def mask_replaced(text: str) -> str:
     return re.sub(r"\| ([+-]\d+\.\d) \[[^\]]+\] \|", r"| \1 [...] |", text)
 
 
+_METRIC_NOTES = ("metric(s) ", "metric differences by ", "primary metric(s) ")
+"""How the notes of the metric rows begin (``evalband.analysis._metrics``)."""
+
+
 def as_released(new: Any, old: Any) -> Any:
     """``new`` cut to the keys the release wrote (a statistic added since adds a key).
 
@@ -108,6 +112,11 @@ def as_released(new: Any, old: Any) -> Any:
         return old
     if isinstance(new, dict) and isinstance(old, dict):
         assert set(new) >= set(old), set(old) - set(new)
+        if isinstance(new.get("notes"), list) and "metrics" not in old:
+            # per-episode metrics compared since (issue 29) add their own notes after the
+            # release's; they are cut with the ``metrics`` key they describe
+            new = {**new, "notes": [n for n in new["notes"]
+                                    if not str(n).startswith(_METRIC_NOTES)]}
         return {k: as_released(new[k], old[k]) for k in old}
     if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
         return [as_released(n, o) for n, o in zip(new, old, strict=True)]
