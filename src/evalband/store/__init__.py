@@ -67,6 +67,16 @@ if TYPE_CHECKING:
         open_store,
         read_failure_line,
     )
+    from evalband.store._steps import (
+        MAX_STEP_BYTES,
+        STEPS_CONTENT_TYPE,
+        STEPS_KEY,
+        StepData,
+        decode_steps,
+        encode_steps,
+        read_steps,
+        steps_ref,
+    )
 
 __all__ = [
     "TRIAL_FIELDS",
@@ -120,6 +130,14 @@ __all__ = [
     "add_scores",
     "parse_label",
     "read_labels",
+    "MAX_STEP_BYTES",
+    "STEPS_CONTENT_TYPE",
+    "STEPS_KEY",
+    "StepData",
+    "decode_steps",
+    "encode_steps",
+    "read_steps",
+    "steps_ref",
 ]
 
 _LAZY = {
@@ -174,6 +192,14 @@ _LAZY = {
     "add_scores": "evalband.store._scores",
     "parse_label": "evalband.store._scores",
     "read_labels": "evalband.store._scores",
+    "MAX_STEP_BYTES": "evalband.store._steps",
+    "STEPS_CONTENT_TYPE": "evalband.store._steps",
+    "STEPS_KEY": "evalband.store._steps",
+    "StepData": "evalband.store._steps",
+    "decode_steps": "evalband.store._steps",
+    "encode_steps": "evalband.store._steps",
+    "read_steps": "evalband.store._steps",
+    "steps_ref": "evalband.store._steps",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
