@@ -221,7 +221,8 @@ def export(
         "bundle", "--format", "-f",
         help="bundle; lerobot: a run as lerobot-eval's eval_info.json, or a robot session's "
         "trials as a LeRobotDataset (lerobot's own writer; run from lerobot's venv); "
-        "lerobot-eval: always the eval_info.json.",
+        "lerobot-eval: always the eval_info.json; rerun: the run's step data (run "
+        "--record-steps) as a Rerun recording, -o FILE.rrd (the 'rerun' extra).",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -254,11 +255,25 @@ def export(
                       + (f"; {done.skipped} trials without a clip left out)" if done.skipped
                          else ")"))
         return
+    if fmt == "rerun":
+        from evalband.store import export_rerun
+
+        with read_store(store) as st, work(f"exporting {run_id} to Rerun",
+                                           enabled=not as_json):
+            rrd = export_rerun(st, run_id, out, overwrite=overwrite)
+        if as_json:
+            emit_json({"run_id": run_id, "rrd": str(rrd.path), "episodes": rrd.episodes,
+                       "steps": rrd.steps, "skipped": rrd.skipped})
+            return
+        console.print(f"exported {run_id} to {rrd.path}: {rrd.episodes} episodes, "
+                      f"{rrd.steps} steps" + (f" ({rrd.skipped} episodes without step data "
+                                              "left out)" if rrd.skipped else ""))
+        return
     if fmt != "bundle":
         from evalband.errors import InvalidParameterError
 
-        raise InvalidParameterError(f"--format must be bundle, lerobot or lerobot-eval; got "
-                                    f"{fmt!r}")
+        raise InvalidParameterError(f"--format must be bundle, lerobot, lerobot-eval or "
+                                    f"rerun; got {fmt!r}")
 
     with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
         path = export_bundle(st, run_id, out, overwrite=overwrite)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         error_messages,
     )
     from evalband.store._export_lerobot_eval import eval_info, export_eval_info
+    from evalband.store._export_rerun import RerunExport, episode_entity, export_rerun
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
@@ -138,6 +139,9 @@ __all__ = [
     "encode_steps",
     "read_steps",
     "steps_ref",
+    "RerunExport",
+    "export_rerun",
+    "episode_entity",
 ]
 
 _LAZY = {
@@ -200,6 +204,9 @@ _LAZY = {
     "encode_steps": "evalband.store._steps",
     "read_steps": "evalband.store._steps",
     "steps_ref": "evalband.store._steps",
+    "RerunExport": "evalband.store._export_rerun",
+    "export_rerun": "evalband.store._export_rerun",
+    "episode_entity": "evalband.store._export_rerun",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
