@@ -127,10 +127,12 @@ def test_process_backend_keeps_step_data(store: RunStore) -> None:
         assert steps_ref(record) == by_key[record.key]  # the same bytes from a worker
 
 
-def test_the_vector_backend_is_refused_in_one_line(store: RunStore) -> None:
+def test_the_vector_backend_and_lockstep_are_refused_in_one_line(store: RunStore) -> None:
     panel = load_panel("reach1d").with_overrides(episodes=1)
     with pytest.raises(InvalidParameterError, match="one at a time, which the vector"):
         run_panel(panel, "reach1d:damped", store, backend="vector", record_steps=True)
+    with pytest.raises(InvalidParameterError, match="drop `batch_size`"):
+        run_panel(panel, "reach1d:damped", store, batch_size=4, record_steps=True)
     assert store.list_runs() == []
 
 

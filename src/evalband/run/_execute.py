@@ -539,7 +539,7 @@ def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[Episo
 
         yield from play_recorded(task, specs, env, policy, play_episode)
         return
-    if task.batch_size and not task.record_steps:  # step data: one episode at a time
+    if task.batch_size:
         from evalband.run._lockstep import play_lockstep
 
         yield from play_lockstep(task, specs, env, policy)

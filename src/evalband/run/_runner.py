@@ -427,7 +427,7 @@ def run_panel(
             sha256, referenced from the record's ``extra["step_data"]``
             (:mod:`evalband.store._steps`; read with :func:`evalband.store.read_steps`).
             Episodes are then played one at a time (serial, process and ray backends; the
-            vector backend is refused).
+            vector backend and ``batch_size`` are refused).
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
@@ -501,6 +501,10 @@ def run_panel(
                                             and episode_timeout > 0):
         raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
                                     f"{episode_timeout}", parameters=("episode_timeout",))
+    if record_steps and lockstep:
+        raise InvalidParameterError(
+            "`record_steps` plays episodes one at a time; drop `batch_size` (--batch) to "
+            "record step data", parameters=("record_steps",))
     if record_steps and backend_impl.name not in ("serial", "process", "ray"):
         raise InvalidParameterError(
             f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "
