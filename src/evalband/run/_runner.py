@@ -503,8 +503,8 @@ def run_panel(
                                     f"{episode_timeout}", parameters=("episode_timeout",))
     if record_steps and lockstep:
         raise InvalidParameterError(
-            "`record_steps` plays episodes one at a time; drop `batch_size` (--batch) to "
-            "record step data", parameters=("record_steps",))
+            "`record_steps` plays episodes one at a time; drop `batch_size` to record step "
+            "data", parameters=("record_steps", "batch_size"))
     if record_steps and backend_impl.name not in ("serial", "process", "ray"):
         raise InvalidParameterError(
             f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "

@@ -71,7 +71,7 @@ def _rerun() -> Any:
         import rerun
     except ModuleNotFoundError:
         raise InvalidParameterError(
-            "--format rerun writes with rerun-sdk, which is not installed in this environment; "
+            "the Rerun export writes with rerun-sdk, which is not installed in this environment; "
             "install the extra: pip install 'evalband[rerun]'", parameters=("format",)
         ) from None
     return rerun
@@ -92,7 +92,7 @@ def export_rerun(store: RunStore, run_id: str, out: str | Path, *,
     out = Path(out)
     store.require_run(run_id)
     if out.exists() and not overwrite:
-        raise InvalidInputError(f"{out} exists; pass --overwrite to replace it",
+        raise InvalidInputError(f"{out} exists; pass `overwrite=True` to replace it",
                                 parameters=("overwrite",))
     rr = _rerun()
     records = store.episode_records(run_id)
