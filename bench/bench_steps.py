@@ -77,7 +77,7 @@ def _played(store: RunStore, run_id: str) -> list[tuple[Any, str, int]]:
 def run(quick: bool = False) -> dict[str, Any]:
     """Time plain and step-recording runs, paired; returns the result dict."""
     episodes = int(os.environ.get("BENCH_STEPS_EPISODES", 20 if quick else 200))
-    repeats = int(os.environ.get("BENCH_STEPS_REPEATS", 2 if quick else 4))
+    repeats = int(os.environ.get("BENCH_STEPS_REPEATS", 2 if quick else 6))
     panel = pusht_panel(episodes)
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {p: [] for p in PATHS}
