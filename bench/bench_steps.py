@@ -14,11 +14,15 @@ change from step to step):
 The two paths are interleaved, each round in alternating order (plain-steps, steps-plain,
 ...), so a pair shares the machine's state. The figure is ``steps / plain - 1``, the median
 of the rounds' wall-time ratios, target <= 10 %; the same on this process's CPU time beside
-it. Also reported: the bytes the step data takes on disk (all episodes, per episode, per
-step) against the raw columns' size. Outcomes and step counts must be identical (recording
-does not change what happens), every episode must have step data of its own length, and the
-same episode in two repeats the same actions (its rewards may differ in their last bits:
-gym-pusht computes coverage as a polygon intersection; the largest difference is reported).
+it. Because whole runs on a shared machine differ by more than that (the spread of the
+pairs is reported), the recording's own work is also timed apart: each stored episode's steps
+fed again through the recorder, encoded and stored, over a plain run's wall time
+(``recording_own_share``). Also reported: the bytes the step data takes on disk (all
+episodes, per episode, per step) against the raw columns' size. Outcomes and step counts
+must be identical (recording does not change what happens), every episode must have step
+data of its own length, and the same episode in two repeats the same actions (its rewards
+may differ in their last bits: gym-pusht computes coverage as a polygon intersection; the
+largest difference is reported).
 """
 
 from __future__ import annotations
@@ -74,6 +78,33 @@ def _played(store: RunStore, run_id: str) -> list[tuple[Any, str, int]]:
     return sorted((r.key, r.outcome.value, r.steps) for r in store.episode_records(run_id))
 
 
+def _recording_cost(datas: list[Any], store_path: Path) -> float:
+    """Seconds that recording alone takes for a run's episodes (median of 3 passes).
+
+    Each stored episode's steps are fed again through a :class:`StepRecorder` (``add`` per
+    step, then the encoding) and stored (:func:`store_media_bytes`, its file already there,
+    as in a repeat): the recording's own work, timed apart from the env and the policy, so
+    it is little changed by load that comes and goes between two whole runs.
+    """
+    from evalband.run._steps import StepRecorder
+    from evalband.store import store_media_bytes
+
+    passes = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for data in datas:
+            rec = StepRecorder(tuple(data.info))
+            columns = list(data.info.items())
+            for t in range(data.steps):
+                rec.add(data.action[t], data.reward[t],
+                        {key: values[t] for key, values in columns})
+            pending = rec.pending()
+            store_media_bytes(store_path, pending["data"], content_type=pending["content_type"],
+                              kind="steps")
+        passes.append(time.perf_counter() - t0)
+    return statistics.median(passes)
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     """Time plain and step-recording runs, paired; returns the result dict."""
     episodes = int(os.environ.get("BENCH_STEPS_EPISODES", 20 if quick else 200))
@@ -112,6 +143,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                           for d, rec in zip(datas, records, strict=True)
                           if d is not None and (o := again[rec.key]) is not None)
         coverage_moves = any(d is not None and d.info["coverage"].max() > 0 for d in datas)
+        own_s = _recording_cost(datas, store.path)
     steps = sum(s for _, _, s in reference)
     pairs = [s / p for s, p in zip(times["steps"], times["plain"], strict=True)]
     overhead = _overhead(times)
@@ -130,6 +162,10 @@ def run(quick: bool = False) -> dict[str, Any]:
         "record_steps_overhead_pairs": [round(x - 1.0, 4) for x in pairs],
         "record_steps_overhead_cpu": _overhead(cpu),
         "record_steps_overhead_min": min(times["steps"]) / min(times["plain"]) - 1.0,
+        # the recording's own work for a run's episodes, against a plain run's wall time:
+        # a bound on the overhead that load between whole runs does not blur
+        "recording_own_s": own_s,
+        "recording_own_share": own_s / statistics.median(times["plain"]),
         "step_data_bytes": stored,
         "step_data_bytes_per_episode": stored / len(records),
         "step_data_bytes_per_step": stored / steps,
