@@ -29,7 +29,8 @@ BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "ben
               "bench_envs", "bench_sequential", "bench_sequential_interval", "bench_compare",
               "bench_stored_results", "bench_instructions", "bench_rank", "bench_agree",
               "bench_control_loop", "bench_benchmarks", "bench_lerobot", "bench_console",
-              "bench_multiplicity", "bench_ppi", "bench_metrics")
+              "bench_multiplicity", "bench_ppi", "bench_metrics",
+              "bench_steps")
 
 
 def machine() -> dict[str, Any]:

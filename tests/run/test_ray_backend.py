@@ -135,6 +135,21 @@ def test_clips_on_ray_equal_serial(cluster: Any, store: Any) -> None:
     assert len(clips("serial")) == 3 and clips("ray") == clips("serial")
 
 
+def test_step_data_on_ray_equals_serial(cluster: Any, store: Any) -> None:
+    """``record_steps``: the bytes travel back with the records; the driver stores them."""
+    from evalband.store import steps_ref
+
+    panel = load_panel("reach1d").with_overrides(episodes=3)
+    run_panel(panel, "reach1d:damped", store, run_id="serial", record_steps=True)
+    run_panel(panel, "reach1d:damped", store, run_id="ray", backend="ray", workers=2,
+              record_steps=True)
+
+    def refs(run_id: str) -> dict[Any, Any]:
+        return {r.key: steps_ref(r) for r in store.episode_records(run_id)}
+
+    assert all(refs("serial").values()) and refs("ray") == refs("serial")
+
+
 def test_records_stream_back_as_chunks_finish(cluster, store, tmp_path) -> None:
     # The last episode cannot start until the driver has committed a record (it opens the
     # gate from the progress callback): a backend that only returned at the end would hang.

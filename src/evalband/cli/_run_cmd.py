@@ -95,6 +95,7 @@ def run_run(
     retry_errors: bool = False,
     record: str | None = None,
     record_size: str | None = None,
+    record_steps: bool = False,
     episode_timeout: float | None = None,
     as_json: bool = False,
     step: int | None = None,
@@ -134,6 +135,13 @@ def run_run(
     if until.get("until_decided") or until.get("against") is not None or \
             against_policy is not None:
         from evalband.cli._until import run_until
+
+        if record_steps:
+            from evalband.errors import InvalidInputError
+
+            raise InvalidInputError(
+                "--record-steps records a plain run; --until-decided and --against do not "
+                "keep step data yet: run without --record-steps")
 
         if against_policy is not None:
             resolve_policy(against_policy)
@@ -175,6 +183,7 @@ def run_run(
             record_video=record,
             step=step,
             record_size=parse_record_size(record_size) if record_size else None,
+            record_steps=record_steps,
             episode_timeout=episode_timeout,
             command="evalband " + shlex.join(command_args()),
             on_episode=progress.advance,

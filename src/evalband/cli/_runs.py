@@ -63,6 +63,10 @@ def run(
         help="Film episodes: failures, all or sample:K (mp4 beside the store; needs the "
         "'video' extra and an env with render_mode='rgb_array').",
     ),
+    record_steps: bool = typer.Option(
+        False, "--record-steps",
+        help="Keep every episode's per-step actions, rewards and the panel's metrics info "
+        "keys (a compressed .npz beside the store; episodes played one at a time)."),
     episode_timeout: float | None = typer.Option(
         None, "--episode-timeout", help="Wall seconds one episode may take; past it the "
         "episode is an error (EpisodeTimeout) and the run goes on (default: the panel's "
@@ -118,8 +122,8 @@ def run(
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
             retry_errors=retry_errors, record=record, record_size=record_size,
-            episode_timeout=episode_timeout, as_json=as_json, step=step, episodes=episodes,
-            seed=seed, against=against,
+            record_steps=record_steps, episode_timeout=episode_timeout, as_json=as_json,
+            step=step, episodes=episodes, seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
             discordant=discordant, power=power)
@@ -239,7 +243,8 @@ def export(
         "bundle", "--format", "-f",
         help="bundle; lerobot: a run as lerobot-eval's eval_info.json, or a robot session's "
         "trials as a LeRobotDataset (lerobot's own writer; run from lerobot's venv); "
-        "lerobot-eval: always the eval_info.json.",
+        "lerobot-eval: always the eval_info.json; rerun: the run's step data (run "
+        "--record-steps) as a Rerun recording, -o FILE.rrd (the 'rerun' extra).",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -272,11 +277,25 @@ def export(
                       + (f"; {done.skipped} trials without a clip left out)" if done.skipped
                          else ")"))
         return
+    if fmt == "rerun":
+        from evalband.store import export_rerun
+
+        with read_store(store) as st, work(f"exporting {run_id} to Rerun",
+                                           enabled=not as_json):
+            rrd = export_rerun(st, run_id, out, overwrite=overwrite)
+        if as_json:
+            emit_json({"run_id": run_id, "rrd": str(rrd.path), "episodes": rrd.episodes,
+                       "steps": rrd.steps, "skipped": rrd.skipped})
+            return
+        console.print(f"exported {run_id} to {rrd.path}: {rrd.episodes} episodes, "
+                      f"{rrd.steps} steps" + (f" ({rrd.skipped} episodes without step data "
+                                              "left out)" if rrd.skipped else ""))
+        return
     if fmt != "bundle":
         from evalband.errors import InvalidParameterError
 
-        raise InvalidParameterError(f"--format must be bundle, lerobot or lerobot-eval; got "
-                                    f"{fmt!r}")
+        raise InvalidParameterError(f"--format must be bundle, lerobot, lerobot-eval or "
+                                    f"rerun; got {fmt!r}")
 
     with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
         path = export_bundle(st, run_id, out, overwrite=overwrite)

@@ -32,6 +32,7 @@ from evalband.policies import (
     episode_seed,
 )
 from evalband.run._judge import DEFAULT_RULE, Judge, Rule
+from evalband.run._steps import StepRecorder
 from evalband.run._trace import TRACE_EPISODES, start_trace, traceable, traces
 
 __all__ = ["RunTask", "close_policies", "close_task_envs", "env_options", "episode_context",
@@ -66,6 +67,8 @@ class RunTask:
             (:mod:`evalband.run._trace`) when the env has a trace hook; ``0`` traces none.
         episode_timeout_s: wall seconds one episode may take (:class:`EpisodeTimeout`);
             ``None``: no limit.
+        record_steps: keep every episode's step data (actions, rewards, the ``metrics``
+            info keys; :mod:`evalband.run._steps`); episodes are then played one at a time.
     """
 
     run_id: str
@@ -86,6 +89,7 @@ class RunTask:
     record: Any = None
     trace_episodes: int = TRACE_EPISODES
     episode_timeout_s: float | None = None
+    record_steps: bool = False
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
@@ -392,6 +396,7 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     tally = judge(task)
     dt, can_trace = env_facts(env, task)
     trace = start_trace(env, spec, dt, task.trace_episodes) if can_trace else None
+    steps = StepRecorder(task.metrics) if task.record_steps else None
     if _IN_FLIGHT:  # the serial runner notes the episode before it plays (a crash names it)
         _IN_FLIGHT[0](spec)
     try:
@@ -413,6 +418,8 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
                 obs, reward, terminated, truncated, info = env.step(action)
                 env_s += clock() - t1
                 end = tally.step(reward, terminated, truncated, info)
+                if steps is not None:
+                    steps.add(action, reward, info)
                 if trace is not None:
                     trace.add(tally.steps)
                 if end is not None:
@@ -436,7 +443,8 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
         started_at=started_at,
         error=error,
         extra={**(metrics_extra(tally) if error is None else {}), **info_extra,
-               **(trace.extra() if trace is not None else {})},
+               **(trace.extra() if trace is not None else {}),
+               **(steps.extra() if steps is not None else {})},
         **_latency_fields(latencies),
     )
 
@@ -485,7 +493,8 @@ def _batch_records(
     if (not task.batch or batch_fn is None or not getattr(policy, "batched", False)
             or runtime.kind != "batched" or callable(getattr(policy, "reset", None))):
         return None
-    if task.success != DEFAULT_RULE or task.metrics or any(s.env_kwargs for s in specs):
+    if task.success != DEFAULT_RULE or task.metrics or task.record_steps or \
+            any(s.env_kwargs for s in specs):
         return None  # the hook knows the terminal rule and the panel's constructor args only
     traced = {s.key for s in specs if traces(s, task.trace_episodes)}
     if not traceable(env):

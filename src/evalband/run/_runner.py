@@ -137,7 +137,8 @@ class GroupCommit:
         if not self.pending:
             return
         group, self.pending = self.pending, []
-        if any(record.media for record in group):  # their clips on disk first
+        if any(record.media or "step_data" in record.extra for record in group):
+            # their clips and step data on disk first
             from evalband.store import sync_media
 
             sync_media()
@@ -370,6 +371,7 @@ def run_panel(
     retry_errors: bool = False,
     record_video: str | None = None,
     record_size: tuple[int, int] | None = None,
+    record_steps: bool = False,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     step: int | None = None,
@@ -420,6 +422,12 @@ def run_panel(
         record_size: ``(width, height)`` of the clips' frames: passed to the env's renderer
             where its constructor takes a size (``width``/``height``,
             ``visualization_width``/``visualization_height``), else each frame is resized.
+        record_steps: keep every episode's step data: per-step actions, rewards and the
+            panel's ``metrics`` info keys, one compressed ``.npz`` beside the store by its
+            sha256, referenced from the record's ``extra["step_data"]``
+            (:mod:`evalband.store._steps`; read with :func:`evalband.store.read_steps`).
+            Episodes are then played one at a time (serial, process and ray backends; the
+            vector backend and ``batch_size`` are refused).
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).
@@ -493,9 +501,18 @@ def run_panel(
                                             and episode_timeout > 0):
         raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
                                     f"{episode_timeout}", parameters=("episode_timeout",))
+    if record_steps and lockstep:
+        raise InvalidParameterError(
+            "`record_steps` plays episodes one at a time; drop `batch_size` to record step "
+            "data", parameters=("record_steps", "batch_size"))
+    if record_steps and backend_impl.name not in ("serial", "process", "ray"):
+        raise InvalidParameterError(
+            f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "
+            "backend does not; use the serial, process or ray backend",
+            parameters=("record_steps",))
     task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
                       env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
-                      episode_timeout_s=episode_timeout)
+                      episode_timeout_s=episode_timeout, record_steps=record_steps)
     try:
         refuse_ignored_factors(panel, task)
         if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
@@ -580,6 +597,9 @@ def run_panel(
             store.update_run(run_id, extra={
                 **extra, "record": record_video,
                 **({"record_size": list(record_size)} if record_size else {})})
+        if record_steps:
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={**extra, "record_steps": True})
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
@@ -602,7 +622,7 @@ def run_panel(
                     key = (record.cell, record.episode, record.repeat)
                     if key in retried:
                         record = dataclasses.replace(record, attempts=retried[key] + 1)
-                    if plan is not None:
+                    if plan is not None or record_steps:
                         from evalband.run._video import store_pending_media
 
                         record = store_pending_media(store.path, record)

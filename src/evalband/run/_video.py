@@ -357,7 +357,8 @@ class _Filmed:
             else:
                 content_type = "video/mp4" if self.plan.codec == "h264" else "video/webm"
                 record.extra[PENDING] = [
-                    {"data": data, "content_type": content_type, "frames": frames}
+                    *record.extra.get(PENDING, ()),  # the episode's step data, if kept
+                    {"data": data, "content_type": content_type, "frames": frames},
                 ]
         # what filming cost this episode: drawing the frames and encoding the clip
         record.extra["media_ms"] = round(1000.0 * (self.render_s + encode_s), 3)
@@ -432,7 +433,10 @@ def play_recorded(
 
 
 def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord:
-    """Store the clips a worker attached to ``record`` and reference them from ``extra``.
+    """Store the clips and step data a worker attached to ``record``; reference them.
+
+    Clips go to ``extra["media"]``, step data (:mod:`evalband.run._steps`) to
+    ``extra["step_data"]``.
 
     >>> import tempfile
     >>> from evalband.episode import EpisodeRecord
@@ -448,14 +452,19 @@ def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord
     pending = record.extra.get(PENDING)
     if not pending:
         return record
-    from evalband.store import store_media_bytes
+    from evalband.store import STEPS_KEY, store_media_bytes
 
     extra = {k: v for k, v in record.extra.items() if k != PENDING}
     refs = list(extra.get("media", []))
-    for clip in pending:
+    for item in pending:
+        kind = item.get("kind", "video")
         # durable before the record's commit: the runner calls sync_media() first
-        ref = store_media_bytes(store_path, clip["data"], content_type=clip["content_type"],
-                                background=True)
-        refs.append({**ref, "frames": clip.get("frames")})
-    extra["media"] = refs
+        ref = store_media_bytes(store_path, item["data"], content_type=item["content_type"],
+                                kind=kind, background=True)
+        if kind == "steps":  # step data (evalband.run._steps): its own reference
+            extra[STEPS_KEY] = {**ref, "steps": item.get("steps")}
+        else:
+            refs.append({**ref, "frames": item.get("frames")})
+    if refs:
+        extra["media"] = refs
     return replace(record, extra=extra)

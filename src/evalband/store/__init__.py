@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         error_messages,
     )
     from evalband.store._export_lerobot_eval import eval_info, export_eval_info
+    from evalband.store._export_rerun import RerunExport, episode_entity, export_rerun
     from evalband.store._importers import (
         IMPORT_COLUMNS,
         IMPORT_FORMATS,
@@ -66,6 +67,16 @@ if TYPE_CHECKING:
         is_damage,
         open_store,
         read_failure_line,
+    )
+    from evalband.store._steps import (
+        MAX_STEP_BYTES,
+        STEPS_CONTENT_TYPE,
+        STEPS_KEY,
+        StepData,
+        decode_steps,
+        encode_steps,
+        read_steps,
+        steps_ref,
     )
 
 __all__ = [
@@ -120,6 +131,17 @@ __all__ = [
     "add_scores",
     "parse_label",
     "read_labels",
+    "MAX_STEP_BYTES",
+    "STEPS_CONTENT_TYPE",
+    "STEPS_KEY",
+    "StepData",
+    "decode_steps",
+    "encode_steps",
+    "read_steps",
+    "steps_ref",
+    "RerunExport",
+    "export_rerun",
+    "episode_entity",
 ]
 
 _LAZY = {
@@ -174,6 +196,17 @@ _LAZY = {
     "add_scores": "evalband.store._scores",
     "parse_label": "evalband.store._scores",
     "read_labels": "evalband.store._scores",
+    "MAX_STEP_BYTES": "evalband.store._steps",
+    "STEPS_CONTENT_TYPE": "evalband.store._steps",
+    "STEPS_KEY": "evalband.store._steps",
+    "StepData": "evalband.store._steps",
+    "decode_steps": "evalband.store._steps",
+    "encode_steps": "evalband.store._steps",
+    "read_steps": "evalband.store._steps",
+    "steps_ref": "evalband.store._steps",
+    "RerunExport": "evalband.store._export_rerun",
+    "export_rerun": "evalband.store._export_rerun",
+    "episode_entity": "evalband.store._export_rerun",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

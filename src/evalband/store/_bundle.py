@@ -229,12 +229,14 @@ _MEDIA = "media"
 
 
 def _copy_media(store: RunStore, records: Sequence[EpisodeRecord], tmp: Path) -> list[str]:
-    """Copy the run's stored clips into ``<bundle>/media/``; their names in the bundle."""
+    """Copy the run's clips and step data into ``<bundle>/media/``; their names there."""
     from evalband.store._media import media_file
+    from evalband.store._steps import steps_ref
 
     names: list[str] = []
     for record in records:
-        for ref in record.media:
+        step_data = steps_ref(record)
+        for ref in [*record.media, *([step_data] if step_data else [])]:
             source = media_file(store.path, ref)
             if source is None:
                 continue
@@ -509,10 +511,11 @@ def import_bundle(store: RunStore, path: str | Path) -> str:
     imported = manifest.replace(status="imported", source="import", extra=extra)
     if (root / _MEDIA).is_dir():  # verified by load_bundle; stored by content beside the store
         from evalband.store._media import refuse_reason, store_media_file
+        from evalband.store._steps import refuse_steps
 
         refused = []
         for clip in sorted((root / _MEDIA).iterdir()):
-            reason = refuse_reason(clip)
+            reason = refuse_steps(clip) if clip.suffix == ".npz" else refuse_reason(clip)
             if reason is None:
                 store_media_file(store.path, clip)
             else:  # never embedded: its episodes show no clip

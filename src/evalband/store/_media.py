@@ -46,6 +46,7 @@ CONTENT_TYPES: dict[str, str] = {
     ".gif": "image/gif",
     ".png": "image/png",
     ".rrd": "application/octet-stream",
+    ".npz": "application/x-npz",
 }
 """Content type of a media file by suffix."""
 

@@ -1,8 +1,9 @@
 """The viewer's episode table: every episode of a run, filterable by slice and outcome.
 
 Each row links the episode's stored clips (served by the viewer at ``/media/<file>``, with
-the right content type and HTTP range requests, so a browser can seek). The filters are a
-few lines of inline script over the table; nothing is fetched.
+the right content type and HTTP range requests, so a browser can seek) and, when it has step
+data, its timeline (:mod:`evalband.web._view_steps`). The filters are a few lines of inline
+script over the table; nothing is fetched.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from evalband.report import html_page
 
@@ -94,6 +96,10 @@ def episodes_page(run_id: str, records: Sequence[EpisodeRecord], *, csp: str) ->
             elif ref.get("refused"):
                 links.append(f'<span title="{_E(str(ref.get("refused")))}">refused</span>')
         filmed += bool(links)
+        step_data = r.extra.get("step_data")
+        if isinstance(step_data, dict) and isinstance(step_data.get("sha256"), str):
+            links.append(f'<a href="/run/{_E(quote(run_id, safe=""))}/steps/'
+                         f'{_E(step_data["sha256"])}">steps</a>')
         reason = r.extra.get("reason") or r.error or ""
         rows.append(
             f"<tr{attrs}><td>{_E(r.cell)}</td><td>{r.episode}</td><td>{r.repeat}</td>"

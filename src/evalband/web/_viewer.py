@@ -6,6 +6,7 @@ Pages:
 ``/``                               the runs (newest first) and the recorded comparisons
 ``/run/<run id>``                   the run's report (:func:`evalband.report.render_html`)
 ``/run/<run id>/episodes``          every episode of the run, with its clips
+``/run/<run id>/steps/<sha256>``    an episode's step data as traces, aligned with its clip
 ``/compare/<comparison id>``        the comparison's report
 ``/session/<session id>``           a hardware session: its runs, its stored analysis, looks
 ``/media/<name>``                   a stored clip (HTTP range requests)
@@ -227,6 +228,8 @@ class Viewer:
             return decorate_report(
                 episodes_page(parts[1], store.episode_records(parts[1]), csp=VIEW_CSP),
                 self.store_label, run_ids=[], state="", running=False, poll_ms=self.poll_ms)
+        if len(parts) == 4 and parts[0] == "run" and parts[2] == "steps":
+            return self._steps(parts[1], parts[3], store)
         if len(parts) == 2 and parts[0] == "compare":
             comparison = store.get_comparison(parts[1])
             if comparison is None:
@@ -245,6 +248,28 @@ class Viewer:
             except SessionNotFoundError as exc:
                 raise _NotFound(str(exc)) from None
         raise _NotFound(f"the viewer has no page {'/' + '/'.join(parts)!r}")
+
+    def _steps(self, run_id: str, digest: str, store: RunStore) -> str:
+        """The timeline of the run's episode whose step data has sha256 ``digest``."""
+        from evalband.store import read_steps, steps_ref
+        from evalband.web._view_episodes import media_url
+        from evalband.web._view_steps import steps_page
+
+        store.require_run(run_id)
+        for record in store.episode_records(run_id):
+            ref = steps_ref(record)
+            if ref is None or ref.get("sha256") != digest:
+                continue
+            data = read_steps(self.store_path, record)
+            if data is None:
+                raise _NotFound(f"the step data of episode {record.episode} of {run_id} is no "
+                                "longer beside the store")
+            clips = [(url, int(m.get("frames") or 0)) for m in record.media
+                     if m.get("kind", "video") == "video" and (url := media_url(m))]
+            page = steps_page(run_id, record, data, clips, csp=VIEW_CSP)
+            return decorate_report(page, self.store_label, run_ids=[], state="",
+                                   running=False, poll_ms=self.poll_ms)
+        raise _NotFound(f"no episode of run {run_id} has step data {digest[:12]!r}")
 
     def _index(self, store: RunStore) -> str:
         from evalband.web._view_sessions import session_rows, sessions_table
