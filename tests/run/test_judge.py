@@ -79,9 +79,11 @@ class _Store:
 
 
 class _Named(str):
-    """A stand-in episode record: its name, and no clips (``media``) to sync before a commit."""
+    """A stand-in episode record: its name, and no clips (``media``) or step data (``extra``)
+    to sync before a commit."""
 
     media = ()
+    extra: dict[str, object] = {}  # noqa: RUF012 - read only
 
 
 def test_group_commit_groups_quick_episodes_and_commits_slow_ones_at_once(monkeypatch) -> None:
