@@ -9,11 +9,18 @@ documented non-underscore module. Helpers that every layer shares live in ``eval
 which anyone may import and which itself imports only the standard library and
 :mod:`evalband.errors`. The walk is static (:mod:`ast`), so imports inside functions and
 under ``TYPE_CHECKING`` count too.
+
+Imports also point down only: the layer table in ``docs/architecture.md`` ("The layers") gives
+each package, and each module directly in ``src/evalband``, a layer number, and a module may
+import only what sits in a lower layer. The table is read from the page, so the page is what
+is enforced: a package missing from it, or an import that points up or sideways, fails.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +29,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = SRC / "evalband"
 UTIL = "_util"
+ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 # (importing file, imported module) -> the reason it may cross. Keep it empty.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -102,13 +110,6 @@ def test_no_package_imports_another_packages_private_module() -> None:
     assert not stale, f"allowed crossings that no longer occur: {sorted(stale)}"
 
 
-def test_the_shared_helpers_import_no_layer() -> None:
-    for path in sorted((ROOT / UTIL).rglob("*.py")):
-        for line, target, _ in imports(path):
-            if target[0] == "evalband":
-                assert target[1] in (UTIL, "errors"), f"{path}:{line}: {'.'.join(target)}"
-
-
 @pytest.mark.parametrize(("source", "expected"), [
     ("from evalband.stats._tests import mcnemar\n", ["evalband.stats._tests"]),
     ("import evalband.envs._coin\n", ["evalband.envs._coin"]),
@@ -129,3 +130,180 @@ def test_the_walk_sees_each_kind_of_crossing(monkeypatch: pytest.MonkeyPatch, so
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source)
     found = [what for _, _, what in crossings(fake)]
     assert found == expected
+
+
+# --- the layer order, read from the table in docs/architecture.md ---------------------------
+
+_ROW = re.compile(r"^\|\s*(?P<layer>[^|]*?)\s*\|\s*(?P<names>[^|]*?)\s*\|")
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:/|\.py)`")
+
+
+def parse_layers(markdown: str) -> dict[str, int]:
+    """``{unit: layer}`` from the first Markdown table whose header starts ``| Layer | Package``.
+
+    A unit is a package (```store/``` -> ``store``) or a module directly in ``src/evalband``
+    (```panel.py``` -> ``panel``, ```__init__.py``` -> ``__init__``); one row may name several.
+    Raises ``ValueError`` when there is no such table, a layer is not a whole number, a row names
+    no unit, or a unit is placed twice.
+    """
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if re.match(r"^\|\s*Layer\s*\|\s*Package\s*\|", line)), None)
+    if start is None:
+        raise ValueError("no '| Layer | Package | ...' table")
+    layers: dict[str, int] = {}
+    for line in lines[start + 2:]:  # skip the header and its |---| rule
+        row = _ROW.match(line)
+        if row is None:
+            break
+        if not row["layer"].isdigit():
+            raise ValueError(f"layer must be a whole number: {line!r}")
+        names = _NAME.findall(row["names"])
+        if not names:
+            raise ValueError(f"row names no package (`name/`) or module (`name.py`): {line!r}")
+        for name in names:
+            if name in layers:
+                raise ValueError(f"{name} is placed twice")
+            layers[name] = int(row["layer"])
+    if not layers:
+        raise ValueError("the layer table has no rows")
+    return layers
+
+
+def _unit_of_file(path: Path) -> str:
+    """The table's unit of a source file: its package, or its own name at the top level."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return parts[0]
+
+
+def _units_on_disk() -> set[str]:
+    return {_unit_of_file(path) for path in _files()}
+
+
+def _root_lazy_table() -> dict[str, str]:
+    """The root ``__init__``'s ``_LAZY`` table: public name -> the module that defines it."""
+    tree = ast.parse((ROOT / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)):
+            return {str(ast.literal_eval(k)): str(ast.literal_eval(v))
+                    for k, v in zip(node.value.keys, node.value.values, strict=True)
+                    if k is not None}
+    raise AssertionError("evalband/__init__.py has no _LAZY table")
+
+
+def target_unit(target: list[str], name: str | None, lazy: dict[str, str]) -> str | None:
+    """The unit an import reaches, or ``None`` for a name the root ``__init__`` defines itself.
+
+    ``from evalband import load_run`` reaches the module that defines ``load_run`` (``_api``,
+    through the root's lazy table); ``from evalband import __version__`` reaches only the root
+    ``__init__``'s own constants, which any layer may read (its eager imports are ``_util`` and
+    ``errors``); a bare ``import evalband`` reaches the whole facade, the top.
+    """
+    inner = target[1:]
+    if inner:
+        return inner[0]
+    if name is None:
+        return "__init__"
+    if _is_module(["evalband", name]):
+        return name
+    if name in lazy:
+        return lazy[name].split(".")[1]
+    return None
+
+
+@functools.cache
+def _evalband_imports(path: Path) -> tuple[tuple[int, list[str], str | None], ...]:
+    return tuple(found for found in imports(path) if found[1][0] == "evalband")
+
+
+def layer_violations(layers: dict[str, int]) -> list[str]:
+    """Each import that does not point to a lower layer of ``layers``, and each unit not placed."""
+    lazy = _root_lazy_table()
+    found: list[str] = []
+    for unit in sorted(_units_on_disk() - set(layers)):
+        found.append(f"{unit}: not in the layer table")
+    for unit in sorted(set(layers) - _units_on_disk()):
+        found.append(f"{unit}: in the layer table but not in src/evalband")
+    for path in _files():
+        own = _unit_of_file(path)
+        for line, target, name in _evalband_imports(path):
+            other = target_unit(target, name, lazy)
+            if other is None or other == own or own not in layers or other not in layers:
+                continue
+            if layers[other] >= layers[own]:
+                found.append(f"{path.relative_to(ROOT)}:{line}: {own} (layer {layers[own]}) "
+                             f"imports {other} (layer {layers[other]})")
+    return found
+
+
+def test_imports_point_down_the_layer_table_in_the_architecture_page() -> None:
+    found = layer_violations(parse_layers(ARCHITECTURE.read_text(encoding="utf-8")))
+    assert not found, ("an import points up or sideways, or a package is not placed; move the "
+                       "code or change the table in docs/architecture.md:\n" + "\n".join(found))
+
+
+def test_the_root_init_reaches_further_only_lazily() -> None:
+    """What makes ``from evalband import __version__`` safe at any layer."""
+    tree = ast.parse((ROOT / "__init__.py").read_text(encoding="utf-8"))
+    eager = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    for node in eager:
+        module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+        parts = (module or "").split(".")
+        assert parts[0] != "evalband" or parts[1] in (UTIL, "errors"), ast.dump(node)
+
+
+def _swap(markdown: str, first: str, second: str) -> str:
+    """The page with the layer numbers of the rows naming ``first`` and ``second`` swapped."""
+    layers = parse_layers(markdown)
+    out = []
+    for line in markdown.splitlines():
+        for mine, theirs in ((first, second), (second, first)):
+            if re.match(rf"^\|\s*\d+\s*\|[^|]*`{mine}(?:/|\.py)`", line):
+                line = re.sub(r"^\|\s*\d+", f"| {layers[theirs]}", line, count=1)
+                break
+        out.append(line)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize(("first", "second", "expected"), [
+    ("store", "analysis", "analysis (layer 4) imports store (layer 5)"),
+    ("cli", "run", "cli (layer 7) imports report (layer 9)"),
+    ("panel", "store", "store (layer 3) imports panel (layer 4)"),
+])
+def test_a_wrong_table_fails(first: str, second: str, expected: str) -> None:
+    """The enforcement reads the page: the same code against a table in the wrong order fails."""
+    wrong = _swap(ARCHITECTURE.read_text(encoding="utf-8"), first, second)
+    assert any(expected in problem for problem in layer_violations(parse_layers(wrong)))
+
+
+def test_an_import_within_one_layer_fails() -> None:
+    layers = parse_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    layers["panel"] = layers["envs"]  # panel.py imports envs: siblings may not
+    assert any("panel (layer 2) imports envs (layer 2)" in problem
+               for problem in layer_violations(layers))
+
+
+def test_a_package_left_out_of_the_table_fails() -> None:
+    layers = parse_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    del layers["training"]
+    assert "training: not in the layer table" in layer_violations(layers)
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ("no table here\n", "no '| Layer | Package"),
+    ("| Layer | Package | What |\n|---|---|---|\n| top | `cli/` | x |\n", "whole number"),
+    ("| Layer | Package | What |\n|---|---|---|\n| 1 | cli | x |\n", "names no package"),
+    ("| Layer | Package | What |\n|---|---|---|\n| 1 | `cli/` | x |\n| 2 | `cli/` | y |\n",
+     "placed twice"),
+])
+def test_the_parser_refuses_a_malformed_table(table: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_layers(table)
+
+
+def test_the_parser_reads_each_spelling() -> None:
+    table = ("| Layer | Package | What |\n|---|---|---|\n"
+             "| 2 | `envs/` `policies/` | contracts |\n| 0 | `errors.py` | the errors |\n\n"
+             "| 9 | `cli/` | after the table: not read |\n")
+    assert parse_layers(table) == {"envs": 2, "policies": 2, "errors": 0}

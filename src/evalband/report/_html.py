@@ -233,7 +233,7 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     ``columns`` keeps only the slice-table columns of these keys (see
     :data:`evalband.report._table.COLUMNS`); all by default.
     """
-    import evalband
+    from evalband import __version__
     from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
     from evalband.report._metrics import (
@@ -268,7 +268,7 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         latency=latency,
         looks=looks, max_clips=MAX_CLIPS, clip_budget_bytes=CLIP_BUDGET_BYTES,
         run_verdict=run_verdict_text,
-        seeds_text=_seeds_text, versions=_versions, version=evalband.__version__,
+        seeds_text=_seeds_text, versions=_versions, version=__version__,
         metric_views=metric_views, metric_comparisons=metric_comparisons, metric_ecdf=ecdf,
         metric_headers=METRIC_HEADERS, metric_summary_headers=SUMMARY_HEADERS,
         metric_cells=metric_cells, summary_cells=summary_cells,
