@@ -24,7 +24,6 @@ EXCEPTIONS: dict[str, str] = {
     "evalband/cli/_compare.py:compare": "not split yet (issue 32)",
     "evalband/cli/_run_cmd.py:run_run": "not split yet (issue 32)",
     "evalband/run/_runner.py:run_panel": "not split yet (issue 32)",
-    "evalband/analysis/_sweep.py:sweep_runs": "not split yet (issue 32)",
 }
 
 
