@@ -17,7 +17,6 @@ LIMIT = 120
 # "path/under/src.py:function" -> why it is still over the limit. Shrink it; never grow it.
 EXCEPTIONS: dict[str, str] = {
     "evalband/envs/_reach1d_kernel.py:lockstep_step": "not split yet (issue 32)",
-    "evalband/cli/_run_cmd.py:run_run": "not split yet (issue 32)",
     "evalband/run/_runner.py:run_panel": "not split yet (issue 32)",
 }
 
