@@ -289,6 +289,41 @@ def _pooled_discordance(tests: Sequence[Any]) -> float | None:
     return d / n if n else None
 
 
+
+def _check_one_run_per_policy(runs: Sequence[RunData]) -> None:
+    """Refuse a policy that appears in more than one of the ranked runs."""
+    names = [r.policy for r in runs]
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise InvalidInputError(
+            f"each policy may be ranked once; {', '.join(dupes)} appear(s) more than once "
+            "(rank one run per policy)")
+
+
+def _cluster_map(keys: Sequence[tuple[str, int, int]],
+                 cluster: str) -> dict[tuple[str, int, int], int]:
+    """Number each episode key's cluster: its cell, or its ``(cell, episode)`` condition."""
+    labels: dict[Any, int] = {}
+    cluster_of: dict[tuple[str, int, int], int] = {}
+    for key in keys:
+        label = key[0] if cluster == "cell" else key[:2]
+        cluster_of[key] = labels.setdefault(label, len(labels))
+    return cluster_of
+
+
+def _slice_keys(inputs: Sequence[RankInput], keys: Sequence[tuple[str, int, int]],
+                slices: str) -> dict[str, list[tuple[str, int, int]]]:
+    """Group the episode keys by their value of the slice factor ``slices``."""
+    factor_values: dict[str, list[tuple[str, int, int]]] = {}
+    for key in keys:
+        labels_of = next((inp.slices[key[0]] for inp in inputs if key[0] in inp.slices), {})
+        if slices not in labels_of:
+            raise InvalidInputError(
+                f"the runs' episodes have no slice factor {slices!r}; factors: "
+                f"{', '.join(sorted(labels_of)) or 'none'}", parameters=("slices",))
+        factor_values.setdefault(f"{slices}={labels_of[slices]}", []).append(key)
+    return factor_values
+
 def rank_runs(
     runs: Sequence[RunData],
     *,
@@ -346,12 +381,7 @@ def rank_runs(
     level = check_confidence(confidence)
     if len(runs) < 2:
         raise InvalidInputError(f"ranking needs at least 2 runs; got {len(runs)}")
-    names = [r.policy for r in runs]
-    if len(set(names)) != len(names):
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        raise InvalidInputError(
-            f"each policy may be ranked once; {', '.join(dupes)} appear(s) more than once "
-            "(rank one run per policy)")
+    _check_one_run_per_policy(runs)
     notes: list[str] = []
     same_panel = len({r.panel_fingerprint for r in runs}) == 1
     if not same_panel:
@@ -377,13 +407,7 @@ def rank_runs(
                  if not np.isfinite(row).any()]
         raise InvalidInputError(f"no episode of {', '.join(empty)} has a value of {metric}; "
                                 "rank by another metric")
-    cluster_of: dict[tuple[str, int, int], int] | None = None
-    if use_pairs and cluster is not None:
-        labels: dict[Any, int] = {}
-        cluster_of = {}
-        for key in keys:
-            label = key[0] if cluster == "cell" else key[:2]
-            cluster_of[key] = labels.setdefault(label, len(labels))
+    cluster_of = _cluster_map(keys, cluster) if use_pairs and cluster is not None else None
     design = ("unpaired" if not use_pairs else "clustered" if cluster_of is not None
               else "paired")
     left_out = int(np.sum(~np.isfinite(y)))
@@ -396,15 +420,7 @@ def rank_runs(
     }
     out = [_rank_slice("all", inputs, keys, **common)]
     if slices is not None:
-        factor_values: dict[str, list[tuple[str, int, int]]] = {}
-        for key in keys:
-            labels_of = next((inp.slices[key[0]] for inp in inputs if key[0] in inp.slices), {})
-            if slices not in labels_of:
-                raise InvalidInputError(
-                    f"the runs' episodes have no slice factor {slices!r}; factors: "
-                    f"{', '.join(sorted(labels_of)) or 'none'}", parameters=("slices",))
-            factor_values.setdefault(f"{slices}={labels_of[slices]}", []).append(key)
-        for label, subset in sorted(factor_values.items()):
+        for label, subset in sorted(_slice_keys(inputs, keys, slices).items()):
             out.append(_rank_slice(label, inputs, subset, **common))
         notes.append(f"each slice's rank sets hold at joint {100 * level:g}% within the slice; "
                      "across slices the levels are not combined")

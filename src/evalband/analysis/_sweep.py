@@ -242,6 +242,43 @@ def _confirmed(best_run: RunData, last_run: RunData, confidence: float,
     return Confirmed(best_run.run_id, last_run.run_id, best, last, diff, p, sentence)
 
 
+def _simultaneous_band(x: np.ndarray, cells: Sequence[str], cluster: str | None,
+                       joint: float, seed: int) -> Interval:
+    """One checkpoint's band at the joint level: Wilson, cluster-proportion or bootstrap."""
+    from evalband.stats import cluster_bootstrap_interval, cluster_proportion_interval, interval
+
+    binary = bool(x.size) and bool(np.all((x == 0) | (x == 1)))
+    if binary and cluster is None:
+        return interval(int(x.sum()), int(x.size), "wilson", joint)
+    if binary:
+        labels = np.unique(cells, return_inverse=True)[1]
+        return cluster_proportion_interval(np.bincount(labels, weights=x).astype(np.int64),
+                                           np.bincount(labels), joint)
+    return cluster_bootstrap_interval(x, cells if cluster else list(range(x.size)),
+                                      reps=2000, confidence=joint, seed=seed)
+
+
+def _sentence(metric: str, best: SweepPoint, last: SweepPoint, last_is_best: bool,
+              distinguishable: bool, joint: float, corrected: float) -> str:
+    """The sweep's one-line summary: the best checkpoint, its band, and the last one."""
+    rate = metric in ("success", "unaided")
+    unit = 100.0 if rate else 1.0
+
+    def fmtv(v: float) -> str:
+        return f"{unit * v:.1f}%" if rate else f"{v:.3g}"
+
+    if last_is_best:
+        tail = "the last checkpoint is the best measured"
+    elif distinguishable:
+        tail = f"the last (step {last.step:,}) is established below the best"
+    else:
+        tail = (f"the last (step {last.step:,}, {fmtv(last.value.estimate)}) cannot be told "
+                "apart from the best")
+    return (f"best measured: step {best.step:,} at {fmtv(best.value.estimate)} (selection-"
+            f"aware band [{fmtv(best.simultaneous.low)}, {fmtv(best.simultaneous.high)}] at "
+            f"{100 * joint:.3g}%; bias-corrected {fmtv(corrected)}); {tail}")
+
+
 def sweep_runs(
     runs: Sequence[RunData],
     steps: Sequence[int | None],
@@ -283,7 +320,6 @@ def sweep_runs(
     (200, 300, False, True)
     """
     from evalband.analysis._rank import rank_runs
-    from evalband.stats import cluster_bootstrap_interval, cluster_proportion_interval, interval
 
     if len(runs) < 2:
         raise InvalidInputError(f"a sweep needs at least 2 checkpoints; got {len(runs)}")
@@ -312,17 +348,7 @@ def sweep_runs(
     points = []
     for run, step in zip(runs, step_list, strict=True):
         p = by_run[run.run_id]
-        x, cells = _values(run, metric, cluster)
-        binary = bool(x.size) and bool(np.all((x == 0) | (x == 1)))
-        if binary and cluster is None:
-            sim = interval(int(x.sum()), int(x.size), "wilson", joint)
-        elif binary:
-            labels = np.unique(cells, return_inverse=True)[1]
-            sim = cluster_proportion_interval(np.bincount(labels, weights=x).astype(np.int64),
-                                              np.bincount(labels), joint)
-        else:
-            sim = cluster_bootstrap_interval(x, cells if cluster else list(range(x.size)),
-                                             reps=2000, confidence=joint, seed=seed)
+        sim = _simultaneous_band(*_values(run, metric, cluster), cluster, joint, seed)
         points.append(SweepPoint(step, run.policy, run.run_id, p.value, sim, p.rank_low,
                                  p.rank_high, p.tier))
     means = [pt.value.estimate for pt in points]
@@ -351,22 +377,8 @@ def sweep_runs(
                                 episodes, commands, plan_words)
     confirmed = (_confirmed(confirm[0], confirm[1], confidence, runs[0].panel_fingerprint)
                  if confirm else None)
-    rate = metric in ("success", "unaided")
-    unit = 100.0 if rate else 1.0
-
-    def fmtv(v: float) -> str:
-        return f"{unit * v:.1f}%" if rate else f"{v:.3g}"
-
-    if best_i == len(points) - 1:
-        tail = "the last checkpoint is the best measured"
-    elif distinguishable:
-        tail = f"the last (step {last.step:,}) is established below the best"
-    else:
-        tail = (f"the last (step {last.step:,}, {fmtv(last.value.estimate)}) cannot be told "
-                "apart from the best")
-    sentence = (f"best measured: step {best.step:,} at {fmtv(best.value.estimate)} (selection-"
-                f"aware band [{fmtv(best.simultaneous.low)}, {fmtv(best.simultaneous.high)}] at "
-                f"{100 * joint:.3g}%; bias-corrected {fmtv(corrected)}); {tail}")
+    sentence = _sentence(metric, best, last, best_i == len(points) - 1, distinguishable,
+                         joint, corrected)
     if math.isnan(corrected):  # pragma: no cover - no finite value at all is refused earlier
         corrected = best.value.estimate
     return Sweep(metric, confidence, tuple(points), ranking, best.step, best.value,

@@ -115,20 +115,9 @@ def compare(
         from evalband.analysis import exploratory_notice
 
         notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
-    if all(r.source == "store" for r in (base, *cands)):  # listed by `evalband view`
-        from evalband.cli._peeking import check_and_record
-        from evalband.errors import StoreError
-
-        try:
-            peeking = check_and_record(store_path(store), base, cands, confidence=confidence,
-                                       allow_panel_mismatch=allow_panel_mismatch,
-                                       sequential=sequential, results=results, effect=effect,
-                                       max_pairs=max_pairs, discordant=discordant,
-                                       notices=notices)
-        except StoreError:
-            peeking = list(notices)  # a store this user cannot write: compared, not listed
-    else:
-        peeking = list(notices)
+    peeking = _peeking(store, base, cands, results, notices, confidence=confidence,
+                       allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
+                       effect=effect, max_pairs=max_pairs, discordant=discordant)
     if peeking:  # part of the result (stored with it): every renderer says it first
         from msgspec.structs import replace
 
@@ -150,16 +139,7 @@ def compare(
 
         code = sequential_exit_code([overall_decision(r) for r in results])
     if as_json:
-        from evalband.report import comparison_document
-
-        payload: dict[str, Any] = comparison_document(results[0]) if len(results) == 1 else {
-            "schema": "evalband-comparisons/1",
-            "comparisons": [comparison_document(c) for c in results],
-            "verdict": worst_verdict(results),
-            "exit_code": code,
-        }
-        payload["peeking"] = peeking
-        emit_json(payload)
+        _emit_json(results, peeking, code)
         raise typer.Exit(code=code)
     render_comparisons(results)
     raise typer.Exit(code=code)
@@ -168,3 +148,38 @@ def compare(
 def register(app: typer.Typer) -> None:
     """Attach the compare command to ``app``."""
     app.command("compare")(compare)
+
+
+def _peeking(store: Path | None, base: Any, cands: list[Any], results: list[Any],
+             notices: list[str], **design: Any) -> list[str]:
+    """The peeking notes: the stored runs' comparison is recorded (listed by ``view``).
+
+    ``design`` holds the comparison's settings as :func:`check_and_record` takes them. A
+    bundle, or a store this user cannot write, is compared but not listed: then only the
+    ``notices`` are said.
+    """
+    if not all(r.source == "store" for r in (base, *cands)):
+        return list(notices)
+    from evalband.cli._peeking import check_and_record
+    from evalband.errors import StoreError
+
+    try:
+        return check_and_record(store_path(store), base, cands, results=results,
+                                notices=notices, **design)
+    except StoreError:
+        return list(notices)  # a store this user cannot write: compared, not listed
+
+
+def _emit_json(results: list[Any], peeking: list[str], code: int) -> None:
+    """Print the comparison(s) as JSON (one document, or a list with the worst verdict)."""
+    from evalband.analysis import worst_verdict
+    from evalband.report import comparison_document
+
+    payload: dict[str, Any] = comparison_document(results[0]) if len(results) == 1 else {
+        "schema": "evalband-comparisons/1",
+        "comparisons": [comparison_document(c) for c in results],
+        "verdict": worst_verdict(results),
+        "exit_code": code,
+    }
+    payload["peeking"] = peeking
+    emit_json(payload)

@@ -80,6 +80,50 @@ def interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _play_until_decided(panel_obj: Any, policy: str, store: Path | None, *,
+                        record_steps: bool, step: int | None, **until: Any) -> None:
+    """``run --until-decided`` / ``--against``: play in chunks until the comparison decides.
+
+    ``until`` holds :func:`evalband.cli._until.run_until`'s keywords (the run's settings and
+    the ``--until-decided`` options).
+    """
+    from evalband.cli._until import run_until
+    from evalband.policies import resolve_policy
+
+    if record_steps:
+        from evalband.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "--record-steps records a plain run; --until-decided and --against do not "
+            "keep step data yet: run without --record-steps")
+
+    against_policy = until.get("against_policy")
+    if against_policy is not None:
+        resolve_policy(against_policy)
+        if step is not None:
+            from evalband.errors import InvalidInputError
+
+            raise InvalidInputError(
+                "--step names the checkpoint of one run, but --against-policy plays two "
+                "policies; run with --against BASE_RUN, or without --step")
+    elif step is not None:
+        until["step"] = step
+    run_until(panel_obj, policy, store, **until)
+
+
+def _say_summary(rid: str, policy: str, summary: Any, started: list[int], as_json: bool) -> None:
+    """Print the run's summary (JSON, or lines; a resume says what was already stored)."""
+    if as_json:
+        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
+        return
+    if started and started[1]:  # a resume: what was there and what this call played
+        total, before = started
+        console.print(f"resumed {rid}: {before}/{total} already stored, "
+                      f"{summary.n_attempted - before} played now")
+    for line in summary_lines(rid, policy, summary):
+        console.print(line)
+
+
 def run_run(
     panel: str,
     policy: str,
@@ -134,28 +178,9 @@ def run_run(
     against_policy = until.get("against_policy")
     if until.get("until_decided") or until.get("against") is not None or \
             against_policy is not None:
-        from evalband.cli._until import run_until
-
-        if record_steps:
-            from evalband.errors import InvalidInputError
-
-            raise InvalidInputError(
-                "--record-steps records a plain run; --until-decided and --against do not "
-                "keep step data yet: run without --record-steps")
-
-        if against_policy is not None:
-            resolve_policy(against_policy)
-            if step is not None:
-                from evalband.errors import InvalidInputError
-
-                raise InvalidInputError(
-                    "--step names the checkpoint of one run, but --against-policy plays two "
-                    "policies; run with --against BASE_RUN, or without --step")
-        elif step is not None:
-            until["step"] = step
-        run_until(panel_obj, policy, store, run_id=run_id, backend=backend, workers=workers,
-                  address=address, errors_as_failures=errors_as_failures, as_json=as_json,
-                  **until)
+        _play_until_decided(panel_obj, policy, store, record_steps=record_steps, step=step,
+                            run_id=run_id, backend=backend, workers=workers, address=address,
+                            errors_as_failures=errors_as_failures, as_json=as_json, **until)
         return
     rid = run_id or default_run_id(panel_obj, policy)
     # with --json, what an env or policy prints while it plays goes to stderr
@@ -191,15 +216,7 @@ def run_run(
             on_note=progress.note,
             override=override,
         )
-    if as_json:
-        emit_json({"run_id": rid, "policy": policy, "summary": summary.as_dict()})
-    else:
-        if started and started[1]:  # a resume: what was there and what this call played
-            total, before = started
-            console.print(f"resumed {rid}: {before}/{total} already stored, "
-                          f"{summary.n_attempted - before} played now")
-        for line in summary_lines(rid, policy, summary):
-            console.print(line)
+    _say_summary(rid, policy, summary, started, as_json)
     if report is not None:
         from evalband.cli._report import write_html_report
 

@@ -323,7 +323,6 @@ def _lockstep(
     ``(NOISE / 2**31) * (state - 2**31)`` (the scale is exact unless the bound is below
     2**-960, where the two-step form is used).
     """
-    code_out, steps_out, x_out, v_out = out
     size = len(start.x0)
     f64 = np.float64
     x, x_next = start.x0.astype(f64, copy=True), np.empty(size)
@@ -395,24 +394,51 @@ def _lockstep(
             ended_now |= budget[:n] <= k + 1
         if not ended_now.any():
             continue
-        slots = np.flatnonzero(ended_now)
-        rows = slot_row[slots]
-        code_out[rows] = np.where(
-            failed[slots], FAILURE, np.where(settled[slots], SUCCESS, TIMEOUT)
-        )
-        steps_out[rows] = k + 1
-        x_out[rows] = x[slots]
-        v_out[rows] = v[slots]
-        remaining = n - slots.size
+        remaining, moved = _retire(ended_now, failed, settled, k + 1, n, carried, out)
         if remaining == 0:
             return
-        holes = slots[: int(np.searchsorted(slots, remaining))]
-        if holes.size:
-            fillers = remaining + np.flatnonzero(~ended_now[remaining:])
-            for arr in carried:
-                arr[holes] = arr[fillers]
-            compacted = True
+        compacted = compacted or moved
         n = remaining
+
+
+def _retire(
+    ended_now: NDArray[np.bool_],
+    failed: NDArray[np.bool_],
+    settled: NDArray[np.bool_],
+    steps: int,
+    n: int,
+    carried: list[NDArray[Any]],
+    out: tuple[NDArray[np.int8], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]],
+) -> tuple[int, bool]:
+    """Write the episodes that ended after ``steps`` steps into ``out`` and free their slots.
+
+    ``carried`` holds the working arrays (``x``, ``v``, ..., ``slot_row``: slot to batch
+    row, at index 5) whose first ``n`` slots are active. The ended slots below the new
+    active count are refilled with the last active ones (swap-remove).
+
+    Returns:
+        The number of episodes still active and whether any slot was refilled.
+    """
+    code_out, steps_out, x_out, v_out = out
+    x, v, slot_row = carried[0], carried[1], carried[5]
+    slots = np.flatnonzero(ended_now)
+    rows = slot_row[slots]
+    code_out[rows] = np.where(
+        failed[slots], FAILURE, np.where(settled[slots], SUCCESS, TIMEOUT)
+    )
+    steps_out[rows] = steps
+    x_out[rows] = x[slots]
+    v_out[rows] = v[slots]
+    remaining = n - slots.size
+    if remaining == 0:
+        return 0, False
+    holes = slots[: int(np.searchsorted(slots, remaining))]
+    if not holes.size:
+        return remaining, False
+    fillers = remaining + np.flatnonzero(~ended_now[remaining:])
+    for arr in carried:
+        arr[holes] = arr[fillers]
+    return remaining, True
 
 
 def _lockstep_compiled(

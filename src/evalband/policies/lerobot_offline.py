@@ -112,6 +112,46 @@ def _composition(ds: Any, episodes: Sequence[int], frames_of: dict[int, int],
                        f"the {total} held-out episodes are {parts} (by {column})")
 
 
+def _replay(
+    runner: Any, items: Sequence[Any], chosen: Sequence[int], frames_of: dict[int, int],
+    inputs: Sequence[str], seed: int, tick: Callable[[], None],
+) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
+    """Replay one checkpoint on every held-out frame, in episode order.
+
+    Returns:
+        Each frame's squared and absolute action errors (per action dimension) and its
+        episode index.
+    """
+    import torch
+
+    policy, pre, post = runner.policy, runner.preprocessor, runner.postprocessor
+    sq: list[np.ndarray] = []
+    ab: list[np.ndarray] = []
+    labels: list[int] = []
+    k = 0
+    for e in chosen:
+        policy.reset()
+        pre.reset()
+        post.reset()
+        for frame in range(frames_of[e]):
+            item = items[k]
+            k += 1
+            batch = {key: item[key].unsqueeze(0) for key in inputs}
+            batch["task"] = [str(item.get("task", ""))]
+            torch.manual_seed(frame_seed(seed, e, frame))
+            with torch.inference_mode():
+                action = policy.select_action(pre(batch))
+            action = post(action)
+            got = np.asarray(action.to("cpu").numpy()[0], dtype=np.float64)
+            want = np.asarray(item["action"].numpy(), dtype=np.float64)
+            diff = got - want
+            sq.append(diff * diff)
+            ab.append(np.abs(diff))
+            labels.append(e)
+            tick()
+    return sq, ab, labels
+
+
 def offline_action_error(
     checkpoints: Sequence[str],
     dataset: str | Path,
@@ -155,7 +195,6 @@ def offline_action_error(
         raise InvalidInputError("evalband offline replays lerobot checkpoints, but lerobot is not "
                                 "installed in this Python; run it from lerobot's virtualenv "
                                 "(docs/extending.md, lerobot checkpoints)")
-    import torch
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from evalband.analysis import OfflineCheckpoint, OfflineReport
@@ -186,7 +225,7 @@ def offline_action_error(
         lerobot_policy(label)  # a missing checkpoint fails here, in one line
         runner = LerobotPolicy(label[len("lerobot:"):], device=device, name=label)
         runner.setup()
-        policy, pre, post = runner.policy, runner.preprocessor, runner.postprocessor
+        policy = runner.policy
         inputs = list(policy.config.input_features)
         missing = [k for k in inputs if k not in items[0]]
         if missing:
@@ -200,32 +239,13 @@ def offline_action_error(
                 policy.config.num_inference_steps = int(denoising_steps)
             steps = int(model.num_inference_steps)
             steps_used.add(steps)
-        sq: list[np.ndarray] = []
-        ab: list[np.ndarray] = []
-        labels: list[int] = []
-        k = 0
-        for e in chosen:
-            policy.reset()
-            pre.reset()
-            post.reset()
-            for frame in range(frames_of[e]):
-                item = items[k]
-                k += 1
-                batch = {key: item[key].unsqueeze(0) for key in inputs}
-                batch["task"] = [str(item.get("task", ""))]
-                torch.manual_seed(frame_seed(seed, e, frame))
-                with torch.inference_mode():
-                    action = policy.select_action(pre(batch))
-                action = post(action)
-                got = np.asarray(action.to("cpu").numpy()[0], dtype=np.float64)
-                want = np.asarray(item["action"].numpy(), dtype=np.float64)
-                diff = got - want
-                sq.append(diff * diff)
-                ab.append(np.abs(diff))
-                labels.append(e)
-                done += 1
-                if progress is not None:
-                    progress(done, total * len(checkpoints))
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(done, total * len(checkpoints))
+
+        sq, ab, labels = _replay(runner, items, chosen, frames_of, inputs, seed, tick)
         mse_rows = np.array([x.mean() for x in sq])
         mae_rows = np.array([x.mean() for x in ab])
         per_ep = {e: float(mse_rows[np.asarray(labels) == e].mean()) for e in chosen}

@@ -353,6 +353,300 @@ def keep_step(store: RunStore, existing: RunManifest, step: int | None) -> None:
     store.update_run(existing.run_id, step=step)
 
 
+@dataclasses.dataclass
+class _PlannedRun:
+    """A run checked and planned by :func:`run_panel`, before the store is touched."""
+
+    panel: Panel
+    policy: str  # its label
+    resolved: Any  # the resolved policy (or the policy object given)
+    run_id: str
+    backend_impl: Any
+    lockstep: int | None  # the checked batch size
+    batch_extra: dict[str, object]  # the batching recorded in the manifest's extra
+    specs: list[EpisodeSpec]
+    plan: Any  # the video recording plan, or None
+    task: Any
+    errors_as_failures: bool
+
+
+def _plan_run(
+    panel: Panel,
+    policy: str | Any,
+    *,
+    run_id: str | None,
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    errors_as_failures: bool,
+    batch: bool,
+    batch_size: int | None,
+    record_video: str | None,
+    record_size: tuple[int, int] | None,
+    record_steps: bool,
+    episode_timeout: float | None,
+) -> _PlannedRun:
+    """Check ``run_panel``'s arguments, start its backend and build the task it plays.
+
+    Everything here fails before the store is touched (see :func:`run_panel`).
+    """
+    from evalband._util.ids import check_run_id
+    from evalband.envs import prepare_imports
+    from evalband.run._check import refuse_ignored_factors
+    from evalband.run._isolation import check_not_bootstrapping
+
+    check_not_bootstrapping()  # a script without a __main__ guard, re-run by a worker
+    if run_id is not None:
+        check_run_id(run_id)  # before a backend starts or the store is touched
+    _check_env_kwargs(panel)
+    prepare_imports(imports=panel.imports)  # the driver resolves names as the workers will
+    policy_obj = None if isinstance(policy, str) else policy
+    if policy_obj is not None:
+        resolved: Any = policy_obj
+        policy = policy_label(policy_obj)
+    else:
+        resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing policies
+    from evalband.run._lockstep import check_batch_size
+
+    lockstep = check_batch_size(batch_size)
+    if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
+        raise InvalidParameterError(refusal, parameters=("batch_size",))
+    batch_extra: dict[str, object] = {"batch_size": lockstep}
+    probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
+    if lockstep and callable(probe) and (mode := probe()) is not None:
+        batch_extra["batch_mode"] = mode  # as probed in the driver
+    backend_impl = get_backend(backend, workers, address=address)
+    warm_up = getattr(backend_impl, "warm_up", None)  # process: workers start while we plan
+    if callable(warm_up):
+        warm_up(panel.env, policy)
+    specs = panel.episode_specs()
+    plan, env_kwargs = None, dict(panel.env_kwargs)
+    if record_video is not None:
+        from evalband.run._video import check_recording, parse_record, record_kwargs
+
+        dt = _env_dt(panel)
+        plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
+        filming, resize = record_kwargs(panel.env, record_size)
+        check_recording(panel.env, filming, env_kwargs)  # PyAV, and one frame, before any
+        if resize:
+            plan = dataclasses.replace(plan, resize=record_size)
+        env_kwargs = {**filming, **env_kwargs}
+    run_id = run_id or default_run_id(panel, policy)
+    if episode_timeout is not None and not (math.isfinite(episode_timeout)
+                                            and episode_timeout > 0):
+        raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
+                                    f"{episode_timeout}", parameters=("episode_timeout",))
+    if record_steps and lockstep:
+        raise InvalidParameterError(
+            "`record_steps` plays episodes one at a time; drop `batch_size` to record step "
+            "data", parameters=("record_steps", "batch_size"))
+    if record_steps and backend_impl.name not in ("serial", "process", "ray"):
+        raise InvalidParameterError(
+            f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "
+            "backend does not; use the serial, process or ray backend",
+            parameters=("record_steps",))
+    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
+                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
+                      episode_timeout_s=episode_timeout, record_steps=record_steps)
+    try:
+        refuse_ignored_factors(panel, task)
+        if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
+            _env_and_policy(task)  # (a process run's driver need not import the env)
+    except BaseException:
+        close_task_envs()
+        raise
+    return _PlannedRun(panel, policy, resolved, run_id, backend_impl, lockstep, batch_extra,
+                       specs, plan, task, errors_as_failures)
+
+
+def _open_run(
+    store: RunStore,
+    planned: _PlannedRun,
+    *,
+    backend: str,
+    command: str | None,
+    step: int | None,
+    override: dict[str, Any] | None,
+) -> tuple[RunManifest | None, RunLease]:
+    """Resume the stored run (checked against the plan) or create it; hold its lease.
+
+    A resume may turn ``planned.errors_as_failures`` on (the stored run's choice holds).
+
+    Returns:
+        The stored manifest before this call (``None`` for a new run) and the held lease.
+    """
+    panel, policy, resolved, run_id = (planned.panel, planned.policy, planned.resolved,
+                                       planned.run_id)
+    backend_impl, lockstep, batch_extra = (planned.backend_impl, planned.lockstep,
+                                           planned.batch_extra)
+    specs, errors_as_failures = planned.specs, planned.errors_as_failures
+    existing = store.get_run(run_id)
+    if existing is not None:
+        if existing.panel_fingerprint != panel.fingerprint:
+            raise PanelMismatchError(
+                f"run {run_id} was recorded on panel {existing.panel_name} "
+                f"(fingerprint {existing.panel_fingerprint[:12]}), not this panel "
+                f"({panel.fingerprint[:12]}); use a new `run_id`", parameters=("run_id",),
+            )
+        if existing.policy != policy:
+            raise StoreError(
+                f"run {run_id} was recorded with policy {existing.policy!r}, not {policy!r}; "
+                "use a new `run_id`", parameters=("run_id",),
+            )
+        current = getattr(resolved, "checkpoint_hash", None)
+        if current and existing.policy_hash and current != existing.policy_hash:
+            raise StoreError(
+                f"run {run_id} was recorded with checkpoint sha256 {existing.policy_hash[:12]}, "
+                f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
+                "use a new `run_id`", parameters=("run_id",),
+            )
+        keep_step(store, existing, step)
+        lease = RunLease(store, run_id)
+        lease.acquire()  # a second writer on a live run is refused here, before any change
+        store.update_run(run_id, status="running", finished_at=None)
+        if errors_as_failures and not existing.errors_as_failures:
+            # the user's decision is recorded, so show/compare/report count as printed here
+            store.update_run(run_id, errors_as_failures=True)
+        errors_as_failures = errors_as_failures or existing.errors_as_failures
+        changed = {k: v for k, v in batch_extra.items() if existing.extra.get(k, 0) != v}
+        if changed:
+            # the manifest keeps how the run was started; a resume with other batching
+            # (which changes timing fields only) is listed, not written over it
+            resumes = [*existing.extra.get("resumed_with", []), changed]
+            store.update_run(run_id, extra={**existing.extra, "resumed_with": resumes})
+    else:
+        from evalband.store import new_manifest
+
+        store.create_run(
+            new_manifest(
+                panel,
+                policy,
+                run_id,
+                backend=backend,
+                workers=backend_impl.workers,
+                policy_hash=_policy_hash(resolved),
+                command=command,
+                errors_as_failures=errors_as_failures,
+                n_planned=len(specs),
+                step=step,
+            )
+        )
+        lease = RunLease(store, run_id)
+        lease.acquire()
+        if lockstep or override:
+            store.update_run(run_id, extra={**(batch_extra if lockstep else {}),
+                                            **({"override": override} if override else {})})
+        ray_address = getattr(backend_impl, "address", None)
+        if ray_address is not None:  # where a ray run ran: local, auto or the cluster
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={**extra, "address": ray_address})
+    planned.errors_as_failures = errors_as_failures
+    return existing, lease
+
+
+def _play_run(
+    store: RunStore,
+    planned: _PlannedRun,
+    existing: RunManifest | None,
+    lease: RunLease,
+    *,
+    on_episode: ProgressCallback | None,
+    on_start: Callable[[int, list[EpisodeRecord]], None] | None,
+    retry_errors: bool,
+    order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None,
+    stop_when: Callable[[EpisodeRecord], bool] | None,
+    on_note: Callable[[str], None] | None,
+    record_video: str | None,
+    record_size: tuple[int, int] | None,
+    record_steps: bool,
+) -> tuple[str, RunSummary]:
+    """Play the episodes still to play, commit each one, and mark the run's end status.
+
+    Returns:
+        The run id and the run's summary (see :func:`run_panel`).
+    """
+    run_id, task, specs, plan = planned.run_id, planned.task, planned.specs, planned.plan
+    backend_impl, resolved = planned.backend_impl, planned.resolved
+    errors_as_failures = planned.errors_as_failures
+    status = "interrupted"
+    played: list[EpisodeRecord] = []  # this call's committed records, as stored
+    try:
+        if existing is not None:  # the last process crashed in an episode: it is an error
+            _record_crash(store, task, specs, on_note)
+        retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
+        done = store.done_keys(run_id)
+        todo = [spec for spec in specs if spec.key not in done]
+        if order is not None:
+            todo = order(todo)
+        if on_start is not None:
+            on_start(len(specs), store.episode_records(run_id) if done else [])
+        if plan is not None:
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={
+                **extra, "record": record_video,
+                **({"record_size": list(record_size)} if record_size else {})})
+        if record_steps:
+            extra = store.require_run(run_id).extra
+            store.update_run(run_id, extra={**extra, "record_steps": True})
+        if todo and backend_impl.name in ("serial", "process"):
+            # The driver plays episodes itself (all of them, or while workers start): set
+            # its policy up now, outside every episode's timing, and record the warm-up.
+            runtime = task_policy(task, resolved)
+            if runtime.has_setup:
+                extra = store.require_run(run_id).extra
+                setup_s = round(runtime.setup(), 6)
+                store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
+        watch = _PanelWatch(task, todo, on_note)
+        watch.before()
+        breaker = _Breaker(run_id)
+        from evalband.run import _execute
+        from evalband.run._flight import FlightRecorder
+
+        with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
+            _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
+            with GroupCommit(store, on_episode) as group:
+                for record in backend_impl.run(task, todo):
+                    watch.after(record)
+                    key = (record.cell, record.episode, record.repeat)
+                    if key in retried:
+                        record = dataclasses.replace(record, attempts=retried[key] + 1)
+                    if plan is not None or record_steps:
+                        from evalband.run._video import store_pending_media
+
+                        record = store_pending_media(store.path, record)
+                    group.add(record)
+                    played.append(record)
+                    lease.beat()
+                    breaker.check(record)  # a dead server: stop (committed on the way out)
+                    if stop_when is not None:
+                        group.flush()  # a sequential look sees every committed episode
+                        if stop_when(record):
+                            break
+        status = "finished"
+    finally:
+        from evalband.run import _execute
+
+        _execute._IN_FLIGHT.clear()
+        close_policies()
+        close_task_envs()  # every env this run built here, also after an error
+        try:
+            # a new run that failed before its first episode leaves nothing behind
+            if not (status != "finished" and existing is None
+                    and discard_empty_run(store, run_id)):
+                store.update_run(
+                    run_id,
+                    status=status,
+                    finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                )
+        finally:
+            lease.release()
+    if done or retried:  # episodes stored before this call count too: read the run back
+        records = store.episode_records(run_id)
+    else:  # the run is what this call played: no read-back (~40 us an episode)
+        records = sorted(played, key=lambda r: r.key)  # the store's order
+    return run_id, summarize(records, errors_as_failures=errors_as_failures)
+
+
 def run_panel(
     panel: Panel,
     policy: str | Any,
@@ -455,205 +749,14 @@ def run_panel(
         RunStoppedError: the policy server failed :data:`SERVER_FAILURES_IN_A_ROW` episodes
             in a row; the run is marked ``interrupted`` and resumes with the same ``run_id``.
     """
-    from evalband._util.ids import check_run_id
-    from evalband.envs import prepare_imports
-    from evalband.run._check import refuse_ignored_factors
-    from evalband.run._isolation import check_not_bootstrapping
-
-    check_not_bootstrapping()  # a script without a __main__ guard, re-run by a worker
-    if run_id is not None:
-        check_run_id(run_id)  # before a backend starts or the store is touched
-    _check_env_kwargs(panel)
-    prepare_imports(imports=panel.imports)  # the driver resolves names as the workers will
-    policy_obj = None if isinstance(policy, str) else policy
-    if policy_obj is not None:
-        resolved: Any = policy_obj
-        policy = policy_label(policy_obj)
-    else:
-        resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing policies
-    from evalband.run._lockstep import check_batch_size
-
-    lockstep = check_batch_size(batch_size)
-    if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
-        raise InvalidParameterError(refusal, parameters=("batch_size",))
-    batch_extra: dict[str, object] = {"batch_size": lockstep}
-    probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
-    if lockstep and callable(probe) and (mode := probe()) is not None:
-        batch_extra["batch_mode"] = mode  # as probed in the driver
-    backend_impl = get_backend(backend, workers, address=address)
-    warm_up = getattr(backend_impl, "warm_up", None)  # process: workers start while we plan
-    if callable(warm_up):
-        warm_up(panel.env, policy)
-    specs = panel.episode_specs()
-    plan, env_kwargs = None, dict(panel.env_kwargs)
-    if record_video is not None:
-        from evalband.run._video import check_recording, parse_record, record_kwargs
-
-        dt = _env_dt(panel)
-        plan = parse_record(record_video, specs, seed=panel.seed, fps=1.0 / dt if dt else None)
-        filming, resize = record_kwargs(panel.env, record_size)
-        check_recording(panel.env, filming, env_kwargs)  # PyAV, and one frame, before any
-        if resize:
-            plan = dataclasses.replace(plan, resize=record_size)
-        env_kwargs = {**filming, **env_kwargs}
-    run_id = run_id or default_run_id(panel, policy)
-    if episode_timeout is not None and not (math.isfinite(episode_timeout)
-                                            and episode_timeout > 0):
-        raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
-                                    f"{episode_timeout}", parameters=("episode_timeout",))
-    if record_steps and lockstep:
-        raise InvalidParameterError(
-            "`record_steps` plays episodes one at a time; drop `batch_size` to record step "
-            "data", parameters=("record_steps", "batch_size"))
-    if record_steps and backend_impl.name not in ("serial", "process", "ray"):
-        raise InvalidParameterError(
-            f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "
-            "backend does not; use the serial, process or ray backend",
-            parameters=("record_steps",))
-    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
-                      env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
-                      episode_timeout_s=episode_timeout, record_steps=record_steps)
-    try:
-        refuse_ignored_factors(panel, task)
-        if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
-            _env_and_policy(task)  # (a process run's driver need not import the env)
-    except BaseException:
-        close_task_envs()
-        raise
-    existing = store.get_run(run_id)
-    if existing is not None:
-        if existing.panel_fingerprint != panel.fingerprint:
-            raise PanelMismatchError(
-                f"run {run_id} was recorded on panel {existing.panel_name} "
-                f"(fingerprint {existing.panel_fingerprint[:12]}), not this panel "
-                f"({panel.fingerprint[:12]}); use a new `run_id`", parameters=("run_id",),
-            )
-        if existing.policy != policy:
-            raise StoreError(
-                f"run {run_id} was recorded with policy {existing.policy!r}, not {policy!r}; "
-                "use a new `run_id`", parameters=("run_id",),
-            )
-        current = getattr(resolved, "checkpoint_hash", None)
-        if current and existing.policy_hash and current != existing.policy_hash:
-            raise StoreError(
-                f"run {run_id} was recorded with checkpoint sha256 {existing.policy_hash[:12]}, "
-                f"but {policy!r} now hashes to {current[:12]}: the weights changed; "
-                "use a new `run_id`", parameters=("run_id",),
-            )
-        keep_step(store, existing, step)
-        lease = RunLease(store, run_id)
-        lease.acquire()  # a second writer on a live run is refused here, before any change
-        store.update_run(run_id, status="running", finished_at=None)
-        if errors_as_failures and not existing.errors_as_failures:
-            # the user's decision is recorded, so show/compare/report count as printed here
-            store.update_run(run_id, errors_as_failures=True)
-        errors_as_failures = errors_as_failures or existing.errors_as_failures
-        changed = {k: v for k, v in batch_extra.items() if existing.extra.get(k, 0) != v}
-        if changed:
-            # the manifest keeps how the run was started; a resume with other batching
-            # (which changes timing fields only) is listed, not written over it
-            resumes = [*existing.extra.get("resumed_with", []), changed]
-            store.update_run(run_id, extra={**existing.extra, "resumed_with": resumes})
-    else:
-        from evalband.store import new_manifest
-
-        store.create_run(
-            new_manifest(
-                panel,
-                policy,
-                run_id,
-                backend=backend,
-                workers=backend_impl.workers,
-                policy_hash=_policy_hash(resolved),
-                command=command,
-                errors_as_failures=errors_as_failures,
-                n_planned=len(specs),
-                step=step,
-            )
-        )
-        lease = RunLease(store, run_id)
-        lease.acquire()
-        if lockstep or override:
-            store.update_run(run_id, extra={**(batch_extra if lockstep else {}),
-                                            **({"override": override} if override else {})})
-        ray_address = getattr(backend_impl, "address", None)
-        if ray_address is not None:  # where a ray run ran: local, auto or the cluster
-            extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={**extra, "address": ray_address})
-    status = "interrupted"
-    played: list[EpisodeRecord] = []  # this call's committed records, as stored
-    try:
-        if existing is not None:  # the last process crashed in an episode: it is an error
-            _record_crash(store, task, specs, on_note)
-        retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
-        done = store.done_keys(run_id)
-        todo = [spec for spec in specs if spec.key not in done]
-        if order is not None:
-            todo = order(todo)
-        if on_start is not None:
-            on_start(len(specs), store.episode_records(run_id) if done else [])
-        if plan is not None:
-            extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={
-                **extra, "record": record_video,
-                **({"record_size": list(record_size)} if record_size else {})})
-        if record_steps:
-            extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={**extra, "record_steps": True})
-        if todo and backend_impl.name in ("serial", "process"):
-            # The driver plays episodes itself (all of them, or while workers start): set
-            # its policy up now, outside every episode's timing, and record the warm-up.
-            runtime = task_policy(task, resolved)
-            if runtime.has_setup:
-                extra = store.require_run(run_id).extra
-                setup_s = round(runtime.setup(), 6)
-                store.update_run(run_id, extra={**extra, "policy_setup_s": setup_s})
-        watch = _PanelWatch(task, todo, on_note)
-        watch.before()
-        breaker = _Breaker(run_id)
-        from evalband.run import _execute
-        from evalband.run._flight import FlightRecorder
-
-        with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
-            _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
-            with GroupCommit(store, on_episode) as group:
-                for record in backend_impl.run(task, todo):
-                    watch.after(record)
-                    key = (record.cell, record.episode, record.repeat)
-                    if key in retried:
-                        record = dataclasses.replace(record, attempts=retried[key] + 1)
-                    if plan is not None or record_steps:
-                        from evalband.run._video import store_pending_media
-
-                        record = store_pending_media(store.path, record)
-                    group.add(record)
-                    played.append(record)
-                    lease.beat()
-                    breaker.check(record)  # a dead server: stop (committed on the way out)
-                    if stop_when is not None:
-                        group.flush()  # a sequential look sees every committed episode
-                        if stop_when(record):
-                            break
-        status = "finished"
-    finally:
-        from evalband.run import _execute
-
-        _execute._IN_FLIGHT.clear()
-        close_policies()
-        close_task_envs()  # every env this run built here, also after an error
-        try:
-            # a new run that failed before its first episode leaves nothing behind
-            if not (status != "finished" and existing is None
-                    and discard_empty_run(store, run_id)):
-                store.update_run(
-                    run_id,
-                    status=status,
-                    finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                )
-        finally:
-            lease.release()
-    if done or retried:  # episodes stored before this call count too: read the run back
-        records = store.episode_records(run_id)
-    else:  # the run is what this call played: no read-back (~40 us an episode)
-        records = sorted(played, key=lambda r: r.key)  # the store's order
-    return run_id, summarize(records, errors_as_failures=errors_as_failures)
+    planned = _plan_run(
+        panel, policy, run_id=run_id, backend=backend, workers=workers, address=address,
+        errors_as_failures=errors_as_failures, batch=batch, batch_size=batch_size,
+        record_video=record_video, record_size=record_size, record_steps=record_steps,
+        episode_timeout=episode_timeout)
+    existing, lease = _open_run(store, planned, backend=backend, command=command, step=step,
+                                override=override)
+    return _play_run(store, planned, existing, lease, on_episode=on_episode, on_start=on_start,
+                     retry_errors=retry_errors, order=order, stop_when=stop_when,
+                     on_note=on_note, record_video=record_video, record_size=record_size,
+                     record_steps=record_steps)

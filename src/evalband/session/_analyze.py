@@ -27,6 +27,15 @@ Pure: no I/O. The pieces live by concept: the trials as rows and the rates read 
 comparisons (:mod:`~evalband.session._comparisons`, decided by the engine every verdict
 goes through) and the price list (:mod:`~evalband.session._prices`). The terminal and JSON
 renderings live in the CLI, the HTML section in :mod:`evalband.report._session`.
+
+The price list: :func:`evalband.stats.price_list` at the session's pooled unaided rate for
+20-, 15-, 10- and 5-point gaps (80% power, two-sided 0.05; the seed's two-proportion table),
+plus the price of this session's own test in scenes with one attempt per policy
+(:func:`evalband.stats.clustered_paired_sample_size`: exact power by enumeration, at
+``alpha / m`` for the ``m`` planned comparisons, else every pair) at this session's observed
+discordant share between policies and at the flip floor (two equal policies disagree that
+often on matched scenes: the cheapest a matched design on this rig can be); and
+:func:`evalband.stats.minimum_detectable_difference` at the fewest unaided trials per policy.
 """
 
 from __future__ import annotations
@@ -115,6 +124,50 @@ def _notes(
 # --------------------------------------------------------------------------- entry point
 
 
+def _check_control_floor(control_floor: float | None) -> None:
+    """Refuse a positive-control floor that is not a success rate in (0, 1]."""
+    if control_floor is not None and not (
+        isinstance(control_floor, int | float)
+        and not isinstance(control_floor, bool)
+        and 0.0 < float(control_floor) <= 1.0
+        and math.isfinite(float(control_floor))
+    ):
+        raise InvalidParameterError(
+            f"control_floor must be a success rate in (0, 1]; got {control_floor!r}"
+        )
+
+
+def _checked_groupings(plan: SessionPlan, groupings: Sequence[Grouping]) -> tuple[Grouping, ...]:
+    """The groupings, each a :class:`Grouping` of the session's policies."""
+    extra = tuple(groupings)
+    for g in extra:
+        if not isinstance(g, Grouping):
+            raise InvalidInputError(f"groupings must be Grouping objects; got {g!r}")
+        check_policies(plan, set(g.members[0]) | set(g.members[1]), f"grouping {g.title!r}")
+    return extra
+
+
+def _prereg_use(plan: SessionPlan, prereg: Preregistration, progress: Progress) -> PreregUse:
+    """How the pre-registration counts for this session (refused if it is for another)."""
+    if prereg.session_id is not None and prereg.session_id != plan.session_id:
+        raise InvalidInputError(
+            f"pre-registration {prereg.name!r} is for session {prereg.session_id!r}, not "
+            f"{plan.session_id!r}; a plan counts for the session it names"
+        )
+    check_policies(plan, prereg.policies(), f"pre-registration {prereg.name!r}")
+    return prereg_use(plan, prereg, progress)
+
+
+def _control_floor(control_floor: float | None,
+                   prereg: Preregistration | None) -> tuple[float | None, str | None]:
+    """The positive control's floor and where it came from (given, or the pre-registration)."""
+    if control_floor is not None:
+        return float(control_floor), "given"
+    if prereg is not None and prereg.positive_control_floor is not None:
+        return prereg.positive_control_floor, f"pre-registration {prereg.name}"
+    return None, None
+
+
 def analyze_session(
     plan: SessionPlan,
     trials: pd.DataFrame,
@@ -175,15 +228,7 @@ def analyze_session(
     ``"unclear"`` when the band straddles the floor (or, without a floor, when another policy
     scored higher but not significantly).
 
-    **Price list.** :func:`evalband.stats.price_list` at the session's pooled unaided rate for
-    20-, 15-, 10- and 5-point gaps (80% power, two-sided 0.05; the seed's two-proportion
-    table), plus the price of this session's own test in scenes with one attempt per policy
-    (:func:`evalband.stats.clustered_paired_sample_size`: exact power by enumeration, at
-    ``alpha / m`` for the ``m`` planned comparisons, else every pair) at this session's
-    observed discordant share between policies and at the flip floor (two equal policies
-    disagree that often on matched scenes: the cheapest a matched design on this rig can
-    be); and :func:`evalband.stats.minimum_detectable_difference` at the fewest unaided
-    trials per policy.
+    **Price list.** See the module docstring ("The price list").
 
     Args:
         plan: the session's plan.
@@ -217,39 +262,15 @@ def analyze_session(
     [0.2, 0.15, 0.1, 0.05]
     """
     level = check_confidence(confidence)
-    if control_floor is not None and not (
-        isinstance(control_floor, int | float)
-        and not isinstance(control_floor, bool)
-        and 0.0 < float(control_floor) <= 1.0
-        and math.isfinite(float(control_floor))
-    ):
-        raise InvalidParameterError(
-            f"control_floor must be a success rate in (0, 1]; got {control_floor!r}"
-        )
+    _check_control_floor(control_floor)
     rows = trial_rows(plan, trials)
-    extra = tuple(groupings)
-    for g in extra:
-        if not isinstance(g, Grouping):
-            raise InvalidInputError(f"groupings must be Grouping objects; got {g!r}")
-        check_policies(plan, set(g.members[0]) | set(g.members[1]), f"grouping {g.title!r}")
+    extra = _checked_groupings(plan, groupings)
     progress = progress_of(plan, rows)
-    use: PreregUse | None = None
-    if prereg is not None:
-        if prereg.session_id is not None and prereg.session_id != plan.session_id:
-            raise InvalidInputError(
-                f"pre-registration {prereg.name!r} is for session {prereg.session_id!r}, not "
-                f"{plan.session_id!r}; a plan counts for the session it names"
-            )
-        check_policies(plan, prereg.policies(), f"pre-registration {prereg.name!r}")
-        use = prereg_use(plan, prereg, progress)
+    use = None if prereg is None else _prereg_use(plan, prereg, progress)
     results = policy_results(plan, rows, level)
     flip = flip_floor(plan, rows, level)
     comparisons = session_comparisons(plan, rows, prereg, bool(use and use.counts), extra, level)
-    floor, source = None, None
-    if control_floor is not None:
-        floor, source = float(control_floor), "given"
-    elif prereg is not None and prereg.positive_control_floor is not None:
-        floor, source = prereg.positive_control_floor, f"pre-registration {prereg.name}"
+    floor, source = _control_floor(control_floor, prereg)
     return SessionAnalysis(
         session_id=plan.session_id,
         confidence=level,

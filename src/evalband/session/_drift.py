@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.validate import check_choice, check_confidence
-from evalband.analysis import SliceVerdict, Standing, decide
+from evalband.analysis import Decided, SliceVerdict, Standing, decide
 from evalband.errors import InvalidInputError
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.session._trials import Row, policy_results, scene_counts, trial_rows
@@ -176,6 +176,69 @@ def _by_name(results: Sequence[PolicyResult]) -> dict[str, PolicyResult]:
     return {r.policy: r for r in results}
 
 
+def _shared_policies(plan_a: SessionPlan, plan_b: SessionPlan,
+                     on: Sequence[str] | None) -> list[str]:
+    """The policies both (different) sessions ran, narrowed to ``on`` when given."""
+    if plan_a.session_id == plan_b.session_id:
+        raise InvalidInputError(
+            f"drift compares two different sessions; got {plan_a.session_id!r} twice"
+        )
+    shared = [p for p in plan_a.policies if p in plan_b.policies]
+    if not shared:
+        raise InvalidInputError(
+            f"sessions {plan_a.session_id!r} ({', '.join(plan_a.policies)}) and "
+            f"{plan_b.session_id!r} ({', '.join(plan_b.policies)}) share no policy: drift is "
+            "read on a bridge arm or positive control run in both; plan the next session with "
+            "one as its positive control"
+        )
+    if on is not None:
+        chosen = [str(p) for p in on]
+        missing = [p for p in chosen if p not in shared]
+        if missing or not chosen:
+            raise InvalidInputError(
+                f"`on` must name policies both sessions ran ({', '.join(shared)}); got "
+                f"{', '.join(missing) or 'none'}",
+                parameters=("on",),
+            )
+        shared = [p for p in shared if p in chosen]
+    return shared
+
+
+def _anchor(id_a: str, id_b: str, policy: str, role: str, before: Interval, after: Interval,
+            family: _Family, decided: Decided) -> AnchorDrift:
+    """One shared policy's drift, as the Holm step decided it, with its line."""
+    change, result = decided.difference, family.test_at(1.0 - decided.level)
+    head = (
+        f"{role} {policy}: {_pct(before)} in {id_a} -> {_pct(after)} in "
+        f"{id_b}, change {_band(change)}, {result.method} Holm p = "
+        f"{decided.p_adjusted:.3g}"
+    )
+    tail = (
+        "RIG DRIFT: the same policy behaved differently"
+        if decided.rejected
+        else "no significant change (the band is how much drift could hide)"
+    )
+    return AnchorDrift(policy, role, before, after, change, result, decided.p_adjusted,
+                       decided.rejected, f"{head}: {tail}", decided.verdict)
+
+
+def _drift_sentence(id_a: str, id_b: str, anchors: Sequence[AnchorDrift],
+                    drifted_on: Sequence[str], alpha: float) -> str:
+    """The drift report's headline: which shared policies drifted, or that none did."""
+    if drifted_on:
+        return (
+            f"RIG DRIFT between {id_a} and {id_b}: "
+            f"{', '.join(drifted_on)} changed significantly (Holm, family level {alpha:.2g}). "
+            "Suspect the rig (worn block edges, polished gripper pads, loose screws) or the "
+            "protocol before comparing models across these sessions"
+        )
+    return (
+        f"no significant drift between {id_a} and {id_b} on "
+        f"{', '.join(a.policy for a in anchors)}; a drift inside the bands above could "
+        "still hide at these n"
+    )
+
+
 def session_drift(
     plan_a: SessionPlan,
     trials_a: pd.DataFrame,
@@ -242,28 +305,7 @@ def session_drift(
     """
     level = check_confidence(confidence)
     how = check_choice(test, "test", DRIFT_TESTS)
-    if plan_a.session_id == plan_b.session_id:
-        raise InvalidInputError(
-            f"drift compares two different sessions; got {plan_a.session_id!r} twice"
-        )
-    shared = [p for p in plan_a.policies if p in plan_b.policies]
-    if not shared:
-        raise InvalidInputError(
-            f"sessions {plan_a.session_id!r} ({', '.join(plan_a.policies)}) and "
-            f"{plan_b.session_id!r} ({', '.join(plan_b.policies)}) share no policy: drift is "
-            "read on a bridge arm or positive control run in both; plan the next session with "
-            "one as its positive control"
-        )
-    if on is not None:
-        chosen = [str(p) for p in on]
-        missing = [p for p in chosen if p not in shared]
-        if missing or not chosen:
-            raise InvalidInputError(
-                f"`on` must name policies both sessions ran ({', '.join(shared)}); got "
-                f"{', '.join(missing) or 'none'}",
-                parameters=("on",),
-            )
-        shared = [p for p in shared if p in chosen]
+    shared = _shared_policies(plan_a, plan_b, on)
     rows_a, rows_b = trial_rows(plan_a, trials_a), trial_rows(plan_b, trials_b)
     res_a = _by_name(policy_results(plan_a, rows_a, level))
     res_b = _by_name(policy_results(plan_b, rows_b, level))
@@ -296,35 +338,10 @@ def session_drift(
     anchors = []
     decisions = decide([r[4] for r in raw], alpha)
     for (policy, role, before, after, family), decided in zip(raw, decisions, strict=True):
-        change, result = decided.difference, family.test_at(1.0 - decided.level)
-        head = (
-            f"{role} {policy}: {_pct(before)} in {plan_a.session_id} -> {_pct(after)} in "
-            f"{plan_b.session_id}, change {_band(change)}, {result.method} Holm p = "
-            f"{decided.p_adjusted:.3g}"
-        )
-        tail = (
-            "RIG DRIFT: the same policy behaved differently"
-            if decided.rejected
-            else "no significant change (the band is how much drift could hide)"
-        )
-        anchors.append(
-            AnchorDrift(policy, role, before, after, change, result, decided.p_adjusted,
-                        decided.rejected, f"{head}: {tail}", decided.verdict)
-        )
+        anchors.append(_anchor(plan_a.session_id, plan_b.session_id, policy, role, before,
+                               after, family, decided))
     drifted_on = [a.policy for a in anchors if a.drifted]
-    if drifted_on:
-        sentence = (
-            f"RIG DRIFT between {plan_a.session_id} and {plan_b.session_id}: "
-            f"{', '.join(drifted_on)} changed significantly (Holm, family level {alpha:.2g}). "
-            "Suspect the rig (worn block edges, polished gripper pads, loose screws) or the "
-            "protocol before comparing models across these sessions"
-        )
-    else:
-        sentence = (
-            f"no significant drift between {plan_a.session_id} and {plan_b.session_id} on "
-            f"{', '.join(a.policy for a in anchors)}; a drift inside the bands above could "
-            "still hide at these n"
-        )
+    sentence = _drift_sentence(plan_a.session_id, plan_b.session_id, anchors, drifted_on, alpha)
     cross = _cross(plan_a, plan_b, (rows_a, rows_b), res_a, res_b, level, how, drifted_on)
     return DriftReport(
         plan_a.session_id,

@@ -431,6 +431,62 @@ def _default_session_id(
     return f"session-s{seed}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
 
 
+def _policy_names(policies: Sequence[str]) -> tuple[str, ...]:
+    """The session's policy names (a list or ``A,B,C``): non-empty and each listed once."""
+    if isinstance(policies, str):
+        policies = [p for p in policies.split(",")]
+    names = tuple(str(p).strip() for p in policies)
+    if not names or any(not n for n in names):
+        raise InvalidInputError(
+            f"policies must be one or more non-empty names, e.g. A,B,C; got {list(policies)!r}"
+        )
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InvalidInputError(
+            f"each policy is listed once per session; listed more than once: {', '.join(dupes)}"
+        )
+    return names
+
+
+def _spec_map(specs: Mapping[str, str] | None, names: Sequence[str]) -> dict[str, str]:
+    """The policy specs (``NAME -> SPEC``), each naming a session policy and non-empty."""
+    spec_map = {str(k): str(v).strip() for k, v in (specs or {}).items()}
+    unknown = sorted(set(spec_map) - set(names))
+    if unknown:
+        raise InvalidInputError(
+            f"policy specs name policies that are not in the session: {', '.join(unknown)}; "
+            f"the policies are {', '.join(names)}", parameters=("specs",))
+    if any(not v for v in spec_map.values()):
+        raise InvalidInputError("a policy spec is empty; give NAME=SPEC, e.g. "
+                                "GN_s1000=lerobot:outputs/gn/pretrained_model")
+    return spec_map
+
+
+def _trials(names: Sequence[str], scenes: int, attempts: int, seed: int,
+            codes: Mapping[str, str]) -> list[Trial]:
+    """Every trial in play order: each scene block a seeded permutation of policy x attempt."""
+    units = [p for p in names for _ in range(attempts)]
+    trials: list[Trial] = []
+    for scene in range(1, scenes + 1):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, scene]))
+        seen = dict.fromkeys(names, 0)
+        for position, unit in enumerate(rng.permutation(len(units))):
+            policy = units[int(unit)]
+            seen[policy] += 1
+            attempt = seen[policy]  # attempts count up in the order they are played
+            trials.append(
+                Trial(
+                    index=len(trials),
+                    scene=scene,
+                    attempt=attempt,
+                    policy=policy,
+                    code=codes[policy],
+                    position=position,
+                )
+            )
+    return trials
+
+
 def plan_session(
     policies: Sequence[str],
     scenes: int,
@@ -483,18 +539,7 @@ def plan_session(
     ...     (p, a) for p in "ABC" for a in (1, 2))
     True
     """
-    if isinstance(policies, str):
-        policies = [p for p in policies.split(",")]
-    names = tuple(str(p).strip() for p in policies)
-    if not names or any(not n for n in names):
-        raise InvalidInputError(
-            f"policies must be one or more non-empty names, e.g. A,B,C; got {list(policies)!r}"
-        )
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InvalidInputError(
-            f"each policy is listed once per session; listed more than once: {', '.join(dupes)}"
-        )
+    names = _policy_names(policies)
     scenes = _count(scenes, "scenes")
     attempts = _count(attempts, "attempts")
     from evalband._util.limits import MAX_SESSION_TRIALS, check_size
@@ -511,15 +556,7 @@ def plan_session(
             f"got {positive_control!r}",
             parameters=("positive_control",),
         )
-    spec_map = {str(k): str(v).strip() for k, v in (specs or {}).items()}
-    unknown = sorted(set(spec_map) - set(names))
-    if unknown:
-        raise InvalidInputError(
-            f"policy specs name policies that are not in the session: {', '.join(unknown)}; "
-            f"the policies are {', '.join(names)}", parameters=("specs",))
-    if any(not v for v in spec_map.values()):
-        raise InvalidInputError("a policy spec is empty; give NAME=SPEC, e.g. "
-                                "GN_s1000=lerobot:outputs/gn/pretrained_model")
+    spec_map = _spec_map(specs, names)
     rubric = Rubric() if rubric is None else rubric
     sid = check_session_id(
         session_id
@@ -527,25 +564,7 @@ def plan_session(
         else _default_session_id(names, scenes, attempts, seed, blind)
     )
     codes = blind_codes(names, seed) if blind else {p: p for p in names}
-    units = [p for p in names for _ in range(attempts)]
-    trials: list[Trial] = []
-    for scene in range(1, scenes + 1):
-        rng = np.random.default_rng(np.random.SeedSequence([seed, scene]))
-        seen = dict.fromkeys(names, 0)
-        for position, unit in enumerate(rng.permutation(len(units))):
-            policy = units[int(unit)]
-            seen[policy] += 1
-            attempt = seen[policy]  # attempts count up in the order they are played
-            trials.append(
-                Trial(
-                    index=len(trials),
-                    scene=scene,
-                    attempt=attempt,
-                    policy=policy,
-                    code=codes[policy],
-                    position=position,
-                )
-            )
+    trials = _trials(names, scenes, attempts, seed, codes)
     return SessionPlan(
         session_id=sid,
         policies=names,

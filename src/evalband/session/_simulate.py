@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -59,7 +59,7 @@ from evalband.session._store import TRIAL_COLUMNS
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalband.session._plan import SessionPlan
+    from evalband.session._plan import SessionPlan, Trial
 
 __all__ = ["simulate_session", "expected_flip_rate"]
 
@@ -183,6 +183,59 @@ def _level_sampler(
     return np.array(levels, dtype=np.int64), w / w.sum()
 
 
+def _start_time(start: str) -> datetime:
+    """The first trial's time (``start``, ISO 8601; UTC when it names no zone)."""
+    try:
+        t0 = datetime.fromisoformat(start)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"start must be an ISO 8601 time such as {_DEFAULT_START!r}; got {start!r}"
+        ) from None
+    if t0.tzinfo is None:
+        t0 = t0.replace(tzinfo=UTC)
+    return t0
+
+
+def _trial_frame(trials: Sequence[Trial], score: np.ndarray, success: np.ndarray,
+                 skipped: np.ndarray, assisted: np.ndarray, trial_s: float,
+                 t0: datetime) -> pd.DataFrame:
+    """The simulated trials as a ``SessionStore.trials`` table (``TRIAL_COLUMNS``)."""
+    import pandas as pd
+
+    n = len(trials)
+    frame = pd.DataFrame(
+        {
+            "trial_index": np.array([t.index for t in trials], dtype=np.int64),
+            "scene": np.array([t.scene for t in trials], dtype=np.int64),
+            "attempt": np.array([t.attempt for t in trials], dtype=np.int64),
+            "policy": pd.Series([t.policy for t in trials], dtype=object),
+            "code": pd.Series([t.code for t in trials], dtype=object),
+            "position": np.array([t.position for t in trials], dtype=np.int64),
+            "status": pd.Series(np.where(skipped, "skipped", "scored"), dtype=object),
+            "score": pd.array(
+                [None if s else int(v) for v, s in zip(score, skipped, strict=True)], dtype="Int64"
+            ),
+            "success": pd.array(
+                [None if s else bool(v) for v, s in zip(success, skipped, strict=True)],
+                dtype="boolean",
+            ),
+            "assisted": assisted.astype(bool),
+            "note": pd.Series([None] * n, dtype=object),
+            "exit_code": pd.array([None] * n, dtype="Int64"),
+            "duration_s": np.full(n, trial_s),
+            "scored_at": pd.Series(
+                [
+                    (t0 + timedelta(seconds=(i + 1) * trial_s)).isoformat(timespec="seconds")
+                    for i in range(n)
+                ],
+                dtype=object,
+            ),
+        },
+        columns=list(TRIAL_COLUMNS),
+    )
+    return frame
+
+
 def simulate_session(
     plan: SessionPlan,
     *,
@@ -240,7 +293,6 @@ def simulate_session(
     >>> bool((t["success"] == (t["score"] >= plan.rubric.success_at)).all())
     True
     """
-    import pandas as pd
     from scipy import stats
 
     rates = _rates(plan, success_prob)
@@ -256,14 +308,7 @@ def simulate_session(
     p_assist = _probability(assist_prob, "assist_prob")
     if isinstance(trial_s, bool) or not isinstance(trial_s, numbers.Real) or not trial_s > 0:
         raise InvalidParameterError(f"trial_s must be a number of seconds > 0; got {trial_s!r}")
-    try:
-        t0 = datetime.fromisoformat(start)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"start must be an ISO 8601 time such as {_DEFAULT_START!r}; got {start!r}"
-        ) from None
-    if t0.tzinfo is None:
-        t0 = t0.replace(tzinfo=UTC)
+    t0 = _start_time(start)
 
     levels = sorted(int(x) for x in plan.rubric.levels)
     weights = _score_weights(levels, score_probs)
@@ -290,34 +335,4 @@ def simulate_session(
     assisted = (rng.random(n) < p_assist) & ~skipped
     score = np.where(success, win_scores, loss_scores)
 
-    frame = pd.DataFrame(
-        {
-            "trial_index": np.array([t.index for t in trials], dtype=np.int64),
-            "scene": np.array([t.scene for t in trials], dtype=np.int64),
-            "attempt": np.array([t.attempt for t in trials], dtype=np.int64),
-            "policy": pd.Series([t.policy for t in trials], dtype=object),
-            "code": pd.Series([t.code for t in trials], dtype=object),
-            "position": np.array([t.position for t in trials], dtype=np.int64),
-            "status": pd.Series(np.where(skipped, "skipped", "scored"), dtype=object),
-            "score": pd.array(
-                [None if s else int(v) for v, s in zip(score, skipped, strict=True)], dtype="Int64"
-            ),
-            "success": pd.array(
-                [None if s else bool(v) for v, s in zip(success, skipped, strict=True)],
-                dtype="boolean",
-            ),
-            "assisted": assisted.astype(bool),
-            "note": pd.Series([None] * n, dtype=object),
-            "exit_code": pd.array([None] * n, dtype="Int64"),
-            "duration_s": np.full(n, float(trial_s)),
-            "scored_at": pd.Series(
-                [
-                    (t0 + timedelta(seconds=(i + 1) * float(trial_s))).isoformat(timespec="seconds")
-                    for i in range(n)
-                ],
-                dtype=object,
-            ),
-        },
-        columns=list(TRIAL_COLUMNS),
-    )
-    return frame
+    return _trial_frame(trials, score, success, skipped, assisted, float(trial_s), t0)
