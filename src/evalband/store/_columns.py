@@ -201,17 +201,21 @@ def _read_whole(conn: Any, run_id: str, names: Sequence[str],
     out: dict[str, np.ndarray[Any, Any]] = {}
     columns = zip(*rows, strict=True) if rows else (() for _ in names)
     for name, values in zip(names, columns, strict=True):
-        target = (np.empty(n, dtype=object) if name == "condition_seed"
-                  else _empty(name, len(rows)))
-        if target.dtype == object:
-            pool: dict[Any, Any] = {}
-            target[:] = [pool.setdefault(v, v) for v in values]
-        elif target.dtype == np.float64:
-            target[:] = np.array(values, dtype=float)  # None -> nan
-        else:
-            target[:] = values
-        out[name] = target
+        out[name] = _fill(np.empty(n, dtype=object) if name == "condition_seed"
+                          else _empty(name, len(rows)), values)
     return _seeds_settled(out)
+
+
+def _fill(target: np.ndarray[Any, Any], values: Any) -> np.ndarray[Any, Any]:
+    """``target`` filled with one column's values (equal objects shared, None as NaN)."""
+    if target.dtype == object:
+        pool: dict[Any, Any] = {}
+        target[:] = [pool.setdefault(v, v) for v in values]
+    elif target.dtype == np.float64:
+        target[:] = np.array(values, dtype=float)  # None -> nan
+    else:
+        target[:] = values
+    return target
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -341,15 +345,7 @@ def _read_rows(
     rows = conn.execute(f"SELECT {select} FROM episodes {_WHERE}{_KEY}", where).fetchall()
     out: dict[str, np.ndarray[Any, Any]] = {}
     for name, values in zip(names, zip(*rows, strict=True), strict=True):
-        target = _empty(name, len(rows))
-        if target.dtype == object:
-            pool: dict[Any, Any] = {}
-            target[:] = [pool.setdefault(v, v) for v in values]
-        elif target.dtype == np.float64:
-            target[:] = np.array(values, dtype=float)  # None -> nan
-        else:
-            target[:] = values
-        out[name] = target
+        out[name] = _fill(_empty(name, len(rows)), values)
     return out
 
 
