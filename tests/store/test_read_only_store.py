@@ -130,3 +130,26 @@ def test_a_mistyped_store_is_named_not_created(shared_dir: Path) -> None:
         code, _, err = _as_user([*argv, "--store", str(missing)])
         assert code == 2 and "no run store at" in err and err.count("\n") == 1, (argv, err)
     assert not missing.exists()
+
+
+def test_a_side_file_that_vanishes_while_checked_is_not_read_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another connection closing deletes its ``-wal`` between our two looks at it (seen in CI
+    as one of six concurrent writers refused): a vanished log is not a locked one."""
+    from evalband.store import open_store
+
+    path = tmp_path / "s.sqlite"
+    with open_store(path):
+        pass
+    wal = path.with_name(path.name + "-wal")
+    wal.write_bytes(b"")
+    real_access = os.access
+
+    def access_after_the_other_writer_closed(p: object, mode: int) -> bool:
+        if Path(str(p)) == wal and wal.exists():
+            wal.unlink()  # the other connection closes right now
+        return real_access(p, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access_after_the_other_writer_closed)
+    with open_store(path) as st:  # refused before: "its s.sqlite-wal file is read-only"
+        assert st.path == path

@@ -672,7 +672,9 @@ class RunStore:
         """Refuse, with one line, a store this user may read but not write."""
         folder = self.path.parent if str(self.path.parent) else Path(".")
         side = [self.path.with_name(self.path.name + suffix) for suffix in ("-shm", "-wal")]
-        locked = [f for f in side if f.exists() and not os.access(f, os.W_OK)]
+        # access first, existence after: another connection may delete its -wal/-shm between
+        # the two calls (a vanished file is not a locked one)
+        locked = [f for f in side if not os.access(f, os.W_OK) and f.exists()]
         if self.path.exists() and not os.access(self.path, os.W_OK):
             why = "the file is read-only for this user"
         elif locked:
