@@ -112,6 +112,45 @@ def coverage(design: Design, reps: int, seed: int, alpha: float = 0.05) -> dict[
             "all_overlap": round(o.rate, 4), "fully_ordered": round(ordered / reps, 4)}
 
 
+def through_decide(reps: int, seed: int, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """``evalband rank``'s path (pairs decided by ``analysis.decide``) beside the direct one.
+
+    The same seeded draws of null and near-null designs ranked twice: by
+    :func:`rank_policies`' own directional Holm and through the decision engine
+    (``analysis._rank._DecidedPairs``, what ``evalband rank`` uses). Error = some established
+    order wrong or some true rank outside its set; the two must agree draw by draw.
+    """
+    from evalband.analysis._rank import _DecidedPairs
+
+    out = []
+    for i, design in enumerate((Design("5 identical", (0.5,) * 5, 200, True),
+                                Design("equal k=5 n=50 unpaired", (0.5,) * 5, 50, False),
+                                Design("equal k=3 scenes=23x2 clustered", (0.5,) * 3, 46, True,
+                                       23),
+                                Design("near-tied k=5 n=50 matched",
+                                       tuple(0.40 + 0.02 * j for j in range(5)), 50, True))):
+        rng = np.random.default_rng(seed + i)
+        rates = np.asarray(design.rates)
+        errors = [0, 0]
+        same = 0
+        for _ in range(reps):
+            y, clusters = design.draw(rng)
+            direct = rank_policies(y, clusters=clusters, paired=design.paired, alpha=alpha)
+            via = rank_policies(y, clusters=clusters, paired=design.paired, alpha=alpha,
+                                procedure=_DecidedPairs(y, clusters, True))
+            errors[0] += not covers(rates, direct)
+            errors[1] += not covers(rates, via)
+            same += bool((direct.better == via.better).all()
+                         and (direct.adjusted == via.adjusted).all())
+        rate = [Rate.of(e, reps) for e in errors]
+        out.append({"design": design.name, "reps": reps, "alpha": alpha,
+                    "error_direct": round(rate[0].rate, 4),
+                    "error_through_decide": round(rate[1].rate, 4),
+                    "band_through_decide": [round(rate[1].low, 4), round(rate[1].high, 4)],
+                    "identical_decisions": same})
+    return out
+
+
 def designs(quick: bool) -> list[Design]:
     """The coverage designs."""
     out = []
@@ -203,8 +242,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     identical = coverage(Design("5 identical", (0.5,) * 5, 200, True), reps * 2, 7)
     power = power_30(reps // 2, 8)
     separation = separation_check(200 if quick else 1000, 9)
+    decided = through_decide(reps, 12)
     passed = (
         all(r["band"][1] >= 0.95 and r["coverage"] >= 0.94 for r in cover)
+        and all(r["identical_decisions"] == r["reps"] and r["band_through_decide"][0] <= 0.05
+                for r in decided)
         and identical["all_overlap"] >= 0.95
         and all(r["band"][1] >= 0.80 for r in separation)
     )
@@ -215,6 +257,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "identical_policies": identical,
         "power_30_points": power,
         "separation_cost": separation,
+        "through_decide": decided,
         "min_coverage": min(r["coverage"] for r in cover),
         "seconds": time.perf_counter() - t0,
         "ratio": None,

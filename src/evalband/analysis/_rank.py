@@ -35,7 +35,8 @@ from evalband.errors import InvalidInputError, PanelMismatchError
 
 if TYPE_CHECKING:
     from evalband.analysis._compare import RunData
-    from evalband.stats import Interval
+    from evalband.analysis._verdicts import Decided
+    from evalband.stats import Difference, Interval
 
 __all__ = ["RANK_METRICS", "RankInput", "rank_inputs", "rank_runs", "rank_matrix", "metric_value"]
 
@@ -211,12 +212,64 @@ def _sentence(names: Sequence[str], tiers: Sequence[Sequence[int]], established:
     return head
 
 
+@dataclass(frozen=True)
+class _Pair:
+    """One pair's test as a hypothesis of :func:`~evalband.analysis._verdicts.decide`.
+
+    Its interval is the ranking's "better - worse" difference of rates at the level the
+    procedure decides it (NaN bounds for a metric: its test is printed without one).
+    """
+
+    test: Any
+    y: npt.NDArray[np.float64]
+    clusters: npt.NDArray[np.int64] | None
+    binary: bool
+
+    @property
+    def p_value(self) -> float:
+        """The pair test's two-sided p-value."""
+        return float(self.test.p_value)
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The compatible interval of the pair's difference at ``confidence``."""
+        from evalband.stats import Difference, pair_difference
+
+        t = self.test
+        flip = t.estimate < 0  # the pair as "better - worse" on the ranking's scale
+        if self.binary:
+            diff = pair_difference(self.y, t, confidence, clusters=self.clusters, flip=flip)
+            if diff is not None:
+                return diff
+        return Difference(abs(float(t.estimate)), math.nan, math.nan, t.method, confidence,
+                          self.clusters is not None or "a_only" in t.counts)
+
+
+class _DecidedPairs:
+    """The ranking's pair procedure, through the one decision engine (kept for the rows)."""
+
+    def __init__(self, y: npt.NDArray[np.float64], clusters: npt.NDArray[np.int64] | None,
+                 binary: bool) -> None:
+        self.y, self.clusters, self.binary = y, clusters, binary
+        self.decided: list[Decided] = []
+
+    def __call__(self, tests: Sequence[Any], alpha: float) -> tuple[
+            npt.NDArray[np.bool_], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """``(established, adjusted, levels)`` of ``tests`` as ``rank_policies`` takes them."""
+        from evalband.analysis._verdicts import DIRECTIONAL_HOLM, decide
+
+        self.decided = decide([_Pair(t, self.y, self.clusters, self.binary) for t in tests],
+                              alpha, procedure=DIRECTIONAL_HOLM)
+        return (np.array([d.rejected for d in self.decided], dtype=np.bool_),
+                np.array([d.p_adjusted for d in self.decided], dtype=np.float64),
+                np.array([1.0 - d.level for d in self.decided], dtype=np.float64))
+
+
 def _rank_slice(
     label: str, inputs: Sequence[RankInput], keys: Sequence[tuple[str, int, int]], *,
     cluster_of: dict[tuple[str, int, int], int] | None, paired: bool, design: str,
     confidence: float, higher_is_better: bool, effect: float | None, seed: int,
 ) -> SliceRanking:
-    from evalband.stats import pair_difference, rank_policies, resolvable_gap
+    from evalband.stats import rank_policies, resolvable_gap
 
     y, keys = rank_matrix(inputs, keys)
     clusters = (np.array([cluster_of[k] for k in keys], dtype=np.int64)
@@ -225,7 +278,9 @@ def _rank_slice(
     binary = bool(np.all((finite == 0.0) | (finite == 1.0)))
     alpha = 1.0 - confidence
     signed = y if higher_is_better else (1.0 - y if binary else -y)  # same order, same test
-    result = rank_policies(signed, clusters=clusters, paired=paired, alpha=alpha, seed=seed)
+    decided = _DecidedPairs(y, clusters, binary)
+    result = rank_policies(signed, clusters=clusters, paired=paired, alpha=alpha, seed=seed,
+                           procedure=decided)
     names = [inp.policy for inp in inputs]
     estimates = np.array([np.nanmean(row) if np.isfinite(row).any() else math.nan for row in y])
     tier_of = {i: t + 1 for t, tier in enumerate(result.tiers) for i in tier}
@@ -238,12 +293,11 @@ def _rank_slice(
         for i in order
     )
     pairs = []
-    for t, done, adj, level in zip(result.tests, result.established, result.adjusted,
-                                   result.levels, strict=True):
+    for t, done, adj, pair in zip(result.tests, result.established, result.adjusted,
+                                  decided.decided, strict=True):
         flip = t.estimate < 0  # the pair as "better - worse" on the ranking's scale
         better, worse = (t.b, t.a) if flip else (t.a, t.b)
-        diff = pair_difference(y, t, float(level), clusters=clusters, flip=flip) if binary \
-            else None
+        diff = pair.difference if binary and not math.isnan(pair.difference.low) else None
         raw = float(np.nanmean(y[better] - y[worse])) if not binary else None
         estimate = diff.estimate if diff is not None else (raw if raw is not None else 0.0)
         counts = dict(t.counts)

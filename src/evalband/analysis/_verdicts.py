@@ -65,6 +65,8 @@ __all__ = [
     "Procedure",
     "Holm",
     "HOLM",
+    "DirectionalHolm",
+    "DIRECTIONAL_HOLM",
     "DiscreteNull",
     "DiscreteHolm",
     "DISCRETE_HOLM",
@@ -472,6 +474,40 @@ HOLM = Holm()
 """Holm's procedure (the sessions' and drift's families: their tests have no null table)."""
 
 
+@dataclass(frozen=True)
+class DirectionalHolm:
+    """Holm over both one-sided hypotheses of every pair: a ranking's established orders.
+
+    :func:`evalband.stats.directional_holm`: each of the ``M`` pairs contributes two
+    one-sided hypotheses (the reverse side's p taken as 1), step ``r`` over the ``2M`` at
+    ``alpha / (2M - r + 1)``, so that no established order is wrong with probability above
+    ``alpha`` under any dependence. A pair is decided at the two-sided level
+    ``2 alpha / (2M - r + 1)`` of its step (not established: of the step that stopped).
+
+    >>> class H:
+    ...     def __init__(self, p): self.p_value = p
+    >>> [(s.rejected, round(s.p_adjusted, 4), round(s.level, 4))
+    ...  for s in DIRECTIONAL_HOLM.steps([H(0.001), H(0.024), H(0.6)], 0.05)]
+    [(True, 0.003, 0.0167), (False, 0.06, 0.02), (False, 1.0, 0.02)]
+    """
+
+    name: str = "directional holm"
+
+    def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
+        """The directional step-down over the pairs' two-sided p-values."""
+        from evalband.stats import directional_holm
+
+        established, adjusted, levels = directional_holm(
+            [float(h.p_value) for h in hypotheses], alpha)
+        # 1 - level is exact for a level in [0.5, 1], so decide's 1 - step.level gives it back
+        return [Step(float(p), 1.0 - float(level), bool(done)) for done, p, level in zip(
+            established.tolist(), adjusted.tolist(), levels.tolist(), strict=True)]
+
+
+DIRECTIONAL_HOLM = DirectionalHolm()
+"""The ranking's procedure (``evalband rank``, sweeps, agreement): see :class:`DirectionalHolm`."""
+
+
 class DiscreteNull(Protocol):
     """What a discrete test can attain under its null (:mod:`evalband.stats._discrete`)."""
 
@@ -632,7 +668,8 @@ def decide(
 
     Every verdict in evalband comes from here: ``compare`` (every slice of every candidate in
     one family), ``compare --sequential`` (:class:`SequentialBonferroni`), a session's
-    comparisons and drift (one family each), and ``calibrate``'s simulations.
+    comparisons and drift (one family each), ``calibrate``'s simulations, and a ranking's
+    pairs (:class:`DirectionalHolm`).
 
     >>> from evalband.stats import Difference
     >>> class H:

@@ -47,7 +47,7 @@ Fisher, R. A. (1935) *JRSS* 98:39-82.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -70,6 +70,9 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+PairProcedure = Callable[[Sequence["PairwiseTest"], float],
+                         tuple[npt.NDArray[np.bool_], FloatArray, FloatArray]]
+"""Decides a ranking's pair tests at a joint ``alpha``: ``(established, adjusted, levels)``."""
 
 
 class PairwiseTest(NamedTuple):
@@ -337,6 +340,7 @@ def rank_policies(
     paired: bool = True,
     alpha: float = 0.05,
     seed: int = 0,
+    procedure: PairProcedure | None = None,
 ) -> RankSets:
     """Rank sets, established orders and tiers of ``K`` policies, jointly at ``1 - alpha``.
 
@@ -346,6 +350,9 @@ def rank_policies(
         paired: columns are matched conditions.
         alpha: the joint error rate (every rank set covers with probability ``1 - alpha``).
         seed: passed to :func:`pairwise_tests`.
+        procedure: decides the pairs' tests at ``alpha``: ``(established, adjusted, levels)``
+            as :func:`directional_holm` returns them (its default; ``evalband rank`` passes
+            the decision engine's, ``evalband.analysis.decide`` with the same procedure).
 
     Returns:
         A :class:`RankSets`.
@@ -362,7 +369,10 @@ def rank_policies(
     with np.errstate(invalid="ignore"):
         estimates = np.array([np.nanmean(row) if np.isfinite(row).any() else math.nan
                               for row in y])
-    established, adjusted, levels = directional_holm([t.p_value for t in tests], alpha)
+    if procedure is None:
+        established, adjusted, levels = directional_holm([t.p_value for t in tests], alpha)
+    else:
+        established, adjusted, levels = procedure(tests, alpha)
     better = np.zeros((k, k), dtype=np.bool_)
     for t, done in zip(tests, established, strict=True):
         if done and t.estimate != 0.0:
