@@ -115,13 +115,13 @@ def compare(
         from evalband.analysis import exploratory_notice
 
         notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
-    peeking = _peeking(store, base, cands, results, notices, confidence=confidence,
-                       allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
-                       effect=effect, max_pairs=max_pairs, discordant=discordant)
-    if peeking:  # part of the result (stored with it): every renderer says it first
-        from msgspec.structs import replace
+    from evalband.recording import record_comparison
 
-        results = [replace(r, peeking=peeking) for r in results]
+    done = record_comparison(store_path(store), base, cands, results=results, notices=notices,
+                             confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
+                             sequential=sequential, effect=effect, max_pairs=max_pairs,
+                             discordant=discordant)
+    results, peeking = list(done.comparisons), list(done.notes)
     if not as_json:
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
@@ -148,26 +148,6 @@ def compare(
 def register(app: typer.Typer) -> None:
     """Attach the compare command to ``app``."""
     app.command("compare")(compare)
-
-
-def _peeking(store: Path | None, base: Any, cands: list[Any], results: list[Any],
-             notices: list[str], **design: Any) -> list[str]:
-    """The peeking notes: the stored runs' comparison is recorded (listed by ``view``).
-
-    ``design`` holds the comparison's settings as :func:`check_and_record` takes them. A
-    bundle, or a store this user cannot write, is compared but not listed: then only the
-    ``notices`` are said.
-    """
-    if not all(r.source == "store" for r in (base, *cands)):
-        return list(notices)
-    from evalband.cli._peeking import check_and_record
-    from evalband.errors import StoreError
-
-    try:
-        return check_and_record(store_path(store), base, cands, results=results,
-                                notices=notices, **design)
-    except StoreError:
-        return list(notices)  # a store this user cannot write: compared, not listed
 
 
 def _emit_json(results: list[Any], peeking: list[str], code: int) -> None:
