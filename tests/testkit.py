@@ -1,15 +1,21 @@
 """Helpers shared by the tests: tiny panels on the coin-flip stand-in robot, record views,
-a crashing policy. Import them as ``from testkit import coin_panel`` (tests/ is on the path)."""
+a crashing policy, a simulated session written into a store. Import them as
+``from testkit import coin_panel`` (tests/ is on the path)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalband.panel import Panel, load_panel
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalband.session import SessionPlan
+
 __all__ = ["RELEASED_WORDS", "REPLACED_METHODS", "TIMING_FIELDS", "as_released", "coin_panel",
-           "comparable", "mask_replaced", "raising", "side_venv_python"]
+           "comparable", "mask_replaced", "raising", "side_venv_python", "store_session"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -135,3 +141,18 @@ def side_venv_python(venv: Path, why: str) -> Path:
         pytest.fail(f"{python} is missing: {why}; run `make test`, then pytest again",
                     pytrace=False)
     return python
+
+
+def store_session(path: Path, plan: SessionPlan, trials: pd.DataFrame) -> None:
+    """Create the plan in the store and record every non-pending trial through SessionStore."""
+    from evalband.session import SessionStore
+
+    with SessionStore(path) as ss:
+        ss.create(plan)
+        for row in trials.itertuples():
+            if row.status == "pending":
+                continue
+            skipped = row.status == "skipped"
+            ss.record(plan.session_id, int(row.trial_index), status=str(row.status),
+                      score=None if skipped else int(row.score), assisted=bool(row.assisted),
+                      scored_at=str(row.scored_at))

@@ -11,12 +11,12 @@ import pytest
 from evalband.cli import main
 from evalband.report._session import session_html
 from evalband.session import (
-    SessionStore,
     analyze_session,
     load_session,
     plan_session,
     simulate_session,
 )
+from testkit import store_session
 
 
 def _session(session_id: str = "sec"):
@@ -30,13 +30,7 @@ def _session(session_id: str = "sec"):
 def test_the_cli_writes_the_section_of_the_stored_result(tmp_path: Path, capsys) -> None:
     plan, trials = _session()
     db = tmp_path / "s.sqlite"
-    with SessionStore(db) as ss:
-        ss.create(plan)
-        for row in trials.itertuples():
-            skipped = row.status == "skipped"
-            ss.record(plan.session_id, int(row.trial_index), status=str(row.status),
-                      score=None if skipped else int(row.score), assisted=bool(row.assisted),
-                      scored_at=str(row.scored_at))
+    store_session(db, plan, trials)
     out = tmp_path / "r.html"
     assert main(["session", "analyze", "sec", "--store", str(db), "--html", str(out)]) == 0
     capsys.readouterr()

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from evalband.session import SessionPlan, SessionStore
+from testkit import store_session
 
-
-def store_session(path: Path, plan: SessionPlan, trials: pd.DataFrame) -> None:
-    """Create the plan in the store and record every non-pending trial through SessionStore."""
-    with SessionStore(path) as ss:
-        ss.create(plan)
-        for row in trials.itertuples():
-            if row.status == "pending":
-                continue
-            skipped = row.status == "skipped"
-            ss.record(plan.session_id, int(row.trial_index), status=str(row.status),
-                      score=None if skipped else int(row.score), assisted=bool(row.assisted),
-                      scored_at=str(row.scored_at))
+__all__ = ["store_session", "pending_after"]  # store_session: shared with tests/report
 
 
 def pending_after(trials: pd.DataFrame, n: int) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """``evalband session analyze | drift`` and ``evalband prereg lock | show``.
 
-Thin commands: load the session(s) from the store, call :mod:`evalband.session`, render (the
-terminal here, the HTML report section in :mod:`evalband.report._session`). The
+Thin commands: load the session(s) from the store, call :mod:`evalband.session`, print what
+:mod:`evalband.report._session_terminal` renders (the HTML report section:
+:mod:`evalband.report._session`). The
 terminal reading order is the seed's: the flip floor and the positive control (the instrument)
 before any policy rate, confirmatory comparisons before exploratory ones, the drift verdict
 before any cross-session comparison. Every exploratory comparison carries the words
@@ -26,9 +27,7 @@ from evalband.cli._common import (
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from rich.table import Table
 
-    from evalband.report import TableText
     from evalband.session import (
         DriftReport,
         Grouping,
@@ -92,160 +91,20 @@ def parse_group(text: str, index: int = 1) -> Grouping:
 # --------------------------------------------------------------------------- terminal
 
 
-def _rich_table(
-    table: TableText, title: str | None = None, markup: frozenset[int] | set[int] = frozenset()
-) -> Table:
-    """A shared table definition (plain text) as a rich table; ``markup``: styled columns."""
-    from rich.table import Table
-
-    headers, rows = table
-    out = Table(title=title)
-    for col in headers:
-        out.add_column(escape(col))
-    for row in rows:
-        out.add_row(*(cell if i in markup else escape(cell) for i, cell in enumerate(row)))
-    return out
-
-
 def render_analysis(result: SessionAnalysis) -> None:
-    """Print a session analysis: instrument first, comparisons labelled, prices last."""
-    from rich.table import Table
+    """Print a session analysis (:mod:`evalband.report._session_terminal` renders it)."""
+    from evalband.report._session_terminal import session_analysis_renderables
 
-    from evalband.report import comparison_table, flip_policy_table, look, policy_table
-    from evalband.report import rate_text as _rate
-
-    prog = result.progress
-    console.print(
-        f"session {escape(result.session_id)}: {prog.scored} scored, {prog.skipped} skipped, "
-        f"{prog.pending} pending of {prog.planned} trials; {prog.scenes_complete} of "
-        f"{prog.scenes} scenes complete; success = score >= {result.rubric['success_at']}"
-    )
-    for note in result.notes:
-        console.print(f"note: {escape(note)}")
-
-    console.print("\n[bold]1. flip floor[/] (same policy, same scene, two attempts)")
-    if result.flip is None:
-        console.print("no policy has two unaided attempts in one scene yet")
-    else:
-        flip = result.flip
-        console.print(escape(flip.sentence))
-        table = Table(title="flip rate as scenes accumulated")
-        for col in ("after scene", "pairs", "flips", "flip rate"):
-            table.add_column(col)
-        for point in flip.by_scene:
-            table.add_row(str(point.scene), str(point.pairs), str(point.flips), _rate(point.rate))
-        console.print(table)
-        console.print(_rich_table(flip_policy_table(result), title="flip rate per policy"))
-    console.print("\n[bold]2. positive control[/]")
-    if result.control is None:
-        console.print("no positive control in this session (plan one: --positive-control)")
-    else:
-        style = look(result.control.status).rich
-        text = escape(result.control.sentence)
-        console.print(f"[{style}]{text}[/]" if style else text)
-
-    console.print("\n[bold]3. per-policy success[/] (unaided; skipped and assisted apart)")
-    console.print(_rich_table(policy_table(result)))
-    console.print("\n[bold]4. comparisons[/] (A - B; Holm within each family)")
-    if not result.comparisons:
-        console.print("no comparison has matched trials yet")
-    else:
-        headers, rows = comparison_table(result)
-        styled = [
-            [row[0], f"[{look(row[1]).rich}]{row[1]}[/]", *row[2:-1]]
-            for row in rows
-        ]  # the sentence column is printed under the table
-        console.print(_rich_table((headers[:-1], styled), markup={1}))
-        for c in result.comparisons:
-            console.print(f"{escape(c.label)}: {escape(c.sentence)}")
-
-    console.print("\n[bold]5. cumulative success per policy vs scenes[/]")
-    if result.cumulative and result.cumulative[0].points:
-        last = len(result.cumulative[0].points)
-        marks = sorted({s for s in (last // 4, last // 2, 3 * last // 4, last) if s >= 1})
-        table = Table()
-        table.add_column("policy")
-        for s in marks:
-            table.add_column(f"after scene {s}")
-        for series in result.cumulative:
-            table.add_row(escape(series.policy), *(_rate(series.points[s - 1].rate) for s in marks))
-        console.print(table)
-    else:
-        console.print("no trial recorded yet")
-
-    console.print(
-        "\n[bold]6. power price list[/] (80% power, alpha 0.05; unpaired: episodes per policy; "
-        "matched: scenes with one attempt per policy, this session's test, exact power)"
-    )
-    prices = result.prices
-    if prices is None:
-        console.print("no unaided trial yet")
-        return
-    table = Table()
-    for col in (
-        "gap",
-        "rates",
-        "unpaired (z test)",
-        f"matched, this session's discordance (alpha 0.05/{prices.comparisons})",
-        f"matched, at the flip floor (alpha 0.05/{prices.comparisons})",
-    ):
-        table.add_column(col)
-    for e in prices.entries:
-        table.add_row(
-            f"{100 * e.gap:.0f} points",
-            f"{100 * e.p_a:.0f}% vs {100 * e.p_b:.0f}%",
-            str(e.unpaired),
-            "-" if e.paired is None else f"{e.paired} (discordant {e.paired_discordant:.2f})",
-            "-"
-            if e.at_flip_floor is None
-            else f"{e.at_flip_floor} (discordant {e.floor_discordant:.2f})",
-        )
-    console.print(table)
-    console.print(escape(prices.sentence))
+    for item in session_analysis_renderables(result):
+        console.print(item)
 
 
 def render_drift(report: DriftReport) -> None:
-    """Print a drift report: the drift verdict first, cross-session comparisons after."""
-    from rich.table import Table
+    """Print a drift report (:mod:`evalband.report._session_terminal` renders it)."""
+    from evalband.report._session_terminal import drift_renderables
 
-    from evalband.report import p_text as _p
-    from evalband.report import points_text as _points
-    from evalband.report import rate_text as _rate
-
-    style = "bold red" if report.drifted else "green"
-    console.print(f"[{style}]{escape(report.sentence)}[/]")
-    table = Table(title=f"shared policies: {escape(report.first)} -> {escape(report.second)}")
-    for col in (
-        "policy",
-        "role",
-        report.first,
-        report.second,
-        "change points (Holm-step interval)",
-        "p",
-        "Holm p",
-        "drift",
-    ):
-        table.add_column(escape(col))
-    for a in report.anchors:
-        c = a.change
-        table.add_row(
-            escape(a.policy),
-            a.role,
-            _rate(a.before),
-            _rate(a.after),
-            _points(c),
-            _p(a.test.p_value),
-            _p(a.p_holm),
-            f"DRIFT ({a.verdict})" if a.drifted else "no",
-        )
-    console.print(table)
-    for note in report.notes:
-        console.print(f"note: {escape(note)}")
-    if not report.cross:
-        return
-    console.print("\ncross-session model comparisons (read only after the drift check above):")
-    for x in report.cross:
-        console.print(f"{escape(x.label)}: {escape(x.sentence)}")
+    for item in drift_renderables(report):
+        console.print(item)
 
 
 # --------------------------------------------------------------------------- commands
@@ -347,7 +206,10 @@ def analyze(
         return
     render_analysis(result)
     if instrument is not None:
-        _render_instrument(instrument)
+        from evalband.report._session_terminal import instrument_renderables
+
+        for item in instrument_renderables(instrument):
+            console.print(item)
     if html_out is not None:
         console.print(f"HTML report: {escape(str(html_out))}")
 
@@ -359,33 +221,6 @@ def _instrument(ss: SessionStore, plan: SessionPlan, records: list[TrialRecord],
 
     return instrument_summary(plan, records, AttemptLog(ss).attempts(plan.session_id),
                               confidence=confidence)
-
-
-def _kappa_text(value: Any) -> str:
-    if value is None or value.estimate != value.estimate:
-        return "undefined (one score only)"
-    return f"{value.estimate:.2f} [{value.low:.2f}, {value.high:.2f}]"
-
-
-def _render_instrument(summary: Any) -> None:
-    console.print("")
-    console.print(f"instrument: {summary.played} trials played on the robot "
-                  f"({summary.human} scored by a person, {summary.rehearsal} rehearsal)")
-    if summary.agreement is not None:
-        console.print(
-            f"  the machine's suggestion vs the operator ({summary.human} trials, "
-            f"{summary.overrides} overridden): Cohen's kappa {_kappa_text(summary.agreement)}, "
-            f"weighted (quadratic) {_kappa_text(summary.weighted)}, "
-            f"{100 * summary.agreement.confidence:g}% intervals")
-        console.print(f"  suggestion (rows) x operator (columns), levels {summary.levels}: "
-                      f"{summary.table}")
-    if summary.truth is not None:
-        console.print(
-            f"  the machine's suggestion vs the simulator's truth ({summary.truth.n} trials): "
-            f"Cohen's kappa {_kappa_text(summary.truth)}, weighted (quadratic) "
-            f"{_kappa_text(summary.truth_weighted)}")
-    for note in summary.notes:
-        console.print(f"  note: {escape(note)}")
 
 
 def _json_round_trip(data: dict[str, object]) -> dict[str, object]:
