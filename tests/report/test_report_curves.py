@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
+from evalband._util.families import trace_spec
 from evalband.envs.reach1d import BOUNDARY, SETTLE_SAMPLES, SUCCESS_POSITION, SUCCESS_VELOCITY
 from evalband.episode import EpisodeRecord
 from evalband.report._curves import (
@@ -17,8 +18,6 @@ from evalband.report._curves import (
 )
 from evalband.report._data import collect
 from evalband.report._traces import (
-    PUSHT_GUIDES,
-    REACH1D_GUIDES,
     episode_traces,
     pick_keys,
     stored_trace,
@@ -135,12 +134,17 @@ def test_stored_traces_follow_the_envs_rules(labs) -> None:
 
 
 def test_the_plots_guides_are_the_envs_constants() -> None:
+    """The families' trace specs (plain data the report reads) hold the envs' own numbers."""
+    from evalband.envs.pusht_model import ENV_ID as PUSHT_ID
     from evalband.envs.pusht_model import TABLE_HALF, TARGET
+    from evalband.envs.reach1d import ENV_ID as REACH_ID
 
-    assert REACH1D_GUIDES == {"boundary": BOUNDARY, "success_position": SUCCESS_POSITION,
-                              "success_velocity": SUCCESS_VELOCITY}
-    assert PUSHT_GUIDES == {"table_half": TABLE_HALF, "target_x": TARGET[0],
-                            "target_y": TARGET[1]}
+    reach, pusht = trace_spec(REACH_ID), trace_spec(PUSHT_ID)
+    assert reach is not None and pusht is not None
+    x, v = reach.options["rows"]
+    assert (x["series"], x["lines"], x["band"]) == ("x", BOUNDARY, SUCCESS_POSITION)
+    assert (v["series"], v["band"]) == ("v", SUCCESS_VELOCITY)
+    assert (pusht.options["half"], pusht.options["target"]) == (TABLE_HALF, list(TARGET[:2]))
 
 
 def test_traces_show_where_the_runs_disagree_first(labs) -> None:

@@ -3,51 +3,29 @@
 ``evalband run --backend process`` reads them before numpy, gymnasium or MuJoCo load, to
 tell the worker processes' forkserver what to import while the command loads its own
 modules (:func:`worker_preload`). :mod:`evalband.policies` and :mod:`evalband.envs` take
-their built-in tables from here, so there is one copy of each.
+their built-in tables from here; each is gathered from the env families' declarations
+(:mod:`evalband._util.families`), so there is one copy of each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalband._util.families import builtin_policies, env_entry_points
 from evalband._util.imports import is_import_path
 
 __all__ = ["BUILTIN_POLICIES", "CHECKPOINT_SUFFIX", "BUILTIN_ENV_ENTRY_POINTS",
            "env_module", "worker_preload"]
 
-BUILTIN_POLICIES: dict[str, str] = {
-    "reach1d:baseline": "evalband.policies.reach1d:baseline",
-    "reach1d:damped": "evalband.policies.reach1d:damped",
-    "reach1d:expert": "evalband.policies.reach1d:expert",
-    "pusht:expert": "evalband.policies.pusht:expert",
-    "reacher:ik_pd": "evalband.policies.classical:reacher_ik_pd",
-    "inverted_pendulum:pd": "evalband.policies.classical:inverted_pendulum_pd",
-    "point_maze:p": "evalband.policies.classical:point_maze_p",
-    "gym_pusht:push": "evalband.policies.classical:pusht_push",
-    "fetch_reach:p": "evalband.policies.classical:fetch_reach_p",
-    "point_mass:pd": "evalband.policies.classical:point_mass_pd",
-    "metaworld:reach": "evalband.policies.scripted:metaworld_reach",
-    "metaworld:push": "evalband.policies.scripted:metaworld_push",
-    "aloha:hold": "evalband.policies.classical:aloha_hold",
-    "random": "evalband.policies._builtin:RandomPolicy",
-    "sim-arm:grasp": "evalband.policies.sim_arm:grasp",
-    "sim-arm:weak": "evalband.policies.sim_arm:weak",
-    "sim-arm:never": "evalband.policies.sim_arm:never",
-    "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
-    "robosuite:random": "evalband.policies.manipulation:robosuite_random",
-    "robosuite:stack": "evalband.policies.manipulation:robosuite_stack",
-}
-"""Built-in policy name -> ``module:attr`` import path."""
+BUILTIN_POLICIES: dict[str, str] = builtin_policies()
+"""Built-in policy name -> ``module:attr`` import path (every env family's ``[policies]``)."""
 
 CHECKPOINT_SUFFIX = ".pt"
 """File names ending in this are behavior-cloning checkpoints (see ``evalband.policies.bc``)."""
 
-BUILTIN_ENV_ENTRY_POINTS: dict[str, str] = {
-    "evalband/Reach1D-v0": "evalband.envs.reach1d:Reach1DEnv",
-    "evalband/PushT-v0": "evalband.envs.pusht:PushTEnv",
-    "evalband/Coin-v0": "evalband.envs._coin:CoinEnv",
-}
-"""evalband's own Gymnasium ids -> the class each is registered with (``evalband.envs``)."""
+BUILTIN_ENV_ENTRY_POINTS: dict[str, str] = env_entry_points()
+"""evalband's own Gymnasium ids -> the class each is registered with (``evalband.envs``;
+every env family's ``[envs]``)."""
 
 
 def env_module(env: str) -> str | None:

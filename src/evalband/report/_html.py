@@ -100,7 +100,7 @@ def _plots(data: ReportData) -> dict[str, Any]:
         "deltas": [(c, _svg(_plots.delta_plot(c))) for c in data.comparisons],
         "max_points": _curves.MAX_POINTS,
         "cumulative": None, "stories": 0, "swing": None, "suite_sizes": [],
-        "power": None, "power_curve": None, "traces": None, "trace_kind": None,
+        "power": None, "power_curve": None, "traces": None, "trace_caption": None,
         "trace_notes": [],
     }
     curves = []
@@ -128,7 +128,7 @@ def _plots(data: ReportData) -> dict[str, Any]:
         out["trace_notes"] = list(traces.notes)
         if traces.traces:
             out["traces"] = _svg(_plots_runs.trace_plot(traces))
-            out["trace_kind"] = traces.kind
+            out["trace_caption"] = traces.spec.caption  # the family's words
     out["outcomes"] = _svg(_plots.outcome_plot(runs))
     return out
 

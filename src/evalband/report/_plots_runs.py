@@ -151,62 +151,71 @@ def _limits(values: Sequence[float], pad: float = 0.05) -> tuple[float, float]:
 
 
 def trace_plot(traces: TraceSet) -> str:
-    """Inspect episodes: reach1d position and velocity with the success bands, or PushT paths."""
-    if traces.kind == "pusht":
-        return _pusht(traces)
-    from evalband.report._traces import REACH1D_GUIDES
+    """Inspect episodes as the env family's trace spec says: series over time, or x/y paths."""
+    draw = {"series": _series, "paths": _paths}.get(traces.spec.draw)
+    if draw is None:
+        from evalband.errors import EvalbandError
 
-    BOUNDARY, SUCCESS_POSITION, SUCCESS_VELOCITY = (  # noqa: N806 - the env's constants
-        REACH1D_GUIDES[k] for k in ("boundary", "success_position", "success_velocity"))
+        raise EvalbandError(f"env family {traces.spec.family!r} declares trace drawing "
+                            f"{traces.spec.draw!r}; expected 'series' or 'paths'")
+    return draw(traces)
+
+
+def _series(traces: TraceSet) -> str:
+    """Rows of named series over time; per row a shaded band, dashed lines at +/- ``lines``."""
+    spec = traces.spec
+    rows = spec.options["rows"]
     runs = list(traces.runs)
-    fig = Canvas(7.5, 4.6, "Episode inspection",
-                 f"Position and velocity over time of {len(traces.traces)} episode trace(s) "
-                 f"of {len(runs)} run(s); colour is the outcome.")
+    fig = Canvas(7.5, spec.height, "Episode inspection",
+                 spec.figure.format(traces=len(traces.traces), runs=len(runs)))
     ts = [v for t in traces.traces for v in t.series.get("t", [])]
-    xs = [v for t in traces.traces for v in t.series.get("x", [])]
-    vs = [v for t in traces.traces for v in t.series.get("v", [])]
     tlim = _limits(ts, 0.02)
-    xlim = _limits([*xs, -BOUNDARY, BOUNDARY])
-    vlim = _limits([*vs, -SUCCESS_VELOCITY, SUCCESS_VELOCITY])
+    limits = []
+    for row in rows:
+        values = [v for t in traces.traces for v in t.series.get(row["series"], [])]
+        extent = row.get("lines", row.get("band"))
+        limits.append(_limits([*values, -extent, extent]))
     for col, run_id in enumerate(runs):
-        kw = {"col": col, "cols": len(runs), "rows": 2, "top": 30, "left": 62, "gap": 18,
-              "vgap": 18, "right": 34}
-        top = fig.axes(tlim, xlim, row=0, **kw)  # type: ignore[arg-type]
-        bottom = fig.axes(tlim, vlim, row=1, **kw)  # type: ignore[arg-type]
-        top.frame(_ticks(tlim), _ticks(xlim), ytick_labels=col == 0)
-        bottom.frame(_ticks(tlim), _ticks(vlim), ytick_labels=col == 0)
-        top.hspan(-SUCCESS_POSITION, SUCCESS_POSITION, "#2e7d32", 0.12)
-        bottom.hspan(-SUCCESS_VELOCITY, SUCCESS_VELOCITY, "#2e7d32", 0.12)
-        for b in (-BOUNDARY, BOUNDARY):
-            top.hline(b, "#c62828", 0.8, dash="5 3")
+        kw = {"col": col, "cols": len(runs), "rows": len(rows), "top": 30, "left": 62,
+              "gap": 18, "vgap": 18, "right": 34}
+        axes = [fig.axes(tlim, lim, row=i, **kw)  # type: ignore[arg-type]
+                for i, lim in enumerate(limits)]
+        for ax, lim in zip(axes, limits, strict=True):
+            ax.frame(_ticks(tlim), _ticks(lim), ytick_labels=col == 0)
+        for ax, row in zip(axes, rows, strict=True):
+            if "band" in row:
+                ax.hspan(-row["band"], row["band"], "#2e7d32", 0.12)
+        for ax, row in zip(axes, rows, strict=True):
+            for b in ((-row["lines"], row["lines"]) if "lines" in row else ()):
+                ax.hline(b, "#c62828", 0.8, dash="5 3")
         for trace in (t for t in traces.traces if t.run_id == run_id):
             colour = OUTCOME_COLOURS.get(trace.outcome, "#333333")
             t = trace.series.get("t", [])
             label = f"{run_id} episode {trace.key[1]}: {trace.outcome}"
-            top.line(t, trace.series.get("x", []), colour, 1.2, label=label)
-            bottom.line(t, trace.series.get("v", []), colour, 1.2, label=label)
-            if t:
-                top.text(top.sx(t[-1]) + 2, top.sy(trace.series["x"][-1]), f"ep {trace.key[1]}",
-                         colour, 8.5)
-        top.title(run_id, 11.5)
-        bottom.xlabel("time (s)")
+            for ax, row in zip(axes, rows, strict=True):
+                ax.line(t, trace.series.get(row["series"], []), colour, 1.2, label=label)
+            for ax, row in zip(axes, rows, strict=True):
+                if row.get("mark_end") and t:
+                    ax.text(ax.sx(t[-1]) + 2, ax.sy(trace.series[row["series"]][-1]),
+                            f"ep {trace.key[1]}", colour, 8.5)
+        axes[0].title(run_id, 11.5)
+        axes[-1].xlabel("time (s)")
         if col == 0:
-            top.ylabel("position x (m)", top.left - 14)
-            bottom.ylabel("velocity v (m/s)", bottom.left - 14)
+            for ax, row in zip(axes, rows, strict=True):
+                ax.ylabel(row["label"], ax.left - 14)
     return fig.svg()
 
 
-def _pusht(traces: TraceSet) -> str:
-    from evalband.report._traces import PUSHT_GUIDES
-
-    TABLE_HALF = PUSHT_GUIDES["table_half"]  # noqa: N806 - the env's constants
-    TARGET = (PUSHT_GUIDES["target_x"], PUSHT_GUIDES["target_y"])  # noqa: N806
-
+def _paths(traces: TraceSet) -> str:
+    """x/y paths on a square table: ``path`` solid (start and end marked), ``companion`` dotted."""
+    spec = traces.spec
+    half = float(spec.options["half"])
+    target = spec.options["target"]
+    (px, py), (cx, cy) = spec.options["path"], spec.options["companion"]
     runs = list(traces.runs)
-    fig = Canvas(7.5, 3.9, "Episode inspection",
-                 f"Block (solid) and pusher (dotted) paths of {len(traces.traces)} episode "
-                 f"trace(s) of {len(runs)} run(s) on the table; colour is the outcome.")
-    lim = (-TABLE_HALF * 1.05, TABLE_HALF * 1.05)
+    fig = Canvas(7.5, spec.height, "Episode inspection",
+                 spec.figure.format(traces=len(traces.traces), runs=len(runs)))
+    lim = (-half * 1.05, half * 1.05)
     # equal aspect: square panels, centred in their share of the width
     side = min(fig.height - 30 - 46, (fig.width - 60 - 16 - 18 * (len(runs) - 1)) / len(runs))
     spare = fig.width - 60 - 16 - 18 * (len(runs) - 1) - side * len(runs)
@@ -214,18 +223,18 @@ def _pusht(traces: TraceSet) -> str:
         ax = fig.axes(lim, lim, left=60 + spare / 2, right=16 + spare / 2, top=30,
                       bottom=fig.height - 30 - side, col=col, cols=len(runs), gap=18)
         ax.frame(_ticks(lim), _ticks(lim), ytick_labels=col == 0)
-        ax.rect(-TABLE_HALF, -TABLE_HALF, TABLE_HALF, TABLE_HALF, "#999999")
-        ax.markers([TARGET[0]], [TARGET[1]], "#1f4e8c", 12 / 1.4, shape="+")
+        ax.rect(-half, -half, half, half, "#999999")
+        ax.markers([target[0]], [target[1]], "#1f4e8c", 12 / 1.4, shape="+")
         for trace in (t for t in traces.traces if t.run_id == run_id):
             colour = OUTCOME_COLOURS.get(trace.outcome, "#333333")
             s = trace.series
             label = f"{run_id} episode {trace.key[1]}: {trace.outcome}"
-            ax.line(s.get("tee_x", []), s.get("tee_y", []), colour, 1.4, label=label)
-            ax.line(s.get("pusher_x", []), s.get("pusher_y", []), colour, 0.8, dash="1.5 2",
+            ax.line(s.get(px, []), s.get(py, []), colour, 1.4, label=label)
+            ax.line(s.get(cx, []), s.get(cy, []), colour, 0.8, dash="1.5 2",
                     opacity=0.8, cls="pusher")
-            if s.get("tee_x"):
-                ax.markers([s["tee_x"][0]], [s["tee_y"][0]], colour, 4)
-                ax.markers([s["tee_x"][-1]], [s["tee_y"][-1]], colour, 4, shape="s")
+            if s.get(px):
+                ax.markers([s[px][0]], [s[py][0]], colour, 4)
+                ax.markers([s[px][-1]], [s[py][-1]], colour, 4, shape="s")
         ax.title(run_id, 11.5)
         ax.xlabel("x (m)")
         if col == 0:

@@ -6,8 +6,9 @@ seconds and the env's named series). The report draws those: it never builds an 
 loads a policy, so a report (and the read-only viewer) runs no user code, and a run whose
 policy is gone still shows its traces.
 
-Envs with trace plots: ``evalband/Reach1D-v0`` (position and velocity over time) and
-``evalband/PushT-v0`` (pusher and block paths on the table).
+What is drawn is the env family's trace spec (``[trace]`` in its
+``evalband/envs/families/NAME.toml``, read by :mod:`evalband._util.families`): the report
+knows no env id; an env whose family declares no trace has no trace plot.
 """
 
 from __future__ import annotations
@@ -17,24 +18,13 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evalband._util.families import TraceSpec, trace_spec
 from evalband.episode import EpisodeRecord, Outcome, record_key
 
 if TYPE_CHECKING:
     from evalband.report._data import RunView
 
-__all__ = ["Trace", "TraceSet", "trace_kind", "episode_traces", "stored_trace", "pick_keys",
-           "REACH1D_GUIDES", "PUSHT_GUIDES"]
-
-REACH1D = "evalband/Reach1D-v0"
-PUSHT = "evalband/PushT-v0"
-_KINDS = {REACH1D: "reach1d", PUSHT: "pusht"}
-
-REACH1D_GUIDES = {"boundary": 1.25, "success_position": 0.10, "success_velocity": 0.15}
-"""What the reach1d plot draws (m, m, m/s): the env's ``BOUNDARY``, ``SUCCESS_POSITION`` and
-``SUCCESS_VELOCITY``, copied so that a report imports nothing of the envs (a test holds them
-equal)."""
-PUSHT_GUIDES = {"table_half": 0.5, "target_x": 0.0, "target_y": 0.0}
-"""What the PushT plot draws (m): the env's ``TABLE_HALF`` and ``TARGET`` position."""
+__all__ = ["Trace", "TraceSet", "trace_kind", "episode_traces", "stored_trace", "pick_keys"]
 
 
 @dataclass(frozen=True)
@@ -51,21 +41,27 @@ class Trace:
 
 @dataclass(frozen=True)
 class TraceSet:
-    """The traces a report shows: ``kind`` (``reach1d``/``pusht``) and why some are missing."""
+    """The traces a report shows, the family's ``spec`` to draw them, why some are missing."""
 
-    kind: str
+    spec: TraceSpec
     runs: tuple[str, ...]
     traces: tuple[Trace, ...]
     notes: tuple[str, ...] = ()
 
+    @property
+    def kind(self) -> str:
+        """The env family whose spec draws them (``reach1d``, ``pusht``)."""
+        return self.spec.family
+
 
 def trace_kind(env: str) -> str | None:
-    """``"reach1d"``, ``"pusht"`` or ``None`` (no trace plot for this env).
+    """The env family whose trace spec draws ``env``'s traces, or ``None`` (no trace plot).
 
     >>> trace_kind("evalband/Reach1D-v0"), trace_kind("evalband/Coin-v0")
     ('reach1d', None)
     """
-    return _KINDS.get(env)
+    spec = trace_spec(env)
+    return None if spec is None else spec.family
 
 
 def _counted(
@@ -148,8 +144,8 @@ def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
     The same episodes (same condition seeds) are shown for both runs (:func:`pick_keys`
     among the episodes with stored traces). A run without stored traces gets a note.
     """
-    kind = trace_kind(views[0].data.panel.env)
-    if kind is None:
+    spec = trace_spec(views[0].data.panel.env)
+    if spec is None:
         return None
     from evalband.analysis import records_where
     from evalband.report._data import WITH_TRACE
@@ -167,4 +163,4 @@ def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
              if not by_key]
     if not traces and not notes:
         return None
-    return TraceSet(kind, tuple(v.run_id for v in shown), tuple(traces), tuple(notes))
+    return TraceSet(spec, tuple(v.run_id for v in shown), tuple(traces), tuple(notes))

@@ -286,16 +286,17 @@ class ProcessBackend:
 def _driver_may_play(task: RunTask) -> bool:
     """Whether the driver may play chunks itself while the workers start.
 
-    Only evalband's own pure-Python envs with its built-in controllers: they cannot crash
-    the interpreter. Anything else (MuJoCo, third-party envs, user policies, torch) is
-    played in worker processes only, so a segfault there never takes the driver down.
+    Only the envs whose family declares them pure Python (``driver_safe``), with the
+    built-in controllers: they cannot crash the interpreter. Anything else (MuJoCo,
+    third-party envs, user policies, torch) is played in worker processes only, so a
+    segfault there never takes the driver down.
     """
+    from evalband._util.families import driver_safe_modules
     from evalband.policies import BUILTIN_POLICIES
 
-    # the env's module from its registration, not by importing it: the driver of a
+    # the env's module from its family's declaration, not by importing it: the driver of a
     # MuJoCo run never needs MuJoCo (an import path to a class elsewhere: not played here)
-    return (_env_module(task.env) in ("evalband.envs.reach1d", "evalband.envs._coin")
-            and task.policy in BUILTIN_POLICIES)
+    return _env_module(task.env) in driver_safe_modules() and task.policy in BUILTIN_POLICIES
 
 
 BACKENDS = ("serial", "process", "ray", "vector")
