@@ -244,6 +244,26 @@ def _status(status: str) -> str:
     return f'<span class="status status-{_E(status)}">{_E(status)}</span>'
 
 
+def sortable_table(headings: Sequence[str], rows: Sequence[str], *, cls: str = "",
+                   numeric: Sequence[str] = ()) -> str:
+    """An HTML table that the page's sort script sorts.
+
+    ``headings`` (the ``numeric`` ones right-aligned), ``rows`` (each a ready
+    ``<tr>...</tr>``), ``cls``: more classes for the table.
+
+    >>> t = sortable_table(["run", "n"], ["<tr><td>a</td><td>3</td></tr>"], cls="runs",
+    ...                    numeric=["n"])
+    >>> t.split("<thead>")[0], t.split("</th>")[1]
+    ('<table class="sortable runs">', '<th scope="col" class="num">n')
+    """
+    num = ' class="num"'
+    head = "".join(f'<th scope="col"{num if h in numeric else ""}>{_E(h)}</th>'
+                   for h in headings)
+    classes = f"sortable {cls}" if cls else "sortable"
+    return (f'<table class="{classes}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
 def _runs_table(runs: Sequence[dict[str, Any]]) -> str:
     if not runs:
         return '<p class="empty">No runs in this store yet.</p>'
@@ -261,14 +281,8 @@ def _runs_table(runs: Sequence[dict[str, Any]]) -> str:
             f'<td data-sort="{_E(r["started_at"])}">{_E(_when(r["started_at"]))}</td>'
             "</tr>"
         )
-    numeric = ' class="num"'
-    head = "".join(
-        f'<th scope="col"{numeric if h in ("episodes", "successes") else ""}>{h}</th>'
-        for h in ("run", "policy", "panel", "status", "episodes", "successes",
-                  "started (UTC)")
-    )
-    return (f'<table class="sortable runs"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return sortable_table(("run", "policy", "panel", "status", "episodes", "successes",
+                           "started (UTC)"), rows, cls="runs", numeric=("episodes", "successes"))
 
 
 def _options_text(options: dict[str, Any]) -> str:
@@ -294,13 +308,8 @@ def _comparisons_table(comparisons: Sequence[dict[str, Any]]) -> str:
             f'<td data-sort="{_E(c["created_at"])}">{_E(_when(c["created_at"]))}</td>'
             "</tr>"
         )
-    head = "".join(
-        f'<th scope="col">{h}</th>'
-        for h in ("comparison", "baseline", "candidates", "options", "status",
-                  "recorded (UTC)")
-    )
-    return (f'<table class="sortable comparisons"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return sortable_table(("comparison", "baseline", "candidates", "options", "status",
+                           "recorded (UTC)"), rows, cls="comparisons")
 
 
 def index_page(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalband.report import html_page
+from evalband.web._view_pages import sortable_table
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -141,29 +142,24 @@ def sessions_table(rows: Sequence[dict[str, Any]]) -> str:
             f'<td data-sort="{_E(r["created_at"])}">{_E(r["created_at"][:19])}</td>'
             "</tr>"
         )
-    head = "".join(
-        f'<th scope="col"{" class=num" if h == "trials" else ""}>{h}</th>'
-        for h in ("session", "policies (runs)", "scenes x attempts", "trials", "analysis",
-                  "planned (UTC)")
-    )
-    return (f'<table class="sortable sessions"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
+    return sortable_table(("session", "policies (runs)", "scenes x attempts", "trials",
+                           "analysis", "planned (UTC)"), body, cls="sessions",
+                          numeric=("trials",))
 
 
 def _looks(looks: Sequence[Any]) -> str:
     if not looks:
         return ""
-    rows = "".join(
+    rows = [
         f'<tr><td class="num">{x.look.scenes_done}</td><td>{"yes" if x.look.decided else "no"}'
         f"</td><td>{_E('; '.join(c['decision'] for c in x.look.comparisons))}</td>"
         f"<td>{_E(x.computed_at[:19])}</td></tr>"
         for x in looks
-    )
+    ]
+    table = sortable_table(("scenes done", "decided", "decisions", "taken (UTC)"), rows,
+                           numeric=("scenes done",))
     return ('<section id="looks"><h2>Sequential looks (session run --until-decided)</h2>'
-            '<table class="sortable"><thead><tr><th scope="col" class="num">scenes done</th>'
-            '<th scope="col">decided</th><th scope="col">decisions</th>'
-            f'<th scope="col">taken (UTC)</th></tr></thead><tbody>{rows}</tbody></table>'
-            "</section>")
+            f"{table}</section>")
 
 
 def session_page(store: RunStore, session_id: str, nav: str, csp: str) -> str:
