@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from evalband.session import SessionPlan
 
 __all__ = ["RELEASED_WORDS", "REPLACED_METHODS", "TIMING_FIELDS", "as_released", "coin_panel",
-           "comparable", "mask_replaced", "raising", "side_venv_python", "store_session"]
+           "comparable", "mask_replaced", "raising", "side_venv_python", "store_session",
+           "free_port", "start_serve", "descendants", "wait_gone"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -156,3 +157,80 @@ def store_session(path: Path, plan: SessionPlan, trials: pd.DataFrame) -> None:
             ss.record(plan.session_id, int(row.trial_index), status=str(row.status),
                       score=None if skipped else int(row.score), assisted=bool(row.assisted),
                       scored_at=str(row.scored_at))
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago (for a server told ``--port``)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_serve(*args: str) -> tuple[Any, str]:
+    """``evalband serve ARGS --json`` in a subprocess; returns it and the URL it printed.
+
+    It returns once the server printed its address (it is listening then): no sleep.
+    The caller kills and waits for the process.
+    """
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "evalband.cli", "serve", *args, "--json"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, "evalband serve printed nothing"
+    return proc, str(json.loads(line)["url"])
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` in the process tree now (Linux ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rpartition(")")[2].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def wait_gone(pids: set[int], timeout: float) -> set[int]:
+    """Wait until every process of ``pids`` has ended; the ones still running at ``timeout``.
+
+    Woken by each exit (``pidfd_open`` + ``select``: no polling, no sleep); a process that
+    is a zombie already counts as ended. ``timeout`` only bounds a failing test.
+    """
+    import os
+    import select
+    import time
+
+    fds: dict[int, int] = {}
+    for pid in pids:
+        try:
+            fds[os.pidfd_open(pid)] = pid
+        except ProcessLookupError:
+            continue
+    deadline = time.monotonic() + timeout
+    try:
+        while fds and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(fds), [], [], left)
+            for fd in ready:
+                os.close(fd)
+                del fds[fd]
+        return set(fds.values())
+    finally:
+        for fd in fds:
+            os.close(fd)

@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -32,7 +30,7 @@ from evalband.errors import RunStoppedError
 from evalband.panel import load_panel
 from evalband.policies import EpisodeContext
 from evalband.run import run_panel
-from testkit import comparable
+from testkit import comparable, free_port, start_serve
 
 openpi_client = pytest.importorskip("openpi_client")
 websockets = pytest.importorskip("websockets")
@@ -125,26 +123,9 @@ def _records(store: Any, run_id: str) -> list[dict[str, Any]]:
             for r in store.episode_records(run_id)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_serve(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evalband.cli", "serve", *args, "--json"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line, "evalband serve printed nothing"
-    return proc, json.loads(line)["url"]
-
-
 @pytest.fixture
 def served() -> Iterator[tuple[subprocess.Popen[str], str]]:
-    proc, url = _start_serve("reach1d:damped", "--port", "0", "--max-batch", "8")
+    proc, url = start_serve("reach1d:damped", "--port", "0", "--max-batch", "8")
     yield proc, url
     proc.kill()
     proc.wait()
@@ -229,8 +210,8 @@ def test_evalband_client_batches_through_evalband_serve(store, served) -> None:
 
 @pytest.mark.slow
 def test_killed_server_gives_error_episodes_then_resume_completes(store) -> None:
-    port = _free_port()
-    proc, url = _start_serve("reach1d:damped", "--port", str(port))
+    port = free_port()
+    proc, url = start_serve("reach1d:damped", "--port", str(port))
     panel = _panel(episodes=16)
     policy = f"{url}?retries=1&connect_timeout=2"
     import threading
@@ -260,7 +241,7 @@ def test_killed_server_gives_error_episodes_then_resume_completes(store) -> None
         assert store.get_run("r").status == "interrupted" and len(records) < 16
         assert len(errors) == 3 and all(r.outcome is Outcome.ERROR for r in records[-3:])
         assert all("policy server" in (r.error or "") for r in errors)
-        proc, url = _start_serve("reach1d:damped", "--port", str(port))
+        proc, url = start_serve("reach1d:damped", "--port", str(port))
         run_panel(panel, policy, store, run_id="r", retry_errors=True)
         run_panel(panel, "reach1d:damped", store, run_id="local")
         assert _records(store, "r") == _records(store, "local")

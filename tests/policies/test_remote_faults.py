@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -25,6 +22,7 @@ import yaml
 from evalband.cli import main
 from evalband.episode import Outcome
 from evalband.store import open_store
+from testkit import free_port, start_serve
 
 pytest.importorskip("websockets")
 
@@ -101,23 +99,10 @@ def test_a_hung_server_stops_the_run_within_three_timeouts(tmp_path: Path, capsy
         assert st.require_run("hung").status == "interrupted"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _serve(port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "evalband.cli", "serve", "reach1d:damped",
-                             "--port", str(port), "--json"], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and json.loads(proc.stdout.readline())["url"]
-    return proc
-
-
 @pytest.mark.slow
 def test_a_killed_server_stops_the_run_then_it_resumes(tmp_path: Path, capsys) -> None:
-    port = _free_port()
-    proc = _serve(port)
+    port = free_port()
+    proc, _ = start_serve("reach1d:damped", "--port", str(port))
     store = tmp_path / "s.sqlite"
     url = f"ws://127.0.0.1:{port}?timeout=2&retries=1"
     died: list[float] = []
@@ -149,7 +134,8 @@ def test_a_killed_server_stops_the_run_then_it_resumes(tmp_path: Path, capsys) -
         before = _records(store, "killed")
         assert 3 <= len(before) < 40
         kept = {r.key: r for r in before if r.outcome is not Outcome.ERROR}
-        proc = _serve(port)  # the server is back: resume, replaying the error episodes
+        # the server is back: resume, replaying the error episodes
+        proc, _ = start_serve("reach1d:damped", "--port", str(port))
         assert main(["run", panel, "-p", url, "--run-id", "killed", "--retry-errors",
                      "--store", str(store)]) == 0
         assert "resumed killed:" in capsys.readouterr().out

@@ -20,6 +20,7 @@ import pytest
 
 from evalband.store import open_store
 from testenvs import FAULTY_COIN
+from testkit import descendants, wait_gone
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sys.platform != "linux", reason="Linux process tree")]
@@ -73,34 +74,6 @@ def _wait_for_episodes(db: Path, run_id: str, proc: subprocess.Popen[str]) -> No
         time.sleep(0.2)
 
 
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rpartition(")")[2].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
-
-
 def test_a_segfaulting_worker_becomes_error_episodes(tmp_path: Path) -> None:
     (tmp_path / "crashy_env.py").write_text(CRASHY)
     panel = _panel(tmp_path, "crashy", "crashy_env:CrashEnv", 12, "{length: 2}")
@@ -135,13 +108,11 @@ def test_killing_the_driver_takes_its_workers(tmp_path: Path) -> None:
         env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for_episodes(db, "k", proc)
-        helpers = _descendants(proc.pid)
+        helpers = descendants(proc.pid)
         assert len(helpers) >= 2, helpers  # the forkserver and its workers
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 20
-        while (left := {p for p in helpers if _alive(p)}) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        left = wait_gone(helpers, timeout=20)
         assert not left, f"still alive after the driver died: {sorted(left)}"
     finally:
         if proc.poll() is None:

@@ -8,21 +8,19 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from test_crash_isolation import (
     POLICY,
-    _alive,
     _cli,
-    _descendants,
     _env,
     _panel,
     _wait_for_episodes,
 )
 
 from testenvs import FAULTY_COIN
+from testkit import descendants, wait_gone
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(sys.platform != "linux", reason="Linux process tree")]
@@ -38,12 +36,10 @@ def test_an_unreaped_killed_driver_takes_its_workers_and_frees_its_pipes(
         env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for_episodes(db, "k", proc)
-        helpers = _descendants(proc.pid)
+        helpers = descendants(proc.pid)
         assert len(helpers) >= 2, helpers  # the forkserver and its workers
         os.kill(proc.pid, signal.SIGKILL)  # and not reaped: the driver stays a zombie
-        deadline = time.monotonic() + 10
-        while (left := {p for p in helpers if _alive(p)}) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        left = wait_gone(helpers, timeout=10)
         assert not left, f"still alive beside the unreaped driver: {sorted(left)}"
         assert proc.stdout is not None
         proc.stdout.read()  # EOF: no orphan holds the pipe (a deadlock before)
