@@ -15,7 +15,12 @@ import pytest
 from rich.console import Console
 
 from evalband.cli import main
-from evalband.report._session_terminal import drift_renderables, session_analysis_renderables
+from evalband.report._session_terminal import (
+    HIDDEN,
+    drift_renderables,
+    session_analysis_renderables,
+    session_show_renderables,
+)
 from evalband.session import (
     SessionStore,
     analyze_session,
@@ -74,3 +79,20 @@ def test_drift_says_its_verdict_before_any_cross_session_comparison() -> None:
         assert text.index(report.sentence[:30]) < text.index("cross-session model comparisons")
     for anchor in report.anchors:
         assert anchor.policy in text
+
+
+def test_show_of_a_blinded_session_names_no_policy_until_unblinded() -> None:
+    plan = plan_session(["alpha", "beta"], scenes=3, attempts=1, seed=2, session_id="b",
+                        blind=True, positive_control="alpha")
+    trials = simulate_session(plan, success_prob={"alpha": 0.9, "beta": 0.2}, seed=3)
+    rows = [{**r, "note": None} for r in trials.to_dict("records")]
+    counts = {"scored": len(rows), "skipped": 0, "pending": 0, "total": len(rows)}
+    blind = _text(session_show_renderables(
+        plan, counts, None, [{k: v for k, v in r.items() if k != "policy"} for r in rows],
+        None, unblind=False))
+    assert "alpha" not in blind and "beta" not in blind and HIDDEN in blind
+    assert all(code in blind for code in plan.codes.values())
+    rates = [{"policy": p, "scored": 3, "successes": 1, "rate": 1 / 3, "skipped": 0,
+              "assisted": 0} for p in plan.policies]
+    named = _text(session_show_renderables(plan, counts, None, rows, rates, unblind=True))
+    assert "alpha" in named and "per policy" in named and "33.3%" in named

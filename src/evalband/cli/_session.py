@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, pct, store_path
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,7 +30,6 @@ session_app = typer.Typer(
     no_args_is_help=True,
 )
 
-HIDDEN = "hidden while blinded"
 
 
 def _store_hint(store: Path | None) -> str:
@@ -87,7 +86,9 @@ def plan(
         emit_json({"store": str(store_path(store)), **_plan_view(plan_obj, unblind=False)})
         return
     console.print(f"session {plan_obj.session_id} created in {store_path(store)}")
-    for line in _plan_lines(plan_obj, unblind=False):
+    from evalband.report._session_terminal import plan_lines
+
+    for line in plan_lines(plan_obj, unblind=False):
         console.print("  " + line)
     if plan_obj.instrument is not None:
         console.print(f"next: evalband session run {plan_obj.session_id} --robot sim-arm "
@@ -107,8 +108,6 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """A session's schedule and progress (blinded sessions: codes, no per-policy rates)."""
-    from rich.table import Table
-
     from evalband.session import SessionStore
 
     with SessionStore(store_path(store), read_only=True) as ss:
@@ -129,36 +128,12 @@ def show(
             }
         )
         return
-    console.print(f"session {plan_obj.session_id}")
-    for line in _plan_lines(plan_obj, unblind=unblind):
-        console.print("  " + line)
-    done = counts["scored"] + counts["skipped"]
-    nxt = "all done" if next_index is None else f"next: trial {next_index + 1}"
-    console.print(
-        f"  progress: {done} of {counts['total']} recorded ({counts['scored']} scored, "
-        f"{counts['skipped']} skipped, {counts['pending']} pending); {nxt}"
-    )
-    if rates is not None:
-        table = Table(title="per policy (success = score >= "
-                      f"{plan_obj.rubric.success_at})")
-        for col in ("policy", "scored", "successes", "rate", "skipped", "assisted"):
-            table.add_column(col)
-        for row in rates:
-            table.add_row(row["policy"], str(row["scored"]), str(row["successes"]),
-                          pct(row["rate"]), str(row["skipped"]), str(row["assisted"]))
-        console.print(table)
-    table = Table(title="schedule")
-    for col in ("trial", "scene", "attempt", "policy" if named else "code", "status", "score",
-                "assisted", "note"):
-        table.add_column(col)
-    for row in _trial_rows(frame, named=named):
-        table.add_row(
-            str(row["trial_index"] + 1), str(row["scene"]), str(row["attempt"]),
-            str(row["policy"] if named else row["code"]), row["status"],
-            "-" if row["score"] is None else str(row["score"]),
-            "yes" if row["assisted"] else "", row["note"] or "",
-        )
-    console.print(table)
+    from evalband.report._session_terminal import session_show_renderables
+
+    for item in session_show_renderables(plan_obj, counts, next_index,
+                                         _trial_rows(frame, named=named), rates,
+                                         unblind=unblind):
+        console.print(item)
 
 
 @session_app.command("run")
@@ -323,8 +298,6 @@ def _stop_rule(
 @session_app.command("list")
 def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None:
     """List the sessions in the store, newest first, with their progress."""
-    from rich.table import Table
-
     from evalband.session import SessionStore
 
     with SessionStore(store_path(store), read_only=True) as ss:
@@ -346,16 +319,10 @@ def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION
     if not rows:
         console.print(f"no sessions in {store_path(store)}")
         return
-    table = Table(title=f"sessions in {store_path(store)}")
-    for col in ("session", "created", "shape", "blind", "recorded"):
-        table.add_column(col)
-    for p, c, _ in rows:
-        table.add_row(
-            p.session_id, p.created_at,
-            f"{len(p.policies)} x {p.scenes} x {p.attempts}", "yes" if p.blind else "no",
-            f"{c['scored'] + c['skipped']}/{c['total']}",
-        )
-    console.print(table)
+    from evalband.report._session_terminal import sessions_table
+
+    console.print(sessions_table([(p, c) for p, c, _ in rows],
+                                 title=f"sessions in {store_path(store)}"))
 
 
 # -- views -------------------------------------------------------------------------------
@@ -363,6 +330,8 @@ def list_sessions(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION
 
 def _plan_view(plan_obj: SessionPlan, *, unblind: bool) -> dict[str, Any]:
     """The plan as JSON; a blinded plan shows codes only unless ``unblind``."""
+    from evalband.report._session_terminal import HIDDEN
+
     named = not plan_obj.blind or unblind
     view: dict[str, Any] = {
         "session_id": plan_obj.session_id,
@@ -385,33 +354,6 @@ def _plan_view(plan_obj: SessionPlan, *, unblind: bool) -> dict[str, Any]:
     if plan_obj.specs and named:
         view["specs"] = dict(plan_obj.specs)
     return view
-
-
-def _plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
-    named = not plan_obj.blind or unblind
-    shape = (
-        f"{len(plan_obj.policies)} policies x {plan_obj.scenes} scenes x {plan_obj.attempts} "
-        f"attempts = {plan_obj.n_trials} trials, seed {plan_obj.seed}"
-    )
-    if plan_obj.blind:
-        shape += ", blinded"
-    if named:
-        names = ", ".join(
-            f"{p} ({plan_obj.codes[p]})" if plan_obj.blind else p for p in plan_obj.policies
-        )
-        lines = [shape, f"policies: {names}"]
-    else:
-        lines = [shape, f"codes: {', '.join(sorted(plan_obj.codes.values()))}"]
-    if plan_obj.positive_control is not None:
-        pc = plan_obj.positive_control if named else HIDDEN
-        lines.append(f"positive control: {pc}")
-    lines.append(f"rubric: {plan_obj.rubric.describe()}")
-    if plan_obj.instrument is not None:
-        from evalband.session import load_instrument
-
-        lines.extend(f"instrument: {line}"
-                     for line in load_instrument(plan_obj.instrument).describe())
-    return lines
 
 
 def _none(value: Any) -> Any:

@@ -10,6 +10,7 @@ definitions).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalband.report._session import (
@@ -33,9 +34,13 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from evalband.session import DriftReport, SessionAnalysis
+    from evalband.session import DriftReport, SessionAnalysis, SessionPlan
 
-__all__ = ["session_analysis_renderables", "drift_renderables", "instrument_renderables"]
+__all__ = ["session_analysis_renderables", "drift_renderables", "instrument_renderables",
+           "HIDDEN", "plan_lines", "session_show_renderables", "sessions_table"]
+
+HIDDEN = "hidden while blinded"
+"""What a blinded session says in place of a policy name (the positive control)."""
 
 
 def _rich_table(
@@ -228,3 +233,94 @@ def instrument_renderables(summary: Any) -> list[RenderableType]:
     for note in summary.notes:
         out.append(f"  note: {escape(note)}")
     return out
+
+
+def plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
+    """The plan in a few lines (a blinded plan: codes only unless ``unblind``)."""
+    named = not plan_obj.blind or unblind
+    shape = (
+        f"{len(plan_obj.policies)} policies x {plan_obj.scenes} scenes x {plan_obj.attempts} "
+        f"attempts = {plan_obj.n_trials} trials, seed {plan_obj.seed}"
+    )
+    if plan_obj.blind:
+        shape += ", blinded"
+    if named:
+        names = ", ".join(
+            f"{p} ({plan_obj.codes[p]})" if plan_obj.blind else p for p in plan_obj.policies
+        )
+        lines = [shape, f"policies: {names}"]
+    else:
+        lines = [shape, f"codes: {', '.join(sorted(plan_obj.codes.values()))}"]
+    if plan_obj.positive_control is not None:
+        pc = plan_obj.positive_control if named else HIDDEN
+        lines.append(f"positive control: {pc}")
+    lines.append(f"rubric: {plan_obj.rubric.describe()}")
+    if plan_obj.instrument is not None:
+        from evalband.session import load_instrument
+
+        lines.extend(f"instrument: {line}"
+                     for line in load_instrument(plan_obj.instrument).describe())
+    return lines
+
+
+def session_show_renderables(plan_obj: SessionPlan, counts: dict[str, int],
+                             next_index: int | None, trials: Sequence[dict[str, Any]],
+                             rates: Sequence[dict[str, Any]] | None, *,
+                             unblind: bool) -> list[RenderableType]:
+    """``session show``: the plan, the progress, per-policy rates (when named), the schedule.
+
+    ``trials``: one row per trial (``policy`` left out of a blinded one's); ``rates``: the
+    per-policy rows, ``None`` while blinded.
+    """
+    from rich.table import Table
+
+    from evalband.report._format import percent
+
+    named = not plan_obj.blind or unblind
+    out: list[RenderableType] = [f"session {plan_obj.session_id}"]
+    out.extend("  " + line for line in plan_lines(plan_obj, unblind=unblind))
+    done = counts["scored"] + counts["skipped"]
+    nxt = "all done" if next_index is None else f"next: trial {next_index + 1}"
+    out.append(
+        f"  progress: {done} of {counts['total']} recorded ({counts['scored']} scored, "
+        f"{counts['skipped']} skipped, {counts['pending']} pending); {nxt}"
+    )
+    if rates is not None:
+        table = Table(title="per policy (success = score >= "
+                      f"{plan_obj.rubric.success_at})")
+        for col in ("policy", "scored", "successes", "rate", "skipped", "assisted"):
+            table.add_column(col)
+        for row in rates:
+            table.add_row(row["policy"], str(row["scored"]), str(row["successes"]),
+                          percent(row["rate"], 1), str(row["skipped"]), str(row["assisted"]))
+        out.append(table)
+    table = Table(title="schedule")
+    for col in ("trial", "scene", "attempt", "policy" if named else "code", "status", "score",
+                "assisted", "note"):
+        table.add_column(col)
+    for row in trials:
+        table.add_row(
+            str(row["trial_index"] + 1), str(row["scene"]), str(row["attempt"]),
+            str(row["policy"] if named else row["code"]), row["status"],
+            "-" if row["score"] is None else str(row["score"]),
+            "yes" if row["assisted"] else "", row["note"] or "",
+        )
+    out.append(table)
+    return out
+
+
+def sessions_table(sessions: Sequence[tuple[SessionPlan, dict[str, int]]], *,
+                   title: str) -> Table:
+    """``session list``: each session's shape, blinding and recorded trials."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("session", "created", "shape", "blind", "recorded"):
+        table.add_column(col)
+    for p, c in sessions:
+        table.add_row(
+            p.session_id, p.created_at,
+            f"{len(p.policies)} x {p.scenes} x {p.attempts}", "yes" if p.blind else "no",
+            f"{c['scored'] + c['skipped']}/{c['total']}",
+        )
+    return table
