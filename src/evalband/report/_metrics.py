@@ -63,7 +63,10 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
     words = {"student-t": "t", "bootstrap-bca": "BCa bootstrap",
              "bootstrap-percentile": "percentile bootstrap", "no spread": "no spread",
              "paired-t": "paired t", "welch-t": "Welch t",
-             "paired-bootstrap-bca": "paired BCa bootstrap"}.get(method, method)
+             "paired-bootstrap-bca": "paired BCa bootstrap",
+             "order-statistic-median": "median, exact order statistics",
+             "sign-test-median": "median of differences, exact sign test",
+             }.get(method, method)
     if bounded is None:
         return words
     return f"{words} ({'bounded in [0, 1]' if bounded else 'unbounded'})"
