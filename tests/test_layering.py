@@ -32,7 +32,10 @@ UTIL = "_util"
 ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 # (importing file, imported module) -> the reason it may cross. Keep it empty.
-ALLOWED: dict[tuple[str, str], str] = {}
+ALLOWED: dict[tuple[str, str], str] = {
+    ("analysis/_metrics.py", "evalband.stats._location"):
+        "medians (issue 29) added while the stats facade's names are frozen for curation",
+}
 
 
 def _module_of(path: Path) -> tuple[list[str], bool]:

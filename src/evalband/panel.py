@@ -192,7 +192,8 @@ class MetricSpec(BaseModel):
     ``ordinal`` -- scored levels such as 0-3 -- and ``progress`` -- a 0-100 score -- by their
     median; unset: ``bounded`` when the values lie in ``[0, 1]``, else ``skewed`` when their
     sample skewness exceeds 1 in size, else ``unbounded``; see docs/metrics.md). The
-    built-in ``return``, ``reward_max`` and ``reward_final`` may be declared too (to make one primary, or lower-is-better).
+    built-in ``return``, ``reward_max`` and ``reward_final`` may be declared too (to make one
+    primary, or lower-is-better).
     Analysis settings: they do not enter the panel's fingerprint.
 
     >>> MetricSpec.model_validate("coverage").direction

@@ -307,6 +307,10 @@ def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
     return bool(found) and all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0 for a in found)
 
 
+SKEW_LIMIT = 1.0
+"""An undeclared unbounded metric is ``skewed`` above this sample skewness (in size): the
+paired t's rule of thumb (:data:`evalband.stats._means.SKEW_LIMIT`)."""
+
 MEDIAN_TYPES = frozenset({"skewed", "ordinal", "progress"})
 """Metric types summarised by their median (the rest by their mean)."""
 
@@ -315,9 +319,8 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64]) -> str:
     """The metric's type: declared, else read from ``samples``.
 
     Unset: ``bounded`` when every value lies in ``[0, 1]`` (or ``bounded: true``), else
-    ``skewed`` when any sample's skewness exceeds :data:`evalband.stats._means.SKEW_LIMIT`
-    in size (``samples``: one run's values, the matched differences, or each run's values
-    when none match), else ``unbounded``. One type per metric and comparison: every slice
+    ``skewed`` when any sample's skewness exceeds :data:`SKEW_LIMIT` in size (``samples``:
+    one run's values, the matched differences, or each run's values when none match), else ``unbounded``. One type per metric and comparison: every slice
     reports the same estimand.
 
     >>> metric_type(MetricSpec(name="x"), np.array([1.0, 2.0, 3.0, 4.0]))
@@ -327,7 +330,7 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64]) -> str:
     >>> metric_type(MetricSpec(name="x", type="ordinal"), np.array([0.0, 3.0]))
     'ordinal'
     """
-    from evalband.stats._means import SKEW_LIMIT, skewness
+    from evalband.stats import skewness
 
     if spec.type is not None:
         return spec.type
