@@ -320,8 +320,9 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64]) -> str:
 
     Unset: ``bounded`` when every value lies in ``[0, 1]`` (or ``bounded: true``), else
     ``skewed`` when any sample's skewness exceeds :data:`SKEW_LIMIT` in size (``samples``:
-    one run's values, the matched differences, or each run's values when none match), else ``unbounded``. One type per metric and comparison: every slice
-    reports the same estimand.
+    one run's values, the matched differences, or each run's values when none match), else
+    ``unbounded``. One type per metric and comparison: every slice reports the same
+    estimand.
 
     >>> metric_type(MetricSpec(name="x"), np.array([1.0, 2.0, 3.0, 4.0]))
     'unbounded'
