@@ -159,7 +159,7 @@ def test_summaries_choose_the_interval_by_type() -> None:
                                                                  "bounded": False}])
     rng = np.random.default_rng(7)
     by = {s.metric: s for s in metric_summaries(run_of(panel, "b", rng).records, panel)}
-    assert by["coverage"].mean.method == "bootstrap-bca" and by["coverage"].bounded
+    assert by["coverage"].mean.method == "bootstrap-t" and by["coverage"].bounded
     assert by["return"].mean.method == "student-t" and not by["return"].bounded
     assert 0.0 <= by["coverage"].mean.low <= by["coverage"].mean.high <= 1.0
 

@@ -57,13 +57,14 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
 
     >>> interval_words("student-t", False)
     't (unbounded)'
-    >>> interval_words("bootstrap-bca", True)
-    'BCa bootstrap (bounded in [0, 1])'
+    >>> interval_words("bootstrap-t", True)
+    'studentised bootstrap (bounded in [0, 1])'
     """
     words = {"student-t": "t", "bootstrap-bca": "BCa bootstrap",
              "bootstrap-percentile": "percentile bootstrap", "no spread": "no spread",
              "paired-t": "paired t", "welch-t": "Welch t",
              "paired-bootstrap-bca": "paired BCa bootstrap",
+             "bootstrap-t": "studentised bootstrap",
              "order-statistic-median": "median, exact order statistics",
              "sign-test-median": "median of differences, exact sign test",
              }.get(method, method)
