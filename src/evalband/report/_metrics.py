@@ -64,7 +64,7 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
              "bootstrap-percentile": "percentile bootstrap", "no spread": "no spread",
              "paired-t": "paired t", "welch-t": "Welch t",
              "paired-bootstrap-bca": "paired BCa bootstrap",
-             "bootstrap-t": "studentised bootstrap",
+             "bootstrap-t": "studentised bootstrap", "wilson": "Wilson score, 0/1 values",
              "order-statistic-median": "median, exact order statistics",
              "sign-test-median": "median of differences, exact sign test",
              }.get(method, method)

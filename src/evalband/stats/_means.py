@@ -9,7 +9,8 @@ compared by the mean difference ``candidate - baseline``:
   section 12.5; Hall 1988), cut to ``[0, 1]``: it follows the skew near a bound with the
   second-order accuracy of a pivot. By simulation (``bench/bench_metrics.py``) it covers
   ~96% on a metric piled against 0 (Beta(0.4, 3)) at 20 episodes, where the BCa bootstrap
-  covered 91.7% and t 89.7%.
+  covered 91.7% and t 89.7%. A bounded metric that is only ever 0 or 1 is a proportion:
+  Wilson's score interval.
 * **matched episodes** (:func:`paired_mean_difference`): the paired t test on the
   differences where it is justified -- a bounded metric, or differences whose sample skewness
   is at most :data:`SKEW_LIMIT` in size --, else the BCa bootstrap of the mean difference
@@ -322,8 +323,9 @@ def studentized_mean_interval(values: ArrayLike, *, confidence: float = 0.95,
 
     ``T* = (mean* - mean) / se*`` over ``reps`` resamples (``se`` the plain standard error
     with ``ddof=1``); the interval is ``[mean - q(1 - a/2) se, mean - q(a/2) se]`` with ``q``
-    the order statistics of ``T*`` (a resample without spread gives ``T* = ±inf``: it lands
-    in a tail, which widens the interval, never narrows it).
+    the order statistics of ``T*``. A resample's variance is floored at ``1/n`` of the
+    sample's: a resample without spread (all of 8 successes drawn from 7 of 8) would give
+    ``T* = ±inf`` and an interval as wide as the bounds.
 
     >>> i = studentized_mean_interval([0.0, 0.1, 0.05, 0.6, 0.02, 0.3, 0.0, 0.15], seed=0,
     ...                               lower=0.0, upper=1.0)
@@ -337,28 +339,30 @@ def studentized_mean_interval(values: ArrayLike, *, confidence: float = 0.95,
         return Interval(mean, mean, mean, "no spread", level, n=int(x.size))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     se = float(np.std(x, ddof=1)) / math.sqrt(x.size)
+    floor = float(np.var(x, ddof=1)) / x.size
     t = np.empty(reps)
     chunk = max(1, min(1000, 4_000_000 // x.size))  # bounds the memory at large n
     for start in range(0, reps, chunk):
         stop = min(reps, start + chunk)
         sample = x[rng.integers(0, x.size, (stop - start, x.size))]
         diff = sample.mean(axis=1) - mean
-        spread = sample.std(axis=1, ddof=1) / math.sqrt(x.size)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t[start:stop] = np.where(spread > 0, diff / np.where(spread > 0, spread, 1.0),
-                                     np.sign(diff) * math.inf)
+        spread = np.maximum(sample.var(axis=1, ddof=1), floor)
+        t[start:stop] = diff / np.sqrt(spread / x.size)
     t.sort()
     alpha = 1.0 - level
     lo_t = t[min(reps - 1, max(0, math.ceil((reps + 1) * alpha / 2.0) - 1))]
     hi_t = t[min(reps - 1, max(0, math.floor((reps + 1) * (1.0 - alpha / 2.0)) - 1))]
-    low = max(lower, mean - float(hi_t) * se) if math.isfinite(hi_t) else lower
-    high = min(upper, mean - float(lo_t) * se) if math.isfinite(lo_t) else upper
+    low = max(lower, mean - float(hi_t) * se)
+    high = min(upper, mean - float(lo_t) * se)
     return Interval(mean, low, high, "bootstrap-t", level, n=int(x.size))
 
 
 def mean_interval(values: ArrayLike, *, bounded: bool, confidence: float = 0.95,
                   seed: int | np.random.Generator = 0, reps: int = BOOT_REPS) -> Interval:
     """The mean of one run's metric with its interval: t (unbounded) or bootstrap-t (bounded).
+
+    A bounded metric whose every value is 0 or 1 is a proportion: Wilson's score interval
+    (which stays informative when every episode has the same value).
 
     A metric without spread has the degenerate interval at its value (``method`` says so).
 
@@ -372,6 +376,10 @@ def mean_interval(values: ArrayLike, *, bounded: bool, confidence: float = 0.95,
     x = _data(values, "values")
     if x.size == 0:
         raise InvalidInputError("a mean needs at least 1 value; got none")
+    if bounded and bool(np.isin(x, (0.0, 1.0)).all()):  # a proportion: Wilson's interval
+        from evalband.stats._intervals import interval
+
+        return interval(int(x.sum()), int(x.size), confidence=level)
     mean = float(x.mean())
     if x.size < 2 or float(np.ptp(x)) == 0.0:
         return Interval(mean, mean, mean, "no spread", level, n=int(x.size))
