@@ -326,3 +326,13 @@ def test_ordinal_and_progress_types_are_medians_and_leave_the_fingerprint() -> N
         assert (s.mean.low, s.mean.high) == (values[k - 1], values[values.size - k])
     with pytest.raises(ValueError, match="contradicts"):
         panel_with([{"name": "coverage", "type": "ordinal", "bounded": True}])
+
+
+def test_a_bounded_metric_stays_a_mean_when_its_differences_leave_zero_one() -> None:
+    """Boundedness is read from the runs' values, skewness from the matched differences."""
+    panel = panel_with(["coverage"])
+    rng = np.random.default_rng(4)
+    c = compare_runs(run_of(panel, "b", rng), run_of(panel, "c", rng))
+    row = rows(c, "coverage")["f=a"]
+    assert (row.metric_type, row.estimand, row.bounded) == ("bounded", "mean", True)
+    assert row.delta.method == "paired-t"

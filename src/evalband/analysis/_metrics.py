@@ -315,12 +315,13 @@ MEDIAN_TYPES = frozenset({"skewed", "ordinal", "progress"})
 """Metric types summarised by their median (the rest by their mean)."""
 
 
-def metric_type(spec: MetricSpec, *samples: NDArray[np.float64]) -> str:
-    """The metric's type: declared, else read from ``samples``.
+def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
+                skew_of: Sequence[NDArray[np.float64]] | None = None) -> str:
+    """The metric's type: declared, else read from ``samples`` (the runs' values).
 
     Unset: ``bounded`` when every value lies in ``[0, 1]`` (or ``bounded: true``), else
-    ``skewed`` when any sample's skewness exceeds :data:`SKEW_LIMIT` in size (``samples``:
-    one run's values, the matched differences, or each run's values when none match), else
+    ``skewed`` when the skewness of any of ``skew_of`` (default ``samples``; the matched
+    differences when episodes pair) exceeds :data:`SKEW_LIMIT` in size, else
     ``unbounded``. One type per metric and comparison: every slice reports the same
     estimand.
 
@@ -337,7 +338,8 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64]) -> str:
         return spec.type
     if _bounded(spec, *samples):
         return "bounded"
-    if any(x.size >= 3 and abs(skewness(x)) > SKEW_LIMIT for x in samples):
+    if any(x.size >= 3 and abs(skewness(x)) > SKEW_LIMIT
+           for x in (samples if skew_of is None else skew_of)):
         return "skewed"
     return "unbounded"
 
@@ -555,7 +557,7 @@ def metric_rows(
         xb, xc = b.values.get(spec.name, np.zeros(0)), c.values.get(spec.name, np.zeros(0))
         bounded = _bounded(spec, xb, xc)
         pb, pc, ib, ic = _matched(b, c, spec, None)
-        mtype = metric_type(spec, *((pc[ic] - pb[ib],) if ib.size else (xb, xc)))
+        mtype = metric_type(spec, xb, xc, skew_of=[pc[ic] - pb[ib]] if ib.size else None)
         both = np.concatenate([xb, xc])
         if not spec.primary and both.size and float(np.ptp(both)) == 0.0:
             out.append(PendingMetric(MetricRow(  # nothing to compare: one row says so
