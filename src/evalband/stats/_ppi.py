@@ -37,7 +37,20 @@ estimates)::
     high = theta + sqrt((u_m - m)^2 + (u_r - r)^2)
 
 Both limits are kept in ``[0, 1]``, where a success rate lies (the estimate itself is not
-clipped: it stays unbiased). Its coverage is simulated in the tests and the bench (at least
+clipped: it stays unbiased).
+
+**Power tuning inside MOVER** (the default, ``lam=None``): with a weight ``lam`` the estimate
+is ``lam * mean(Yhat_unlabelled) + mean(Y - lam * Yhat)``; the first part's limits are
+``lam`` times its Wilson limits, the second's Newcombe's method 10 with ``Yhat``'s Wilson
+limits scaled by ``lam`` (MOVER for a weighted difference of correlated proportions, Zou &
+Donner 2008), and the two combine as above. ``lam = 1`` is the paper's interval, ``lam = 0``
+exactly the trusted labels' Wilson interval. The default takes PPI++'s ``lam`` (the formula
+above, ``ppi_py``'s) and, where that interval would be wider than the trusted labels' Wilson
+interval, that Wilson interval (``lam = 0``): never wider than the trusted labels alone,
+narrower wherever the cheap scorer carries information. Near a rate of 0 or 1 an
+85%-agreeing scorer carries little (its correlation with the trusted one is small) and the
+default is then the Wilson interval itself, with Wilson's coverage (94.0% at ``p = 0.97``,
+``n = 30``: the known dip of a score interval at a few failures). Its coverage is simulated in the tests and the bench (at least
 95% from 30 trusted labels in the designs there). Beside it the classical interval of the
 trusted labels alone: Wilson for ``mover``, the CLT interval (``lam = 0``) for ``clt``.
 """
