@@ -21,6 +21,7 @@ from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import Panel, load_panel
 from evalband.report import comparison_markdown
 from evalband.report._document import comparison_document
+from evalband.report._metrics import summary_cells
 
 FACTORS = {"f": ["a", "b", "c"]}
 
@@ -324,6 +325,8 @@ def test_ordinal_and_progress_types_are_medians_and_leave_the_fingerprint() -> N
         k = int(stats.binom.ppf(0.025, values.size, 0.5))  # the exact order statistics
         k += stats.binom.cdf(k, values.size, 0.5) <= 0.025
         assert (s.mean.low, s.mean.high) == (values[k - 1], values[values.size - k])
+        cells = summary_cells(s)
+        assert cells[2].endswith("(median)") and "median, exact order statistics" in cells[3]
     with pytest.raises(ValueError, match="contradicts"):
         panel_with([{"name": "coverage", "type": "ordinal", "bounded": True}])
 

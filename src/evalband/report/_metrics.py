@@ -83,7 +83,8 @@ def summary_cells(s: MetricSummary) -> list[str]:
     ['return', '20', '-3.2', '[-4, -2.4] 95% t (unbounded)', 'higher']
     """
     m = s.mean
-    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), number(m.estimate),
+    estimate = number(m.estimate) + (" (median)" if s.estimand == "median" else "")
+    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), estimate,
             f"[{number(m.low)}, {number(m.high)}] {fmt.level(m.confidence)} "
             f"{interval_words(m.method, s.bounded)}", s.direction]
 

@@ -50,8 +50,9 @@ interval, that Wilson interval (``lam = 0``): never wider than the trusted label
 narrower wherever the cheap scorer carries information. Near a rate of 0 or 1 an
 85%-agreeing scorer carries little (its correlation with the trusted one is small) and the
 default is then the Wilson interval itself, with Wilson's coverage (94.0% at ``p = 0.97``,
-``n = 30``: the known dip of a score interval at a few failures). Its coverage is simulated in the tests and the bench (at least
-95% from 30 trusted labels in the designs there). Beside it the classical interval of the
+``n = 30``: the known dip of a score interval at a few failures). Its coverage is simulated
+in the tests and the bench (at least 95% from 30 trusted labels in the designs there, or the
+trusted Wilson interval's own where that is below). Beside it the classical interval of the
 trusted labels alone: Wilson for ``mover``, the CLT interval (``lam = 0``) for ``clt``.
 """
 
