@@ -339,3 +339,20 @@ def test_a_bounded_metric_stays_a_mean_when_its_differences_leave_zero_one() -> 
     row = rows(c, "coverage")["f=a"]
     assert (row.metric_type, row.estimand, row.bounded) == ("bounded", "mean", True)
     assert row.delta.method == "paired-t"
+
+
+def test_a_median_row_with_too_few_pairs_says_so_instead_of_an_infinite_interval() -> None:
+    panel = panel_with([{"name": "return", "primary": True, "type": "ordinal"}], episodes=5)
+    rng = np.random.default_rng(6)
+    c = compare_runs(run_of(panel, "b", rng), run_of(panel, "c", rng))
+    for row in rows(c, "return").values():
+        if row.kind == "overall":  # 15 pairs: a descriptive median row
+            assert row.delta is not None and np.isfinite([row.delta.low, row.delta.high]).all()
+        else:  # 5 pairs per slice: fewer than 11 to decide
+            assert row.delta is None and "too few pairs" in row.reasons[0]
+            assert row.verdict is None or str(row.verdict) == "inconclusive"
+    assert c.verdict == "inconclusive"
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(json.dumps(comparison_document(c)))
+    jsonschema.validate(doc, json.loads((Path(__file__).resolve().parents[2] / "docs"
+                                         / "schemas" / "comparison.schema.json").read_text()))

@@ -314,6 +314,11 @@ paired t's rule of thumb (:data:`evalband.stats._means.SKEW_LIMIT`)."""
 MEDIAN_TYPES = frozenset({"skewed", "ordinal", "progress"})
 """Metric types summarised by their median (the rest by their mean)."""
 
+MEDIAN_PAIRS_DECIDED = 11
+"""Matched pairs a decided median row needs: its exact interval is finite up to 99.9%
+(``2 / 2**11 < 0.001``), the level of a Holm step in a family of up to 50; with fewer the row
+is inconclusive and says so (a descriptive row needs 6 at 95%)."""
+
 
 def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
                 skew_of: Sequence[NDArray[np.float64]] | None = None) -> str:
@@ -472,7 +477,7 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
         t_mean_difference,
         welch_mean_difference,
     )
-    from evalband.stats._location import median_difference
+    from evalband.stats._location import median_difference, order_rank
 
     xb, xc, ib, ic = _matched(base, cand, spec, members)
     n_pairs = int(ib.size)
@@ -480,7 +485,12 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
     diff: MeanDifference | None = None
     primary = decided and spec.primary
     estimand = _estimand(mtype)
-    if n_pairs >= 2:
+    need = MEDIAN_PAIRS_DECIDED if primary else max(2, next(
+        n for n in range(2, 64) if order_rank(n, confidence) >= 1))
+    if estimand == "median" and 2 <= n_pairs < need:
+        reasons.append(f"too few pairs for the median's exact interval ({n_pairs}; "
+                       f"{need} needed{' to decide' if primary else ''})")
+    elif n_pairs >= 2:
         pc, pb = xc[ic], xb[ib]
         if estimand == "median":  # exact for any distribution, decided or not
             diff = median_difference(pc - pb)
