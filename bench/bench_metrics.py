@@ -2,25 +2,28 @@
 
 Issue 29's "must show", by seeded simulation:
 
-* ``coverage``: how often each metric interval contains the true mean (difference), with a
-  95% Clopper-Pearson band on that rate, for n in 20, 50, 200: paired differences
-  (:func:`evalband.stats.paired_mean_difference`: paired t, or the paired BCa bootstrap when
-  the differences are skewed) on normal, skewed (lognormal) and bounded (Beta, in [0, 1])
-  metrics; unpaired (Welch) on skewed and bounded metrics; one run's mean
-  (:func:`evalband.stats.mean_interval`: t unbounded, BCa bounded);
-  (``paired_t_alone``: the paired t interval on the same draws, for comparison);
+* ``coverage``: how often the interval the product chooses covers the estimand it names,
+  with a 95% Clopper-Pearson band on that rate, for n in 20, 50, 200. The product reads the
+  metric's type from the values (:func:`evalband.analysis._metrics.metric_type`, as ``show``
+  and ``compare`` do) or from a declaration (rows marked ``declared``): a mean for an
+  unbounded or bounded metric, a median for a skewed, ordinal or progress one. ``chosen``
+  says how often each estimand and method was chosen. Designs: paired (normal, lognormal
+  gains, bounded, piled at 0), unpaired (Welch: skewed, bounded, piled at 0) and one run
+  (normal, lognormal, Beta(2, 5), piled at 0 and at 1, 0/1 values, ordinal levels 0-3). The
+  truth of each estimand comes from 2,000,000 draws.
 * ``family``: two identical policies compared by ``compare`` (in memory, the code path of
   ``evalband compare``) on a 3-slice panel whose ``return`` is a primary metric: 3 success
-  slices and 3 metric slices in one family (a decided metric slice uses the paired t test);
-  the share of comparisons with a false
+  slices and 3 metric slices in one family; the share of comparisons with a false
   "regression" verdict and with any slice or metric slice falsely "improved", each stated at
-  most 2.5% (alpha / 2), with its band; skewed and bounded primary metrics, n 20 and 100.
+  most 2.5% (alpha / 2), with its band; ``decided_by`` the tests used (paired t, or the sign
+  test of the median difference for a skewed metric); skewed (read from the values and
+  declared), bounded and piled-at-0 primary metrics, n 20 and 100 per slice.
 
 ``speed``: ``compare`` of two stored runs of 10,000 episodes with two metrics, with the metric
 rows, and as before them (neither the ``extra`` column read nor the rows computed; the store
 read, the slices and the aggregate are in both), medians of interleaved rounds.
 
-BCa intervals use 1,999 resamples here (9,999 in the product) to keep the audit short.
+Bootstrap intervals use 1,999 resamples here (9,999 in the product) to keep the audit short.
 """
 
 from __future__ import annotations
@@ -41,74 +44,111 @@ def _band(k: int, n: int) -> dict[str, Any]:
     return {"rate": round(k / n, 4), "band": [round(iv.low, 4), round(iv.high, 4)]}
 
 
-def _paired(kind: str) -> tuple[Callable[[np.random.Generator, int], tuple[Any, Any]], float]:
-    """A paired design: (draw candidate and baseline values, true mean difference)."""
-    if kind == "normal":
-        return (lambda rng, n: (lambda b: (b + rng.normal(0.5, 1.0, n), b))(
-            rng.normal(size=n)), 0.5)
-    if kind == "skewed":  # lognormal(0, 1) gains: skewness ~6
-        return (lambda rng, n: (lambda b: (b + rng.lognormal(0.0, 1.0, n), b))(
-            rng.normal(size=n)), float(np.exp(0.5)))
+def _truth(draw: Callable[[np.random.Generator, int], Any], estimand: str) -> float:
+    """A design's true mean or median by one large seeded sample."""
+    x = np.asarray(draw(np.random.default_rng(12345), 2_000_000), dtype=np.float64)
+    return float(np.median(x) if estimand == "median" else x.mean())
 
-    def bounded(rng: np.random.Generator, n: int) -> tuple[Any, Any]:
-        level = rng.beta(2.0, 2.0, n)  # the condition's difficulty, shared
-        return (np.clip(level * rng.beta(0.5, 4.0, n) * 2, 0, 1),
-                np.clip(level * rng.beta(0.5, 2.0, n), 0, 1))
 
-    rng = np.random.default_rng(12345)  # the true difference by a large sample
-    a, b = bounded(rng, 2_000_000)
-    return bounded, float(a.mean() - b.mean())
+def _level(rng: np.random.Generator, n: int) -> Any:
+    return rng.beta(2.0, 2.0, n)  # a condition's difficulty, shared by both runs
+
+
+# Each design draws (candidate, baseline) or one run's values; the product chooses the
+# estimand and interval from the values (metric_type), the audit checks it covers its truth.
+PAIRED: dict[str, Callable[[np.random.Generator, int], tuple[Any, Any]]] = {
+    "normal": lambda rng, n: (lambda b: (b + rng.normal(0.5, 1.0, n), b))(rng.normal(size=n)),
+    # lognormal(0, 1) gains: differences of skewness ~6 (median 1, mean e^0.5)
+    "skewed": lambda rng, n: (lambda b: (b + rng.lognormal(0.0, 1.0, n), b))(
+        rng.normal(size=n)),
+    "bounded": lambda rng, n: (lambda lv: (np.clip(lv * rng.beta(0.5, 4.0, n) * 2, 0, 1),
+                                           np.clip(lv * rng.beta(0.5, 2.0, n), 0, 1)))(
+        _level(rng, n)),
+    "piled at 0": lambda rng, n: (rng.beta(0.4, 3.0, n), rng.beta(0.3, 3.0, n)),
+}
+UNPAIRED: dict[str, Callable[[np.random.Generator, int], tuple[Any, Any]]] = {
+    "skewed": lambda rng, n: (rng.lognormal(0, 1, n), rng.normal(1.0, 2.0, n)),
+    "bounded": lambda rng, n: (rng.beta(0.5, 4.0, n), rng.beta(2.0, 5.0, n)),
+    "piled at 0": lambda rng, n: (rng.beta(0.4, 3.0, n), rng.beta(0.3, 3.0, n)),
+}
+ONE: dict[str, Callable[[np.random.Generator, int], Any]] = {
+    "normal": lambda rng, n: rng.normal(2.0, 1.0, n),
+    "skewed (lognormal)": lambda rng, n: rng.lognormal(0, 1, n),
+    "bounded Beta(2, 5)": lambda rng, n: rng.beta(2.0, 5.0, n),
+    "piled at 0, Beta(0.4, 3)": lambda rng, n: rng.beta(0.4, 3.0, n),
+    "piled at 1, 1 - Beta(0.3, 4)": lambda rng, n: 1.0 - rng.beta(0.3, 4.0, n),
+    "0/1 values, p = 0.9": lambda rng, n: (rng.random(n) < 0.9).astype(float),
+    "ordinal 0-3": lambda rng, n: rng.choice(4, n, p=[0.3, 0.4, 0.2, 0.1]).astype(float),
+}
+
+
+def _chosen(values: tuple[Any, ...], differences: Any | None, declared: str | None) -> str:
+    from evalband.analysis._metrics import metric_type
+    from evalband.panel import MetricSpec
+
+    spec = MetricSpec(name="m", type=declared)  # type: ignore[arg-type]
+    return metric_type(spec, *values, skew_of=None if differences is None else [differences])
 
 
 def _coverage(reps: int, boot: int) -> list[dict[str, Any]]:
-    from evalband.stats import (
-        mean_interval,
-        paired_mean_difference,
-        t_mean_difference,
-        welch_mean_difference,
-    )
+    """Each design's chosen interval covering its estimand (mean or median), n 20-200."""
+    from evalband.analysis._metrics import MEDIAN_TYPES
+    from evalband.stats import mean_interval, paired_mean_difference, welch_mean_difference
+    from evalband.stats._location import median_difference, median_interval
 
     out = []
     for n in (20, 50, 200):
-        for kind in ("normal", "skewed", "bounded"):
-            draw, truth = _paired(kind)
-            rng = np.random.default_rng(np.random.SeedSequence([29, n, len(kind)]))
-            hits, bca, t_hits = 0, 0, 0
+        for kind, draw, declared in [*((k, d, None) for k, d in PAIRED.items()),
+                                     ("skewed", PAIRED["skewed"], "skewed")]:
+            rng = np.random.default_rng(np.random.SeedSequence([29, n, len(kind), 1]))
+            truths = {e: _truth(lambda r, m, f=draw: np.subtract(*f(r, m)), e)
+                      for e in ("mean", "median")}
+            hits, methods = 0, {}  # type: ignore[var-annotated]
             for _ in range(reps):
                 a, b = draw(rng, n)
-                d = paired_mean_difference(a, b, seed=rng, reps=boot, bounded=kind == "bounded")
-                i = d.interval_at(0.95)
-                hits += i.low <= truth <= i.high
-                bca += d.method == "paired-bootstrap-bca"
-                t = t_mean_difference(np.subtract(a, b)).interval_at(0.95)
-                t_hits += t.low <= truth <= t.high
-            out.append({"design": f"paired {kind}", "n": n, "reps": reps,
-                        "bca_share": round(bca / reps, 3), **_band(hits, reps),
-                        "paired_t_alone": _band(t_hits, reps)})
-        for kind, draw_u, truth in (
-                ("skewed", lambda rng, n: (rng.lognormal(0, 1, n), rng.normal(1.0, 2.0, n)),
-                 float(np.exp(0.5)) - 1.0),
-                ("bounded", lambda rng, n: (rng.beta(0.5, 4.0, n), rng.beta(2.0, 5.0, n)),
-                 0.5 / 4.5 - 2.0 / 7.0)):
-            rng = np.random.default_rng(np.random.SeedSequence([29, n, 7, len(kind)]))
+                d = np.subtract(a, b)
+                mtype = _chosen((a, b), d, declared)
+                estimand = "median" if mtype in MEDIAN_TYPES else "mean"
+                diff = (median_difference(d) if estimand == "median" else
+                        paired_mean_difference(a, b, seed=rng, reps=boot,
+                                               bounded=mtype == "bounded"))
+                i = diff.interval_at(0.95)
+                hits += i.low <= truths[estimand] <= i.high
+                key = f"{estimand}: {diff.method}"
+                methods[key] = methods.get(key, 0) + 1
+            out.append({"design": f"paired {kind}" + (", declared" if declared else ""),
+                        "n": n, "reps": reps,
+                        "chosen": {k: round(v / reps, 3) for k, v in methods.items()},
+                        **_band(hits, reps)})
+        for kind, draw in UNPAIRED.items():
+            rng = np.random.default_rng(np.random.SeedSequence([29, n, len(kind), 2]))
+            truth = (_truth(lambda r, m, f=draw: f(r, m)[0], "mean")
+                     - _truth(lambda r, m, f=draw: f(r, m)[1], "mean"))
             hits = 0
             for _ in range(reps):
-                a, b = draw_u(rng, n)
+                a, b = draw(rng, n)
                 i = welch_mean_difference(a, b).interval_at(0.95)
                 hits += i.low <= truth <= i.high
-            out.append({"design": f"unpaired (Welch) {kind}", "n": n, "reps": reps,
-                        **_band(hits, reps)})
-        for kind, draw_1, truth, bounded in (
-                ("bounded Beta(0.4, 3)", lambda rng, n: rng.beta(0.4, 3.0, n), 0.4 / 3.4, True),
-                ("unbounded lognormal", lambda rng, n: rng.lognormal(0, 1, n),
-                 float(np.exp(0.5)), False),
-                ("unbounded normal", lambda rng, n: rng.normal(2.0, 1.0, n), 2.0, False)):
-            rng = np.random.default_rng(np.random.SeedSequence([29, n, 11, len(kind)]))
-            hits = 0
+            out.append({"design": f"unpaired {kind}", "n": n, "reps": reps,
+                        "chosen": {"mean: welch-t": 1.0}, **_band(hits, reps)})
+        for kind, draw1, declared in [
+                *((k, d, "ordinal" if k.startswith("ordinal") else None)
+                  for k, d in ONE.items()),
+                ("skewed (lognormal), declared", ONE["skewed (lognormal)"], "skewed")]:
+            rng = np.random.default_rng(np.random.SeedSequence([29, n, len(kind), 3]))
+            truths = {e: _truth(draw1, e) for e in ("mean", "median")}
+            hits, methods = 0, {}
             for _ in range(reps):
-                i = mean_interval(draw_1(rng, n), bounded=bounded, seed=rng, reps=boot)
-                hits += i.low <= truth <= i.high
+                x = draw1(rng, n)
+                mtype = _chosen((x,), None, declared)
+                estimand = "median" if mtype in MEDIAN_TYPES else "mean"
+                iv = (median_interval(x) if estimand == "median" else
+                      mean_interval(x, bounded=mtype == "bounded", seed=rng, reps=boot))
+                hits += iv.low <= truths[estimand] <= iv.high
+                key = f"{estimand}: {iv.method}"
+                methods[key] = methods.get(key, 0) + 1
             out.append({"design": f"one run, {kind}", "n": n, "reps": reps,
+                        "chosen": {k: round(v / reps, 3) for k, v in methods.items()},
                         **_band(hits, reps)})
     return out
 
@@ -120,8 +160,10 @@ def _run(run_id: str, panel: Any, levels: Any, metric: str, rng: np.random.Gener
 
     specs = panel.episode_specs()
     won = rng.random(len(specs)) < 1 / (1 + np.exp(-levels))
-    if metric == "skewed":
+    if metric.startswith("skewed"):
         values = levels + rng.lognormal(0.0, 1.0, len(specs))
+    elif metric == "piled at 0":
+        values = rng.beta(0.4, 3.0 + np.exp(levels))
     else:
         values = rng.beta(1 + np.exp(levels), 3.0)
     records = [EpisodeRecord(
@@ -138,17 +180,20 @@ def _family(reps: int) -> list[dict[str, Any]]:
 
     out = []
     for n in (20, 100):
-        for metric in ("skewed", "bounded"):
+        for metric in ("skewed", "skewed, declared (median: sign test)", "bounded",
+                       "piled at 0"):
+            declared = {"type": "skewed"} if "declared" in metric else {}
             panel = load_panel({
                 "name": "fam", "env": "evalband/Coin-v0", "episodes": n, "seed": 0,
                 "budget": {"steps": 1}, "factors": {"f": ["a", "b", "c"]},
-                "metrics": [{"name": "return", "primary": True}]})
+                "metrics": [{"name": "return", "primary": True, **declared}]})
             specs = panel.episode_specs()
             levels = np.array([np.random.default_rng(s.condition_seed).normal()
                                for s in specs])
             rng = np.random.default_rng(np.random.SeedSequence([29, n, len(metric), 3]))
 
-            regression = improved = metric_regressed = bca = decided = 0
+            regression = improved = metric_regressed = decided = 0
+            methods: dict[str, int] = {}
             for _ in range(reps):
                 c = compare_runs(_run("b", panel, levels, metric, rng),
                                  _run("c", panel, levels, metric, rng), power_statements=False)
@@ -158,15 +203,17 @@ def _family(reps: int) -> list[dict[str, Any]]:
                 regression += c.verdict == "regression"
                 improved += "improved" in verdicts
                 metric_regressed += any(str(m.verdict) == "regressed" for m in primary)
-                bca += sum(m.delta is not None and m.delta.method == "paired-bootstrap-bca"
-                           for m in primary)
+                for m in primary:
+                    if m.delta is not None:
+                        methods[m.delta.method] = methods.get(m.delta.method, 0) + 1
                 decided += len(primary)
             out.append({"n_per_cell": n, "primary_metric": metric, "reps": reps,
                         "family": "3 success slices + 3 metric slices",
                         "false_regression": _band(regression, reps),
                         "false_improved": _band(improved, reps),
                         "metric_slice_false_regressed": _band(metric_regressed, reps),
-                        "bca_share": round(bca / max(decided, 1), 3)})
+                        "decided_by": {k: round(v / max(decided, 1), 3)
+                                       for k, v in methods.items()}})
     return out
 
 
@@ -232,9 +279,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     """Coverage of every metric interval, and the family-wise rate with a primary metric."""
     t0 = time.perf_counter()
     coverage = _coverage(300 if quick else 2000, 999 if quick else 1999)
-    family = _family(300 if quick else 2000)
+    family = _family(150 if quick else 1000)
     speed = _speed(2_000 if quick else 10_000, 3 if quick else 7)
-    passed = (all(r["false_regression"]["band"][0] <= 0.025
+    passed = (all(r["band"][1] >= 0.95 for r in coverage)
+              and all(r["false_regression"]["band"][0] <= 0.025
                   and r["false_improved"]["band"][0] <= 0.025 for r in family))
     return {
         "name": "metrics" if not quick else "metrics_quick",

@@ -175,6 +175,10 @@ BUILTIN_METRICS = ("return", "reward_max", "reward_final")
 metric names are the env's numeric info keys at the last step."""
 
 
+MetricType = Literal["unbounded", "skewed", "bounded", "ordinal", "progress"]
+"""What a metric's values are (:attr:`MetricSpec.type`): it sets the estimand (mean or median)."""
+
+
 class MetricSpec(BaseModel):
     """One declared per-episode metric (an entry of the panel's ``metrics:``).
 
@@ -182,9 +186,14 @@ class MetricSpec(BaseModel):
     primary. The mapping form declares how it is read: ``direction`` (``higher`` or
     ``lower`` is better), a non-inferiority ``margin`` (a positive worsening that is
     tolerated), ``primary`` (its per-slice differences join the verdict's family, decided with
-    the success slices under one family-wise error rate) and ``bounded`` (its values lie in
-    ``[0, 1]``; unset: read from the values). The built-in ``return``, ``reward_max`` and
-    ``reward_final`` may be declared too (to make one primary, or lower-is-better).
+    the success slices under one family-wise error rate), ``bounded`` (its values lie in
+    ``[0, 1]``; unset: read from the values) and ``type`` (what the values are, which sets
+    the estimand: ``unbounded`` and ``bounded`` are summarised by their mean, ``skewed``,
+    ``ordinal`` -- scored levels such as 0-3 -- and ``progress`` -- a 0-100 score -- by their
+    median; unset: ``bounded`` when the values lie in ``[0, 1]``, else ``skewed`` when their
+    sample skewness exceeds 1 in size, else ``unbounded``; see docs/metrics.md). The
+    built-in ``return``, ``reward_max`` and ``reward_final`` may be declared too (to make one
+    primary, or lower-is-better).
     Analysis settings: they do not enter the panel's fingerprint.
 
     >>> MetricSpec.model_validate("coverage").direction
@@ -200,11 +209,20 @@ class MetricSpec(BaseModel):
     margin: float | None = Field(default=None, gt=0)
     primary: bool = False
     bounded: bool | None = None
+    type: MetricType | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _type_agrees(self) -> MetricSpec:
+        if self.type is not None and self.bounded is not None and (
+                self.bounded != (self.type == "bounded")):
+            raise ValueError(f"metric {self.name!r}: bounded: {str(self.bounded).lower()} "
+                             f"contradicts type: {self.type}")
+        return self
 
     @property
     def sign(self) -> int:

@@ -21,6 +21,7 @@ from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import Panel, load_panel
 from evalband.report import comparison_markdown
 from evalband.report._document import comparison_document
+from evalband.report._metrics import summary_cells
 
 FACTORS = {"f": ["a", "b", "c"]}
 
@@ -159,7 +160,7 @@ def test_summaries_choose_the_interval_by_type() -> None:
                                                                  "bounded": False}])
     rng = np.random.default_rng(7)
     by = {s.metric: s for s in metric_summaries(run_of(panel, "b", rng).records, panel)}
-    assert by["coverage"].mean.method == "bootstrap-bca" and by["coverage"].bounded
+    assert by["coverage"].mean.method == "bootstrap-t" and by["coverage"].bounded
     assert by["return"].mean.method == "student-t" and not by["return"].bounded
     assert 0.0 <= by["coverage"].mean.low <= by["coverage"].mean.high <= 1.0
 
@@ -192,7 +193,8 @@ def test_identical_policies_rarely_regress_with_a_primary_metric_in_the_family()
 
 
 def test_a_skewed_descriptive_metric_uses_the_seeded_paired_bca() -> None:
-    panel = panel_with([])
+    """Declared ``unbounded`` (a mean), skewed differences get the paired BCa."""
+    panel = panel_with([{"name": "return", "type": "unbounded"}])
     rng = np.random.default_rng(12)
     base, cand = run_of(panel, "b", rng), run_of(panel, "c", rng)
     for r in cand.records:  # heavy right tail on the candidate: skewed differences
@@ -253,3 +255,104 @@ def test_a_primary_metric_no_episode_recorded_leaves_the_verdict_inconclusive() 
     assert "not_recorded_either" not in {m.metric for m in c.metrics}
     assert [s.metric for s in metric_summaries(run_of(panel, "x", rng).records, panel)] == [
         "return", "coverage", "steps_left"]
+
+
+def _lognormal_runs(panel: Panel, seed: int, shift: float = 0.0) -> tuple[RunData, RunData]:
+    """Two runs whose ``return`` differences are lognormal (skewness ~6): a median type."""
+    rng = np.random.default_rng(seed)
+    base, cand = run_of(panel, "b", rng), run_of(panel, "c", rng)
+    for r, s in zip(cand.records, base.records, strict=True):
+        r.extra["metrics"]["return"] = (s.extra["metrics"]["return"] + shift
+                                        + float(rng.lognormal(0.0, 1.0)) - 1.0)
+    return base, cand
+
+
+def test_a_skewed_metric_is_compared_by_the_median_difference_and_the_sign_test() -> None:
+    panel = panel_with([{"name": "return", "primary": True}])
+    base, cand = _lognormal_runs(panel, 21, shift=0.8)
+    c = compare_runs(base, cand)
+    for slice_name, row in rows(c, "return").items():
+        assert row.estimand == "median" and row.metric_type == "skewed"
+        assert row.delta.method == "sign-test-median"
+        cells = {"f=a", "f=b", "f=c"} if slice_name == "overall" else {slice_name}
+        by_key = {r.key: r.metrics["return"] for r in base.records if r.cell in cells}
+        d = np.array([r.metrics["return"] - by_key[r.key] for r in cand.records
+                      if r.cell in cells])
+        assert row.p_value == pytest.approx(
+            stats.binomtest(int((d > 0).sum()), d.size).pvalue, rel=1e-9)
+        assert row.delta.estimate == pytest.approx(float(np.median(d)))
+        assert row.mean_candidate == pytest.approx(float(np.median(
+            [r.metrics["return"] for r in cand.records if r.cell in cells])))
+        if row.role == "primary":  # decided by the same procedure as its interval
+            assert (row.p_holm <= 0.05) == (row.delta.low > 0) == (row.verdict == "improved")
+    assert any("sign test" in n for n in c.notes)
+
+
+def test_identical_policies_with_a_skewed_primary_metric_rarely_regress() -> None:
+    """100 pairs of identical runs, 3 success + 3 median (sign test) slices, 20 per slice.
+
+    At 2.5% per direction, more than 8 of 100 has probability < 0.001; a family without
+    multiplicity control (~6 x 2.5%) would give ~14.
+    """
+    panel = panel_with([{"name": "return", "primary": True, "type": "skewed"}])
+    regressions = improvements = 0
+    for i in range(100):
+        base, cand = _lognormal_runs(panel, 1000 + i)
+        c = compare_runs(base, cand, power_statements=False)
+        decided = [*(r.verdict for r in c.slice_rows),
+                   *(m.verdict for m in c.metrics if m.role == "primary")]
+        regressions += "regressed" in decided
+        improvements += "improved" in decided
+    assert regressions <= 8 and improvements <= 8, (regressions, improvements)
+
+
+def test_ordinal_and_progress_types_are_medians_and_leave_the_fingerprint() -> None:
+    plain = panel_with(["coverage", "return"])
+    typed = panel_with([{"name": "coverage", "type": "progress"},
+                        {"name": "return", "type": "ordinal"}])
+    assert typed.fingerprint == plain.fingerprint
+    rng = np.random.default_rng(8)
+    run = run_of(typed, "b", rng)
+    for r in run.records:
+        r.extra["metrics"]["return"] = float(rng.integers(0, 4))  # levels 0-3
+        r.extra["metrics"]["coverage"] = float(rng.integers(0, 101))  # 0-100
+    by = {s.metric: s for s in metric_summaries(run.records, typed)}
+    for name, kind in (("return", "ordinal"), ("coverage", "progress")):
+        s = by[name]
+        values = np.sort([r.metrics[name] for r in run.records])
+        assert (s.estimand, s.metric_type, s.mean.method) == (
+            "median", kind, "order-statistic-median")
+        k = int(stats.binom.ppf(0.025, values.size, 0.5))  # the exact order statistics
+        k += stats.binom.cdf(k, values.size, 0.5) <= 0.025
+        assert (s.mean.low, s.mean.high) == (values[k - 1], values[values.size - k])
+        cells = summary_cells(s)
+        assert cells[2].endswith("(median)") and "median, exact order statistics" in cells[3]
+    with pytest.raises(ValueError, match="contradicts"):
+        panel_with([{"name": "coverage", "type": "ordinal", "bounded": True}])
+
+
+def test_a_bounded_metric_stays_a_mean_when_its_differences_leave_zero_one() -> None:
+    """Boundedness is read from the runs' values, skewness from the matched differences."""
+    panel = panel_with(["coverage"])
+    rng = np.random.default_rng(4)
+    c = compare_runs(run_of(panel, "b", rng), run_of(panel, "c", rng))
+    row = rows(c, "coverage")["f=a"]
+    assert (row.metric_type, row.estimand, row.bounded) == ("bounded", "mean", True)
+    assert row.delta.method == "paired-t"
+
+
+def test_a_median_row_with_too_few_pairs_says_so_instead_of_an_infinite_interval() -> None:
+    panel = panel_with([{"name": "return", "primary": True, "type": "ordinal"}], episodes=5)
+    rng = np.random.default_rng(6)
+    c = compare_runs(run_of(panel, "b", rng), run_of(panel, "c", rng))
+    for row in rows(c, "return").values():
+        if row.kind == "overall":  # 15 pairs: a descriptive median row
+            assert row.delta is not None and np.isfinite([row.delta.low, row.delta.high]).all()
+        else:  # 5 pairs per slice: fewer than 11 to decide
+            assert row.delta is None and "too few pairs" in row.reasons[0]
+            assert row.verdict is None or str(row.verdict) == "inconclusive"
+    assert c.verdict == "inconclusive"
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(json.dumps(comparison_document(c)))
+    jsonschema.validate(doc, json.loads((Path(__file__).resolve().parents[2] / "docs"
+                                         / "schemas" / "comparison.schema.json").read_text()))

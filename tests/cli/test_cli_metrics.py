@@ -97,7 +97,7 @@ def test_pusht_coverage_is_compared_and_decides(capsys: pytest.CaptureFixture[st
                                "--run-id", run_id, "--json")
         assert code == 0, err
     code, out, _ = run_cli(capsys, "show", "push", "--store", db)
-    assert "coverage (primary)" in out and "BCa bootstrap (bounded in [0, 1])" in out
+    assert "coverage (primary)" in out and "studentised bootstrap (bounded in [0, 1])" in out
     code, out, _ = run_cli(capsys, "compare", "push", "idle", "--store", db, "--json")
     doc = json.loads(out)
     (cov,) = [m for m in doc["metrics"] if m["metric"] == "coverage"]

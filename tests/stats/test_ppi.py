@@ -68,7 +68,7 @@ def test_estimate_and_interval_equal_the_reference_formulas(lam: float | None,
 def test_worked_example_by_hand() -> None:
     # Y = 1,1,0,1 and Yhat = 1,1,0,0 on the labelled items; 6 of 8 cheap-only labels are 1.
     # theta = 6/8 + (0 + 0 + 0 + 1)/4 = 1.0; se^2 = (0.75 * 0.25)/8 + (0.25 * 0.75)/4.
-    r = ppi_mean([1, 1, 0, 1], [1, 1, 0, 0], [1, 0, 1, 1, 1, 0, 1, 1])
+    r = ppi_mean([1, 1, 0, 1], [1, 1, 0, 0], [1, 0, 1, 1, 1, 0, 1, 1], lam=1.0)
     se = math.sqrt(0.1875 / 8 + 0.1875 / 4)
     assert r.estimate == 1.0 and r.se == pytest.approx(se)
     assert r.high - r.low == pytest.approx(2 * 1.959963985 * se)
@@ -80,8 +80,8 @@ def test_unbiased_where_the_cheap_scorer_is_biased() -> None:
     reps, n, big_n, p = 3000, 30, 300, 0.4
     y = (rng.random((reps, n + big_n)) < p).astype(float)
     yhat = np.where((y == 0) & (rng.random(y.shape) < 0.3), 1.0, y)
-    est = np.array([ppi_mean(y[i, :n], yhat[i, :n], yhat[i, n:]).estimate
-                    for i in range(reps)])
+    est = np.array([ppi_mean(y[i, :n], yhat[i, :n], yhat[i, n:], lam=1.0).estimate
+                    for i in range(reps)])  # the paper's lam = 1: unbiased at every n
     se = est.std() / math.sqrt(reps)
     assert abs(est.mean() - p) < 3.5 * se
     assert abs(yhat.mean() - p) > 0.15
@@ -122,7 +122,6 @@ def test_narrower_than_the_trusted_labels_alone_when_the_cheap_scorer_agrees(
     (([1, 0], [1], [1, 0]), {}, "both labels"),
     (([1, 0], [1, 0], [1, 0]), {"lam": 1.5}, "lam"),
     (([1, 0], [1, 0.5], [1, 0]), {"method": "mover"}, "0 or 1"),
-    (([1, 0], [1, 0], [1, 0]), {"method": "mover", "lam": None}, "lam = 1"),
     (([1, 0], [1, float("nan")], [1, 0]), {}, "finite"),
 ])
 def test_bad_input_is_refused(args: tuple[list[float], ...], kwargs: dict[str, object],
@@ -150,3 +149,73 @@ def test_equal_to_the_authors_package() -> None:
             r = ppi_mean(y[:n], yhat[:n], yhat[n:], lam=lam)
             assert (r.low, r.high) == pytest.approx(
                 (float(np.ravel(low)[0]), float(np.ravel(high)[0])), abs=1e-12)
+
+
+def test_tuned_lambda_and_estimate_are_the_authors_package() -> None:
+    """PPI++'s lam against ``ppi_py.ppi._calc_lam_glm`` (clip=True, as ``ppi_mean_ci``), and
+    the tuned mover's estimate against ``ppi_mean_pointestimate(lam=None)``."""
+    import ppi_py
+    from ppi_py.ppi import _calc_lam_glm
+
+    from evalband.stats._ppi import tuned_lambda
+
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        n, big_n = int(rng.integers(10, 150)), int(rng.integers(20, 1500))
+        y, yhat = labels(rng, float(rng.uniform(0.02, 0.98)), float(rng.uniform(0.6, 1)),
+                         n + big_n)
+        y_l, yh_l, yh_u = y[:n], yhat[:n], yhat[n:]
+        est1 = yh_u.mean() + (y_l - yh_l).mean()
+        ref = float(np.ravel(_calc_lam_glm(
+            (y_l - est1)[:, None], (yh_l - est1)[:, None], (yh_u - est1)[:, None],
+            np.eye(1), coord=None, clip=True))[0])
+        assert tuned_lambda(y_l, yh_l, yh_u) == pytest.approx(ref, abs=1e-12)
+        r = ppi_mean(y_l, yh_l, yh_u, method="mover")
+        if r.lam > 0:  # not fallen back to the trusted labels alone
+            assert r.lam == pytest.approx(ref, abs=1e-12)
+            assert r.estimate == pytest.approx(float(np.ravel(
+                ppi_py.ppi_mean_pointestimate(y_l, yh_l, yh_u))[0]), abs=1e-12)
+
+
+def test_tuned_mover_is_never_wider_than_the_trusted_labels_and_its_ends_are_references(
+        ) -> None:
+    """lam 1: the paper's MOVER (Wilson + Newcombe's paired interval); lam 0: Wilson alone;
+    tuned: never wider than Wilson, near rates 0 and 1 too."""
+    from evalband.stats import diff_paired
+
+    rng = np.random.default_rng(2)
+    for p in (0.03, 0.1, 0.5, 0.9, 0.97):
+        for _ in range(30):
+            n, big_n = int(rng.integers(10, 80)), int(rng.integers(50, 800))
+            y, yhat = labels(rng, p, float(rng.uniform(0.5, 1.0)), n + big_n)
+            y_l, yh_l, yh_u = y[:n], yhat[:n], yhat[n:]
+            trusted = interval(int(y_l.sum()), n)
+            tuned = ppi_mean(y_l, yh_l, yh_u, method="mover")
+            assert tuned.high - tuned.low <= trusted.high - trusted.low + 1e-12
+            zero = ppi_mean(y_l, yh_l, yh_u, method="mover", lam=0.0)
+            assert (zero.low, zero.high) == pytest.approx((trusted.low, trusted.high))
+            one = ppi_mean(y_l, yh_l, yh_u, method="mover", lam=1.0)
+            a, b = int((y_l * yh_l).sum()), int((y_l * (1 - yh_l)).sum())
+            c = int(((1 - y_l) * yh_l).sum())
+            rect = diff_paired(a, b, c, n - a - b - c)
+            m = interval(int(yh_u.sum()), big_n)
+            est = m.estimate + rect.estimate
+            assert one.estimate == pytest.approx(est)
+            assert one.low == pytest.approx(max(0.0, est - math.hypot(
+                m.estimate - m.low, rect.estimate - rect.low)))
+            assert one.high == pytest.approx(min(1.0, est + math.hypot(
+                m.high - m.estimate, rect.high - rect.estimate)))
+
+
+@pytest.mark.parametrize("p, n", [(0.05, 30), (0.95, 30)])
+def test_tuned_mover_covers_near_zero_and_one_with_few_trusted_labels(p: float,
+                                                                       n: int) -> None:
+    """600 draws, 85% agreement, N = 10 n: the 99% Wilson band of coverage reaches 95%."""
+    rng = np.random.default_rng(int(p * 100) + 7)
+    hits = 0
+    for _ in range(600):
+        y, yhat = labels(rng, p, 0.85, 11 * n)
+        r = ppi_mean(y[:n], yhat[:n], yhat[n:], method="mover")
+        hits += r.low <= p <= r.high
+    mc = interval(hits, 600, method="wilson", confidence=0.99)
+    assert mc.high >= 0.95, f"coverage {hits / 600:.3f}"

@@ -4,14 +4,19 @@ Every played episode stores numbers besides its outcome (``record.metrics``: the
 largest and the last reward, the panel's declared info keys; an import's own columns). Here
 they become typed results:
 
-* :func:`metric_summaries`: one run's mean of each metric with its interval, chosen by the
-  metric's type (:func:`evalband.stats.mean_interval`: Student's t when unbounded, the BCa
-  bootstrap when its values lie in ``[0, 1]``); ``evalband show`` prints them.
+* :func:`metric_summaries`: one run's mean or median of each metric with its interval,
+  chosen by the metric's type (:func:`metric_type`): the mean with Student's t when
+  unbounded, with the BCa bootstrap when its values lie in ``[0, 1]``; the median with the
+  exact order-statistic interval when skewed, ordinal or a progress score
+  (:mod:`evalband.stats._location`); ``evalband show`` prints them.
 * :func:`metric_rows`: two runs' mean difference ``candidate - baseline`` per metric, per
   slice (the comparison's slices) and overall: over matched episodes (pairing by ``(cell,
   episode, repeat)``) the paired t test where it is justified (a bounded metric, or
   differences that are not skewed), else the paired BCa bootstrap from the comparison's
-  seed; Welch's t test where no episode pairs (:mod:`evalband.stats._means`).
+  seed; Welch's t test where no episode pairs (:mod:`evalband.stats._means`). A metric of a
+  median type (skewed, ordinal, progress) compares matched episodes by the median of their
+  differences, with its exact order-statistic interval and the sign test inverted from it,
+  decided or descriptive alike (:mod:`evalband.stats._location`).
 
 A metric the panel declares ``primary`` (:class:`evalband.panel.MetricSpec`) is decided:
 each slice's difference, oriented so that "better" is positive (``direction``), is one
@@ -74,6 +79,10 @@ class MetricSummary(msgspec.Struct, frozen=True):
         bounded: the interval treats the metric as bounded in ``[0, 1]``.
         direction: ``higher`` or ``lower`` is better (as the panel declares; else higher).
         primary: the panel declares it primary.
+        estimand: ``mean`` or ``median`` (``mean`` then holds the median: the field keeps
+            its name for readers of older output), by the metric's type.
+        metric_type: ``unbounded``, ``bounded``, ``skewed``, ``ordinal`` or ``progress``
+            (declared, or read from the values: :func:`metric_type`).
     """
 
     metric: str
@@ -82,6 +91,8 @@ class MetricSummary(msgspec.Struct, frozen=True):
     bounded: bool
     direction: Literal["higher", "lower"] = "higher"
     primary: bool = False
+    estimand: Literal["mean", "median"] = "mean"
+    metric_type: str = "unbounded"
 
 
 class MetricRow(msgspec.Struct, frozen=True):
@@ -110,6 +121,10 @@ class MetricRow(msgspec.Struct, frozen=True):
         margin: the declared non-inferiority margin (a worsening in the metric's units).
         reasons: what makes the row unreadable (a primary row is then inconclusive).
         required: the slice counts for the overall verdict (the panel's required slices).
+        estimand: ``mean`` (``delta`` is the mean difference; ``mean_*`` the runs' means) or
+            ``median`` (``delta`` the median of the matched differences; ``mean_*`` the runs'
+            medians), by the metric's type.
+        metric_type: the metric's type (:func:`metric_type`).
     """
 
     metric: str
@@ -131,6 +146,8 @@ class MetricRow(msgspec.Struct, frozen=True):
     margin: float | None = None
     reasons: list[str] = []
     required: bool = True
+    estimand: Literal["mean", "median"] = "mean"
+    metric_type: str = "unbounded"
 
     @property
     def label(self) -> str:
@@ -290,9 +307,59 @@ def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
     return bool(found) and all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0 for a in found)
 
 
+SKEW_LIMIT = 1.0
+"""An undeclared unbounded metric is ``skewed`` above this sample skewness (in size): the
+paired t's rule of thumb (:data:`evalband.stats._means.SKEW_LIMIT`)."""
+
+MEDIAN_TYPES = frozenset({"skewed", "ordinal", "progress"})
+"""Metric types summarised by their median (the rest by their mean)."""
+
+MEDIAN_PAIRS_DECIDED = 11
+"""Matched pairs a decided median row needs: its exact interval is finite up to 99.9%
+(``2 / 2**11 < 0.001``), the level of a Holm step in a family of up to 50; with fewer the row
+is inconclusive and says so (a descriptive row needs 6 at 95%)."""
+
+
+def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
+                skew_of: Sequence[NDArray[np.float64]] | None = None) -> str:
+    """The metric's type: declared, else read from ``samples`` (the runs' values).
+
+    Unset: ``bounded`` when every value lies in ``[0, 1]`` (or ``bounded: true``), else
+    ``skewed`` when the skewness of any of ``skew_of`` (default ``samples``; the matched
+    differences when episodes pair) exceeds :data:`SKEW_LIMIT` in size, else
+    ``unbounded``. One type per metric and comparison: every slice reports the same
+    estimand.
+
+    >>> metric_type(MetricSpec(name="x"), np.array([1.0, 2.0, 3.0, 4.0]))
+    'unbounded'
+    >>> metric_type(MetricSpec(name="x"), np.array([1.0, 1.1, 0.9, 1.2, 1.0, 30.0]))
+    'skewed'
+    >>> metric_type(MetricSpec(name="x", type="ordinal"), np.array([0.0, 3.0]))
+    'ordinal'
+    """
+    from evalband.stats import skewness
+
+    if spec.type is not None:
+        return spec.type
+    if _bounded(spec, *samples):
+        return "bounded"
+    if any(x.size >= 3 and abs(skewness(x)) > SKEW_LIMIT
+           for x in (samples if skew_of is None else skew_of)):
+        return "skewed"
+    return "unbounded"
+
+
+def _estimand(kind: str) -> Literal["mean", "median"]:
+    return "median" if kind in MEDIAN_TYPES else "mean"
+
+
 def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
                      confidence: float = 0.95, seed: int = 0) -> list[MetricSummary]:
-    """One run's mean of every metric with its interval (t, or BCa for a ``[0, 1]`` metric).
+    """One run's mean or median of every metric with its interval, by its type.
+
+    A mean: Student's t (unbounded) or BCa (bounded in ``[0, 1]``); a median (``skewed``,
+    ``ordinal``, ``progress``): the exact order-statistic interval
+    (:func:`evalband.stats._location.median_interval`).
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 3,
@@ -304,6 +371,7 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     ('return', 1.0, 'student-t')
     """
     from evalband.stats import mean_interval
+    from evalband.stats._location import median_interval
 
     cells = [c.key for c in panel.cells()]
     run = metric_values(records, cells)
@@ -313,9 +381,13 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
             continue  # a primary metric this run did not record: compare says so
         x = run.values[spec.name]
         bounded = _bounded(spec, x)
-        out.append(MetricSummary(spec.name, int(x.size), mean_interval(
-            x, bounded=bounded, confidence=confidence, seed=_child(seed, i, 0)),
-            bounded, spec.direction, spec.primary))
+        kind = metric_type(spec, x)
+        estimand = _estimand(kind)
+        summary = (median_interval(x, confidence=confidence) if estimand == "median" else
+                   mean_interval(x, bounded=bounded, confidence=confidence,
+                                 seed=_child(seed, i, 0)))
+        out.append(MetricSummary(spec.name, int(x.size), summary, bounded, spec.direction,
+                                 spec.primary, estimand, kind))
     return out
 
 
@@ -367,16 +439,10 @@ class PendingMetric:
     hypothesis: MetricHypothesis | None
 
 
-def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bounded: bool,
-                 members: NDArray[np.bool_] | None, kind: str, name: str, required: bool,
-                 confidence: float, rng: np.random.Generator, decided: bool) -> PendingMetric:
-    """One metric over one slice (``members``: its cells; ``None``: every cell)."""
-    from evalband.stats import (
-        paired_mean_difference,
-        t_mean_difference,
-        welch_mean_difference,
-    )
-
+def _matched(base: MetricValues, cand: MetricValues, spec: MetricSpec,
+             members: NDArray[np.bool_] | None) -> tuple[
+                 NDArray[np.float64], NDArray[np.float64], NDArray[np.intp], NDArray[np.intp]]:
+    """One metric's baseline and candidate values in a slice, and the indices that pair."""
     def pick(run: MetricValues) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         if spec.name not in run.values:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
@@ -394,17 +460,46 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
     xb, kb = pick(base)
     xc, kc = pick(cand)
     _, ib, ic = np.intersect1d(kb, kc, return_indices=True)  # pairs by (cell, episode, repeat)
+    return xb, xc, ib, ic
+
+
+def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bounded: bool,
+                 members: NDArray[np.bool_] | None, kind: str, name: str, required: bool,
+                 confidence: float, rng: np.random.Generator, decided: bool,
+                 mtype: str = "unbounded") -> PendingMetric:
+    """One metric over one slice (``members``: its cells; ``None``: every cell).
+
+    ``mtype``: the metric's type (:func:`metric_type`); a median type compares matched
+    episodes by the median of their differences (exact interval, sign test).
+    """
+    from evalband.stats import (
+        paired_mean_difference,
+        t_mean_difference,
+        welch_mean_difference,
+    )
+    from evalband.stats._location import median_difference, order_rank
+
+    xb, xc, ib, ic = _matched(base, cand, spec, members)
     n_pairs = int(ib.size)
     reasons: list[str] = []
     diff: MeanDifference | None = None
     primary = decided and spec.primary
-    if n_pairs >= 2:
+    estimand = _estimand(mtype)
+    need = MEDIAN_PAIRS_DECIDED if primary else max(2, next(
+        n for n in range(2, 64) if order_rank(n, confidence) >= 1))
+    if estimand == "median" and 2 <= n_pairs < need:
+        reasons.append(f"too few pairs for the median's exact interval ({n_pairs}; "
+                       f"{need} needed{' to decide' if primary else ''})")
+    elif n_pairs >= 2:
         pc, pb = xc[ic], xb[ib]
-        if primary:  # decided: the paired t test, whose level holds (see the module's text)
+        if estimand == "median":  # exact for any distribution, decided or not
+            diff = median_difference(pc - pb)
+        elif primary:  # decided: the paired t test, whose level holds (module's text)
             diff = t_mean_difference(pc - pb, bounded=bounded)
         else:
             diff = paired_mean_difference(pc, pb, seed=rng, bounded=bounded)
     elif not n_pairs and xb.size >= 2 and xc.size >= 2:
+        estimand = "mean"  # no matched episode: Welch's t on the means
         diff = welch_mean_difference(xc, xb, bounded=bounded)
     elif not xb.size and not xc.size:
         reasons.append(f"no episode of either run recorded {spec.name} (an info key the env "
@@ -417,16 +512,23 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
         role="primary" if primary else "descriptive", direction=spec.direction,
         bounded=bounded, pairing="paired" if n_pairs else "unpaired",
         n_baseline=int(xb.size), n_candidate=int(xc.size), n_pairs=n_pairs,
-        mean_baseline=float(xb.mean()) if xb.size else None,
-        mean_candidate=float(xc.mean()) if xc.size else None,
+        mean_baseline=_centre(xb, estimand), mean_candidate=_centre(xc, estimand),
         delta=None if diff is None else diff.interval_at(confidence),
         p_value=None if diff is None else float(diff.p_value),
-        margin=spec.margin, reasons=reasons, required=required)
+        margin=spec.margin, reasons=reasons, required=required, estimand=estimand,
+        metric_type=mtype)
     hyp = None
     if primary:
         hyp = MetricHypothesis(diff if diff is not None else _NoTest(), spec.sign, spec.margin,
                                reasons)
     return PendingMetric(row, hyp)
+
+
+def _centre(x: NDArray[np.float64], estimand: str) -> float | None:
+    """A run's mean or median in a slice (``None``: no episode)."""
+    if not x.size:
+        return None
+    return float(np.median(x) if estimand == "median" else x.mean())
 
 
 class _NoTest:
@@ -464,6 +566,8 @@ def metric_rows(
     for i, spec in enumerate(metric_specs(panel, b, c)):
         xb, xc = b.values.get(spec.name, np.zeros(0)), c.values.get(spec.name, np.zeros(0))
         bounded = _bounded(spec, xb, xc)
+        pb, pc, ib, ic = _matched(b, c, spec, None)
+        mtype = metric_type(spec, xb, xc, skew_of=[pc[ic] - pb[ib]] if ib.size else None)
         both = np.concatenate([xb, xc])
         if not spec.primary and both.size and float(np.ptp(both)) == 0.0:
             out.append(PendingMetric(MetricRow(  # nothing to compare: one row says so
@@ -476,10 +580,11 @@ def metric_rows(
         for j, (kind, name, _) in enumerate(definitions):
             out.append(_compare_one(b, c, spec, bounded, members[j], kind, name,
                                     not required or name in required, confidence,
-                                    _child(seed, i, j + 1), decided=True))
+                                    _child(seed, i, j + 1), decided=True, mtype=mtype))
         if definitions and definitions[0][0] != "all":
             out.append(_compare_one(b, c, spec, bounded, None, "overall", OVERALL, False,
-                                    confidence, _child(seed, i, 0), decided=False))
+                                    confidence, _child(seed, i, 0), decided=False,
+                                    mtype=mtype))
     return out
 
 
@@ -522,6 +627,14 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float, seed: int = 0) -> list
     if other:
         notes.append(f"metric(s) {', '.join(other)} are descriptive: intervals at the nominal "
                      f"{100 * (1 - alpha):g}%, not adjusted, no verdict")
+    medians = sorted({m.metric for m in rows if m.estimand == "median"})
+    if medians:
+        notes.append(
+            f"metric(s) {', '.join(medians)} (skewed, ordinal or progress): the median of the "
+            "matched differences with its exact order-statistic interval and the sign test "
+            "inverted from it (valid for any distribution); the baseline and candidate "
+            "columns are medians")
+    methods = [m for m in methods if m != "sign-test-median"]
     if methods:
         notes.append("metric differences by " + ", ".join(methods)
                      + " (paired t for a bounded metric or where the matched differences' "

@@ -217,8 +217,10 @@ def show(
         from evalband.report import metric_summary_table
 
         console.print(metric_summary_table(metrics, plain=not sys.stdout.isatty()))
-        console.print("  intervals: Student's t for an unbounded metric, the BCa bootstrap "
-                      "(9,999 resamples, seed 0) for one in [0, 1]; error episodes left out",
+        console.print("  intervals: the mean with Student's t for an unbounded metric, with the "
+                      "studentised bootstrap (9,999 resamples, seed 0) for one in [0, 1] "
+                      "(Wilson for 0/1 values); the median with its exact order-statistic "
+                      "interval for a skewed, ordinal or progress one; error episodes left out",
                       soft_wrap=True)
 
 

@@ -166,7 +166,7 @@ def run_markdown(view: RunView) -> str:
     if view.metrics:
         from evalband.report._metrics import SUMMARY_HEADERS, summary_cells
 
-        lines += ["", "**Metrics** (mean; interval chosen by the metric's type):", "",
+        lines += ["", "**Metrics** (mean or median; interval chosen by the metric's type):", "",
                   "| " + " | ".join(SUMMARY_HEADERS) + " |",
                   "|" + "---|" * len(SUMMARY_HEADERS)]
         lines += ["| " + " | ".join(md(cell) for cell in summary_cells(m)) + " |"

@@ -57,13 +57,17 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
 
     >>> interval_words("student-t", False)
     't (unbounded)'
-    >>> interval_words("bootstrap-bca", True)
-    'BCa bootstrap (bounded in [0, 1])'
+    >>> interval_words("bootstrap-t", True)
+    'studentised bootstrap (bounded in [0, 1])'
     """
     words = {"student-t": "t", "bootstrap-bca": "BCa bootstrap",
              "bootstrap-percentile": "percentile bootstrap", "no spread": "no spread",
              "paired-t": "paired t", "welch-t": "Welch t",
-             "paired-bootstrap-bca": "paired BCa bootstrap"}.get(method, method)
+             "paired-bootstrap-bca": "paired BCa bootstrap",
+             "bootstrap-t": "studentised bootstrap", "wilson": "Wilson score, 0/1 values",
+             "order-statistic-median": "median, exact order statistics",
+             "sign-test-median": "median of differences, exact sign test",
+             }.get(method, method)
     if bounded is None:
         return words
     return f"{words} ({'bounded in [0, 1]' if bounded else 'unbounded'})"
@@ -79,7 +83,8 @@ def summary_cells(s: MetricSummary) -> list[str]:
     ['return', '20', '-3.2', '[-4, -2.4] 95% t (unbounded)', 'higher']
     """
     m = s.mean
-    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), number(m.estimate),
+    estimate = number(m.estimate) + (" (median)" if s.estimand == "median" else "")
+    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), estimate,
             f"[{number(m.low)}, {number(m.high)}] {fmt.level(m.confidence)} "
             f"{interval_words(m.method, s.bounded)}", s.direction]
 

@@ -56,7 +56,8 @@ def scorer_agreement_lines(a: ScorerAgreement) -> list[str]:
         p = a.ppi
         out.append(f"  {first}'s rate, prediction-powered ({p.n} {first} + "
                    f"{p.n_unlabelled} {second}-only episodes): {p.estimate:.1%} "
-                   f"[{p.low:.1%}, {p.high:.1%}] ({level}, {p.method})")
+                   f"[{p.low:.1%}, {p.high:.1%}] ({level}, {p.method}, {second} weighted "
+                   f"{p.lam:.2f})")
         out.append(f"  {first}'s rate from its {p.n} labels alone: {p.classical:.1%} "
                    f"[{p.classical_low:.1%}, {p.classical_high:.1%}]  (width "
                    f"{p.high - p.low:.1%} vs {p.classical_high - p.classical_low:.1%})")

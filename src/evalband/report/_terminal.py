@@ -152,8 +152,8 @@ def metric_summary_table(summaries: Sequence[MetricSummary], *, plain: bool = Fa
 
     from evalband.report._metrics import SUMMARY_HEADERS, summary_cells
 
-    table = new_table("metrics (mean, interval chosen by the metric's type)", SUMMARY_HEADERS,
-                      plain=plain, right=("n", "mean"),
+    table = new_table("metrics (mean or median, interval chosen by the metric's type)",
+                      SUMMARY_HEADERS, plain=plain, right=("n", "mean"),
                       keep=max((len(s.metric) for s in summaries), default=0))
     for s in summaries:
         table.add_row(*(escape(cell) for cell in summary_cells(s)))

@@ -232,8 +232,14 @@ def _newcombe_phi(a: int, b: int, c: int, d: int) -> float:
     return float(numerator) / math.sqrt(denominator)
 
 
-def _newcombe_paired(a: int, b: int, c: int, d: int, confidence: float) -> tuple[float, float]:
-    """Newcombe (1998b) method 10 limits."""
+def _newcombe_paired(a: int, b: int, c: int, d: int, confidence: float,
+                     weight: float = 1.0) -> tuple[float, float]:
+    """Newcombe (1998b) method 10 limits of ``p_a - weight * p_b``.
+
+    ``weight`` 1: the paired difference. Another weight scales ``p_b``'s Wilson limits (the
+    MOVER of Zou & Donner 2008 for a weighted difference of correlated proportions); 0 leaves
+    ``p_a``'s Wilson interval.
+    """
     n = a + b + c + d
     lows, highs = _wilson([a + b, a + c], n, confidence)
     p_a, p_b = (a + b) / n, (a + c) / n
@@ -241,10 +247,10 @@ def _newcombe_paired(a: int, b: int, c: int, d: int, confidence: float) -> tuple
     u_a, u_b = float(highs[0]), float(highs[1])
     phi = _newcombe_phi(a, b, c, d)
     dl_a, du_a = p_a - l_a, u_a - p_a
-    dl_b, du_b = p_b - l_b, u_b - p_b
+    dl_b, du_b = weight * (p_b - l_b), weight * (u_b - p_b)
     down = math.sqrt(max(dl_a**2 - 2.0 * phi * dl_a * du_b + du_b**2, 0.0))
     up = math.sqrt(max(du_a**2 - 2.0 * phi * du_a * dl_b + dl_b**2, 0.0))
-    est = p_a - p_b
+    est = p_a - weight * p_b
     return est - down, est + up
 
 
