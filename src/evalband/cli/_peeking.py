@@ -24,6 +24,8 @@ def check_and_record(
     effect: float | None = None,
     max_pairs: int | None = None,
     discordant: float | None = None,
+    scorer: str | None = None,
+    success_at: float = 1.0,
     notices: Sequence[str] = (),
 ) -> list[str]:
     """Record the comparison (with ``episode_counts`` in its options) and return the peeking notes.
@@ -54,7 +56,8 @@ def check_and_record(
                                  sequential=sequential,
                                  effect=DEFAULT_EFFECT if effect is None else effect,
                                  max_pairs=max_pairs if sequential else None,
-                                 discordant=discordant)
+                                 discordant=discordant, scorer=scorer,
+                                 success_at=success_at)
     with open_store(store) as st:
         previous = [c for c in st.comparisons() if not (c.get("options") or {}).get("sequential")]
         planned = {}
