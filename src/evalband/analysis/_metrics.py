@@ -74,6 +74,8 @@ class MetricSummary(msgspec.Struct, frozen=True):
         bounded: the interval treats the metric as bounded in ``[0, 1]``.
         direction: ``higher`` or ``lower`` is better (as the panel declares; else higher).
         primary: the panel declares it primary.
+        slice: the slice summarised (``overall``: every episode of the run).
+        kind: ``factor`` (one factor's level), ``cell`` or ``overall``.
     """
 
     metric: str
@@ -82,6 +84,8 @@ class MetricSummary(msgspec.Struct, frozen=True):
     bounded: bool
     direction: Literal["higher", "lower"] = "higher"
     primary: bool = False
+    slice: str = OVERALL
+    kind: Literal["factor", "cell", "overall"] = "overall"
 
 
 class MetricRow(msgspec.Struct, frozen=True):
@@ -291,8 +295,15 @@ def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
 
 
 def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
-                     confidence: float = 0.95, seed: int = 0) -> list[MetricSummary]:
+                     confidence: float = 0.95, seed: int = 0,
+                     slices: bool = False) -> list[MetricSummary]:
     """One run's mean of every metric with its interval (t, or BCa for a ``[0, 1]`` metric).
+
+    With ``slices``, a panel with factors gets each metric's summary per slice first (every
+    factor level, then every cell when there are several factors: the slices ``compare``
+    reports), its overall summary last; each interval is at the nominal ``confidence``,
+    descriptive (no decision is read off them). A slice where no episode recorded the metric
+    is left out.
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 3,
@@ -302,17 +313,36 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     >>> s, = metric_summaries(rs, p)
     >>> s.metric, s.mean.estimate, s.mean.method
     ('return', 1.0, 'student-t')
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2,
+    ...                 "budget": {"steps": 1}, "factors": {"p": [0.2, 0.8]}})
+    >>> rs = [EpisodeRecord("r", "p", "f", c.key, i, 0, 7, "timeout", False, True, 5,
+    ...                     extra={"metrics": {"return": float(i + 10 * j)}})
+    ...       for j, c in enumerate(p.cells()) for i in range(2)]
+    >>> [(s.slice, s.n, s.mean.estimate) for s in metric_summaries(rs, p, slices=True)]
+    [('p=0.2', 2, 0.5), ('p=0.8', 2, 10.5), ('overall', 4, 5.5)]
     """
+    from evalband.analysis._compare import slice_definitions
     from evalband.stats import mean_interval
 
-    cells = [c.key for c in panel.cells()]
+    all_cells = panel.cells()
+    cells = [c.key for c in all_cells]
     run = metric_values(records, cells)
+    definitions = slice_definitions(panel, all_cells) if slices and panel.factors else []
+    members = [np.array([all(c.slices.get(f) == v for f, v in sl.items()) for c in all_cells],
+                        dtype=np.bool_) for _, _, sl in definitions]
     out = []
     for i, spec in enumerate(metric_specs(panel, run)):
         if spec.name not in run.values:
             continue  # a primary metric this run did not record: compare says so
         x = run.values[spec.name]
         bounded = _bounded(spec, x)
+        for j, (kind, name, _) in enumerate(definitions):
+            inside = x[members[j][run.cells[spec.name]]]
+            if inside.size:
+                out.append(MetricSummary(spec.name, int(inside.size), mean_interval(
+                    inside, bounded=bounded, confidence=confidence,
+                    seed=_child(seed, i, j + 1)), bounded, spec.direction, spec.primary,
+                    slice=name, kind=kind))  # type: ignore[arg-type]
         out.append(MetricSummary(spec.name, int(x.size), mean_interval(
             x, bounded=bounded, confidence=confidence, seed=_child(seed, i, 0)),
             bounded, spec.direction, spec.primary))

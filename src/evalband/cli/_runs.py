@@ -223,13 +223,13 @@ def show(
 
 
 def _metric_summaries(run_id: str, st: Any, step: Any) -> list[Any]:
-    """The run's metric means with their intervals (its ``extra`` column read alone)."""
+    """The run's metric means with their intervals, per slice then overall (``extra`` only)."""
     from evalband import load_run
     from evalband.analysis import metric_summaries
 
     run = load_run(run_id, st, step.stage(f"reading metrics of {run_id}"),
                    extra_columns=("extra",))
-    return metric_summaries(run.records, run.panel)
+    return metric_summaries(run.records, run.panel, slices=True)
 
 
 def export(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRIC_HEADERS",
+    "SLICED_SUMMARY_HEADERS",
     "SUMMARY_HEADERS",
     "metric_cells",
     "summary_cells",
@@ -35,6 +36,9 @@ METRIC_HEADERS = ("metric", "slice", "n", "baseline", "candidate", "Δ candidate
 
 SUMMARY_HEADERS = ("metric", "n", "mean", "interval", "better")
 """The columns of a run's metric table."""
+
+SLICED_SUMMARY_HEADERS = ("metric", "slice", "n", "mean", "interval", "better")
+"""The columns of a run's metric table per slice (``show``: a panel with factors)."""
 
 
 def number(x: float | None) -> str:
@@ -69,8 +73,8 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
     return f"{words} ({'bounded in [0, 1]' if bounded else 'unbounded'})"
 
 
-def summary_cells(s: MetricSummary) -> list[str]:
-    """One run's metric as table cells (:data:`SUMMARY_HEADERS`).
+def summary_cells(s: MetricSummary, *, sliced: bool = False) -> list[str]:
+    """One run's metric as table cells (:data:`SUMMARY_HEADERS`; ``sliced``: with the slice).
 
     >>> from evalband.analysis import MetricSummary
     >>> from evalband.stats import Interval
@@ -79,7 +83,8 @@ def summary_cells(s: MetricSummary) -> list[str]:
     ['return', '20', '-3.2', '[-4, -2.4] 95% t (unbounded)', 'higher']
     """
     m = s.mean
-    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), number(m.estimate),
+    return [s.metric + (" (primary)" if s.primary else ""), *([s.slice] if sliced else []),
+            str(s.n), number(m.estimate),
             f"[{number(m.low)}, {number(m.high)}] {fmt.level(m.confidence)} "
             f"{interval_words(m.method, s.bounded)}", s.direction]
 
