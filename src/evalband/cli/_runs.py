@@ -66,7 +66,13 @@ def run(
     record_steps: bool = typer.Option(
         False, "--record-steps",
         help="Keep every episode's per-step actions, rewards and the panel's metrics info "
-        "keys (a compressed .npz beside the store; episodes played one at a time)."),
+        "keys (a compressed .npz beside the store; every backend, --batch and "
+        "--until-decided)."),
+    record_obs: bool = typer.Option(
+        False, "--record-obs",
+        help="With the step data (implies --record-steps), keep each step's observation "
+        "too: numeric entries of at most 4096 values (a camera image is left out, said in "
+        "the record)."),
     episode_timeout: float | None = typer.Option(
         None, "--episode-timeout", help="Wall seconds one episode may take; past it the "
         "episode is an error (EpisodeTimeout) and the run goes on (default: the panel's "
@@ -122,7 +128,8 @@ def run(
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
             retry_errors=retry_errors, record=record, record_size=record_size,
-            record_steps=record_steps, episode_timeout=episode_timeout, as_json=as_json,
+            record_steps="obs" if record_obs else record_steps,
+            episode_timeout=episode_timeout, as_json=as_json,
             step=step, episodes=episodes, seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
