@@ -27,6 +27,7 @@ __all__ = [
     "interval_words",
     "metric_difference_plot",
     "metric_ecdf_plot",
+    "spread_metrics",
     "MAX_ECDF_METRICS",
 ]
 
@@ -168,6 +169,27 @@ MAX_ECDF_METRICS = 6
 _RUN_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 
 
+def spread_metrics(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+                   limit: int = MAX_ECDF_METRICS) -> list[tuple[str, float, float]]:
+    """The metrics a distribution figure draws, with their range over every run.
+
+    In the runs' order (declared metrics first); a metric with one value in every episode of
+    every run is left out (nothing to see); at most ``limit``.
+
+    >>> spread_metrics([("a", {"x": [1.0, 1.0], "y": [0.0, 2.0]}), ("b", {"y": [3.0]})])
+    [('y', 0.0, 3.0)]
+    """
+    names: list[str] = []
+    for _, values in runs:
+        names.extend(n for n in values if n not in names)
+    shown = []
+    for name in names:
+        every = [float(x) for _, values in runs for x in values.get(name, ())]
+        if every and max(every) > min(every):
+            shown.append((name, min(every), max(every)))
+    return shown[:limit]
+
+
 def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str:
     """An inline SVG of each metric's empirical distribution (ECDF), one step line per run.
 
@@ -181,15 +203,7 @@ def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) 
     """
     from evalband.report._svgplot import Canvas, nice_ticks
 
-    names: list[str] = []
-    for _, values in runs:
-        names.extend(n for n in values if n not in names)
-    shown = []
-    for name in names:
-        every = [float(x) for _, values in runs for x in values.get(name, ())]
-        if every and max(every) > min(every):
-            shown.append((name, min(every), max(every)))
-    shown = shown[:MAX_ECDF_METRICS]
+    shown = spread_metrics(runs)
     if not shown:
         return ""
     cols = 2 if len(shown) > 1 else 1
