@@ -118,12 +118,13 @@ def test_the_size_cap_keeps_the_first_steps_and_says_so(
 def test_process_backend_keeps_step_data(store: RunStore) -> None:
     panel = load_panel("reach1d").with_overrides(episodes=2)
     run_panel(panel, "reach1d:damped", store, run_id="proc", backend="process", workers=1,
-              record_steps=True)
+              record_steps="obs")  # observations too: they travel from the worker
     serial = "serial"
-    run_panel(panel, "reach1d:damped", store, run_id=serial, record_steps=True)
+    run_panel(panel, "reach1d:damped", store, run_id=serial, record_steps="obs")
     by_key = {r.key: steps_ref(r) for r in store.episode_records(serial)}
     for record in store.episode_records("proc"):
         assert steps_ref(record) == by_key[record.key]  # the same bytes from a worker
+        assert "obs" in read_steps(store.path, record).obs  # type: ignore[union-attr]
 
 
 def test_step_recorder_copies_actions_and_marks_missing_info() -> None:
