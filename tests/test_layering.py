@@ -32,6 +32,8 @@ UTIL = "_util"
 ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 # (importing file, imported module) -> the reason it may cross. Keep it empty.
+_FACADE_PENDING = ("facade names are curated by the api engineer this session (issue 32): "
+                   "compare --scorer's names stay private until they decide")
 _FACADE_FROZEN = ("report's facade is being curated this session (issue 32 item 3): the "
                   "session command reaches the renderer's module until it is listed there")
 ALLOWED: dict[tuple[str, str], str] = {
@@ -39,6 +41,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("cli/_session.py", "evalband.report._session_terminal"): _FACADE_FROZEN,
     ("analysis/_metrics.py", "evalband.stats._location"):
         "medians (issue 29) added while the stats facade's names are frozen for curation",
+    ("_rescore.py", "evalband.analysis._models"): _FACADE_PENDING,
+    ("cli/_compare.py", "evalband._rescore"): _FACADE_PENDING,
+    ("cli/_runs.py", "evalband._rescore"): _FACADE_PENDING,
+    ("cli/_rank.py", "evalband._rescore"): _FACADE_PENDING,
 }
 
 

@@ -56,6 +56,8 @@ def record_comparison(
     sequential: bool = False,
     max_pairs: int | None = None,
     discordant: float | None = None,
+    scorer: str | None = None,
+    success_at: float = 1.0,
     notices: Sequence[str] = (),
 ) -> RecordedComparison:
     """Compare ``candidates`` with ``baseline`` and record the comparison in ``store``.
@@ -73,6 +75,8 @@ def record_comparison(
             options are recorded).
         max_pairs: the sequential design's maximum (recorded with ``sequential``).
         discordant: the discordance the design assumed (recorded).
+        scorer: the named scorer ``results`` were judged by (recorded; ``compare --scorer``).
+        success_at: the scorer's value counted as a success (recorded with ``scorer``).
         notices: notes said before the peeking notes.
 
     Returns:
@@ -114,7 +118,7 @@ def record_comparison(
                 notes = _record(st, base, cands, results, notices, confidence=confidence,
                                 allow_panel_mismatch=allow_panel_mismatch,
                                 sequential=sequential, effect=effect, max_pairs=max_pairs,
-                                discordant=discordant)
+                                discordant=discordant, scorer=scorer, success_at=success_at)
             recorded = True
         except StoreError:
             pass  # a store this user cannot write: compared, not listed
@@ -147,7 +151,8 @@ def _loaded(store: RunStore, ref: str | Path | RunData) -> RunData:
 def _record(st: RunStore, base: RunData, cands: Sequence[RunData],
             results: Sequence[Comparison], notices: Sequence[str], *, confidence: float,
             allow_panel_mismatch: bool, sequential: bool, effect: float | None,
-            max_pairs: int | None, discordant: float | None) -> list[str]:
+            max_pairs: int | None, discordant: float | None, scorer: str | None = None,
+            success_at: float = 1.0) -> list[str]:
     """Record the comparison (``episode_counts`` in its options); return the notes."""
     from msgspec.structs import replace
 
@@ -165,7 +170,8 @@ def _record(st: RunStore, base: RunData, cands: Sequence[RunData],
                                  sequential=sequential,
                                  effect=DEFAULT_EFFECT if effect is None else effect,
                                  max_pairs=max_pairs if sequential else None,
-                                 discordant=discordant)
+                                 discordant=discordant, scorer=scorer,
+                                 success_at=success_at)
     previous = [c for c in st.comparisons() if not (c.get("options") or {}).get("sequential")]
     planned = {}
     for r in runs:

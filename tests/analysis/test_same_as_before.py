@@ -15,7 +15,8 @@ merge of the input-hardening work, whose only change to these bytes is the decla
 to the comparison's code must keep its bytes or move :data:`BEFORE` with a reason. The one
 addition since is the document's ``metrics`` key (per-episode metrics compared, issue 29): these
 runs record no metric, so it must be empty, and it is taken out before the bytes are compared
-(:func:`_no_metrics`).
+(:func:`_no_metrics`). Likewise the ``scorer`` key (``compare --scorer``, issue 29): null
+when the record's own success judges, taken out the same way.
 """
 
 from __future__ import annotations
@@ -110,10 +111,12 @@ def _run_before(before: Path, cases: list[dict[str, Any]], folder: Path) -> list
 
 
 def _no_metrics(text: str) -> str:
-    """A comparison's JSON text without its ``metrics`` key, which must be empty."""
+    """A comparison's JSON text without its ``metrics`` key, which must be empty, and its
+    ``scorer`` key, which must be null (these comparisons judge by the record's success)."""
     trailing = text[len(text.rstrip("\n")):]
     doc = json.loads(text)
     assert doc.pop("metrics") == []
+    assert doc.pop("scorer", None) is None
     return json.dumps(doc, indent=2) + trailing
 
 

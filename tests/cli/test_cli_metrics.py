@@ -49,9 +49,27 @@ def test_reacher_compare_prints_the_return_difference_per_slice(
         assert code == 0, err
     code, out, _ = run_cli(capsys, "show", "pd", "--store", db)
     assert code == 0 and "return (primary)" in out and "t (unbounded)" in out
+    rows = [x for x in out.splitlines() if x.startswith("return")]
+    assert [next(n for n in ("skip=fast", "skip=slow", "overall") if f" {n} " in x)
+            for x in rows] == ["skip=fast", "skip=slow", "overall"]  # per slice, overall last
     code, out, _ = run_cli(capsys, "show", "pd", "--store", db, "--json")
-    shown = {m["metric"]: m for m in json.loads(out)["metrics"]}
-    assert shown["return"]["mean"]["method"] == "student-t" and shown["return"]["n"] == 16
+    shown = {(m["metric"], m["slice"]): m for m in json.loads(out)["metrics"]}
+    assert shown["return", "overall"]["mean"]["method"] == "student-t"
+    assert shown["return", "overall"]["n"] == 16
+    from scipy import stats as scipy_stats
+
+    from evalband.store import RunStore
+
+    with RunStore(Path(db)) as st:  # the oracle: the stored episodes, summarised by scipy
+        records = st.episode_records("pd")
+    for level in ("fast", "slow"):
+        x = [r.metrics["return"] for r in records if r.slices["skip"] == level]
+        row = shown["return", f"skip={level}"]
+        assert row["kind"] == "factor" and row["n"] == len(x) == 8
+        low, high = scipy_stats.t.interval(0.95, len(x) - 1, loc=sum(x) / len(x),
+                                           scale=scipy_stats.sem(x))
+        assert row["mean"]["estimate"] == pytest.approx(sum(x) / len(x))
+        assert (row["mean"]["low"], row["mean"]["high"]) == pytest.approx((low, high))
 
     # the stiffer controller spends more control effort: a lower return in every slice
     code, out, _ = run_cli(capsys, "compare", "soft", "pd", "--store", db)

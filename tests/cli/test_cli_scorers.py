@@ -102,6 +102,50 @@ def test_rescore_then_compare_by_the_human_scorer(store: Path, tmp_path: Path,
     assert doc["candidate"] == "d-human" and overall["pairing"] == "paired"
     assert overall["n_baseline"] == overall["n_candidate"] == 16  # the human-judged episodes
     assert overall["successes_candidate"] == sum(r.success for r in rescored.values())
+    # compare --scorer: the same decision straight from the original runs (one mechanism)
+    code_direct, out, _ = run(capsys, "compare", "b", "d", "--scorer", "human", "--store",
+                              str(store), "--json")
+    direct = json.loads(out)
+    assert code_direct == code
+    assert (direct["baseline"], direct["candidate"]) == ("b", "d")
+    for key in ("slices", "aggregate", "verdict", "hidden_regressions", "metrics"):
+        assert direct[key] == doc[key], key
+    assert direct["scorer"] == {"name": "human", "source": "operator", "success_at": 1.0,
+                                "judged": {"b": 16, "d": 16}, "left_out": {"b": 48, "d": 48}}
+    assert any("judged by scorer 'human' (operator)" in n for n in direct["notes"])
+    with RunStore(store) as st:  # the stored comparison records the scorer
+        kept = [c for c in st.comparisons() if (c.get("options") or {}).get("scorer")]
+    assert len(kept) == 1 and kept[0]["options"]["success_at"] == 1.0
+    code, out, _ = run(capsys, "compare", "b", "d", "--scorer", "human", "--store", str(store))
+    assert "judged by scorer 'human'" in out
+    # show --scorer: the run's summary judged by the scorer, as the rescored run's
+    code, out, _ = run(capsys, "show", "d", "--scorer", "human", "--store", str(store), "--json")
+    shown = json.loads(out)
+    code_r, out_r, _ = run(capsys, "show", "d-human", "--store", str(store), "--json")
+    assert code == code_r == 0 and shown["summary"] == json.loads(out_r)["summary"]
+    assert shown["summary"]["n_attempted"] == 16 and shown["scorer"]["left_out"] == {"d": 48}
+    code, out, _ = run(capsys, "show", "d", "--scorer", "human", "--store", str(store))
+    assert code == 0 and "judged by scorer 'human' (operator)" in out
+    # rank --scorer: the same ranking as the rescored runs'
+    code, out, _ = run(capsys, "rank", "b", "d", "--scorer", "human", "--store", str(store),
+                       "--json")
+    ranked = json.loads(out)
+    code_r, out_r, _ = run(capsys, "rank", "b-human", "d-human", "--store", str(store),
+                           "--json")
+    assert code == code_r == 0 and ranked["scorer"]["name"] == "human"
+    rescored_rank = json.loads(out_r)
+
+    def table(doc: dict) -> list:  # the ranked values, rank sets and tiers of every slice
+        return [[(p["value"], p["rank_low"], p["rank_high"], p["tier"]) for p in s["policies"]]
+                for s in doc["slices"]]
+
+    assert table(ranked) == table(rescored_rank)
+    for bad, said in ((["--scorer", "judge"], "no episode of run b has scorer 'judge'"),
+                      (["--success-at", "2"], "--success-at goes with --scorer"),
+                      (["--scorer", "human", "--report", str(tmp_path / "r.html")],
+                       "evalband rescore")):
+        code, _, err = run(capsys, "compare", "b", "d", *bad, "--store", str(store))
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
     code, _, err = run(capsys, "rescore", "d", "--scorer", "success", "--run-id", "x",
                        "--store", str(store))
     assert code == 2 and "already is the 'success' scorer" in err

@@ -103,10 +103,11 @@ def test_reach_lab_comparison_page(labs) -> None:
     assert core_sections(shape.sections) == list(SECTIONS)
     # forest, delta, cumulative, swing, power, traces (reach1d records traces), outcomes
     ids = [f["id"] for f in shape.figures]
-    assert ids == ["fig-metric-ecdf", "fig-metrics-0", "fig-forest", "fig-delta-0",
+    assert ids == ["fig-metric-ecdf", "fig-metrics-0", "fig-metric-violin",
+                   "fig-metric-pairs-0", "fig-forest", "fig-delta-0",
                    "fig-cumulative", "fig-swing", "fig-power", "fig-traces",
                    "fig-outcomes"]  # the metrics section (distributions, differences) first
-    assert shape.svgs == 9 and shape.svg_outside_figure == 0
+    assert shape.svgs == 11 and shape.svg_outside_figure == 0
     assert all(f["svg"] == 1 and f["caption"] for f in shape.figures)
     assert shape.sortable_tables >= 3  # slices, outcomes, one per run
     # The verdict comes first, in words, and is the comparison's.
@@ -162,7 +163,8 @@ def test_single_run_page(labs) -> None:
     assert_self_contained(page)
     shape = outline(page)
     assert core_sections(shape.sections) == [s for s in SECTIONS if s != "runs"]
-    assert [f["id"] for f in shape.figures] == ["fig-metric-ecdf", "fig-forest",
+    assert [f["id"] for f in shape.figures] == ["fig-metric-ecdf", "fig-metric-violin",
+                                               "fig-forest",
                                                "fig-cumulative", "fig-swing", "fig-power",
                                                "fig-traces", "fig-outcomes"]
     ci = evalband.stats.interval(9, 64)

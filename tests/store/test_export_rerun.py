@@ -33,7 +33,7 @@ def test_the_recording_has_every_step_of_every_episode(store: RunStore, tmp_path
     panel = load_panel({"name": "reacher-rrd", "env": "Reacher-v5", "episodes": 2, "seed": 1,
                         "budget": {"steps": 9}, "metrics": ["reward_dist"],
                         "success": {"rule": "return", "threshold": -1.0}})
-    run_panel(panel, "random", store, run_id="r", record_steps=True)
+    run_panel(panel, "random", store, run_id="r", record_steps="obs")
     written = export_rerun(store, "r", tmp_path / "r.rrd")
     records = store.episode_records("r")
     assert written.episodes == len(records) == 2 and written.skipped == 0
@@ -50,6 +50,8 @@ def test_the_recording_has_every_step_of_every_episode(store: RunStore, tmp_path
                                    rtol=1e-6)
         info = back[f"{entity}/info/reward_dist"]
         assert len(info) == record.steps
+        obs = back[f"{entity}/obs"]  # the observations, recorded with record_steps="obs"
+        np.testing.assert_allclose([obs[t] for t in range(record.steps)], data.obs["obs"])
     assert written.steps == sum(r.steps for r in records)
 
 

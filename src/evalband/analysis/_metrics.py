@@ -83,6 +83,8 @@ class MetricSummary(msgspec.Struct, frozen=True):
             its name for readers of older output), by the metric's type.
         metric_type: ``unbounded``, ``bounded``, ``skewed``, ``ordinal`` or ``progress``
             (declared, or read from the values: :func:`metric_type`).
+        slice: the slice summarised (``overall``: every episode of the run).
+        kind: ``factor`` (one factor's level), ``cell`` or ``overall``.
     """
 
     metric: str
@@ -93,6 +95,8 @@ class MetricSummary(msgspec.Struct, frozen=True):
     primary: bool = False
     estimand: Literal["mean", "median"] = "mean"
     metric_type: str = "unbounded"
+    slice: str = OVERALL
+    kind: Literal["factor", "cell", "overall"] = "overall"
 
 
 class MetricRow(msgspec.Struct, frozen=True):
@@ -354,12 +358,19 @@ def _estimand(kind: str) -> Literal["mean", "median"]:
 
 
 def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
-                     confidence: float = 0.95, seed: int = 0) -> list[MetricSummary]:
+                     confidence: float = 0.95, seed: int = 0,
+                     slices: bool = False) -> list[MetricSummary]:
     """One run's mean or median of every metric with its interval, by its type.
 
     A mean: Student's t (unbounded) or BCa (bounded in ``[0, 1]``); a median (``skewed``,
     ``ordinal``, ``progress``): the exact order-statistic interval
     (:func:`evalband.stats._location.median_interval`).
+
+    With ``slices``, a panel with factors gets each metric's summary per slice first (every
+    factor level, then every cell when there are several factors: the slices ``compare``
+    reports), its overall summary last; each interval is at the nominal ``confidence``,
+    descriptive (no decision is read off them). A slice where no episode recorded the metric
+    is left out.
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 3,
@@ -369,12 +380,24 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     >>> s, = metric_summaries(rs, p)
     >>> s.metric, s.mean.estimate, s.mean.method
     ('return', 1.0, 'student-t')
+    >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 2,
+    ...                 "budget": {"steps": 1}, "factors": {"p": [0.2, 0.8]}})
+    >>> rs = [EpisodeRecord("r", "p", "f", c.key, i, 0, 7, "timeout", False, True, 5,
+    ...                     extra={"metrics": {"return": float(i + 10 * j)}})
+    ...       for j, c in enumerate(p.cells()) for i in range(2)]
+    >>> [(s.slice, s.n, s.mean.estimate) for s in metric_summaries(rs, p, slices=True)]
+    [('p=0.2', 2, 0.5), ('p=0.8', 2, 10.5), ('overall', 4, 5.5)]
     """
+    from evalband.analysis._compare import slice_definitions
     from evalband.stats import mean_interval
     from evalband.stats._location import median_interval
 
-    cells = [c.key for c in panel.cells()]
+    all_cells = panel.cells()
+    cells = [c.key for c in all_cells]
     run = metric_values(records, cells)
+    definitions = slice_definitions(panel, all_cells) if slices and panel.factors else []
+    members = [np.array([all(c.slices.get(f) == v for f, v in sl.items()) for c in all_cells],
+                        dtype=np.bool_) for _, _, sl in definitions]
     out = []
     for i, spec in enumerate(metric_specs(panel, run)):
         if spec.name not in run.values:
@@ -383,11 +406,22 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
         bounded = _bounded(spec, x)
         kind = metric_type(spec, x)
         estimand = _estimand(kind)
-        summary = (median_interval(x, confidence=confidence) if estimand == "median" else
-                   mean_interval(x, bounded=bounded, confidence=confidence,
-                                 seed=_child(seed, i, 0)))
-        out.append(MetricSummary(spec.name, int(x.size), summary, bounded, spec.direction,
-                                 spec.primary, estimand, kind))
+
+        def summary(v: NDArray[np.float64], stream: int, estimand: str = estimand,
+                    bounded: bool = bounded, i: int = i) -> Interval:
+            if estimand == "median":
+                return median_interval(v, confidence=confidence)
+            return mean_interval(v, bounded=bounded, confidence=confidence,
+                                 seed=_child(seed, i, stream))
+
+        for j, (level, name, _) in enumerate(definitions):
+            inside = x[members[j][run.cells[spec.name]]]
+            if inside.size:
+                out.append(MetricSummary(spec.name, int(inside.size), summary(inside, j + 1),
+                                         bounded, spec.direction, spec.primary, estimand, kind,
+                                         slice=name, kind=level))  # type: ignore[arg-type]
+        out.append(MetricSummary(spec.name, int(x.size), summary(x, 0), bounded,
+                                 spec.direction, spec.primary, estimand, kind))
     return out
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "PowerBasis",
     "SliceComparison",
     "Aggregate",
+    "JudgedBy",
     "Comparison",
     "to_wire",
     "from_wire",
@@ -301,6 +302,21 @@ class Aggregate(msgspec.Struct, frozen=True):
         return from_wire(cls, data)
 
 
+class JudgedBy(msgspec.Struct, frozen=True):
+    """The named scorer a comparison judged its episodes by (``compare --scorer NAME``).
+
+    ``name`` and its ``source`` (who or what judged); a value at least ``success_at`` is a
+    success; ``judged``/``left_out`` map each run id to its episodes the scorer judged / did
+    not judge (those are left out of the comparison).
+    """
+
+    name: str
+    source: str
+    success_at: float
+    judged: dict[str, int]
+    left_out: dict[str, int]
+
+
 class Comparison(msgspec.Struct, frozen=True):
     """Baseline vs candidate on one panel: slices first, aggregate last, one verdict.
 
@@ -309,7 +325,8 @@ class Comparison(msgspec.Struct, frozen=True):
     sets them, and stores them with the result): every renderer says them first.
     ``multiplicity`` names the procedure that decided the slices; a sequential comparison
     carries the ``design`` fixed before its data (its record, with its ``source``) and, when it
-    stopped for futility, the sentence that says so (``stopped``). The sentence and the
+    stopped for futility, the sentence that says so (``stopped``). A comparison by a named
+    scorer (``compare --scorer``) says which in ``scorer``. The sentence and the
     ``--json`` document are renderings of this typed result (``evalband.report``:
     ``comparison_sentence``, ``comparison_document``, ``comparison_json``).
     """
@@ -335,6 +352,7 @@ class Comparison(msgspec.Struct, frozen=True):
     design: dict[str, Any] | None = None
     stopped: str | None = None
     metrics: list[MetricRow] = []
+    scorer: JudgedBy | None = None
 
     @property
     def exit_code(self) -> int:

@@ -35,8 +35,13 @@ def comparison_options(
     effect: float = DEFAULT_EFFECT,
     max_pairs: int | None = None,
     discordant: float | None = None,
+    scorer: str | None = None,
+    success_at: float = 1.0,
 ) -> dict[str, Any]:
     """The options a comparison is recorded under: each setting that is not the default.
+
+    ``scorer`` (``compare --scorer``: the named scorer that judged the episodes) is kept with
+    its ``success_at`` threshold.
 
     ``discordant`` (a sequential design's declared discordance) is kept with ``sequential``
     only.
@@ -59,6 +64,9 @@ def comparison_options(
         options["max_pairs"] = max_pairs
     if sequential and discordant is not None:
         options["discordant"] = discordant
+    if scorer is not None:
+        options["scorer"] = scorer
+        options["success_at"] = success_at
     return options
 
 

@@ -60,6 +60,13 @@ def compare(
         False, "--exploratory", help="With --sequential: accept a design chosen now, after the "
         "data (--effect, --discordant, --max-pairs, --power, --confidence); the output says "
         "first that its error rate does not hold."),
+    scorer: str | None = typer.Option(
+        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge, "
+        "score; `evalband agreement RUN` lists a run's) instead of the env's success rule; "
+        "episodes it did not judge are left out."),
+    success_at: float = typer.Option(
+        1.0, "--success-at", help="With --scorer: a value at least this is a success (an "
+        "ordinal score: the rubric level)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -80,6 +87,12 @@ def compare(
                            or max_pairs is not None):
         raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
                                 "--sequential; add it, or drop them")
+    if scorer is None and success_at != 1.0:
+        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    if scorer is not None and report is not None:
+        raise InvalidInputError("--report renders the runs' own outcomes; for a report judged "
+                                "by a scorer, store the runs with `evalband rescore RUN "
+                                "--scorer NAME --run-id NEW` and report those")
     explicit_confidence = confidence
     confidence = 0.95 if confidence is None else confidence
     from evalband.cli._progress import work
@@ -93,6 +106,13 @@ def compare(
                 cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
                 recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
+                judged_by = None
+                own = (base, cands)
+                if scorer is not None:  # the same episodes, judged by the named scorer
+                    from evalband._rescore import judge_runs
+
+                    (base, *cands), judged_by = judge_runs([base, *cands], scorer,
+                                                          success_at=success_at)
             if sequential:
                 from evalband.analysis import compare_sequential, design_for
 
@@ -110,6 +130,10 @@ def compare(
     except PanelMismatchError as exc:
         sys.stderr.write(f"not comparable: {exc}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
+    if judged_by is not None:
+        from evalband._rescore import judged_comparisons
+
+        results = judged_comparisons(results, judged_by)
     notices: list[str] = []
     if sequential:
         from evalband.analysis import exploratory_notice
@@ -117,10 +141,10 @@ def compare(
         notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
     from evalband.recording import record_comparison
 
-    done = record_comparison(store_path(store), base, cands, results=results, notices=notices,
+    done = record_comparison(store_path(store), *own, results=results, notices=notices,
                              confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
                              sequential=sequential, effect=effect, max_pairs=max_pairs,
-                             discordant=discordant)
+                             discordant=discordant, scorer=scorer, success_at=success_at)
     results, peeking = list(done.comparisons), list(done.notes)
     if not as_json:
         for note in peeking:  # said first

@@ -79,10 +79,21 @@ def rank(
     md: Path | None = typer.Option(None, "--md", help="Also write Markdown here."),
     html: Path | None = typer.Option(
         None, "--html", help="Also write an HTML page (rank-interval plot) here."),
+    scorer: str | None = typer.Option(
+        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge) "
+        "instead of the env's success rule; episodes it did not judge are left out."),
+    success_at: float = typer.Option(
+        1.0, "--success-at", help="With --scorer: a value at least this is a success."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Rank policies by success rate (or a metric) with simultaneous rank sets and tiers."""
     from evalband.errors import InvalidInputError
+
+    if scorer is None and success_at != 1.0:
+        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    if scorer is not None and by is not None:
+        raise InvalidInputError("--scorer ranks stored runs by a scorer; --by step reads a "
+                                "sweep's own outcomes: drop one of them")
 
     if by is not None:
         if by != "step":
@@ -101,6 +112,11 @@ def rank(
     with work("ranking", enabled=not as_json) as step, \
             open_store(store_path(store), read_only=True) as st:
         runs, steps, session_id = load_ranked(refs, st, step)
+        judged_by = None
+        if scorer is not None:  # the same episodes, judged by the named scorer
+            from evalband._rescore import judge_runs
+
+            runs, judged_by = judge_runs(runs, scorer, success_at=success_at)
         if session_id is not None:
             metric = "unaided" if metric == "success" else metric
             cluster = "cell" if cluster is None else cluster
@@ -112,8 +128,16 @@ def rank(
     write_outputs(ranking_markdown(result) if md else None,
                   ranking_html(result) if html else None, md, html)
     if as_json:
-        emit_json(result.as_dict())
+        from evalband.analysis import to_wire
+
+        emit_json({**result.as_dict(),
+                   **({"scorer": to_wire(judged_by)} if judged_by is not None else {})})
         return
+    if judged_by is not None:
+        from evalband._rescore import judged_note
+
+        console.print(f"note: {judged_note(judged_by)}", soft_wrap=True, markup=False,
+                      highlight=False)
     for line in ranking_lines(result):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
 

@@ -81,7 +81,7 @@ def interrupts_resumable(run_id: str, add_run_id: bool) -> Iterator[None]:
 
 
 def _play_until_decided(panel_obj: Any, policy: str, store: Path | None, *,
-                        record_steps: bool, step: int | None, **until: Any) -> None:
+                        record_steps: bool | str, step: int | None, **until: Any) -> None:
     """``run --until-decided`` / ``--against``: play in chunks until the comparison decides.
 
     ``until`` holds :func:`evalband.cli._until.run_until`'s keywords (the run's settings and
@@ -90,13 +90,8 @@ def _play_until_decided(panel_obj: Any, policy: str, store: Path | None, *,
     from evalband.cli._until import run_until
     from evalband.policies import resolve_policy
 
-    if record_steps:
-        from evalband.errors import InvalidInputError
-
-        raise InvalidInputError(
-            "--record-steps records a plain run; --until-decided and --against do not "
-            "keep step data yet: run without --record-steps")
-
+    if record_steps:  # every chunk of the run (and of a played baseline) keeps step data
+        until["record_steps"] = record_steps
     against_policy = until.get("against_policy")
     if against_policy is not None:
         resolve_policy(against_policy)
@@ -139,7 +134,7 @@ def run_run(
     retry_errors: bool = False,
     record: str | None = None,
     record_size: str | None = None,
-    record_steps: bool = False,
+    record_steps: bool | str = False,
     episode_timeout: float | None = None,
     as_json: bool = False,
     step: int | None = None,

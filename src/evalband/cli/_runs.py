@@ -66,7 +66,13 @@ def run(
     record_steps: bool = typer.Option(
         False, "--record-steps",
         help="Keep every episode's per-step actions, rewards and the panel's metrics info "
-        "keys (a compressed .npz beside the store; episodes played one at a time)."),
+        "keys (a compressed .npz beside the store; every backend, --batch and "
+        "--until-decided)."),
+    record_obs: bool = typer.Option(
+        False, "--record-obs",
+        help="With the step data (implies --record-steps), keep each step's observation "
+        "too: numeric entries of at most 4096 values (a camera image is left out, said in "
+        "the record)."),
     episode_timeout: float | None = typer.Option(
         None, "--episode-timeout", help="Wall seconds one episode may take; past it the "
         "episode is an error (EpisodeTimeout) and the run goes on (default: the panel's "
@@ -122,7 +128,8 @@ def run(
     run_run(panel, policy, workers=workers, backend=backend, address=address, store=store,
             run_id=run_id, errors_as_failures=errors_as_failures, batch=batch, report=report,
             retry_errors=retry_errors, record=record, record_size=record_size,
-            record_steps=record_steps, episode_timeout=episode_timeout, as_json=as_json,
+            record_steps="obs" if record_obs else record_steps,
+            episode_timeout=episode_timeout, as_json=as_json,
             step=step, episodes=episodes, seed=seed, against=against,
             against_policy=against_policy, until_decided=until_decided,
             max_episodes=max_episodes, alpha=alpha, margin=margin, chunk=chunk, effect=effect,
@@ -154,36 +161,60 @@ def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None
 def show(
     run_id: str = typer.Argument(..., help="Run id."),
     store: Path | None = STORE_OPTION,
+    scorer: str | None = typer.Option(
+        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge, "
+        "score) instead of the env's success rule; episodes it did not judge are left out."),
+    success_at: float = typer.Option(
+        1.0, "--success-at", help="With --scorer: a value at least this is a success."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
     from evalband.store import resolve_run
 
+    if scorer is None and success_at != 1.0:
+        from evalband.errors import InvalidInputError
+
+        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    judged_by = None
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
-        if ref.kind == "store":  # counted by SQLite: fast on a million episodes
+        if ref.kind == "store" and scorer is None:  # counted by SQLite: fast on 1M episodes
             from evalband.report import stored_slice_summaries
 
             assert ref.run_id is not None
             manifest = st.require_run(ref.run_id)
             slices = stored_slice_summaries(st, ref.run_id, progress=step.stage(
                 f"counting {run_id}"))
-        else:
+            metrics = _metric_summaries(run_id, st, step)
+        else:  # a bundle, or judged by a scorer: from the records
             from evalband import load_run
+            from evalband.analysis import metric_summaries
             from evalband.report import slice_summaries
             from evalband.store import load_bundle
 
-            slices = slice_summaries(load_run(run_id, st))
-            manifest = load_bundle(run_id)[0]
-        metrics = _metric_summaries(run_id, st, step)
+            run = load_run(run_id, st, step.stage(f"reading {run_id}"))
+            manifest = st.require_run(run.run_id) if ref.kind == "store" else \
+                load_bundle(run_id)[0]
+            if scorer is not None:
+                from evalband._rescore import judge_runs
+
+                (run,), judged_by = judge_runs([run], scorer, success_at=success_at)
+            slices = slice_summaries(run)
+            metrics = metric_summaries(run.records, run.panel, slices=True)
     summary = slices[-1].summary  # the whole run
     if as_json:
         from evalband.analysis import to_wire
 
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict(),
-                   "metrics": to_wire(metrics)})
+                   "metrics": to_wire(metrics),
+                   "scorer": None if judged_by is None else to_wire(judged_by)})
         return
+    if judged_by is not None:
+        from evalband._rescore import judged_note
+
+        console.print(f"note: {judged_note(judged_by)}", soft_wrap=True, markup=False,
+                      highlight=False)
     for line in summary_lines(run_id, manifest.policy, summary):
         console.print(line)
     console.print(
@@ -225,13 +256,13 @@ def show(
 
 
 def _metric_summaries(run_id: str, st: Any, step: Any) -> list[Any]:
-    """The run's metric means with their intervals (its ``extra`` column read alone)."""
+    """The run's metric means with their intervals, per slice then overall (``extra`` only)."""
     from evalband import load_run
     from evalband.analysis import metric_summaries
 
     run = load_run(run_id, st, step.stage(f"reading metrics of {run_id}"),
                    extra_columns=("extra",))
-    return metric_summaries(run.records, run.panel)
+    return metric_summaries(run.records, run.panel, slices=True)
 
 
 def export(

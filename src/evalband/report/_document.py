@@ -98,6 +98,7 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
         "notes": [*c.peeking, *c.notes],
         "peeking": list(c.peeking),
         "metrics": [_wire(m) for m in c.metrics],
+        "scorer": None if c.scorer is None else _wire(c.scorer),
     }
 
 

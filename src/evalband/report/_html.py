@@ -147,6 +147,45 @@ def _metric_series(data: ReportData) -> list[tuple[str, dict[str, list[float]]]]
     return out
 
 
+def _paired_differences(data: ReportData, c: Comparison) -> dict[str, list[float]]:
+    """Each metric's differences candidate - baseline over the episodes both runs matched."""
+    import numpy as np
+
+    from evalband.analysis import metric_values
+
+    views = {v.run_id: v.data for v in data.runs}
+    base, cand = views.get(c.baseline), views.get(c.candidate)
+    if base is None or cand is None:
+        return {}
+    cells = [cell.key for cell in base.panel.cells()]
+    b, k = metric_values(base.records, cells), metric_values(cand.records, cells)
+    out: dict[str, list[float]] = {}
+    for name in dict.fromkeys(r.metric for r in c.metrics):
+        if name not in b.values or name not in k.values:
+            continue
+        keys = [np.stack([run.cells[name], run.episodes[name], run.repeats[name]], axis=1)
+                for run in (b, k)]
+        index = {tuple(row): i for i, row in enumerate(keys[0].tolist())}
+        pairs = [(index[tuple(row)], j) for j, row in enumerate(keys[1].tolist())
+                 if tuple(row) in index]
+        if pairs:
+            ib, ic = (np.asarray(p) for p in zip(*pairs, strict=True))
+            out[name] = (k.values[name][ic] - b.values[name][ib]).tolist()
+    return out
+
+
+def _metric_pairs(data: ReportData, c: Comparison) -> str:
+    """The paired-difference figure of a comparison (its overall or only-slice intervals)."""
+    from evalband.report._metric_plots import metric_pairs_plot
+
+    overall: dict[str, Any] = {}
+    for row in c.metrics:  # the overall row when there is one, else the only slice ("all")
+        if row.kind in ("overall", "all"):
+            overall[row.metric] = row
+    return _svg(metric_pairs_plot(f"{c.candidate} - {c.baseline}",
+                                  _paired_differences(data, c), overall))
+
+
 def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
     """Why episodes did not succeed, per run and cell, where the records say.
 
@@ -236,6 +275,7 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     from evalband import __version__
     from evalband.report._clips import CLIP_BUDGET_BYTES, MAX_CLIPS
     from evalband.report._markdown import run_verdict_text
+    from evalband.report._metric_plots import metric_violin_plot
     from evalband.report._metrics import (
         METRIC_HEADERS,
         SUMMARY_HEADERS,
@@ -257,7 +297,12 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     metric_comparisons = [(c, _svg(metric_difference_plot(c))) for c in data.comparisons
                           if c.metrics]
     toc += [("metrics", "Metrics")] if metric_views or metric_comparisons else []
-    ecdf = _svg(metric_ecdf_plot(_metric_series(data))) if toc[-1][0] == "metrics" else ""
+    series = _metric_series(data) if toc[-1][0] == "metrics" else []
+    ecdf = _svg(metric_ecdf_plot(series)) if series else ""
+    violin = _svg(metric_violin_plot(series)) if series else ""
+    metric_pairs = [(c, pairs) for c, _ in metric_comparisons
+                    if (pairs := _metric_pairs(data, c))]
+    toc += [("distributions", "Distributions")] if violin or metric_pairs else []
     toc += [("plots", "Plots"), ("outcomes", "Outcomes")]
     latency = latency_rows(data.runs)
     toc += [("latency", "Latency")] if latency else []
@@ -270,6 +315,7 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         run_verdict=run_verdict_text,
         seeds_text=_seeds_text, versions=_versions, version=__version__,
         metric_views=metric_views, metric_comparisons=metric_comparisons, metric_ecdf=ecdf,
+        metric_violin=violin, metric_pairs=metric_pairs,
         metric_headers=METRIC_HEADERS, metric_summary_headers=SUMMARY_HEADERS,
         metric_cells=metric_cells, summary_cells=summary_cells,
         **_table_context(filled(columns, data.comparisons)))

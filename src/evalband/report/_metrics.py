@@ -20,12 +20,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRIC_HEADERS",
+    "SLICED_SUMMARY_HEADERS",
     "SUMMARY_HEADERS",
     "metric_cells",
     "summary_cells",
     "interval_words",
     "metric_difference_plot",
     "metric_ecdf_plot",
+    "spread_metrics",
     "MAX_ECDF_METRICS",
 ]
 
@@ -35,6 +37,9 @@ METRIC_HEADERS = ("metric", "slice", "n", "baseline", "candidate", "Δ candidate
 
 SUMMARY_HEADERS = ("metric", "n", "mean", "interval", "better")
 """The columns of a run's metric table."""
+
+SLICED_SUMMARY_HEADERS = ("metric", "slice", "n", "mean", "interval", "better")
+"""The columns of a run's metric table per slice (``show``: a panel with factors)."""
 
 
 def number(x: float | None) -> str:
@@ -73,8 +78,8 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
     return f"{words} ({'bounded in [0, 1]' if bounded else 'unbounded'})"
 
 
-def summary_cells(s: MetricSummary) -> list[str]:
-    """One run's metric as table cells (:data:`SUMMARY_HEADERS`).
+def summary_cells(s: MetricSummary, *, sliced: bool = False) -> list[str]:
+    """One run's metric as table cells (:data:`SUMMARY_HEADERS`; ``sliced``: with the slice).
 
     >>> from evalband.analysis import MetricSummary
     >>> from evalband.stats import Interval
@@ -84,7 +89,8 @@ def summary_cells(s: MetricSummary) -> list[str]:
     """
     m = s.mean
     estimate = number(m.estimate) + (" (median)" if s.estimand == "median" else "")
-    return [s.metric + (" (primary)" if s.primary else ""), str(s.n), estimate,
+    return [s.metric + (" (primary)" if s.primary else ""), *([s.slice] if sliced else []),
+            str(s.n), estimate,
             f"[{number(m.low)}, {number(m.high)}] {fmt.level(m.confidence)} "
             f"{interval_words(m.method, s.bounded)}", s.direction]
 
@@ -168,6 +174,27 @@ MAX_ECDF_METRICS = 6
 _RUN_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 
 
+def spread_metrics(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+                   limit: int = MAX_ECDF_METRICS) -> list[tuple[str, float, float]]:
+    """The metrics a distribution figure draws, with their range over every run.
+
+    In the runs' order (declared metrics first); a metric with one value in every episode of
+    every run is left out (nothing to see); at most ``limit``.
+
+    >>> spread_metrics([("a", {"x": [1.0, 1.0], "y": [0.0, 2.0]}), ("b", {"y": [3.0]})])
+    [('y', 0.0, 3.0)]
+    """
+    names: list[str] = []
+    for _, values in runs:
+        names.extend(n for n in values if n not in names)
+    shown = []
+    for name in names:
+        every = [float(x) for _, values in runs for x in values.get(name, ())]
+        if every and max(every) > min(every):
+            shown.append((name, min(every), max(every)))
+    return shown[:limit]
+
+
 def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str:
     """An inline SVG of each metric's empirical distribution (ECDF), one step line per run.
 
@@ -181,15 +208,7 @@ def metric_ecdf_plot(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) 
     """
     from evalband.report._svgplot import Canvas, nice_ticks
 
-    names: list[str] = []
-    for _, values in runs:
-        names.extend(n for n in values if n not in names)
-    shown = []
-    for name in names:
-        every = [float(x) for _, values in runs for x in values.get(name, ())]
-        if every and max(every) > min(every):
-            shown.append((name, min(every), max(every)))
-    shown = shown[:MAX_ECDF_METRICS]
+    shown = spread_metrics(runs)
     if not shown:
         return ""
     cols = 2 if len(shown) > 1 else 1

@@ -147,14 +147,17 @@ def metric_table(c: Comparison, *, plain: bool = False) -> Table:
 
 
 def metric_summary_table(summaries: Sequence[MetricSummary], *, plain: bool = False) -> Table:
-    """One run's metrics: mean and interval, its type and direction."""
+    """One run's metrics: mean and interval, its type and direction (per slice when sliced)."""
     from rich.markup import escape
 
-    from evalband.report._metrics import SUMMARY_HEADERS, summary_cells
+    from evalband.report._metrics import SLICED_SUMMARY_HEADERS, SUMMARY_HEADERS, summary_cells
 
-    table = new_table("metrics (mean or median, interval chosen by the metric's type)",
-                      SUMMARY_HEADERS, plain=plain, right=("n", "mean"),
+    sliced = any(s.kind != "overall" for s in summaries)
+    table = new_table("metrics (mean or median, interval chosen by the metric's type)"
+                      + (", per slice, overall last" if sliced else ""),
+                      SLICED_SUMMARY_HEADERS if sliced else SUMMARY_HEADERS,
+                      plain=plain, right=("n", "mean"),
                       keep=max((len(s.metric) for s in summaries), default=0))
     for s in summaries:
-        table.add_row(*(escape(cell) for cell in summary_cells(s)))
+        table.add_row(*(escape(cell) for cell in summary_cells(s, sliced=sliced)))
     return table

@@ -68,7 +68,8 @@ class RunTask:
         episode_timeout_s: wall seconds one episode may take (:class:`EpisodeTimeout`);
             ``None``: no limit.
         record_steps: keep every episode's step data (actions, rewards, the ``metrics``
-            info keys; :mod:`evalband.run._steps`); episodes are then played one at a time.
+            info keys; :mod:`evalband.run._steps`).
+        record_obs: with ``record_steps``, keep the low-dimensional observations too.
     """
 
     run_id: str
@@ -90,6 +91,13 @@ class RunTask:
     trace_episodes: int = TRACE_EPISODES
     episode_timeout_s: float | None = None
     record_steps: bool = False
+    record_obs: bool = False
+
+    def step_recorder(self) -> StepRecorder | None:
+        """A new episode's step recorder when the task keeps step data, else ``None``."""
+        if not self.record_steps:
+            return None
+        return StepRecorder(self.metrics, observations=self.record_obs)
 
 
 _CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
@@ -396,7 +404,7 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     tally = judge(task)
     dt, can_trace = env_facts(env, task)
     trace = start_trace(env, spec, dt, task.trace_episodes) if can_trace else None
-    steps = StepRecorder(task.metrics) if task.record_steps else None
+    steps = task.step_recorder()
     if _IN_FLIGHT:  # the serial runner notes the episode before it plays (a crash names it)
         _IN_FLIGHT[0](spec)
     try:
@@ -415,6 +423,9 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
                 action = act(obs)
                 t1 = clock()  # the policy's end is the env's start (one clock read, not two)
                 latencies.append(t1 - t0)
+                if steps is not None:
+                    steps.observe(obs)
+                    t1 = clock()  # the copy is not the env's time
                 obs, reward, terminated, truncated, info = env.step(action)
                 env_s += clock() - t1
                 end = tally.step(reward, terminated, truncated, info)

@@ -63,6 +63,7 @@ from evalband.run._execute import (
     task_env,
 )
 from evalband.run._judge import Judge
+from evalband.run._steps import StepRecorder
 from evalband.run._trace import TraceRecorder, start_trace
 
 __all__ = ["check_batch_size", "play_lockstep"]
@@ -102,6 +103,7 @@ class _Episode:
     latencies: list[float] = field(default_factory=list)
     slot: int = 0
     trace: TraceRecorder | None = None
+    steps_kept: StepRecorder | None = None  # ``record_steps``: the episode's step columns
 
     @property
     def steps(self) -> int:
@@ -174,7 +176,8 @@ def _finish(
         started_at=ep.started_at,
         error=error,
         extra={**(metrics_extra(ep.tally) if error is None else {}), **info,
-               **(ep.trace.extra() if ep.trace is not None else {})},
+               **(ep.trace.extra() if ep.trace is not None else {}),
+               **(ep.steps_kept.extra() if ep.steps_kept is not None else {})},
         **_latency_fields(ep.latencies),
     )
 
@@ -265,7 +268,8 @@ def _play_lockstep(
                 trace = (start_trace(envs[i], spec, dt, task.trace_episodes)
                          if can_trace else None)
                 slot = slots[i] = _Episode(spec, obs, started_at, took, took, judge(task),
-                                           slot=i, trace=trace)
+                                           slot=i, trace=trace,
+                                           steps_kept=task.step_recorder())
                 if slot.trace is not None:
                     slot.trace.add(0)
         active = [(i, slot) for i, slot in enumerate(slots) if slot is not None]
@@ -280,6 +284,8 @@ def _play_lockstep(
         ):
             if failure is None and latency is not None:
                 ep.latencies.append(latency)
+                if ep.steps_kept is not None:
+                    ep.steps_kept.observe(ep.obs)
                 t0 = time.perf_counter()
                 try:
                     ep.obs, reward, terminated, truncated, info = envs[i].step(action)
@@ -287,6 +293,8 @@ def _play_lockstep(
                     failure = step_exc
                 own[k] = time.perf_counter() - t0
                 ep.env_s += own[k]
+            if failure is None and ep.steps_kept is not None:
+                ep.steps_kept.add(action, reward, info)
             if failure is not None:
                 finished.append((ep, {"outcome": Outcome.ERROR, "terminated": False,
                                       "truncated": False, "error": _error(failure)}))

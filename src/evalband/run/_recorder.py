@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 from evalband.episode import EpisodeRecord, Outcome, parse_outcome
 from evalband.errors import InvalidInputError, PanelMismatchError
 from evalband.panel import Panel
+from evalband.run._video import PENDING
 
 if TYPE_CHECKING:
-    from evalband.store import RunStore
+    from evalband.run._steps import StepRecorder
+    from evalband.store import RunStore, StepData
 
 __all__ = ["Recorder"]
 
@@ -33,6 +35,19 @@ class Recorder:
     ...     _ = rec.log(episode=1, outcome="timeout", steps=100, assisted=True, interventions=1)
     >>> store.outcome_counts("arm-1")["timeout"]
     1
+
+    Step data from your loop (what ``run --record-steps`` keeps; read back with
+    :func:`evalband.store.read_steps`): fill :meth:`steps` and pass it to :meth:`log`.
+
+    >>> from evalband.store import read_steps
+    >>> with evalband.Recorder(store, panel, "my-arm-policy", run_id="arm-2") as rec:
+    ...     steps = rec.steps(observations=True)
+    ...     for t in range(3):
+    ...         steps.add([0.1 * t], reward=0.0, info={}, obs=[float(t), 1.0])
+    ...     record = rec.log(episode=0, outcome="failure", step_data=steps)
+    >>> data = read_steps(store.path, record)
+    >>> record.steps, data.steps, data.obs["obs"][:, 0].tolist()
+    (3, 3, [0.0, 1.0, 2.0])
     """
 
     def __init__(
@@ -105,6 +120,18 @@ class Recorder:
         finally:
             self._lease.release()
 
+    def steps(self, *, observations: bool = False) -> StepRecorder:
+        """A step recorder for one episode of your loop.
+
+        Call its ``add(action, reward, info, obs=obs)`` after every step (``obs``: the
+        observation the action was chosen from; kept with ``observations=True`` when it is
+        low-dimensional) and pass it to :meth:`log` as ``step_data``. The panel's declared
+        info keys (``metrics``) are kept from ``info``.
+        """
+        from evalband.run._steps import StepRecorder
+
+        return StepRecorder(tuple(self.panel.info_keys), observations=observations)
+
     def log(
         self,
         *,
@@ -117,6 +144,7 @@ class Recorder:
         truncated: bool | None = None,
         sim_time_s: float | None = None,
         time_to_success_s: float | None = None,
+        step_data: StepRecorder | StepData | None = None,
         **fields: Any,
     ) -> EpisodeRecord:
         """Record one episode; committed to disk before this returns.
@@ -124,6 +152,9 @@ class Recorder:
         ``terminated``/``truncated`` default from the outcome (success and failure terminate,
         timeout truncates). Other :class:`EpisodeRecord` fields (``score``, ``assisted``,
         ``interventions``, ``latency_ms_p95``, ``error``...) pass through ``fields``.
+        ``step_data`` (a :meth:`steps` recorder, or a
+        :class:`~evalband.store.StepData`) is stored beside the store, durable before the
+        record, as ``run --record-steps`` stores it; ``steps`` defaults to its length.
         """
         if cell not in self._cells:
             known = ", ".join(repr(k) for k in self._cells)
@@ -141,6 +172,10 @@ class Recorder:
             truncated = out is Outcome.TIMEOUT
         if out is Outcome.SUCCESS and time_to_success_s is None:
             time_to_success_s = sim_time_s
+        if step_data is not None:
+            pending = self._pending_steps(step_data)
+            steps = steps or int(pending[PENDING][0]["steps"])
+            fields["extra"] = {**fields.get("extra", {}), **pending}
         record = EpisodeRecord(
             run_id=self.run_id,
             policy=self.policy,
@@ -159,5 +194,25 @@ class Recorder:
             started_at=fields.pop("started_at", datetime.now(UTC).isoformat(timespec="seconds")),
             **fields,
         )
+        if step_data is not None:
+            from evalband.run._video import store_pending_media
+            from evalband.store import sync_media
+
+            record = store_pending_media(self.store.path, record)
+            sync_media()  # the step data is on disk before the record that names it
         self.store.add_episode(record)
         return record
+
+    @staticmethod
+    def _pending_steps(step_data: StepRecorder | StepData) -> dict[str, Any]:
+        """The record's ``extra`` that carries ``step_data`` to be stored (and any note)."""
+        from evalband.run._steps import StepRecorder
+        from evalband.store import STEPS_CONTENT_TYPE, StepData, encode_steps
+
+        if isinstance(step_data, StepRecorder):
+            return step_data.extra()
+        if not isinstance(step_data, StepData):
+            raise InvalidInputError(f"step_data takes rec.steps() or a StepData; got "
+                                    f"{type(step_data).__name__}")
+        return {PENDING: [{"data": encode_steps(step_data), "content_type": STEPS_CONTENT_TYPE,
+                           "kind": "steps", "steps": step_data.steps}]}

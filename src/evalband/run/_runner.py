@@ -383,7 +383,7 @@ def _plan_run(
     batch_size: int | None,
     record_video: str | None,
     record_size: tuple[int, int] | None,
-    record_steps: bool,
+    record_steps: bool | str,
     episode_timeout: float | None,
 ) -> _PlannedRun:
     """Check ``run_panel``'s arguments, start its backend and build the task it plays.
@@ -436,18 +436,14 @@ def _plan_run(
                                             and episode_timeout > 0):
         raise InvalidParameterError(f"`episode_timeout` must be a number of seconds > 0; got "
                                     f"{episode_timeout}", parameters=("episode_timeout",))
-    if record_steps and lockstep:
+    if record_steps not in (False, True, "obs"):
         raise InvalidParameterError(
-            "`record_steps` plays episodes one at a time; drop `batch_size` to record step "
-            "data", parameters=("record_steps", "batch_size"))
-    if record_steps and backend_impl.name not in ("serial", "process", "ray"):
-        raise InvalidParameterError(
-            f"`record_steps` plays episodes one at a time, which the {backend_impl.name} "
-            "backend does not; use the serial, process or ray backend",
+            f"`record_steps` is True, False or 'obs' (observations too); got {record_steps!r}",
             parameters=("record_steps",))
     task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
                       env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
-                      episode_timeout_s=episode_timeout, record_steps=record_steps)
+                      episode_timeout_s=episode_timeout, record_steps=bool(record_steps),
+                      record_obs=record_steps == "obs")
     try:
         refuse_ignored_factors(panel, task)
         if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
@@ -558,7 +554,7 @@ def _play_run(
     on_note: Callable[[str], None] | None,
     record_video: str | None,
     record_size: tuple[int, int] | None,
-    record_steps: bool,
+    record_steps: bool | str,
 ) -> tuple[str, RunSummary]:
     """Play the episodes still to play, commit each one, and mark the run's end status.
 
@@ -587,7 +583,9 @@ def _play_run(
                 **({"record_size": list(record_size)} if record_size else {})})
         if record_steps:
             extra = store.require_run(run_id).extra
-            store.update_run(run_id, extra={**extra, "record_steps": True})
+            store.update_run(run_id, extra={**extra, "record_steps": True,
+                                            **({"record_obs": True}
+                                               if record_steps == "obs" else {})})
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
@@ -665,7 +663,7 @@ def run_panel(
     retry_errors: bool = False,
     record_video: str | None = None,
     record_size: tuple[int, int] | None = None,
-    record_steps: bool = False,
+    record_steps: bool | str = False,
     order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
     stop_when: Callable[[EpisodeRecord], bool] | None = None,
     step: int | None = None,
@@ -720,8 +718,8 @@ def run_panel(
             panel's ``metrics`` info keys, one compressed ``.npz`` beside the store by its
             sha256, referenced from the record's ``extra["step_data"]``
             (:mod:`evalband.store._steps`; read with :func:`evalband.store.read_steps`).
-            Episodes are then played one at a time (serial, process and ray backends; the
-            vector backend and ``batch_size`` are refused).
+            ``"obs"``: the low-dimensional observations too (:mod:`evalband.run._steps`).
+            Every backend and ``batch_size`` keep it.
         order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
         stop_when: called with each committed record; returning True ends the run there
             (``run --until-decided``: the comparison is decided).

@@ -23,7 +23,8 @@ What differs from lerobot-eval's use of the vector env is what an evaluation nee
   float64, a dict stays a dict). The vector env's own observation is a placeholder.
 
 Records are identical to the serial backend's in every field but the timing ones and
-``extra["trace"]`` (sub-envs are not traced). ``env_ms`` is measured inside each sub-env;
+``extra["trace"]`` (sub-envs are not traced); step data (``record_steps``) is kept here, from
+the actions sent and the results the sub-envs send back. ``env_ms`` is measured inside each sub-env;
 ``latency_ms_*`` is the full batched call an action came from; ``wall_s`` is the episode's
 share of each step it took part in, as in lockstep (:mod:`evalband.run._lockstep`).
 
@@ -255,7 +256,8 @@ def _play(task: RunTask, specs: Sequence[EpisodeSpec], vec: Any, runtime: Any, n
                                   truncated=False, error=result[1])
                     continue
                 _, obs, _info, dt, env_s = result
-                slots[i] = _Episode(spec, obs, started_at, env_s, took, judge(task), slot=i)
+                slots[i] = _Episode(spec, obs, started_at, env_s, took, judge(task), slot=i,
+                                    steps_kept=task.step_recorder())
         active = [(i, ep) for i, ep in enumerate(slots) if ep is not None]
         if not active:
             return
@@ -268,6 +270,8 @@ def _play(task: RunTask, specs: Sequence[EpisodeSpec], vec: Any, runtime: Any, n
                 failures[i] = failure or RuntimeError("no action")
                 continue
             ep.latencies.append(latency)
+            if ep.steps_kept is not None:
+                ep.steps_kept.observe(ep.obs)
             batch[i] = action
         stepped = [i for i, _ in active if i not in failures]
         results = {}
@@ -293,6 +297,8 @@ def _play(task: RunTask, specs: Sequence[EpisodeSpec], vec: Any, runtime: Any, n
                 slots[i] = None
                 continue
             _, ep.obs, reward, terminated, truncated, info, _took = result
+            if ep.steps_kept is not None:
+                ep.steps_kept.add(batch[i], reward, info)
             end = ep.tally.step(reward, terminated, truncated, info)
             if end is not None:
                 outcome, terminated, truncated = end

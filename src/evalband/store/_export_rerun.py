@@ -9,6 +9,8 @@ factors) holding
 * ``reward``: one scalar a step;
 * ``action``: the action's components, one scalar series each (flattened);
 * ``info/<key>``: each declared info key;
+* ``obs`` or ``obs/<key>`` (step data recorded with ``--record-obs``): the observation's
+  components, one scalar series each (flattened);
 * ``outcome``: a static text (``success``, ``timeout``...).
 
 Steps are sent as columns (:func:`rerun.send_columns`): one call per series, not per step.
@@ -116,6 +118,10 @@ def export_rerun(store: RunStore, run_id: str, out: str | Path, *,
                       **{f"info/{_escape(key)}": value for key, value in data.info.items()}}
             if data.steps:
                 series["action"] = data.action.reshape(data.steps, -1).astype(np.float64)
+                for name, value in data.obs.items():  # "obs" or "obs/<key>"
+                    head, _, key = name.partition("/")
+                    series[f"{head}/{_escape(key)}" if key else head] = value.reshape(
+                        data.steps, -1).astype(np.float64)
             for name, values in series.items():
                 rec.send_columns(f"{entity}/{name}", indexes=index,
                                  columns=rr.Scalars.columns(scalars=values))

@@ -5,7 +5,10 @@
 * ``action``: the actions taken, shape ``(T, *action_shape)``, in the policy's dtype;
 * ``reward``: the rewards, ``(T,)`` float64 (``NaN`` where the env gave no number);
 * ``info/<key>``: each of the panel's declared ``metrics`` info keys, ``(T,)`` float64
-  (``NaN`` where the key was missing or not a number).
+  (``NaN`` where the key was missing or not a number);
+* ``obs`` or ``obs/<key>`` (only with ``--record-obs``): the observation each action was
+  chosen from, ``(T, *shape)`` in its dtype (a dict observation: one column per key); only
+  low-dimensional entries are kept (:data:`evalband.run._steps.MAX_OBS_VALUES` values a step).
 
 The columns are one compressed NumPy ``.npz`` file (:func:`numpy.savez_compressed`: zip +
 deflate, readable with ``numpy.load`` alone), stored like a clip: by its sha256 in
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +66,14 @@ class StepData:
         action: ``(T, *action_shape)`` actions.
         reward: ``(T,)`` rewards.
         info: declared info key -> ``(T,)`` values.
+        obs: observation column (``obs``, ``obs/<key>``) -> ``(T, *shape)`` values; empty
+            unless observations were recorded.
     """
 
     action: np.ndarray
     reward: np.ndarray
     info: dict[str, np.ndarray]
+    obs: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -89,7 +95,7 @@ def encode_steps(data: StepData) -> bytes:
     import zipfile
 
     columns = {"action": data.action, "reward": data.reward,
-               **{f"info/{key}": value for key, value in data.info.items()}}
+               **{f"info/{key}": value for key, value in data.info.items()}, **data.obs}
     buffer = io.BytesIO()
     # a fixed timestamp on every member: identical columns give identical bytes (one file)
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -108,7 +114,9 @@ def decode_steps(data: bytes | Path) -> StepData:
         columns = {name: archive[name] for name in archive.files}
     info = {name[len("info/"):]: value for name, value in columns.items()
             if name.startswith("info/")}
-    return StepData(columns["action"], columns["reward"], info)
+    obs = {name: value for name, value in columns.items()
+           if name == "obs" or name.startswith("obs/")}
+    return StepData(columns["action"], columns["reward"], info, obs)
 
 
 def steps_ref(record: EpisodeRecord) -> dict[str, Any] | None:
@@ -163,6 +171,7 @@ def refuse_steps(source: Path) -> str | None:
     except Exception as exc:  # noqa: BLE001 - any reader error: the file is refused
         return f"not step data ({_first_line(exc)})"
     if data.action.shape[:1] != data.reward.shape or any(
-            v.shape != data.reward.shape for v in data.info.values()):
+            v.shape != data.reward.shape for v in data.info.values()) or any(
+            v.shape[:1] != data.reward.shape for v in data.obs.values()):
         return "not step data (its columns have different lengths)"
     return None
