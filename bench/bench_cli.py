@@ -20,7 +20,9 @@ ratios now / previous. Three code bases:
 Commands: ``--help``, ``ci 8 20``, and ``compare A B --store S --json`` of two stored runs of
 200 paired episodes (``simulate_hidden_regression``). ``python -c pass`` and ``python -c
 "import typer"`` run in the same rounds as floors. With ``valgrind`` present, the
-instructions each command executes (load-independent) are counted once per code base.
+instructions each command executes (load-independent) are counted once per code base, and
+those of importing what ``compare --json`` imports (:data:`COMPARE_IMPORTS`), to say how
+much of it is imports.
 
 Every child runs with bytecode caching on (as an installed package has it); a first,
 untimed round writes the caches.
@@ -45,6 +47,16 @@ ROOT = HERE.parent
 PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
 """The last commit with the short path and ``os._exit`` (branch mdef, issue 32's start)."""
 TARGETS = {"compare_json_s": 0.3, "startup_ratio": 1.1}
+#: What ``compare --json`` imports, cumulatively (each line adds to the one before): the
+#: share of its instructions that are imports, and which.
+COMPARE_IMPORTS = {
+    "numpy": "numpy",
+    "numpy_scipy_special": "numpy, scipy.special",
+    "and_pydantic_panel": "numpy, scipy.special, yaml, pydantic.main, evalband.panel",
+    "and_typer_and_the_rest": "numpy, scipy.special, yaml, pydantic.main, evalband.panel, "
+                              "typer, msgspec, sqlite3, evalband.analysis._compare, "
+                              "evalband.store._sqlite, evalband.cli._compare",
+}
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -131,6 +143,9 @@ def run(quick: bool = False) -> dict[str, Any]:
                     cpu[name].append(c)
         counted = {name: _instructions(*jobs[name]) for name in names
                    if not name.endswith("normal_exit") or name.startswith("help")}
+        now_env = envs["now"]
+        imports = {label: _instructions([sys.executable, "-c", f"import {modules}"], now_env)
+                   for label, modules in COMPARE_IMPORTS.items()}
     load_after = _load()
 
     def ratio(a: str, b: str, of: dict[str, list[float]]) -> float:
@@ -151,6 +166,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     instruction_ratios = {
         f"{c}_now_vs_previous": instructions[f"{c}_now"] / instructions[f"{c}_previous"]
         for c in commands if f"{c}_now" in instructions and f"{c}_previous" in instructions}
+    whole = instructions.get("compare_json_now")
+    floors = {k: v for k, v in imports.items() if v is not None}
+    result_imports = {"instructions": floors,
+                      "share_of_compare_json": {k: v / whole for k, v in floors.items()}
+                      if whole else {}}
     result: dict[str, Any] = {
         "name": "cli_startup_and_compare_json" if not quick else "cli_startup_quick",
         "previous_commit": commit,
@@ -160,6 +180,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "ratios": ratios,
         "instructions": instructions,
         "instruction_ratios": instruction_ratios,
+        "compare_json_imports": result_imports,
         "targets": TARGETS,
     }
     result["passed_each"] = {
