@@ -45,6 +45,8 @@ WHAT = {
     "pusht_runner_overhead": "PushT runner vs a bare env + policy loop (target: <= 3%)",
     "video_record_20pct_pusht": "filming 20% of a PushT panel's episodes vs not filming "
                                 "(target: <= 15%)",
+    "cli_startup_and_compare_json": "evalband --help, ci and compare --json end to end beside "
+                                    "the previous commit (one parser, normal exit)",
     "compare_speed": "compare API and CLI speed beside the previous commit and the machine's "
                      "limit",
     "serve_vs_local_inference": "evalband serve (dynamic batching) feeding 4 PushT workers vs "

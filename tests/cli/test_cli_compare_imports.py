@@ -1,4 +1,5 @@
-"""``evalband compare --json`` imports what it uses: no pandas, no scipy optimisers or stats."""
+"""``evalband compare --json`` imports what it uses: no pandas, no scipy optimisers or stats,
+no other command's module (the lazy command group), no report renderer but the JSON one."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from pathlib import Path
 
 UNUSED = ("pandas", "pyarrow", "matplotlib", "rich", "jinja2", "torch", "mujoco", "gymnasium",
           "scipy.optimize", "scipy.stats", "evalband.report._html", "evalband.run._runner",
-          "concurrent.futures.process")
+          "concurrent.futures.process", "evalband.report._markdown", "evalband.report._terminal",
+          "typer.rich_utils", "evalband.run", "evalband.session", "evalband.web")
+
+#: The command modules ``compare`` uses: its own, the group's and the shared helpers.
+CLI_MODULES = {"evalband.cli", "evalband.cli._app", "evalband.cli._coerce",
+               "evalband.cli._common", "evalband.cli._compare", "evalband.cli._errors",
+               "evalband.cli._out", "evalband.cli._peeking", "evalband.cli._progress"}
 
 
 def test_compare_json_imports_only_what_it_uses(tmp_path: Path) -> None:
@@ -35,3 +42,4 @@ def test_compare_json_imports_only_what_it_uses(tmp_path: Path) -> None:
     loaded = set(modules) | {m.split(".")[0] for m in modules}
     assert {"numpy", "sqlite3", "scipy.special", "evalband.analysis._compare"} <= loaded
     assert not loaded & set(UNUSED), sorted(loaded & set(UNUSED))
+    assert {m for m in modules if m.startswith("evalband.cli")} == CLI_MODULES

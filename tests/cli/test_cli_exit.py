@@ -1,7 +1,7 @@
-"""The executable's exit (``evalband.cli.entry``): once a command returns it leaves with
-``os._exit`` after what a normal exit does that matters (non-daemon threads joined,
-``atexit`` handlers run, stdout and stderr flushed), so nothing is lost: the output is whole,
-the store holds every episode, the exit status is the command's, no worker outlives it."""
+"""The executable's exit (``evalband.cli.entry``): the interpreter's normal exit once a
+command returns (non-daemon threads joined, ``atexit`` handlers run, stdout and stderr
+flushed), so nothing is lost: the output is whole, the store holds every episode, the exit
+status is the command's, no worker outlives it."""
 
 from __future__ import annotations
 
@@ -18,14 +18,12 @@ import pytest
 ENTRY = "import sys; from evalband.cli import entry; sys.argv = ['evalband', *sys.argv[1:]]; "
 
 
-def _python(code: str, *args: str, fast: str = "1") -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, EVALBAND_FAST_EXIT=fast)
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+                          timeout=120)
 
 
-@pytest.mark.parametrize("fast", ["1", "0"])
-def test_atexit_handlers_threads_and_buffered_output_survive(fast: str) -> None:
+def test_atexit_handlers_threads_and_buffered_output_survive() -> None:
     code = (
         "import atexit, sys, threading\n"
         "atexit.register(lambda: print('atexit ran'))\n"
@@ -45,7 +43,7 @@ def test_atexit_handlers_threads_and_buffered_output_survive(fast: str) -> None:
         "threading.Thread(target=late).start()\n"  # a non-daemon thread: waited for
         + ENTRY + "entry()\n"
     )
-    done = _python(code, "ci", "8", "20", "--json", fast=fast)
+    done = _python(code, "ci", "8", "20", "--json")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     # the command's JSON, then the thread's line, then the atexit handler's (stdout is a
@@ -66,14 +64,12 @@ def test_exit_status_is_the_commands(args: list[str], status: int) -> None:
         assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("fast", ["1", "0"])
-def test_closed_pipe_exits_quietly(fast: str) -> None:
+def test_closed_pipe_exits_quietly() -> None:
     # `evalband ... | head -0`: the reader is gone before the command writes. It stops
     # quietly with status 1 (Python's documented handling of a closed pipe), no traceback.
     code = "import time; time.sleep(0.5); " + ENTRY + "entry()"
     proc = subprocess.Popen([sys.executable, "-c", code, "ci", "8", "20"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=dict(os.environ, EVALBAND_FAST_EXIT=fast))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader leaves before the command writes
     err = proc.stderr.read().decode()
@@ -92,7 +88,7 @@ def test_run_stores_every_episode_and_leaves_no_process(tmp_path: Path, backend:
             "--backend", backend, "--workers", "2"]
     mark = f"exit-test-{os.getpid()}-{backend}-{time.time_ns()}"  # inherited by every child
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, EVALBAND_FAST_EXIT="1", EXIT_TEST_MARK=mark))
+                            env=dict(os.environ, EXIT_TEST_MARK=mark))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert err == ""  # no warning from a resource tracker or a worker
@@ -129,12 +125,12 @@ def test_a_broken_pipe_elsewhere_is_one_error_line(
 ) -> None:
     """A BrokenPipeError that is not stdout's (stdout here is no closed pipe) is reported."""
     from evalband import cli
-    from evalband.cli import _fast
+    from evalband.cli import _app
 
     def broken(args: object) -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(_fast, "dispatch", broken)
+    monkeypatch.setattr(_app, "run", broken)
     assert cli.main(["ci", "8", "20"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: a pipe closed") and err.count("\n") == 1

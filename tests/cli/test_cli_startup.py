@@ -1,6 +1,6 @@
-"""Start-up: what ``evalband --help``, ``ci``, ``diff`` and ``power`` import, and the
-shortcuts that keep it small (no typer for a plain line, plain values without pydantic,
-plain text without rich) against the real typer and rich."""
+"""Start-up: what ``evalband --help``, ``ci``, ``diff`` and ``power`` import, and what keeps
+it small (the lazy command group, plain values without pydantic, plain text without rich)
+against the real typer and rich."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from evalband.cli._common import console
 
 HEAVY = ("numpy", "scipy", "pandas", "matplotlib", "pydantic", "pyarrow", "torch", "mujoco",
          "rich", "yaml", "sqlite3")
-TYPER = ("typer", "click")
 
 
 def imported_after(args: list[str]) -> set[str]:
@@ -44,38 +43,31 @@ def imported_after(args: list[str]) -> set[str]:
     ["--help"],
     ["ci", "8", "20"],
     ["ci", "8", "20", "--method", "agresti-coull", "-c", "0.9", "--json"],
+    ["ci", "8", "20", "--help"],
+    ["ci", "8", "20", "-c0.9"],
     ["power", "--p-a", "0.6", "--p-b", "0.4"],
     ["diff", "8/20", "12/20"],
     ["diff", "--paired", "10", "3", "8", "20", "--json"],
 ])
-def test_short_commands_import_neither_typer_nor_a_heavy_package(args: list[str]) -> None:
+def test_short_commands_import_no_heavy_package(args: list[str]) -> None:
     loaded = imported_after(args)
-    assert "evalband.cli._fast" in loaded  # the probe saw the imports
-    assert not loaded & set(HEAVY + TYPER), sorted(loaded & set(HEAVY + TYPER))
-    assert "importlib.metadata" not in loaded  # no distribution scan at start-up
-
-
-@pytest.mark.parametrize("args", [["ci", "8", "20", "--help"], ["ci", "8", "20", "-c0.9"]])
-def test_a_line_the_short_path_leaves_goes_to_typer_without_heavy_packages(
-        args: list[str]) -> None:
-    loaded = imported_after(args)
-    assert "typer" in loaded and "evalband.cli._app" in loaded
+    assert "typer" in loaded and "evalband.cli._app" in loaded  # the probe saw the imports
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    assert "importlib.metadata" not in loaded  # no distribution scan at start-up
 
 
 def test_an_exact_band_loads_scipy_special_only() -> None:
     loaded = imported_after(["ci", "8", "20", "--method", "clopper-pearson"])
     assert "scipy.special" in loaded and "scipy.stats" not in loaded
-    assert not loaded & set(TYPER)
 
 
 def test_a_short_run_loads_no_analysis_or_display_package(tmp_path: Path) -> None:
-    """``evalband run`` (serial, --json) needs the env and the store, not scipy, rich or typer
-    (a plain line is answered by :mod:`evalband.cli._fast`), nor the process pool."""
+    """``evalband run`` (serial, --json) needs the env and the store, not scipy or rich, nor
+    the process pool."""
     loaded = imported_after(["run", "reach1d", "-p", "reach1d:baseline", "--json",
                              "--store", str(tmp_path / "s.sqlite")])
     assert {"numpy", "gymnasium", "sqlite3"} <= loaded  # it did run
-    assert not loaded & {"scipy", "pandas", "matplotlib", "rich", "torch", "mujoco", *TYPER,
+    assert not loaded & {"scipy", "pandas", "matplotlib", "rich", "torch", "mujoco",
                          "concurrent.futures.process", "evalband.run._pool"}
 
 

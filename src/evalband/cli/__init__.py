@@ -1,18 +1,16 @@
 """The ``evalband`` command line (typer): thin commands that parse, call the API, render.
 
-Start-up is part of the interface: ``evalband --help``, ``ci``, ``diff`` and ``power``
-answer in well under a fifth of a second. A plain command line for one of them is answered
-without typer (:mod:`evalband.cli._fast`); every other goes to the typer application
-(:mod:`evalband.cli._app`, loaded on first use, also as ``evalband.cli.app``). Either way
-the library's errors exit 2 with one line on stderr, never a traceback.
+Every command line goes to the typer application (:mod:`evalband.cli._app`, loaded on
+first use, also as ``evalband.cli.app``), whose group imports a command's module only when
+that command is used. The library's errors exit 2 with one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from evalband.cli._errors import error_line
 from evalband.cli._out import CommandExit
@@ -36,13 +34,9 @@ def main(argv: list[str] | None = None) -> int:
 
     _ARGS.append(args)
     try:
-        from evalband.cli._fast import dispatch
+        from evalband.cli._app import run
 
-        code = dispatch(args)
-        if code is None:
-            from evalband.cli._app import run
-
-            code = run(args)
+        code = run(args)
     except EvalbandError as exc:
         sys.stderr.write(f"error: {error_line(exc)}\n")
         return 2
@@ -121,38 +115,25 @@ def _stdout_gone() -> bool:
 
 
 def entry() -> None:
-    """The ``evalband`` executable: :func:`main`, then leave at once.
+    """The ``evalband`` executable: :func:`main`, its status the process's exit status.
 
-    Once a command has returned, its results are on stdout and in the store (every store
-    write is committed, every file closed, before a command returns). What remains of a
-    normal interpreter exit is Python tearing down every imported module and object, which
-    costs ~0.15-0.25 s on a 2-core VM after a run (numpy, pydantic, MuJoCo...) and gives the
-    user nothing. So, as a normal exit does, this waits for non-daemon threads and runs the
-    ``atexit`` handlers (worker pools shut down, the video encoder joined), flushes stdout
-    and stderr, then ends the process with ``os._exit``. Set ``EVALBAND_FAST_EXIT=0`` for a
-    normal exit. Only the executable does this: :func:`main` returns to its caller.
+    The interpreter's normal exit follows. stdout is flushed first, so that a reader that
+    has gone (``evalband ... | head``) is a quiet exit 1 here, not an error at shutdown.
+    What the command leaves is frozen out of the garbage collector (``gc.freeze``) first:
+    the shutdown's collections then skip it (about 4% of the instructions of a ``compare
+    --json``, see ``bench/bench_cli.py``); every module is still torn down, every
+    ``atexit`` handler run.
     """
+    import gc
+
     code = main()
-    if os.environ.get("EVALBAND_FAST_EXIT", "1") == "0":
-        raise SystemExit(code)
-    exit_now(code)
-
-
-def exit_now(code: int) -> NoReturn:
-    """End the process as a normal exit would, without tearing the interpreter down."""
-    import threading
-
-    shutdown = getattr(threading, "_shutdown", None)  # joins non-daemon threads and runs
-    if shutdown is not None:  # the threading-level exit hooks (concurrent.futures')
-        shutdown()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (``| head``) or a closed stream
-            if code == 0 and stream is sys.stdout:
-                code = 1
-    os._exit(code)
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # a closed pipe, or a closed stream
+        _stdout_gone()
+        code = code or 1
+    gc.freeze()
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,16 +17,17 @@ same values, faster. On a typer without that hook it does nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalband.cli._fast import FLOAT, INT
-
 __all__ = ["install", "plain_value"]
 
-_INT = INT
-_FLOAT = FLOAT
+#: Numbers written plainly: what typer's pydantic coercion turns into the same value as
+#: ``int(text)`` / ``float(text)``.
+_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,17})?(?:[eE][-+]?[0-9]{1,3})?")
 _UNDECIDED = object()
 
 

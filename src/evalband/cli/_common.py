@@ -1,7 +1,7 @@
 """Shared CLI pieces: the store option, JSON output, one-line errors.
 
-The output helpers live in :mod:`evalband.cli._out` (no typer), so the commands that
-answer without typer (:mod:`evalband.cli._fast`) print through the same code.
+The output helpers live in :mod:`evalband.cli._out` (no typer), so typer-free modules
+print through the same code.
 """
 
 from __future__ import annotations

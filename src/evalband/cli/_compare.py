@@ -78,7 +78,6 @@ def compare(
     from evalband import load_run
     from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many, worst_verdict
     from evalband.errors import InvalidInputError, PanelMismatchError
-    from evalband.report import comparison_markdown
     from evalband.store import open_store
 
     if effect is not None and not 0 < effect < 1:
@@ -150,6 +149,8 @@ def compare(
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
     if md is not None:
+        from evalband.report import comparison_markdown
+
         md.write_text(comparison_markdown(results))
     if report is not None:
         from evalband.cli._report import write_html_report

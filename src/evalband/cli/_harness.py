@@ -10,7 +10,7 @@ import typer
 
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
-__all__ = ["harness_app"]
+__all__ = ["harness_app", "register"]
 
 harness_app = typer.Typer(help="Seed harnesses run end to end.", no_args_is_help=True)
 
@@ -106,3 +106,8 @@ def pusht(
         runs = result["runs"]
         write_html_report([runs["weak"], runs["strong"]], store_path(store), report,
                           quiet=as_json)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``harness`` group to ``app``."""
+    app.add_typer(harness_app, name="harness")

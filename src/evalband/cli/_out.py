@@ -1,7 +1,7 @@
 """Command output without typer: plain text (rich only when markup needs it), JSON, exits.
 
-Every command prints through these; the short commands that answer before typer is
-imported (:mod:`evalband.cli._fast`) use them too, so both paths print the same bytes.
+Every command prints through these (typer-free modules such as
+:mod:`evalband.cli._run_cmd` and :mod:`evalband.cli._stats_cmds` too).
 """
 
 from __future__ import annotations

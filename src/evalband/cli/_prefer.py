@@ -15,7 +15,7 @@ from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, 
 if TYPE_CHECKING:
     from evalband.session import PreferenceBlock
 
-__all__ = ["prefer_app"]
+__all__ = ["prefer_app", "register"]
 
 prefer_app = typer.Typer(
     help="Pairwise preference sessions: two blinded policies per block from one start state; "
@@ -172,3 +172,8 @@ def analyze(
         return
     for line in preference_lines(result):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``prefer`` group to ``app``."""
+    app.add_typer(prefer_app, name="prefer")

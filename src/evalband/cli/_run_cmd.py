@@ -1,9 +1,7 @@
 """The work of ``evalband run``, without typer.
 
 :mod:`evalband.cli._runs` declares the command's options for typer and calls
-:func:`run_run`; :mod:`evalband.cli._fast` calls it directly for a plain command line
-(the common options, written plainly), so a short run does not pay typer's start-up
-(~0.1 s of CPU). Either way the same code plays the panel and prints the same bytes.
+:func:`run_run`, which plays the panel and prints the summary.
 """
 
 from __future__ import annotations
@@ -19,7 +17,8 @@ from typing import Any
 
 from evalband.cli._out import CommandExit, command_args, console, emit_json, pct, store_path
 
-__all__ = ["run_run", "summary_lines", "interrupts_resumable", "stopped_resumable"]
+__all__ = ["run_run", "summary_lines", "interrupts_resumable", "stopped_resumable",
+           "worker_modules"]
 
 
 def summary_lines(run_id: str, policy: str, summary: object) -> list[str]:
@@ -119,6 +118,35 @@ def _say_summary(rid: str, policy: str, summary: Any, started: list[int], as_jso
         console.print(line)
 
 
+def worker_modules(panel: str, policy: str) -> list[str]:
+    """What the workers of a run of ``panel`` with ``policy`` import, known before it loads.
+
+    The panel file's ``env`` and ``imports`` (its YAML read here, without the panel model)
+    and the policy give the modules (:func:`evalband._util.names.worker_preload`), so the
+    forkserver imports the env (MuJoCo...) and the policy once while this process loads the
+    panel, instead of each worker importing them after. Anything unclear (a built-in panel
+    name, an unreadable file) leaves the run loop alone: the run asks for the rest itself.
+
+    >>> worker_modules("no-such-panel.yaml", "pusht:expert")
+    ['evalband.run._execute', 'evalband.policies.pusht']
+    """
+    from evalband._util.names import env_module, worker_preload
+
+    env, imports = None, []
+    try:
+        import yaml
+
+        with open(panel, encoding="utf-8") as file:
+            data = yaml.safe_load(file)
+        if isinstance(data, dict) and isinstance(data.get("env"), str):
+            env = data["env"]
+            found = data.get("imports") or []
+            imports = [str(m) for m in found] if isinstance(found, list) else []
+    except (OSError, ValueError, yaml.YAMLError):
+        pass
+    return worker_preload(None if env is None else env_module(env), imports, policy)
+
+
 def run_run(
     panel: str,
     policy: str,
@@ -153,8 +181,8 @@ def run_run(
 
         from evalband.run import prestart, worker_init
 
-        # (a no-op when evalband.cli._fast started them already)
-        prestart(workers or 1, initializer=worker_init, initargs=(os.getpid(),))
+        prestart(workers or 1, worker_modules(panel, policy), initializer=worker_init,
+                 initargs=(os.getpid(),))
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy

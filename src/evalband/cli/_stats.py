@@ -1,8 +1,7 @@
 """Statistics commands: ci, diff, power, coverage.
 
 The options are declared here (typer); ``ci``, ``diff`` and ``power`` do their work in
-:mod:`evalband.cli._stats_cmds`, which the short path (:mod:`evalband.cli._fast`) calls
-without importing typer.
+:mod:`evalband.cli._stats_cmds`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The work of ``evalband ci``, ``diff`` and ``power``, without typer.
 
-:mod:`evalband.cli._stats` declares their options for typer and calls these;
-:mod:`evalband.cli._fast` calls them directly when the command line is plain, so the
-answer comes before typer (~0.1 s of start-up) would have loaded.
+:mod:`evalband.cli._stats` declares their options for typer and calls these.
 """
 
 from __future__ import annotations

@@ -1,0 +1,202 @@
+"""Benchmark: the command line's start-up and ``compare --json``, beside the previous commit.
+
+Issue 32 removed the CLI's second parser (``cli/_fast.py``: ``--help`` and plain ``ci``,
+``diff``, ``power``, ``run`` lines answered before typer loaded) and its ``os._exit`` (the
+interpreter's teardown skipped): every line now goes through typer's group, which loads a
+command's module only when it is used, and the process ends with Python's normal exit.
+Issue 34 asks ``evalband compare --json`` end to end for < 0.3 s on this machine when quiet.
+
+Every figure is a fresh ``python -m evalband.cli ...`` process timed from outside (wall
+clock, and its CPU time from ``wait4``, which other load barely changes), each command of
+each code base once per round in rotating order; medians, and the median of the per-round
+ratios now / previous. Three code bases:
+
+* ``now``: this tree's ``src``;
+* ``previous``: :data:`PREVIOUS_COMMIT`'s ``src`` (taken from git into a temporary folder),
+  the short path and ``os._exit`` in place;
+* ``previous_normal_exit``: the same with ``EVALBAND_FAST_EXIT=0`` (its normal exit), which
+  isolates what ``os._exit`` saved.
+
+Commands: ``--help``, ``ci 8 20``, and ``compare A B --store S --json`` of two stored runs of
+200 paired episodes (``simulate_hidden_regression``). ``python -c pass`` and ``python -c
+"import typer"`` run in the same rounds as floors. With ``valgrind`` present, the
+instructions each command executes (load-independent) are counted once per code base, and
+those of importing what ``compare --json`` imports (:data:`COMPARE_IMPORTS`), to say how
+much of it is imports.
+
+Every child runs with bytecode caching on (as an installed package has it); a first,
+untimed round writes the caches.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
+"""The last commit with the short path and ``os._exit`` (branch mdef, issue 32's start)."""
+TARGETS = {"compare_json_s": 0.3, "startup_ratio": 1.1}
+#: What ``compare --json`` imports, cumulatively (each line adds to the one before): the
+#: share of its instructions that are imports, and which.
+COMPARE_IMPORTS = {
+    "numpy": "numpy",
+    "numpy_scipy_special": "numpy, scipy.special",
+    "and_pydantic_panel": "numpy, scipy.special, yaml, pydantic.main, evalband.panel",
+    "and_typer_and_the_rest": "numpy, scipy.special, yaml, pydantic.main, evalband.panel, "
+                              "typer, msgspec, sqlite3, evalband.analysis._compare, "
+                              "evalband.store._sqlite, evalband.cli._compare",
+}
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _source_of(commit: str, folder: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if code not in (0, 3, 4, 5):
+        raise RuntimeError(f"{' '.join(argv)} exited {code}: {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def _instructions(argv: list[str], env: dict[str, str]) -> int | None:
+    """Instructions one process executes (valgrind's callgrind), or None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], capture_output=True, text=True, check=False, env=env)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1].strip())
+    return None
+
+
+def _build_store(path: Path) -> tuple[str, str]:
+    from evalband.labs.hidden_regression import simulate_hidden_regression
+    from evalband.store import open_store
+
+    with open_store(path) as st:
+        base, cand = simulate_hidden_regression(st, episodes=200, seed=1)
+    return base, cand
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Every command of every code base, interleaved; bench/run.py's dict."""
+    rounds = 3 if quick else 7
+    load_before = _load()
+    commit = PREVIOUS_COMMIT
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        store = folder / "s.sqlite"
+        base, cand = _build_store(store)
+        srcs = {"now": ROOT / "src", "previous": _source_of(commit, folder / "prev")}
+        envs = {
+            "now": {**CHILD_ENV, "PYTHONPATH": str(srcs["now"])},
+            "previous": {**CHILD_ENV, "PYTHONPATH": str(srcs["previous"])},
+            "previous_normal_exit": {**CHILD_ENV, "PYTHONPATH": str(srcs["previous"]),
+                                     "EVALBAND_FAST_EXIT": "0"},
+        }
+        cli = [sys.executable, "-m", "evalband.cli"]
+        commands = {"help": [*cli, "--help"], "ci": [*cli, "ci", "8", "20"],
+                    "compare_json": [*cli, "compare", base, cand, "--store", str(store),
+                                     "--json"]}
+        jobs: dict[str, tuple[list[str], dict[str, str]]] = {
+            f"{c}_{e}": (argv, env) for c, argv in commands.items() for e, env in envs.items()}
+        jobs["python"] = ([sys.executable, "-c", "pass"], CHILD_ENV)
+        jobs["import_typer"] = ([sys.executable, "-c", "import typer"], CHILD_ENV)
+        names = list(jobs)
+        wall: dict[str, list[float]] = {k: [] for k in names}
+        cpu: dict[str, list[float]] = {k: [] for k in names}
+        for r in range(rounds + 1):
+            for name in names[r % len(names):] + names[: r % len(names)]:
+                w, c = _timed(*jobs[name])
+                if r:  # round 0 writes the bytecode caches
+                    wall[name].append(w)
+                    cpu[name].append(c)
+        counted = {name: _instructions(*jobs[name]) for name in names
+                   if not name.endswith("normal_exit") or name.startswith("help")}
+        now_env = envs["now"]
+        imports = {label: _instructions([sys.executable, "-c", f"import {modules}"], now_env)
+                   for label, modules in COMPARE_IMPORTS.items()}
+    load_after = _load()
+
+    def ratio(a: str, b: str, of: dict[str, list[float]]) -> float:
+        return statistics.median(x / y for x, y in zip(of[a], of[b], strict=True))
+
+    med = {k: {"wall_s": statistics.median(wall[k]), "cpu_s": statistics.median(cpu[k]),
+               "wall_min_s": min(wall[k])} for k in names}
+    ratios = {
+        f"{c}_now_vs_previous": {"wall": ratio(f"{c}_now", f"{c}_previous", wall),
+                                 "cpu": ratio(f"{c}_now", f"{c}_previous", cpu)}
+        for c in commands}
+    ratios.update({
+        f"{c}_previous_normal_exit_vs_previous": {
+            "wall": ratio(f"{c}_previous_normal_exit", f"{c}_previous", wall),
+            "cpu": ratio(f"{c}_previous_normal_exit", f"{c}_previous", cpu)}
+        for c in commands})
+    instructions = {k: v for k, v in counted.items() if v is not None}
+    instruction_ratios = {
+        f"{c}_now_vs_previous": instructions[f"{c}_now"] / instructions[f"{c}_previous"]
+        for c in commands if f"{c}_now" in instructions and f"{c}_previous" in instructions}
+    whole = instructions.get("compare_json_now")
+    floors = {k: v for k, v in imports.items() if v is not None}
+    result_imports = {"instructions": floors,
+                      "share_of_compare_json": {k: v / whole for k, v in floors.items()}
+                      if whole else {}}
+    result: dict[str, Any] = {
+        "name": "cli_startup_and_compare_json" if not quick else "cli_startup_quick",
+        "previous_commit": commit,
+        "rounds": rounds,
+        "load": {"before": load_before, "after": load_after},
+        "medians": med,
+        "ratios": ratios,
+        "instructions": instructions,
+        "instruction_ratios": instruction_ratios,
+        "compare_json_imports": result_imports,
+        "targets": TARGETS,
+    }
+    result["passed_each"] = {
+        "compare_json_under_0.3_s": med["compare_json_now"]["wall_s"] < TARGETS["compare_json_s"],
+        "startup_within_10pct": all(ratios[f"{c}_now_vs_previous"]["cpu"]
+                                    <= TARGETS["startup_ratio"] for c in ("help", "ci")),
+    }
+    # the page's ratios are "higher is better": previous / now, the worst of the three
+    result["ratio"] = min(1.0 / ratios[f"{c}_now_vs_previous"]["cpu"] for c in commands)
+    result["target_ratio"] = 1.0 / TARGETS["startup_ratio"]
+    result["load_average"] = load_before
+    result["passed"] = all(result["passed_each"].values())
+    return result
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run(quick="--quick" in sys.argv), indent=1))
