@@ -1,4 +1,4 @@
-"""EpisodeRecord's constructor: the same as the dataclass's own, checks included."""
+"""EpisodeRecord: a plain frozen, slotted dataclass (no generated code), checks included."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError
 
-# The standard dataclass machinery over the same fields: the oracle for the generated init.
+# The standard dataclass machinery over the same fields, without the checks: the oracle.
 _Reference = dataclasses.make_dataclass(
     "_Reference",
     [(f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory))
@@ -34,7 +34,7 @@ def test_every_subset_of_the_optional_fields_gives_the_dataclass_inits_values() 
     for _ in range(200):
         given = {k: OPTIONAL[k] for k in rng.sample(names, rng.randint(0, len(names)))}
         made = EpisodeRecord(**REQUIRED, **given)
-        assert made.__dict__ == _Reference(**REQUIRED, **given).__dict__
+        assert dataclasses.asdict(made) == dataclasses.asdict(_Reference(**REQUIRED, **given))
 
 
 def test_positional_arguments_in_field_order() -> None:
@@ -51,7 +51,7 @@ def test_an_explicit_none_and_the_signature_are_the_dataclass_inits() -> None:
 
     for given in ({"extra": None}, {"slices": None}, {"extra": None, "slices": None}):
         made = EpisodeRecord(**REQUIRED, **given)
-        assert made.__dict__ == _Reference(**REQUIRED, **given).__dict__
+        assert dataclasses.asdict(made) == dataclasses.asdict(_Reference(**REQUIRED, **given))
     assert str(inspect.signature(EpisodeRecord)) == str(inspect.signature(_Reference))
 
 
@@ -60,6 +60,13 @@ def test_default_factories_give_each_record_its_own_dicts() -> None:
     a.extra["x"] = 1
     a.slices["s"] = "t"
     assert b.extra == {} and b.slices == {}
+
+
+def test_the_record_is_slotted_and_its_init_is_the_dataclasses_own() -> None:
+    record = EpisodeRecord(**REQUIRED)
+    assert not hasattr(record, "__dict__")
+    assert EpisodeRecord.__slots__ == tuple(f.name for f in dataclasses.fields(EpisodeRecord))
+    assert EpisodeRecord.__post_init__.__code__.co_filename.endswith("episode.py")
 
 
 def test_the_checks_still_run_and_the_record_stays_frozen() -> None:
