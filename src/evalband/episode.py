@@ -30,6 +30,7 @@ __all__ = [
     "episode_key",
     "parse_outcome",
     "record_key",
+    "record_values",
 ]
 
 TASK_OPTION_KEYS = ("instruction", "prompt")
