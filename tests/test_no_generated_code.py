@@ -51,6 +51,8 @@ def _findings() -> dict[str, list[str]]:
     for path in sorted(SRC.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         found = [f"text {t!r}" for t in _TEXTS if t in text]
+        if "exec" not in text and "_exit" not in text:
+            continue  # every banned spelling holds one of them: nothing to parse
         for node in ast.walk(ast.parse(text)):
             what = _is_banned_call(node)
             if what is not None:
