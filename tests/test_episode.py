@@ -85,3 +85,26 @@ def test_replace_pickle_and_asdict_keep_working() -> None:
     assert dataclasses.replace(record, steps=4).steps == 4
     assert pickle.loads(pickle.dumps(record)) == record
     assert dataclasses.asdict(record) == dataclasses.asdict(_Reference(**REQUIRED, **OPTIONAL))
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"steps": True}, "steps must be a whole number"),
+    ({"attempts": 2**63}, "attempts must be a whole number"),
+    ({"interventions": 1.0}, "interventions must be a whole number"),
+    ({"wall_s": float("nan")}, "wall_s must be a number >= 0"),
+    ({"env_ms": -0.5}, "env_ms must be a number >= 0"),
+    ({"sim_time_s": -1}, "sim_time_s must be a number >= 0"),
+])
+def test_each_bad_count_or_time_is_named(given: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        EpisodeRecord(**{**REQUIRED, **given})
+
+
+def test_whole_times_and_int_subclasses_pass_as_before() -> None:
+    import enum
+
+    class Three(enum.IntEnum):
+        THREE = 3
+
+    record = EpisodeRecord(**{**REQUIRED, "steps": Three.THREE}, sim_time_s=2, wall_s=0)
+    assert record.steps == 3 and record.sim_time_s == 2 and record.wall_s == 0
