@@ -477,6 +477,10 @@ def _records_from_rows(rows: Sequence[Sequence[Any]]) -> list[EpisodeRecord]:
     texts parsed once per distinct text), then every record is built by its own
     constructor, whose checks run as on any other record. A row no evalband wrote (an
     unknown outcome name) goes through :func:`_record_from_row`, which says what is wrong.
+    The checks and the frozen dataclass's field-by-field ``__init__`` cost ~1.5 us a record
+    over the unchecked assembly this replaced (~8.3 -> ~9.8 us a record read, +18 %,
+    ``bench/bench_core_types.py`` at load 6-8): ~0.15 s on a 100,000-episode run. The
+    comparison reads columns (:meth:`RunStore.episode_columns`), not records.
     """
     if not rows:
         return []
