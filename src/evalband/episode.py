@@ -30,6 +30,7 @@ __all__ = [
     "episode_key",
     "parse_outcome",
     "record_key",
+    "record_values",
 ]
 
 TASK_OPTION_KEYS = ("instruction", "prompt")
@@ -106,9 +107,27 @@ def episode_key(cell: str, episode: int, repeat: int) -> tuple[str, int, int]:
 _WHOLE_FIELDS = ("episode", "repeat", "steps", "interventions", "attempts")
 _TIME_FIELDS = ("sim_time_s", "time_to_success_s", "wall_s", "env_ms")
 _INT64_END = 2**63
+_wholes = operator.attrgetter(*_WHOLE_FIELDS)
+_times = operator.attrgetter(*_TIME_FIELDS)
 
 
-@dataclass(frozen=True)
+def _check_wholes(values: tuple[Any, ...]) -> None:
+    """Raise naming the first count that is no whole number from 0 to 2**63-1."""
+    for name, value in zip(_WHOLE_FIELDS, values, strict=True):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _INT64_END:
+            raise InvalidInputError(
+                f"{name} must be a whole number from 0 to 2**63-1; got {value!r}"
+            )
+
+
+def _check_times(values: tuple[Any, ...]) -> None:
+    """Raise naming the first time that is no number >= 0 (``None`` is allowed)."""
+    for name, value in zip(_TIME_FIELDS, values, strict=True):
+        if value is not None and (math.isnan(float(value)) or float(value) < 0):
+            raise InvalidInputError(f"{name} must be a number >= 0 or None; got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class EpisodeRecord:
     """One attempted episode.
 
@@ -175,18 +194,15 @@ class EpisodeRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        values = self.__dict__
-        outcome = values["outcome"]
+        outcome = self.outcome
         if type(outcome) is not Outcome:
-            outcome = values["outcome"] = parse_outcome(outcome)  # frozen: set in __dict__
-        for name in _WHOLE_FIELDS:
-            value = values[name]
-            if type(value) is int and 0 <= value < _INT64_END:
-                continue  # the common case, checked without isinstance
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
-                raise InvalidInputError(
-                    f"{name} must be a whole number from 0 to 2**63-1; got {value!r}"
-                )
+            outcome = parse_outcome(outcome)
+            object.__setattr__(self, "outcome", outcome)  # frozen: the dataclass's own way
+        wholes = _wholes(self)
+        for value in wholes:  # the common case without isinstance (nor zip: ~2 us)
+            if type(value) is not int or not 0 <= value < _INT64_END:
+                _check_wholes(wholes)  # names the field at fault
+                break
         if outcome is Outcome.SUCCESS and self.truncated and not self.terminated:
             raise InvalidInputError("a success must be terminated, not only truncated")
         if outcome is not Outcome.SUCCESS and self.time_to_success_s is not None:
@@ -194,12 +210,11 @@ class EpisodeRecord:
                 f"time_to_success_s is only set for successes; got {self.time_to_success_s!r} "
                 f"with outcome {outcome.value}"
             )
-        for name in _TIME_FIELDS:
-            value = values[name]
-            if value is None or (type(value) is float and value >= 0.0):
-                continue  # NaN fails ``>= 0.0`` and takes the full check below
-            if math.isnan(float(value)) or float(value) < 0:
-                raise InvalidInputError(f"{name} must be a number >= 0 or None; got {value!r}")
+        times = _times(self)
+        for value in times:  # NaN fails ``>= 0.0`` and takes the full check
+            if value is not None and not (type(value) is float and value >= 0.0):
+                _check_times(times)  # names the field at fault
+                break
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -223,7 +238,7 @@ class EpisodeRecord:
         ...
         evalband.errors.InvalidInputError: extra must be a JSON object (a dict); got a list
         """
-        values = self.__dict__
+        values = {name: getattr(self, name) for name in EPISODE_FIELDS}
 
         def bad(name: str, expected: str) -> InvalidInputError:
             got = values[name]
@@ -335,62 +350,13 @@ class EpisodeRecord:
 
 EPISODE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EpisodeRecord))
 
+record_values: Callable[[EpisodeRecord], tuple[Any, ...]] = operator.attrgetter(*EPISODE_FIELDS)
+"""A record's field values in :data:`EPISODE_FIELDS` order, as one C-level call (the store's
+row builder reads every field of every record it writes).
 
-def _record_init() -> Callable[..., None]:
-    """:class:`EpisodeRecord`'s ``__init__``, filling the instance's dict in one assignment.
-
-    A frozen dataclass's generated ``__init__`` sets each of the 26 fields through
-    ``object.__setattr__`` (~7 us a record on a 2-core VM; the runner makes one per episode,
-    the store one per row read). This one has the same signature, defaults and default
-    factories, generated from the dataclass's own fields, and ends in the same
-    ``__post_init__`` checks; type checkers keep reading the dataclass's.
-
-    >>> r = EpisodeRecord("r", "p", "f", "c", 0, 0, 7, "success", True, False, 5)
-    >>> r.outcome, r.slices, r.extra, r.attempts
-    (<Outcome.SUCCESS: 'success'>, {}, {}, 1)
-    """
-    from dataclasses import MISSING
-
-    params, values = [], []
-    namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
-    for f in fields(EpisodeRecord):
-        if f.default is not MISSING:
-            namespace[f"_d_{f.name}"] = f.default
-            params.append(f"{f.name}=_d_{f.name}")
-            values.append(f"{f.name!r}: {f.name}")
-        elif f.default_factory is not MISSING:  # the factory's value only when not given
-            namespace[f"_f_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_FACTORY")
-            values.append(f"{f.name!r}: _f_{f.name}() if {f.name} is _FACTORY else {f.name}")
-        else:
-            params.append(f.name)
-            values.append(f"{f.name!r}: {f.name}")
-    source = (f"def __init__(self, {', '.join(params)}):\n"
-              f"    _set(self, '__dict__', {{{', '.join(values)}}})\n"
-              f"    self.__post_init__()\n")
-    exec(compile(source, "<evalband EpisodeRecord.__init__>", "exec"), namespace)  # noqa: S102
-    init: Callable[..., None] = namespace["__init__"]
-    init.__qualname__ = "EpisodeRecord.__init__"
-    init.__module__ = EpisodeRecord.__module__
-    init.__annotations__ = {f.name: f.type for f in fields(EpisodeRecord)} | {"return": None}
-    return init
-
-
-class _Factory:
-    """The default of a field with a default factory in :func:`_record_init`.
-
-    As dataclasses' own marker, it shows as ``<factory>`` in the signature, and an explicit
-    ``None`` stays ``None``.
-    """
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_FACTORY = _Factory()
-
-
-EpisodeRecord.__init__ = _record_init()  # type: ignore[method-assign]
+>>> record_values(EpisodeRecord("r", "p", "f", "c", 0, 0, 7, "success", True, False, 5))[:8]
+('r', 'p', 'f', 'c', 0, 0, 7, <Outcome.SUCCESS: 'success'>)
+"""
 
 record_key: Callable[[EpisodeRecord], tuple[str, int, int]] = operator.attrgetter(
     "cell", "episode", "repeat"

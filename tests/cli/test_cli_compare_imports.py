@@ -16,7 +16,7 @@ UNUSED = ("pandas", "pyarrow", "matplotlib", "rich", "jinja2", "torch", "mujoco"
 #: The command modules ``compare`` uses: its own, the group's and the shared helpers.
 CLI_MODULES = {"evalband.cli", "evalband.cli._app", "evalband.cli._coerce",
                "evalband.cli._common", "evalband.cli._compare", "evalband.cli._errors",
-               "evalband.cli._out", "evalband.cli._peeking", "evalband.cli._progress"}
+               "evalband.cli._out", "evalband.cli._progress"}
 
 
 def test_compare_json_imports_only_what_it_uses(tmp_path: Path) -> None:

@@ -87,10 +87,10 @@ def test_prestart_again_asks_the_warm_workers_for_the_new_modules() -> None:
     _pool.prestart(1, ["json"])
     (started,) = _pool._IDLE.values()
     _pool.prestart(1, ["json"])  # nothing new: no second warm-up
-    assert _pool._ASKED[id(started)] == {"json"}
+    assert _pool._ASKED[started] == {"json"}
     _pool.prestart(1, ["json", "colorsys"])  # the run names more (its env, its policy)
     (same,) = _pool._IDLE.values()
-    assert same is started and _pool._ASKED[id(started)] == {"json", "colorsys"}
+    assert same is started and _pool._ASKED[started] == {"json", "colorsys"}
     deadline = time.monotonic() + 60
     while not started.submit(_imported, "colorsys").result():  # the warm-up is queued
         assert time.monotonic() < deadline

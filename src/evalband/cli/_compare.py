@@ -76,22 +76,13 @@ def compare(
     within the maximum); 2 is bad input.
     """
     from evalband import load_run
-    from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many, worst_verdict
-    from evalband.errors import InvalidInputError, PanelMismatchError
+    from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many
+    from evalband.errors import PanelMismatchError
     from evalband.store import open_store
 
-    if effect is not None and not 0 < effect < 1:
-        raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
-    if not sequential and (exploratory or power is not None or discordant is not None
-                           or max_pairs is not None):
-        raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
-                                "--sequential; add it, or drop them")
-    if scorer is None and success_at != 1.0:
-        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
-    if scorer is not None and report is not None:
-        raise InvalidInputError("--report renders the runs' own outcomes; for a report judged "
-                                "by a scorer, store the runs with `evalband rescore RUN "
-                                "--scorer NAME --run-id NEW` and report those")
+    _refuse_bad_options(effect=effect, sequential=sequential, exploratory=exploratory,
+                        power=power, discordant=discordant, max_pairs=max_pairs, scorer=scorer,
+                        success_at=success_at, report=report)
     explicit_confidence = confidence
     confidence = 0.95 if confidence is None else confidence
     from evalband.cli._progress import work
@@ -133,11 +124,7 @@ def compare(
         from evalband._rescore import judged_comparisons
 
         results = judged_comparisons(results, judged_by)
-    notices: list[str] = []
-    if sequential:
-        from evalband.analysis import exploratory_notice
-
-        notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
+    notices = _exploratory_notices(designs)
     from evalband.recording import record_comparison
 
     done = record_comparison(store_path(store), *own, results=results, notices=notices,
@@ -145,6 +132,43 @@ def compare(
                              sequential=sequential, effect=effect, max_pairs=max_pairs,
                              discordant=discordant, scorer=scorer, success_at=success_at)
     results, peeking = list(done.comparisons), list(done.notes)
+    _write_documents(results, peeking, md=md, report=report, runs=[baseline, *candidates],
+                     store=store_path(store), as_json=as_json,
+                     allow_panel_mismatch=allow_panel_mismatch, confidence=confidence,
+                     sequential=sequential)
+    code = _exit_code(results, sequential=sequential)
+    if as_json:
+        _emit_json(results, peeking, code)
+        raise typer.Exit(code=code)
+    render_comparisons(results)
+    raise typer.Exit(code=code)
+
+
+
+def _refuse_bad_options(*, effect: float | None, sequential: bool, exploratory: bool,
+                        power: float | None, discordant: float | None, max_pairs: int | None,
+                        scorer: str | None, success_at: float, report: Path | None) -> None:
+    """Options that do not go together, refused in one line each (exit 2)."""
+    from evalband.errors import InvalidInputError
+
+    if effect is not None and not 0 < effect < 1:
+        raise InvalidInputError(f"--effect must be between 0 and 1 (a drop in rate); got {effect}")
+    if not sequential and (exploratory or power is not None or discordant is not None
+                           or max_pairs is not None):
+        raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
+                                "--sequential; add it, or drop them")
+    if scorer is None and success_at != 1.0:
+        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    if scorer is not None and report is not None:
+        raise InvalidInputError("--report renders the runs' own outcomes; for a report judged "
+                                "by a scorer, store the runs with `evalband rescore RUN "
+                                "--scorer NAME --run-id NEW` and report those")
+
+
+def _write_documents(results: list[Any], peeking: list[str], *, md: Path | None,
+                     report: Path | None, runs: list[str], store: Path, as_json: bool,
+                     allow_panel_mismatch: bool, confidence: float, sequential: bool) -> None:
+    """The peeking notes (said first), then the Markdown and HTML documents asked for."""
     if not as_json:
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
@@ -155,19 +179,29 @@ def compare(
     if report is not None:
         from evalband.cli._report import write_html_report
 
-        write_html_report([baseline, *candidates], store_path(store), report,
+        write_html_report(runs, store, report,
                           quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
                           confidence=confidence, sequential=sequential, comparisons=results)
-    code = VERDICT_EXIT_CODES[worst_verdict(results)]
+
+
+def _exploratory_notices(designs: list[Any]) -> list[str]:
+    """The one notice that a sequential design was chosen after the data, if one was."""
+    if not designs:
+        return []
+    from evalband.analysis import exploratory_notice
+
+    return [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
+
+
+def _exit_code(results: list[Any], *, sequential: bool) -> int:
+    """The verdict's exit status (a sequential comparison's: its stopping decision's)."""
+    from evalband.analysis import VERDICT_EXIT_CODES, worst_verdict
+
     if sequential:
         from evalband.analysis import overall_decision, sequential_exit_code
 
-        code = sequential_exit_code([overall_decision(r) for r in results])
-    if as_json:
-        _emit_json(results, peeking, code)
-        raise typer.Exit(code=code)
-    render_comparisons(results)
-    raise typer.Exit(code=code)
+        return sequential_exit_code([overall_decision(r) for r in results])
+    return VERDICT_EXIT_CODES[worst_verdict(results)]
 
 
 def register(app: typer.Typer) -> None:

@@ -328,8 +328,10 @@ def judge(task: RunTask) -> Judge:
 _IN_FLIGHT: list[Callable[[EpisodeSpec], None]] = []
 """Called with each episode's spec before it is played (the serial runner's crash marker)."""
 
-_ENV_FACTS: dict[int, tuple[Any, float | None, bool]] = {}
-"""Per built env (by identity): the env, its control period and whether it has a trace hook."""
+_ENV_FACTS: list[tuple[Any, float | None, bool]] = []
+"""Per env this process built and played: the env, its control period and whether it has a
+trace hook. A handful (the task's env, the kept cell envs, a lockstep group's first), found
+by identity (``is``) and forgotten with the envs (:func:`close_task_envs`)."""
 
 
 def env_facts(env: Any, task: RunTask) -> tuple[float | None, bool]:
@@ -339,10 +341,11 @@ def env_facts(env: Any, task: RunTask) -> tuple[float | None, bool]:
     :func:`~evalband.run._trace.traceable`), and the trace hook's check (a runtime Protocol
     ``isinstance``) costs ~20 us.
     """
-    known = _ENV_FACTS.get(id(env))
-    if known is None or known[0] is not env:
-        known = _ENV_FACTS[id(env)] = (env, control_dt(env, task.control_dt).dt,
-                                       traceable(env))
+    for known in _ENV_FACTS:
+        if known[0] is env:
+            return known[1], known[2]
+    known = (env, control_dt(env, task.control_dt).dt, traceable(env))
+    _ENV_FACTS.append(known)
     return known[1], known[2]
 
 

@@ -2,7 +2,8 @@
 
 A Python exception in an episode is an ``error`` episode already (:mod:`evalband.run._execute`);
 this module handles a worker *process* dying (a segfault in an env's C code, the OOM killer,
-``os._exit``), which breaks the whole :class:`~concurrent.futures.ProcessPoolExecutor`:
+a hard exit that skips Python's clean-up), which breaks the whole
+:class:`~concurrent.futures.ProcessPoolExecutor`:
 
 * every chunk that was in flight is retried once, each alone in its own process
   (:func:`play_isolated`); a chunk whose process dies again is narrowed to its episodes, each

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ _PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL_S = 0.25
 """How often a worker checks that its driver still lives."""
 _IDLE: dict[tuple[Any, ...], ProcessPoolExecutor] = {}  # key -> a pool no run is using
-_ASKED: dict[int, set[str]] = {}  # id(pool) -> the modules its workers were asked to import
+_ASKED: weakref.WeakKeyDictionary[ProcessPoolExecutor, set[str]] = weakref.WeakKeyDictionary()
+"""Pool -> the modules its workers were asked to import (forgotten with the pool)."""
 
 
 _PRELOAD: list[str] = []  # every module asked for so far, in order
@@ -192,9 +194,9 @@ def prestart(
         if pool is None:
             pool = _IDLE[key] = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                     initializer=initializer, initargs=initargs)
-    if warming and set(modules) <= _ASKED.get(id(pool), set()):
+    if warming and set(modules) <= _ASKED.get(pool, set()):
         return  # already warm (or warming) with these modules
-    _ASKED.setdefault(id(pool), set()).update(modules)
+    _ASKED.setdefault(pool, set()).update(modules)
 
     def start() -> None:  # each submit starts a worker; the first also the forkserver
         try:

@@ -24,6 +24,7 @@ from evalband.run._execute import (
     task_policy,
 )
 from evalband.run._judge import Rule
+from evalband.run._options import RunOptions
 from evalband.store import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
@@ -370,26 +371,14 @@ class _PlannedRun:
     errors_as_failures: bool
 
 
-def _plan_run(
-    panel: Panel,
-    policy: str | Any,
-    *,
-    run_id: str | None,
-    backend: str,
-    workers: int | None,
-    address: str | None,
-    errors_as_failures: bool,
-    batch: bool,
-    batch_size: int | None,
-    record_video: str | None,
-    record_size: tuple[int, int] | None,
-    record_steps: bool | str,
-    episode_timeout: float | None,
-) -> _PlannedRun:
+def _plan_run(panel: Panel, policy: str | Any, options: RunOptions) -> _PlannedRun:
     """Check ``run_panel``'s arguments, start its backend and build the task it plays.
 
     Everything here fails before the store is touched (see :func:`run_panel`).
     """
+    run_id, backend, episode_timeout = options.run_id, options.backend, options.episode_timeout
+    record_video, record_size, record_steps = (options.record_video, options.record_size,
+                                               options.record_steps)
     from evalband._util.ids import check_run_id
     from evalband.envs import prepare_imports
     from evalband.run._check import refuse_ignored_factors
@@ -408,14 +397,14 @@ def _plan_run(
         resolved = resolve_task_policy(policy)  # fail fast, in the driver, listing policies
     from evalband.run._lockstep import check_batch_size
 
-    lockstep = check_batch_size(batch_size)
+    lockstep = check_batch_size(options.batch_size)
     if lockstep and (refusal := as_runtime(resolved).batch_refusal(policy)) is not None:
         raise InvalidParameterError(refusal, parameters=("batch_size",))
     batch_extra: dict[str, object] = {"batch_size": lockstep}
     probe = getattr(resolved, "probe_batch_mode", None)  # a TorchPolicy's kernel check
     if lockstep and callable(probe) and (mode := probe()) is not None:
         batch_extra["batch_mode"] = mode  # as probed in the driver
-    backend_impl = get_backend(backend, workers, address=address)
+    backend_impl = get_backend(backend, options.workers, address=options.address)
     warm_up = getattr(backend_impl, "warm_up", None)  # process: workers start while we plan
     if callable(warm_up):
         warm_up(panel.env, policy)
@@ -440,7 +429,7 @@ def _plan_run(
         raise InvalidParameterError(
             f"`record_steps` is True, False or 'obs' (observations too); got {record_steps!r}",
             parameters=("record_steps",))
-    task = panel_task(panel, run_id, policy, batch=batch, batch_size=lockstep,
+    task = panel_task(panel, run_id, policy, batch=options.batch, batch_size=lockstep,
                       env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
                       episode_timeout_s=episode_timeout, record_steps=bool(record_steps),
                       record_obs=record_steps == "obs")
@@ -452,17 +441,11 @@ def _plan_run(
         close_task_envs()
         raise
     return _PlannedRun(panel, policy, resolved, run_id, backend_impl, lockstep, batch_extra,
-                       specs, plan, task, errors_as_failures)
+                       specs, plan, task, options.errors_as_failures)
 
 
 def _open_run(
-    store: RunStore,
-    planned: _PlannedRun,
-    *,
-    backend: str,
-    command: str | None,
-    step: int | None,
-    override: dict[str, Any] | None,
+    store: RunStore, planned: _PlannedRun, options: RunOptions
 ) -> tuple[RunManifest | None, RunLease]:
     """Resume the stored run (checked against the plan) or create it; hold its lease.
 
@@ -476,6 +459,7 @@ def _open_run(
     backend_impl, lockstep, batch_extra = (planned.backend_impl, planned.lockstep,
                                            planned.batch_extra)
     specs, errors_as_failures = planned.specs, planned.errors_as_failures
+    step, override = options.step, options.override
     existing = store.get_run(run_id)
     if existing is not None:
         if existing.panel_fingerprint != panel.fingerprint:
@@ -518,10 +502,10 @@ def _open_run(
                 panel,
                 policy,
                 run_id,
-                backend=backend,
+                backend=options.backend,
                 workers=backend_impl.workers,
                 policy_hash=_policy_hash(resolved),
-                command=command,
+                command=options.command,
                 errors_as_failures=errors_as_failures,
                 n_planned=len(specs),
                 step=step,
@@ -545,16 +529,7 @@ def _play_run(
     planned: _PlannedRun,
     existing: RunManifest | None,
     lease: RunLease,
-    *,
-    on_episode: ProgressCallback | None,
-    on_start: Callable[[int, list[EpisodeRecord]], None] | None,
-    retry_errors: bool,
-    order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None,
-    stop_when: Callable[[EpisodeRecord], bool] | None,
-    on_note: Callable[[str], None] | None,
-    record_video: str | None,
-    record_size: tuple[int, int] | None,
-    record_steps: bool | str,
+    options: RunOptions,
 ) -> tuple[str, RunSummary]:
     """Play the episodes still to play, commit each one, and mark the run's end status.
 
@@ -564,18 +539,22 @@ def _play_run(
     run_id, task, specs, plan = planned.run_id, planned.task, planned.specs, planned.plan
     backend_impl, resolved = planned.backend_impl, planned.resolved
     errors_as_failures = planned.errors_as_failures
+    on_note, order, stop_when = options.on_note, options.order, options.stop_when
+    record_video, record_size, record_steps = (options.record_video, options.record_size,
+                                               options.record_steps)
     status = "interrupted"
     played: list[EpisodeRecord] = []  # this call's committed records, as stored
     try:
         if existing is not None:  # the last process crashed in an episode: it is an error
             _record_crash(store, task, specs, on_note)
-        retried = store.delete_error_episodes(run_id) if existing and retry_errors else {}
+        retried = (store.delete_error_episodes(run_id) if existing and options.retry_errors
+                   else {})
         done = store.done_keys(run_id)
         todo = [spec for spec in specs if spec.key not in done]
         if order is not None:
             todo = order(todo)
-        if on_start is not None:
-            on_start(len(specs), store.episode_records(run_id) if done else [])
+        if options.on_start is not None:
+            options.on_start(len(specs), store.episode_records(run_id) if done else [])
         if plan is not None:
             extra = store.require_run(run_id).extra
             store.update_run(run_id, extra={
@@ -602,7 +581,7 @@ def _play_run(
 
         with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
             _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
-            with GroupCommit(store, on_episode) as group:
+            with GroupCommit(store, options.on_episode) as group:
                 for record in backend_impl.run(task, todo):
                     watch.after(record)
                     key = (record.cell, record.episode, record.repeat)
@@ -649,27 +628,8 @@ def run_panel(
     panel: Panel,
     policy: str | Any,
     store: RunStore,
-    *,
-    run_id: str | None = None,
-    backend: str = "serial",
-    workers: int | None = 1,
-    address: str | None = None,
-    errors_as_failures: bool = False,
-    command: str | None = None,
-    on_episode: ProgressCallback | None = None,
-    on_start: Callable[[int, list[EpisodeRecord]], None] | None = None,
-    batch: bool = True,
-    batch_size: int | None = None,
-    retry_errors: bool = False,
-    record_video: str | None = None,
-    record_size: tuple[int, int] | None = None,
-    record_steps: bool | str = False,
-    order: Callable[[list[EpisodeSpec]], list[EpisodeSpec]] | None = None,
-    stop_when: Callable[[EpisodeRecord], bool] | None = None,
-    step: int | None = None,
-    on_note: Callable[[str], None] | None = None,
-    override: dict[str, Any] | None = None,
-    episode_timeout: float | None = None,
+    options: RunOptions | None = None,
+    **changes: Any,
 ) -> tuple[str, RunSummary]:
     """Run ``policy`` on every planned episode of ``panel`` and record each one in ``store``.
 
@@ -687,56 +647,12 @@ def run_panel(
             first episode (serial and process backends), outside every timed region; the
             seconds go to the manifest's ``extra["policy_setup_s"]``.
         store: an open :class:`~evalband.store.RunStore`.
-        run_id: resume or name the run; a fresh id is made when omitted.
-        backend: ``serial``, ``process`` or ``ray``.
-        workers: worker processes for the process and ray backends (``None``: 1 for
-            process, every CPU of the Ray cluster for ray).
-        address: the Ray cluster for ``backend="ray"``: ``None``/``local`` (start one on
-            this machine), ``auto`` or ``ray://HOST:PORT`` (see ``docs/ray.md``); recorded in
-            the manifest's ``extra["address"]``.
-        errors_as_failures: count error episodes as failures (kept in the manifest).
-        command: the command line, for the manifest.
-        on_episode: called with each record after it is committed.
-        on_start: called with (planned total, already-finished records) before playing.
-        batch: allow lockstep batch simulation where the env and policy support it.
-        batch_size: play up to this many episodes in lockstep with one policy call per step
-            on their stacked observations (``evalband run --batch N``; see
-            ``docs/batching.md``); records equal the one-at-a-time path's except for timing.
-            ``None`` plays one episode at a time. Recorded in the manifest's ``extra``, with
-            a torch policy's ``batch_mode`` (:meth:`~evalband.policies._torch.TorchPolicy.
-            probe_batch_mode`).
-        retry_errors: when resuming, play the run's ``error`` episodes again (e.g. after a
-            policy server came back); each replay records one more ``attempts``.
-        record_video: ``"failures"``, ``"all"`` or ``"sample:K"``: film those episodes (the env
-            is made with ``render_mode="rgb_array"``), store each clip beside the store and
-            reference it from the record's ``extra["media"]`` (:mod:`evalband.run._video`).
-            Checked before the first episode: PyAV importable, one frame drawn.
-        record_size: ``(width, height)`` of the clips' frames: passed to the env's renderer
-            where its constructor takes a size (``width``/``height``,
-            ``visualization_width``/``visualization_height``), else each frame is resized.
-        record_steps: keep every episode's step data: per-step actions, rewards and the
-            panel's ``metrics`` info keys, one compressed ``.npz`` beside the store by its
-            sha256, referenced from the record's ``extra["step_data"]``
-            (:mod:`evalband.store._steps`; read with :func:`evalband.store.read_steps`).
-            ``"obs"``: the low-dimensional observations too (:mod:`evalband.run._steps`).
-            Every backend and ``batch_size`` keep it.
-        order: reorders the episodes still to play (``run --until-decided`` interleaves cells).
-        stop_when: called with each committed record; returning True ends the run there
-            (``run --until-decided``: the comparison is decided).
-        step: the training step of the checkpoint evaluated (stored with the run as its
-            manifest's ``step``; ``rank --by step`` and ``sweep`` order checkpoints by it).
-            Resuming a run recorded at another step is refused.
-        on_note: called with a warning about the panel found while running (what
-            ``check-env`` would say): a registered env whose seeded reset does not
-            reproduce (checked before the first episode), a success rule that can never
-            hold (checked when the first episodes have no success). ``None``: not checked.
-        episode_timeout: wall seconds one episode may take before it is stopped and
-            recorded as an ``error`` (its cause ``EpisodeTimeout``) and the run goes on;
-            ``None``: the panel's ``episode_timeout_s``, else :func:`default_episode_timeout`.
-            Enforced in the thread that plays (the main thread of the driver or a worker).
-        override: what ``run --episodes N --seed S`` changed of the panel file (``panel`` is
-            the changed one): recorded in the new run's manifest, ``extra["override"]``,
-            with the file's own fingerprint (``of_fingerprint``).
+        options: how to run it (:class:`~evalband.run._options.RunOptions`: run id, backend,
+            workers, batching, recording, the step, the timeout, callbacks); its defaults
+            when omitted.
+        **changes: any option by its name, as keyword arguments (``run_id="r1",
+            backend="process"``), applied over ``options``; an unknown name is a
+            ``TypeError`` as for any function.
 
     Returns:
         The run id and the run's summary.
@@ -747,14 +663,10 @@ def run_panel(
         RunStoppedError: the policy server failed :data:`SERVER_FAILURES_IN_A_ROW` episodes
             in a row; the run is marked ``interrupted`` and resumes with the same ``run_id``.
     """
-    planned = _plan_run(
-        panel, policy, run_id=run_id, backend=backend, workers=workers, address=address,
-        errors_as_failures=errors_as_failures, batch=batch, batch_size=batch_size,
-        record_video=record_video, record_size=record_size, record_steps=record_steps,
-        episode_timeout=episode_timeout)
-    existing, lease = _open_run(store, planned, backend=backend, command=command, step=step,
-                                override=override)
-    return _play_run(store, planned, existing, lease, on_episode=on_episode, on_start=on_start,
-                     retry_errors=retry_errors, order=order, stop_when=stop_when,
-                     on_note=on_note, record_video=record_video, record_size=record_size,
-                     record_steps=record_steps)
+    options = (options or _DEFAULT_OPTIONS).with_changes(**changes)
+    planned = _plan_run(panel, policy, options)
+    existing, lease = _open_run(store, planned, options)
+    return _play_run(store, planned, existing, lease, options)
+
+
+_DEFAULT_OPTIONS = RunOptions()

@@ -25,7 +25,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.ids import check_run_id, shown
-from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome, parse_outcome
+from evalband.episode import (
+    EPISODE_FIELDS,
+    EpisodeRecord,
+    Outcome,
+    parse_outcome,
+    record_values,
+)
 from evalband.errors import EvalbandError, RunNotFoundError, StoreError
 from evalband.store._manifest import MANIFEST_FIELDS, RunManifest
 from evalband.store._schema import OLDEST_READABLE, SCHEMA_VERSION, create_tables, migrate
@@ -275,7 +281,7 @@ def _seed_to_sql(value: Any) -> int | str:
 
 def _episode_row(record: EpisodeRecord) -> tuple[Any, ...]:
     """The record as a row tuple in ``EPISODE_FIELDS`` order."""
-    return _ROW(vars(record), _plain_json)
+    return _row(record_values(record), _plain_json)
 
 
 def _plain_json(value: Any, name: str) -> str:
@@ -337,9 +343,8 @@ def _stream_rows(records: Iterable[EpisodeRecord]) -> Iterator[tuple[Any, ...]]:
             found = memo[key] = _plain_json(value, name)
         return found
 
-    row = _ROW
     for record in records:
-        yield row(record.__dict__, text)
+        yield _row(record_values(record), text)
 
 
 _NESTED = (dict, list)
@@ -364,50 +369,47 @@ def _flat_key(value: Any) -> Any:
     return key
 
 
-def _row_function() -> Callable[[dict[str, Any], Callable[[Any, str], str]], tuple[Any, ...]]:
-    """``row(values, text)``: a record's ``__dict__`` as a row in ``EPISODE_FIELDS`` order.
+def _row(values: tuple[Any, ...], text: Callable[[Any, str], str]) -> tuple[Any, ...]:
+    """A record's values (:func:`~evalband.episode.record_values`) as its SQL row.
 
-    Generated once from the column types (one tuple expression, no loop over the fields,
-    no call per field): whole numbers as ``int``, flags as 0/1, times as ``float`` or NULL,
-    the seed as an int64 or its decimal text, the outcome as its value; the JSON columns
-    go through ``text(value, field name)``.
+    Whole numbers as ``int``, flags as 0/1, times as ``float`` or NULL, the score as an
+    ``int`` or NULL, the seed as an int64 or its decimal text, the outcome as its value,
+    texts as they are; the JSON columns go through ``text(value, field name)``. One tuple
+    expression in :data:`~evalband.episode.EPISODE_FIELDS` order (a test checks it column by
+    column against the column types); the runner stores one row per episode.
 
     >>> values = dict.fromkeys(EPISODE_FIELDS) | {"episode": 3, "repeat": 0, "steps": 7,
     ...     "interventions": 0, "attempts": 1, "terminated": True, "truncated": 0,
     ...     "assisted": False, "sim_time_s": 2, "condition_seed": 2**70, "outcome": "success",
     ...     "slices": {"a": "b"}, "extra": {}}
-    >>> row = dict(zip(EPISODE_FIELDS, _ROW(values, lambda v, n: f"{n}:{v}")))
+    >>> row = dict(zip(EPISODE_FIELDS, _row(tuple(values.values()), lambda v, n: f"{n}:{v}")))
     >>> [row[n] for n in ("episode", "terminated", "truncated", "sim_time_s", "wall_s")]
     [3, 1, 0, 2.0, None]
     >>> row["condition_seed"], row["outcome"], row["slices"]
     ('1180591620717411303424', 'success', "slices:{'a': 'b'}")
     """
-    parts = []
-    for name in EPISODE_FIELDS:
-        get = f"v[{name!r}]"
-        if name in _INT_FIELDS:
-            parts.append(f"int({get})")
-        elif name in _BOOL_FIELDS:
-            parts.append(f"(1 if {get} else 0)")
-        elif name in _FLOAT_FIELDS:
-            parts.append(f"(None if (x := {get}) is None else float(x))")
-        elif name == "score":
-            parts.append(f"(None if (x := {get}) is None else int(x))")
-        elif name == "condition_seed":
-            parts.append(f"seed({get})")
-        elif name == "outcome":
-            parts.append(f"Outcome({get}).value")
-        elif name in _JSON_FIELDS:
-            parts.append(f"text({get}, {name!r})")
-        else:
-            parts.append(get)
-    source = f"def row(v, text):\n    return ({', '.join(parts)},)\n"
-    namespace: dict[str, Any] = {"seed": _seed_to_sql, "Outcome": Outcome}
-    exec(compile(source, "<evalband episode row>", "exec"), namespace)  # noqa: S102
-    return namespace["row"]  # type: ignore[no-any-return]
+    (run_id, policy, panel_fingerprint, cell, episode, repeat, condition_seed, outcome,
+     terminated, truncated, steps, sim_time_s, time_to_success_s, slices, score, assisted,
+     interventions, latency_ms_p50, latency_ms_p95, latency_ms_max, env_ms, wall_s,
+     started_at, error, attempts, extra) = values
+    return (
+        run_id, policy, panel_fingerprint, cell, int(episode), int(repeat),
+        _seed_to_sql(condition_seed), Outcome(outcome).value,
+        1 if terminated else 0, 1 if truncated else 0, int(steps),
+        None if sim_time_s is None else float(sim_time_s),
+        None if time_to_success_s is None else float(time_to_success_s),
+        text(slices, "slices"),
+        None if score is None else int(score),
+        1 if assisted else 0, int(interventions),
+        None if latency_ms_p50 is None else float(latency_ms_p50),
+        None if latency_ms_p95 is None else float(latency_ms_p95),
+        None if latency_ms_max is None else float(latency_ms_max),
+        None if env_ms is None else float(env_ms),
+        None if wall_s is None else float(wall_s),
+        started_at, error, int(attempts), text(extra, "extra"),
+    )
 
 
-_ROW = _row_function()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -471,12 +473,14 @@ def _parse_json_column(texts: Sequence[str]) -> list[Any]:
 def _records_from_rows(rows: Sequence[Sequence[Any]]) -> list[EpisodeRecord]:
     """Rows of the episodes table as records, converted column by column.
 
-    Every row was written from an :class:`EpisodeRecord` whose ``__post_init__`` validated
-    it, so the rows are not validated again: each column is converted once (outcome names
-    to :class:`Outcome`, 0/1 to bool, JSON texts parsed once per distinct text) and the
-    records are assembled without re-running the checks (5x faster on a 100,000-episode
-    run). A row no evalband wrote (an unknown outcome name) falls back to the validating
-    constructor, which says what is wrong.
+    Each column is converted once (outcome names to :class:`Outcome`, 0/1 to bool, JSON
+    texts parsed once per distinct text), then every record is built by its own
+    constructor, whose checks run as on any other record. A row no evalband wrote (an
+    unknown outcome name) goes through :func:`_record_from_row`, which says what is wrong.
+    The checks and the frozen dataclass's field-by-field ``__init__`` cost ~1.5 us a record
+    over the unchecked assembly this replaced (~8.3 -> ~9.8 us a record read, +18 %,
+    ``bench/bench_core_types.py`` at load 6-8): ~0.15 s on a 100,000-episode run. The
+    comparison reads columns (:meth:`RunStore.episode_columns`), not records.
     """
     if not rows:
         return []
@@ -492,13 +496,7 @@ def _records_from_rows(rows: Sequence[Sequence[Any]]) -> list[EpisodeRecord]:
         cols[_COLUMN["condition_seed"]] = [int(v) for v in seeds]
     for name in _JSON_FIELDS:
         cols[_COLUMN[name]] = _parse_json_column(cols[_COLUMN[name]])
-    new = object.__new__
-    out: list[EpisodeRecord] = []
-    for values in zip(*cols, strict=True):
-        record = new(EpisodeRecord)
-        record.__dict__.update(zip(EPISODE_FIELDS, values, strict=True))
-        out.append(record)
-    return out
+    return [EpisodeRecord(*values) for values in zip(*cols, strict=True)]
 
 
 def _manifest_row(manifest: RunManifest) -> tuple[Any, ...]:
