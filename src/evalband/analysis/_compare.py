@@ -32,10 +32,12 @@ from numpy.typing import NDArray
 
 from evalband.analysis._metrics import (
     MetricRow,
+    MetricValues,
     PendingMetric,
     decided_row,
     metric_notes,
     metric_rows,
+    metric_values,
 )
 from evalband.analysis._models import (
     DEFAULT_EFFECT,
@@ -143,20 +145,47 @@ class RunData:
         """
         if isinstance(self.records, StoredRecords):
             return columns_from_arrays(self.records.columns, cells)
+        kept = self._kept(cells)
+        if kept.columns is None:
+            cols = run_columns(self.records, cells)
+            for array in vars(cols).values():
+                array.flags.writeable = False
+            kept.columns = cols
+        return kept.columns
+
+    def metric_values(self, cells: Sequence[str]) -> MetricValues:
+        """Every metric's values on the panel's ``cells``, kept as :meth:`compare_columns`'s."""
+        if isinstance(self.records, StoredRecords):
+            return metric_values(self.records, cells)
+        kept = self._kept(cells)
+        if kept.metrics is None:
+            kept.metrics = metric_values(self.records, cells)
+        return kept.metrics
+
+    def _kept(self, cells: Sequence[str]) -> _Kept:
+        """What was read from these very records for these cells (empty when they changed)."""
         kept = _KEPT_COLUMNS.get(id(self))
-        if (kept is not None and kept[0] == tuple(cells) and len(kept[1]) == len(self.records)
-                and all(map(is_, kept[1], self.records))):
-            return kept[2]
-        cols = run_columns(self.records, cells)
-        for array in vars(cols).values():
-            array.flags.writeable = False
+        if (kept is not None and kept.cells == tuple(cells)
+                and len(kept.records) == len(self.records)
+                and all(map(is_, kept.records, self.records))):
+            return kept
         if kept is None:
             weakref.finalize(self, _KEPT_COLUMNS.pop, id(self), None)
-        _KEPT_COLUMNS[id(self)] = (tuple(cells), tuple(self.records), cols)
-        return cols
+        kept = _KEPT_COLUMNS[id(self)] = _Kept(tuple(cells), tuple(self.records))
+        return kept
 
 
-_KEPT_COLUMNS: dict[int, tuple[tuple[str, ...], tuple[EpisodeRecord, ...], RunColumns]] = {}
+@dataclass
+class _Kept:
+    """An in-memory run's cells and records, and what a comparison read from them."""
+
+    cells: tuple[str, ...]
+    records: tuple[EpisodeRecord, ...]
+    columns: RunColumns | None = None
+    metrics: MetricValues | None = None
+
+
+_KEPT_COLUMNS: dict[int, _Kept] = {}
 """Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
@@ -484,8 +513,9 @@ def compare_many(
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells)
         prepared.append((cand, mismatch, rows, agg))
-    pending = [metric_rows(baseline.records, cand.records, panel, definitions, members,
-                           confidence=confidence, seed=seed) for cand in candidates]
+    base_metrics = baseline.metric_values(cell_keys)
+    pending = [metric_rows(base_metrics, cand.metric_values(cell_keys), panel, definitions,
+                           members, confidence=confidence, seed=seed) for cand in candidates]
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements, procedure=procedure,
                          metrics=pending, seed=seed)

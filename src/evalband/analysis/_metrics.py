@@ -441,8 +441,8 @@ class _NoTest:
 
 
 def metric_rows(
-    base: Sequence[EpisodeRecord],
-    cand: Sequence[EpisodeRecord],
+    base: Sequence[EpisodeRecord] | MetricValues,
+    cand: Sequence[EpisodeRecord] | MetricValues,
     panel: Panel,
     definitions: Sequence[tuple[str, str, dict[str, str]]],
     members: NDArray[np.bool_],
@@ -455,10 +455,12 @@ def metric_rows(
     ``definitions``/``members``: the comparison's slices and which cells each holds
     (:func:`evalband.analysis._compare.slice_definitions`). Every slice of a primary metric
     is a hypothesis; its overall row (written only when the panel has factors) is
-    descriptive, as every row of the other metrics.
+    descriptive, as every row of the other metrics. ``base``/``cand``: each run's records,
+    or their :func:`metric_values` read already.
     """
     cells = [c.key for c in panel.cells()]
-    b, c = metric_values(base, cells), metric_values(cand, cells)
+    b = base if isinstance(base, MetricValues) else metric_values(base, cells)
+    c = cand if isinstance(cand, MetricValues) else metric_values(cand, cells)
     required = set(panel.required_slices)
     out: list[PendingMetric] = []
     for i, spec in enumerate(metric_specs(panel, b, c)):
