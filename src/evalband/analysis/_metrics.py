@@ -222,15 +222,26 @@ def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
     """Each episode's cell index (-1: off the panel), episode, repeat, counted, metrics.
 
     Counted: not an error. A stored run's episodes are read from its columns (the ``extra``
-    JSON decoded by msgspec, equal texts once), without building a record per episode.
+    JSON decoded by msgspec, equal texts once), without building a record per episode; only
+    the texts that may hold metrics are read (:data:`~evalband.analysis._pairs.HAS_METRICS`),
+    and when no episode has any, the rest is not computed (empty arrays, no metrics).
     """
-    from evalband.analysis._pairs import StoredRecords
+    from evalband.analysis._pairs import HAS_METRICS, StoredRecords
 
-    extra = records.column("extra") if isinstance(records, StoredRecords) else None
+    if isinstance(records, StoredRecords):
+        extra = records.column_where("extra", HAS_METRICS)
+        if extra is None:
+            extra = records.column("extra")
     if isinstance(records, StoredRecords) and extra is not None:
         cols = records.columns
+        found = np.flatnonzero(extra.astype(np.bool_)).tolist()  # texts, not None or ""
+        if not found:
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, none, np.zeros(0, dtype=np.bool_), []
+        metrics: list[dict[str, Any]] = [{}] * len(extra)
+        for i, m in zip(found, _decoded_all(extra[found].tolist()), strict=True):
+            metrics[i] = m
         error = list(Outcome).index(Outcome.ERROR)  # the store's outcome codes
-        metrics = _decoded_all(extra.tolist())
         cell = np.fromiter((index.get(c, -1) for c in cols["cell"].tolist()), np.int64,
                            len(metrics))
         return (cell, np.asarray(cols["episode"], dtype=np.int64),
@@ -253,9 +264,11 @@ def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> Met
     """
     cell, episode, repeat, counts, metrics = _episodes(records, {k: i for i, k in
                                                                  enumerate(cells)})
-    counts &= cell >= 0
-    names = dict.fromkeys(name for m in metrics for name in m)
     out = MetricValues({}, {}, {}, {})
+    names = dict.fromkeys(name for m in metrics for name in m)
+    if not names:
+        return out
+    counts &= cell >= 0
     for name in names:
         x = _column(metrics, name)
         keep = counts & np.isfinite(x)

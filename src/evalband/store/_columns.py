@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from evalband.store._sqlite import RunStore
 
 __all__ = [
-    "episode_columns", "cell_tallies", "column_tallies", "error_messages", "OUTCOME_CODES",
-    "DEFAULT_COLUMNS", "WHERE",
+    "episode_columns", "column_where", "cell_tallies", "column_tallies", "error_messages",
+    "OUTCOME_CODES", "DEFAULT_COLUMNS", "WHERE",
 ]
 
 OUTCOME_CODES: tuple[str, ...] = tuple(o.value for o in Outcome)
@@ -135,13 +135,14 @@ def episode_columns(
     with store._lock:
         store.require_run(run_id)
         conn = store.conn
+        out = _read_whole(conn, run_id, names)  # one query, if the run is small
+        if out is not None:
+            if progress is not None:
+                read = len(next(iter(out.values()))) if out else 0
+                progress(read, read)
+            return out
         blocks, sizes = _blocks(conn, run_id)
         n = sum(size for _, size in sizes)
-        if n <= _ONE_QUERY:  # one query, row by row: fewer round trips than block by block
-            out = _read_whole(conn, run_id, names, n)
-            if progress is not None:
-                progress(n, n)
-            return out
         out = {name: np.empty(n, np.int64) if name == "condition_seed" else _empty(name, n)
                for name in names}
         if "cell" in out:
@@ -187,23 +188,50 @@ _ONE_QUERY = 20_000
 """Runs up to this many episodes are read in one query (row by row, in key order)."""
 
 
-def _read_whole(conn: Any, run_id: str, names: Sequence[str],
-                n: int) -> dict[str, np.ndarray[Any, Any]]:
+def _read_whole(conn: Any, run_id: str,
+                names: Sequence[str]) -> dict[str, np.ndarray[Any, Any]] | None:
     """Every episode of a small run in one query, in ``(cell, episode, repeat)`` order.
 
-    The same arrays as the block path: :func:`_read_rows`'s conversion of each column.
+    ``None`` when the run has more than :data:`_ONE_QUERY` episodes (read block by block
+    then; counted on the primary key's index up to that many). The same arrays as the
+    block path: :func:`_read_rows`'s conversion of each column.
     """
-    if not names:
-        return {}
-    select = ", ".join(_sql_expression(name) for name in names)
+    (more,) = conn.execute(f"SELECT COUNT(*) > {_ONE_QUERY} FROM (SELECT 1 FROM episodes "
+                           f"WHERE run_id = ? LIMIT {_ONE_QUERY + 1})", (run_id,)).fetchone()
+    if more:
+        return None
+    select = ", ".join(_sql_expression(name) for name in names) if names else "1"
     rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ? '
-                        f'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
+                        'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
     out: dict[str, np.ndarray[Any, Any]] = {}
     columns = zip(*rows, strict=True) if rows else (() for _ in names)
-    for name, values in zip(names, columns, strict=True):
-        out[name] = _fill(np.empty(n, dtype=object) if name == "condition_seed"
+    for name, values in zip(names, columns, strict=False):
+        out[name] = _fill(np.empty(len(rows), dtype=object) if name == "condition_seed"
                           else _empty(name, len(rows)), values)
     return _seeds_settled(out)
+
+
+def column_where(store: RunStore, run_id: str, name: str,
+                 condition: str) -> np.ndarray[Any, Any]:
+    """One column of the run's episodes that meet an SQL ``condition``, in key order.
+
+    As :func:`episode_columns` reads it (the ``(cell, episode, repeat)`` order; equal texts
+    one object): what a reader asks after a ``"where <condition>"`` column read with the
+    others said which episodes it wants.
+
+    Raises:
+        RunNotFoundError: an unknown run.
+        InvalidInputError: an unknown column name.
+    """
+    if name not in EPISODE_FIELDS:
+        raise InvalidInputError(
+            f"unknown episode column {name!r}; expected one of {', '.join(EPISODE_FIELDS)}")
+    with store._lock:
+        store.require_run(run_id)
+        rows = store.conn.execute(
+            f'SELECT {_sql_expression(name)} FROM episodes WHERE run_id = ? AND ({condition}) '
+            'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
+    return _seeds_settled({name: _fill(_empty(name, len(rows)), [v for (v,) in rows])})[name]
 
 
 def _fill(target: np.ndarray[Any, Any], values: Any) -> np.ndarray[Any, Any]:
