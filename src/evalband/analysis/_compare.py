@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import is_
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -360,13 +361,15 @@ def aggregate_from_tables(
     confidence: float = 0.95,
     *,
     panel_cells: Sequence[Cell] | None = None,
+    cell_weights: Mapping[str, float] | None = None,
 ) -> Aggregate:
     """The weighted aggregate with a stratified MOVER interval (paired where cells pair).
 
-    ``panel_cells``: ``panel.cells()`` when the caller has them already.
+    ``panel_cells``: ``panel.cells()`` when the caller has them already; ``cell_weights``:
+    their normalised weights (:func:`_cell_weights`) likewise.
     """
-    cells = [(c.key, dict(c.slices)) for c in (panel_cells or panel.cells())]
-    weights = _cell_weights(panel, cells)
+    cells = [(c.key, c.slices) for c in (panel_cells or panel.cells())]
+    weights = _cell_weights(panel, cells) if cell_weights is None else cell_weights
     used: dict[str, float] = {}
     counts: list[dict[str, int]] = []
     rate_b = rate_c = 0.0
@@ -511,7 +514,7 @@ def compare_many(
                            errors_as_failures=eaf, confidence=confidence)
         tables = [PairTable(*row) for row in counts.tolist()]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
-                                    confidence, panel_cells=cells)
+                                    confidence, panel_cells=cells, cell_weights=layout.weights)
         prepared.append((cand, mismatch, rows, agg))
     base_metrics = baseline.metric_values(cell_keys)
     pending = [metric_rows(base_metrics, cand.metric_values(cell_keys), panel, definitions,
@@ -529,6 +532,7 @@ class _Layout:
     cell_keys: list[str]
     definitions: list[tuple[str, str, dict[str, str]]]
     members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
+    weights: Mapping[str, float]  # the cells' normalised weights (the aggregate's)
 
 
 def _layout(panel: Panel) -> _Layout:
@@ -541,7 +545,8 @@ def _layout(panel: Panel) -> _Layout:
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
-    layout = _Layout(cells, [c.key for c in cells], definitions, members)
+    layout = _Layout(cells, [c.key for c in cells], definitions, members,
+                     MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
     weakref.finalize(panel, _KEPT_LAYOUTS.pop, id(panel), None)
     _KEPT_LAYOUTS[id(panel)] = (weakref.ref(panel), layout)
     return layout

@@ -229,6 +229,10 @@ def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
     from evalband.analysis._pairs import HAS_METRICS, StoredRecords
 
     if isinstance(records, StoredRecords):
+        met = records.columns.get(f"where {HAS_METRICS}")
+        if met is not None and not bool(met.any()):  # no episode holds one: nothing to read
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, none, np.zeros(0, dtype=np.bool_), []
         extra = records.column_where("extra", HAS_METRICS)
         if extra is None:
             extra = records.column("extra")
@@ -471,7 +475,8 @@ def metric_rows(
     descriptive, as every row of the other metrics. ``base``/``cand``: each run's records,
     or their :func:`metric_values` read already.
     """
-    cells = [c.key for c in panel.cells()]
+    cells = ([] if isinstance(base, MetricValues) and isinstance(cand, MetricValues)
+             else [c.key for c in panel.cells()])
     b = base if isinstance(base, MetricValues) else metric_values(base, cells)
     c = cand if isinstance(cand, MetricValues) else metric_values(cand, cells)
     required = set(panel.required_slices)
