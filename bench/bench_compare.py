@@ -48,8 +48,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PREVIOUS_COMMIT = "5bd041de319c43e48f6a99c5722bd5512d7ebfa3"
-"""The code before the decision engine, the result models and the speed work."""
+PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
+"""The code before the second speed pass of issue 34 (metric values kept per run, a stored
+run's ``extra`` read only where it may hold metrics, one query per run). The first pass was
+measured against 5bd041d, the code before the decision engine, the result models and the
+speed work (``bench/performance_history.md``)."""
 TARGETS = {"memory_ratio": 2.0, "store_ratio": 2.0, "cli_s": 0.3, "previous_ratio": 1.1}
 
 # One process measures one code base (``PYTHONPATH``): its compare and the limit, interleaved.
