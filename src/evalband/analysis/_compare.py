@@ -163,6 +163,15 @@ class RunData:
             kept.metrics = metric_values(self.records, cells)
         return kept.metrics
 
+    def _arrays(self, cells: Sequence[str]) -> tuple[RunColumns, MetricValues]:
+        """:meth:`compare_columns` and :meth:`metric_values` with one check of the records."""
+        if isinstance(self.records, StoredRecords):
+            return self.compare_columns(cells), self.metric_values(cells)
+        kept = self._kept(cells)
+        if kept.columns is None or kept.metrics is None:
+            return self.compare_columns(cells), self.metric_values(cells)
+        return kept.columns, kept.metrics
+
     def _kept(self, cells: Sequence[str]) -> _Kept:
         """What was read from these very records for these cells (empty when they changed)."""
         kept = _KEPT_COLUMNS.get(id(self))
@@ -496,8 +505,9 @@ def compare_many(
     layout = _layout(panel)
     cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
                                               layout.definitions, layout.members)
-    base_cols = baseline.compare_columns(cell_keys)
+    base_cols, base_metrics = baseline._arrays(cell_keys)
     prepared = []
+    metrics: list[MetricValues] = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
         if mismatch and not allow_panel_mismatch:
@@ -508,7 +518,8 @@ def compare_many(
                 "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        cand_cols = cand.compare_columns(cell_keys)
+        cand_cols, cand_metrics = cand._arrays(cell_keys)
+        metrics.append(cand_metrics)
         counts = cell_table_counts(base_cols, cand_cols, len(cell_keys), eaf)
         rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
                            errors_as_failures=eaf, confidence=confidence)
@@ -516,9 +527,8 @@ def compare_many(
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells, cell_weights=layout.weights)
         prepared.append((cand, mismatch, rows, agg))
-    base_metrics = baseline.metric_values(cell_keys)
-    pending = [metric_rows(base_metrics, cand.metric_values(cell_keys), panel, definitions,
-                           members, confidence=confidence, seed=seed) for cand in candidates]
+    pending = [metric_rows(base_metrics, cand_metrics, panel, definitions, members,
+                           confidence=confidence, seed=seed) for cand_metrics in metrics]
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements, procedure=procedure,
                          metrics=pending, seed=seed)
