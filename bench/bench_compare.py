@@ -289,10 +289,15 @@ def _same_numbers(now: Any, before: Any) -> bool:
     return bool(now == before or (isinstance(before, float) and before != before))
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """Every case, this code and the previous, each beside its limit; bench/run.py's dict."""
+def run(quick: bool = False, rounds: int | None = None) -> dict[str, Any]:
+    """Every case, this code and the previous, each beside its limit; bench/run.py's dict.
+
+    ``rounds``: interleaved rounds of the timed cases (default 3 quick, 9 otherwise; on a
+    loaded machine fewer, as ``python bench/bench_compare.py --rounds 3``); the instruction
+    counts are the full run's either way.
+    """
     t0 = time.perf_counter()
-    rounds = 3 if quick else 9
+    rounds = rounds or (3 if quick else 9)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         store = folder / "runs.sqlite"
@@ -392,4 +397,5 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run("--quick" in sys.argv), indent=2))
+    ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else None
+    print(json.dumps(run("--quick" in sys.argv, ROUNDS), indent=2))
