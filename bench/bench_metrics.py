@@ -200,18 +200,19 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                                 extra={"metrics": {"return": float(rng.normal()),
                                                    "coverage": float(rng.random())}})
         real = compare_module.metric_rows
+        import evalband.analysis as api
         import evalband.analysis._pairs as pairs
 
-        flags = pairs.COMPARE_CONDITIONS
-        assert flags == (pairs.HAS_METRICS,)
+        columns = pairs.COMPARE_COLUMNS
+        assert columns[-1] == f"where {pairs.HAS_METRICS}"
         times: dict[str, list[float]] = {"with": [], "without": []}
         try:
             for i in range(rounds + 1):  # the first round warms the imports, not timed
                 for mode in ("with", "without"):
                     compare_module.metric_rows = (  # type: ignore[assignment]
                         real if mode == "with" else (lambda *a, **k: []))
-                    pairs.COMPARE_CONDITIONS = (  # type: ignore[misc]
-                        flags if mode == "with" else ())  # the code before: no metrics read
+                    pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = (  # type: ignore[misc]
+                        columns if mode == "with" else columns[:-1])  # the code before: none
                     with open_store(path) as st:
                         t0 = time.perf_counter()
                         compare_many(evalband.load_run("b", st), [evalband.load_run("c", st)])
@@ -219,7 +220,7 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                             times[mode].append(time.perf_counter() - t0)
         finally:
             compare_module.metric_rows = real  # type: ignore[assignment]
-            pairs.COMPARE_CONDITIONS = flags  # type: ignore[misc]
+            pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = columns  # type: ignore[misc]
     with_s, without_s = (statistics.median(times[m]) for m in ("with", "without"))
     return {"episodes_per_run": episodes, "metrics": 2, "slices": 4, "rounds": rounds,
             "median_s_with_metrics": round(with_s, 4),

@@ -43,7 +43,6 @@ def load_run(
         BundleError: a path that is not a bundle, or a bundle that fails its checks.
     """
     from evalband.analysis import COMPARE_COLUMNS, RunData, StoredRecords
-    from evalband.analysis._pairs import COMPARE_CONDITIONS
     from evalband.panel import panel_from_yaml
     from evalband.store import load_bundle, resolve_run
 
@@ -57,8 +56,7 @@ def load_run(
         assert store is not None and ref.run_id is not None
         manifest = store.require_run(ref.run_id)
         wanted = [*COMPARE_COLUMNS, *(c for c in extra_columns if c not in COMPARE_COLUMNS)]
-        flags = [*COMPARE_CONDITIONS, *(c for c in conditions if c not in COMPARE_CONDITIONS)]
-        records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress, flags),
+        records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress, conditions),
                                 _reader(store, ref.run_id), _where_reader(store, ref.run_id),
                                 _column_reader(store, ref.run_id),
                                 _column_where_reader(store, ref.run_id))
@@ -120,14 +118,12 @@ def _column_where_reader(store: RunStore, run_id: str) -> Callable[[str, str], A
     """Reads one more column of the stored episodes a condition selects (as :func:`_reader`)."""
 
     def read(name: str, condition: str) -> Any:
-        from evalband.store._columns import column_where
-
         if not store.closed:
-            return column_where(store, run_id, name, condition)
+            return store.episode_columns(run_id, [name], where=condition)[name]
         from evalband.store import open_store
 
         with open_store(store.path, read_only=True) as st:
-            return column_where(st, run_id, name, condition)
+            return st.episode_columns(run_id, [name], where=condition)[name]
 
     return read
 

@@ -396,7 +396,7 @@ def test_stored_metrics_read_only_where_an_episode_may_hold_them(
     """
     from evalband.analysis._metrics import metric_values
     from evalband.analysis._pairs import HAS_METRICS
-    from evalband.store import _columns
+    from evalband.store import RunStore, _columns
 
     if blocks:
         monkeypatch.setattr(_columns, "_ONE_QUERY", 0)
@@ -417,9 +417,10 @@ def test_stored_metrics_read_only_where_an_episode_may_hold_them(
         st.conn.commit()
         base, cand, plain = (evalband.load_run(r, st) for r in ("b", "c", "plain"))
         read: list[str | None] = []
-        real = _columns.column_where
-        monkeypatch.setattr(_columns, "column_where",
-                            lambda *a: read.append(a[3]) or real(*a))  # type: ignore[func-returns-value]
+        real = RunStore.episode_columns
+        monkeypatch.setattr(RunStore, "episode_columns",
+                            lambda self, *a, **k: read.append(k.get("where"))  # type: ignore[func-returns-value]
+                            or real(self, *a, **k))
         fast = compare_many(base, [cand, plain])
         assert read == [HAS_METRICS, HAS_METRICS]  # the plain run read no extra text
         cells = [c.key for c in PANEL.cells()]

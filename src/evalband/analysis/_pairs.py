@@ -22,7 +22,7 @@ from evalband.episode import EpisodeRecord, Outcome
 
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
-    "COMPARE_COLUMNS", "COMPARE_CONDITIONS", "HAS_METRICS", "StoredRecords", "cell_tables",
+    "COMPARE_COLUMNS", "HAS_METRICS", "StoredRecords", "cell_tables",
     "cell_table_counts", "stored_columns", "cell_ranks",
     "records_where",
 ]
@@ -136,12 +136,6 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
     )
 
 
-COMPARE_COLUMNS: tuple[str, ...] = (
-    "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
-    "time_to_success_s",
-)
-"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads."""
-
 HAS_METRICS = """instr("extra", 'metrics') > 0 OR instr("extra", '\\u') > 0"""
 """SQL: the episode's ``extra`` JSON may hold metrics (:mod:`evalband.analysis._metrics`).
 
@@ -149,8 +143,13 @@ A superset of those that do (a text naming ``metrics`` anywhere, or with an esca
 could spell it): only these episodes' ``extra`` texts are read and decoded.
 """
 
-COMPARE_CONDITIONS: tuple[str, ...] = (HAS_METRICS,)
-"""The conditions read with :data:`COMPARE_COLUMNS` as ``"where <condition>"`` columns."""
+COMPARE_COLUMNS: tuple[str, ...] = (
+    "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
+    "time_to_success_s", f"where {HAS_METRICS}",
+)
+"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads;
+the last, whether an episode may hold metrics, read in the same pass (the ``extra`` texts
+of those episodes are read after it, :meth:`StoredRecords.column_where`)."""
 
 
 class StoredRecords(Sequence[EpisodeRecord]):

@@ -12,7 +12,7 @@ into Python at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from evalband.store._sqlite import RunStore
 
 __all__ = [
-    "episode_columns", "column_where", "cell_tallies", "column_tallies", "error_messages",
-    "OUTCOME_CODES", "DEFAULT_COLUMNS", "WHERE",
+    "episode_columns", "cell_tallies", "column_tallies", "error_messages", "OUTCOME_CODES",
+    "DEFAULT_COLUMNS", "WHERE",
 ]
 
 OUTCOME_CODES: tuple[str, ...] = tuple(o.value for o in Outcome)
@@ -81,6 +81,7 @@ def episode_columns(
     columns: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     conditions: Sequence[str] = (),
+    where: str | None = None,
 ) -> dict[str, np.ndarray[Any, Any]]:
     """A run's episodes as one numpy array per column, ordered by ``(cell, episode, repeat)``.
 
@@ -106,6 +107,8 @@ def episode_columns(
         columns: the columns to read (default :data:`DEFAULT_COLUMNS`).
         progress: called after each block of rows.
         conditions: SQL conditions read as boolean columns too.
+        where: an SQL condition: only the episodes that meet it, read in one query (what a
+            reader asks after a ``"where <condition>"`` column said which it wants).
 
     Raises:
         RunNotFoundError: an unknown run.
@@ -135,6 +138,8 @@ def episode_columns(
     with store._lock:
         store.require_run(run_id)
         conn = store.conn
+        if where is not None:
+            return _read_whole(conn, run_id, names, where)
         out = _read_whole(conn, run_id, names)  # one query, if the run is small
         if out is not None:
             if progress is not None:
@@ -154,18 +159,18 @@ def episode_columns(
         rows = [name for name in names if not _is_packed(name) and name != "cell"]
         start = 0
         for cell, low, high in blocks:
-            where = (run_id, cell, low, high)
-            got = _read_packed(conn, where, packed)
+            block = (run_id, cell, low, high)
+            got = _read_packed(conn, block, packed)
             if got is None:  # a value the text path cannot carry exactly: row by row
-                got = _read_rows(conn, where, packed)
+                got = _read_rows(conn, block, packed)
             size = len(got["episode"]) if "episode" in got else conn.execute(
-                f"SELECT COUNT(*) FROM episodes {_WHERE}", where).fetchone()[0]
+                f"SELECT COUNT(*) FROM episodes {_WHERE}", block).fetchone()[0]
             for name in packed:
                 if got[name].dtype == object and out[name].dtype != object:
                     out[name] = out[name].astype(object)  # seeds past int64
                 out[name][start:start + size] = got[name]
             if rows:
-                for name, values in _read_rows(conn, where, rows).items():
+                for name, values in _read_rows(conn, block, rows).items():
                     out[name][start:start + size] = values
             start += size
             if progress is not None:
@@ -188,20 +193,29 @@ _ONE_QUERY = 20_000
 """Runs up to this many episodes are read in one query (row by row, in key order)."""
 
 
-def _read_whole(conn: Any, run_id: str,
-                names: Sequence[str]) -> dict[str, np.ndarray[Any, Any]] | None:
-    """Every episode of a small run in one query, in ``(cell, episode, repeat)`` order.
+@overload
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                where: str) -> dict[str, np.ndarray[Any, Any]]: ...
+@overload
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                where: None = None) -> dict[str, np.ndarray[Any, Any]] | None: ...
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                where: str | None = None) -> dict[str, np.ndarray[Any, Any]] | None:
+    """Every episode of a small run (or those meeting ``where``) in one query, in key order.
 
-    ``None`` when the run has more than :data:`_ONE_QUERY` episodes (read block by block
-    then; counted on the primary key's index up to that many). The same arrays as the
-    block path: :func:`_read_rows`'s conversion of each column.
+    Without ``where``: ``None`` when the run has more than :data:`_ONE_QUERY` episodes (read
+    block by block then; counted on the primary key's index up to that many). The same
+    arrays as the block path: :func:`_read_rows`'s conversion of each column.
     """
-    (more,) = conn.execute(f"SELECT COUNT(*) > {_ONE_QUERY} FROM (SELECT 1 FROM episodes "
-                           f"WHERE run_id = ? LIMIT {_ONE_QUERY + 1})", (run_id,)).fetchone()
-    if more:
-        return None
+    if where is None:
+        (more,) = conn.execute(
+            f"SELECT COUNT(*) > {_ONE_QUERY} FROM (SELECT 1 FROM episodes "
+            f"WHERE run_id = ? LIMIT {_ONE_QUERY + 1})", (run_id,)).fetchone()
+        if more:
+            return None
     select = ", ".join(_sql_expression(name) for name in names) if names else "1"
-    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ? '
+    condition = "" if where is None else f" AND ({where})"
+    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ?{condition} '
                         'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
     out: dict[str, np.ndarray[Any, Any]] = {}
     columns = zip(*rows, strict=True) if rows else (() for _ in names)
@@ -209,29 +223,6 @@ def _read_whole(conn: Any, run_id: str,
         out[name] = _fill(np.empty(len(rows), dtype=object) if name == "condition_seed"
                           else _empty(name, len(rows)), values)
     return _seeds_settled(out)
-
-
-def column_where(store: RunStore, run_id: str, name: str,
-                 condition: str) -> np.ndarray[Any, Any]:
-    """One column of the run's episodes that meet an SQL ``condition``, in key order.
-
-    As :func:`episode_columns` reads it (the ``(cell, episode, repeat)`` order; equal texts
-    one object): what a reader asks after a ``"where <condition>"`` column read with the
-    others said which episodes it wants.
-
-    Raises:
-        RunNotFoundError: an unknown run.
-        InvalidInputError: an unknown column name.
-    """
-    if name not in EPISODE_FIELDS:
-        raise InvalidInputError(
-            f"unknown episode column {name!r}; expected one of {', '.join(EPISODE_FIELDS)}")
-    with store._lock:
-        store.require_run(run_id)
-        rows = store.conn.execute(
-            f'SELECT {_sql_expression(name)} FROM episodes WHERE run_id = ? AND ({condition}) '
-            'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
-    return _seeds_settled({name: _fill(_empty(name, len(rows)), [v for (v,) in rows])})[name]
 
 
 def _fill(target: np.ndarray[Any, Any], values: Any) -> np.ndarray[Any, Any]:
