@@ -48,8 +48,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PREVIOUS_COMMIT = "5bd041de319c43e48f6a99c5722bd5512d7ebfa3"
-"""The code before the decision engine, the result models and the speed work."""
+PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
+"""The code before the second speed pass of issue 34 (metric values kept per run, a stored
+run's ``extra`` read only where it may hold metrics, one query per run). The first pass was
+measured against 5bd041d, the code before the decision engine, the result models and the
+speed work (``bench/performance_history.md``)."""
 TARGETS = {"memory_ratio": 2.0, "store_ratio": 2.0, "cli_s": 0.3, "previous_ratio": 1.1}
 
 # One process measures one code base (``PYTHONPATH``): its compare and the limit, interleaved.
@@ -286,10 +289,15 @@ def _same_numbers(now: Any, before: Any) -> bool:
     return bool(now == before or (isinstance(before, float) and before != before))
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """Every case, this code and the previous, each beside its limit; bench/run.py's dict."""
+def run(quick: bool = False, rounds: int | None = None) -> dict[str, Any]:
+    """Every case, this code and the previous, each beside its limit; bench/run.py's dict.
+
+    ``rounds``: interleaved rounds of the timed cases (default 3 quick, 9 otherwise; on a
+    loaded machine fewer, as ``python bench/bench_compare.py --rounds 3``); the instruction
+    counts are the full run's either way.
+    """
     t0 = time.perf_counter()
-    rounds = 3 if quick else 9
+    rounds = rounds or (3 if quick else 9)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         store = folder / "runs.sqlite"
@@ -389,4 +397,5 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run("--quick" in sys.argv), indent=2))
+    ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else None
+    print(json.dumps(run("--quick" in sys.argv, ROUNDS), indent=2))

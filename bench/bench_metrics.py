@@ -251,7 +251,7 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
         import evalband.analysis._pairs as pairs
 
         columns = pairs.COMPARE_COLUMNS
-        assert columns[-1] == "extra"
+        assert columns[-1] == f"where {pairs.HAS_METRICS}"
         times: dict[str, list[float]] = {"with": [], "without": []}
         try:
             for i in range(rounds + 1):  # the first round warms the imports, not timed
@@ -259,7 +259,7 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                     compare_module.metric_rows = (  # type: ignore[assignment]
                         real if mode == "with" else (lambda *a, **k: []))
                     pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = (  # type: ignore[misc]
-                        columns if mode == "with" else columns[:-1])  # the code before: no extra
+                        columns if mode == "with" else columns[:-1])  # the code before: none
                     with open_store(path) as st:
                         t0 = time.perf_counter()
                         compare_many(evalband.load_run("b", st), [evalband.load_run("c", st)])

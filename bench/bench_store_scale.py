@@ -35,8 +35,11 @@ it (the 10k report, run first), as for a user's second report.
 
 ``cpu_seconds`` is the step's own CPU time (``time.process_time``), the figure that does not
 move with other processes on a shared machine. ``growth`` is the time ratio between
-consecutive sizes (10 means linear). Figures move with the machine's load; the ratio of two
-paths measured in one run is the figure to quote.
+consecutive sizes (10 means linear), ``growth_cpu`` the same of CPU seconds; each step also
+carries the one-minute load average when it ended, and the report its page's size (bounded
+by what a page shows: figures drawn from counts at a fixed number of points, tables of slices,
+not of episodes). Figures move with the machine's load; the ratio of two paths measured in one
+run is the figure to quote.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ from evalband.stats import interval
 interval(1, 2)  # imports loaded before the clock starts: the step alone is timed
 import evalband.analysis._compare, evalband.stats._procedure, scipy.special
 t0, c0 = time.perf_counter(), time.process_time()
+extra = {}
 if step == "import":
     with open_store(f"{folder}/s.sqlite") as st:
         import_results(st, f"{folder}/r{size}.csv", run_id=f"r{size}")
@@ -103,7 +107,9 @@ elif step == "compare":
     assert n == size, n
 elif step == "report":
     from evalband.report import render_html
-    assert len(render_html([f"r{size}", f"b{size}"], f"{folder}/s.sqlite")) > 1000
+    page = render_html([f"r{size}", f"b{size}"], f"{folder}/s.sqlite")
+    assert len(page) > 1000
+    extra = {"page_bytes": len(page.encode()), "svg_elements": page.count("<svg")}
 elif step == "records":
     from evalband._api import load_run
     from evalband.report._data import slice_summaries
@@ -112,7 +118,8 @@ elif step == "records":
     assert n == size, n
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds, "cpu_seconds": time.process_time() - c0,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "load_average_1min": __import__("os").getloadavg()[0], **extra}))
 '''
 
 
@@ -163,13 +170,27 @@ def run(quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[str, 
                if step in table[str(a)] and step in table[str(b)]]
         for step in ("import", "show", "columns", "compare", "report")
     }
+    growth_cpu = {
+        step: [round(table[str(b)][step]["cpu_seconds"] / table[str(a)][step]["cpu_seconds"], 2)
+               for a, b in zip(sizes, sizes[1:], strict=False)
+               if step in table[str(a)] and step in table[str(b)]]
+        for step in ("import", "show", "columns", "compare", "report")
+    }
     big = table[str(sizes[-1])]
+    met = {  # each target of the issue: wall (moves with the load), CPU, peak RSS
+        f"{step}_{sizes[-1] // 1000}k": {
+            "seconds": big[step]["seconds"], "cpu_seconds": big[step]["cpu_seconds"],
+            "peak_rss_mb": big[step]["peak_rss_mb"],
+            "target": TARGETS.get(f"{step}_1m" if sizes[-1] == 1_000_000 else "", {}),
+        } for step in ("import", "compare", "report")}
     mid = table[str(min(sizes[-1], RECORDS_UP_TO))]
     return {
         "name": "store_scale",
         "sizes": list(sizes),
         "table": table,
         "growth": growth,
+        "growth_cpu": growth_cpu,
+        "at_largest": met,
         "show_vs_records_ratio": round(mid["records"]["seconds"] / mid["show"]["seconds"], 1),
         "target_ratio": 1.0,
         "ratio": round(mid["records"]["seconds"] / mid["show"]["seconds"], 1),

@@ -58,7 +58,8 @@ def load_run(
         wanted = [*COMPARE_COLUMNS, *(c for c in extra_columns if c not in COMPARE_COLUMNS)]
         records = StoredRecords(store.episode_columns(ref.run_id, wanted, progress, conditions),
                                 _reader(store, ref.run_id), _where_reader(store, ref.run_id),
-                                _column_reader(store, ref.run_id))
+                                _column_reader(store, ref.run_id),
+                                _column_where_reader(store, ref.run_id))
         origin = "store"
     return RunData(
         run_id=manifest.run_id,
@@ -109,6 +110,20 @@ def _column_reader(store: RunStore, run_id: str) -> Callable[[str], Any]:
 
         with open_store(store.path, read_only=True) as st:
             return st.episode_columns(run_id, [name])[name]
+
+    return read
+
+
+def _column_where_reader(store: RunStore, run_id: str) -> Callable[[str, str], Any]:
+    """Reads one more column of the stored episodes a condition selects (as :func:`_reader`)."""
+
+    def read(name: str, condition: str) -> Any:
+        if not store.closed:
+            return store.episode_columns(run_id, [name], where=condition)[name]
+        from evalband.store import open_store
+
+        with open_store(store.path, read_only=True) as st:
+            return st.episode_columns(run_id, [name], where=condition)[name]
 
     return read
 

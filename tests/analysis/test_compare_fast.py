@@ -384,3 +384,49 @@ def test_kept_columns_follow_the_records_in_memory() -> None:
     cols = cand.compare_columns([c.key for c in PANEL.cells()])
     with pytest.raises(ValueError, match="read-only"):
         cols.success[0] = True
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_stored_metrics_read_only_where_an_episode_may_hold_them(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, blocks: bool) -> None:
+    """Only the ``extra`` texts that may hold metrics are read; the rows equal the records'.
+
+    Some episodes carry metrics, one under an escaped key (``metr\\u0069cs``), others another
+    ``extra`` or none; a run without any metric reads no ``extra`` text at all.
+    """
+    from evalband.analysis._metrics import metric_values
+    from evalband.analysis._pairs import HAS_METRICS
+    from evalband.store import RunStore, _columns
+
+    if blocks:
+        monkeypatch.setattr(_columns, "_ONE_QUERY", 0)
+        monkeypatch.setattr(_columns, "_BLOCK", 4)
+    path = tmp_path / "s.sqlite"
+    specs = PANEL.episode_specs()
+    with evalband.open_store(path) as st:
+        for run_id, shift in (("b", 0.0), ("c", 0.5), ("plain", 0.0)):
+            with Recorder(st, PANEL, run_id, run_id=run_id) as rec:
+                for i, s in enumerate(specs):
+                    extra: dict[str, Any] = {"note": "x"} if i % 3 == 1 else {}
+                    if run_id != "plain" and i % 3 == 0:
+                        extra = {"metrics": {"return": shift + i / 7, "steps_left": i % 4}}
+                    rec.log(cell=s.cell, episode=s.episode, repeat=s.repeat, steps=1,
+                            outcome="success" if i % 2 else "failure", extra=extra)
+        st.conn.execute('UPDATE episodes SET "extra" = \'{"metr\\u0069cs": {"return": 9.5}}\' '
+                        "WHERE run_id = 'c' AND \"episode\" = 1")
+        st.conn.commit()
+        base, cand, plain = (evalband.load_run(r, st) for r in ("b", "c", "plain"))
+        read: list[str | None] = []
+        real = RunStore.episode_columns
+        monkeypatch.setattr(RunStore, "episode_columns",
+                            lambda self, *a, **k: read.append(k.get("where"))  # type: ignore[func-returns-value]
+                            or real(self, *a, **k))
+        fast = compare_many(base, [cand, plain])
+        assert read == [HAS_METRICS, HAS_METRICS]  # the plain run read no extra text
+        cells = [c.key for c in PANEL.cells()]
+        assert metric_values(plain.records, cells).values == {}
+        assert len(metric_values(cand.records, cells).values["return"]) == len(
+            [s for i, s in enumerate(specs) if i % 3 == 0 or s.episode == 1])
+        slow = compare_many(as_records(base), [as_records(cand), as_records(plain)])
+    assert [comparison_json(c) for c in fast] == [comparison_json(c) for c in slow]
+    assert fast[0].metrics and not any(m.metric == "note" for m in fast[0].metrics)

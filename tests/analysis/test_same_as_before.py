@@ -37,6 +37,13 @@ from hypothesis import strategies as st
 BEFORE = "60a1b9d7e50814a72f08c6640e075581ba17381a"
 """The reference commit: speed work and the statistics work merged (see the module's text)."""
 
+BEFORE_METRICS = "12a22ec8cead1d435510ee9c43491857eb7c24c7"
+"""The code before the second speed pass (issue 34: metric values kept per run, a stored run's
+``extra`` read only where it may hold metrics, one query per run): every byte of a comparison
+with per-episode metrics, the ``metrics`` key included, must be what it wrote. It is the
+integration commit just before that pass was merged, so the metric statistics changed on
+purpose before it (medians for skewed metrics, the ``scorer`` key) are in the reference."""
+
 ROOT = Path(__file__).resolve().parents[2]
 
 WORKER = r'''
@@ -84,19 +91,35 @@ if __name__ == "__main__":
 '''
 
 
+METRICS_WORKER = (WORKER  # a stored episode's extra goes through rec.log(**e) already
+                  .replace("time_to_success_s=e[\"time_to_success_s\"])",
+                           "time_to_success_s=e[\"time_to_success_s\"], extra=e[\"extra\"])"))
+
+
+def _source(tmp_path_factory: pytest.TempPathFactory, commit: str, worker: str) -> Path:
+    """The source tree of ``commit`` with ``worker`` (skipped where git or it is missing)."""
+    folder = tmp_path_factory.mktemp("before")
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
+                                 capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"commit {commit[:12]} (the code before) is not in this checkout")
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "worker.py").write_text(worker)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source tree of :data:`BEFORE` (skipped where git or the commit is missing)."""
-    folder = tmp_path_factory.mktemp("before")
-    try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", BEFORE, "src"],
-                                 capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"commit {BEFORE[:12]} (the code before) is not in this checkout")
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "worker.py").write_text(WORKER)
-    return folder
+    return _source(tmp_path_factory, BEFORE, WORKER)
+
+
+@pytest.fixture(scope="module")
+def before_metrics(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source tree of :data:`BEFORE_METRICS` (skipped where it is missing)."""
+    return _source(tmp_path_factory, BEFORE_METRICS, METRICS_WORKER)
 
 
 def _run_before(before: Path, cases: list[dict[str, Any]], folder: Path) -> list[list[str]]:
@@ -120,11 +143,12 @@ def _no_metrics(text: str) -> str:
     return json.dumps(doc, indent=2) + trailing
 
 
-def _run_now(cases: list[dict[str, Any]], folder: Path) -> list[list[str]]:
+def _run_now(cases: list[dict[str, Any]], folder: Path, worker: str = WORKER,
+             keep_metrics: bool = False) -> list[list[str]]:
     namespace: dict[str, Any] = {}
-    exec(compile(WORKER, "worker", "exec"), namespace)  # noqa: S102 - the same worker, here
-    return [[_no_metrics(t) for t in namespace["compare_case"](c, str(folder))]
-            for c in cases]
+    exec(compile(worker, "worker", "exec"), namespace)  # noqa: S102 - the same worker, here
+    return [[t if keep_metrics else _no_metrics(t)
+             for t in namespace["compare_case"](c, str(folder))] for c in cases]
 
 
 @st.composite
@@ -209,3 +233,60 @@ def test_compare_json_stdout_is_byte_identical(before: Path, tmp_path: Path) -> 
         outputs.append(done.stdout)
     assert [outputs[0], _no_metrics(outputs[1])] == [_no_metrics(comparison_json(now) + "\n")] * 2
     assert '"verdict": "regression"' in outputs[1]
+
+
+@st.composite
+def metric_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """:func:`cases` whose episodes record metrics in ``extra`` (some, all or none of them).
+
+    Sometimes declared on the panel (one primary, so its slices join the family), with NaN,
+    constant and missing values, and an ``extra`` that holds something else.
+    """
+    case = draw(cases())
+    names = draw(st.lists(st.sampled_from(["return", "coverage", "steps_left"]), unique=True,
+                          max_size=2))
+    if names and draw(st.booleans()):
+        case["panel"]["metrics"] = [{"name": names[0], "primary": draw(st.booleans())}]
+    value = st.none() | st.floats(-3.0, 3.0) | st.just(1.0) | st.just(float("nan"))
+    for episodes in case["runs"]:
+        for e in episodes:
+            kind = draw(st.sampled_from(["metrics", "metrics", "other", "none"]))
+            metrics = {n: v for n in names if (v := draw(value)) is not None}
+            e["extra"] = ({"metrics": metrics} if kind == "metrics" and names
+                          else {"note": "x"} if kind == "other" else {})
+    return case
+
+
+def _fixed_metric_cases() -> list[dict[str, Any]]:
+    """Two cases sure to compare metrics (a primary one declared), in memory and stored."""
+    import numpy as np
+
+    rng = np.random.default_rng(34)
+    spec = {"name": "p", "env": "evalband/Coin-v0", "seed": 0, "episodes": 6, "repeats": 1,
+            "budget": {"steps": 1}, "factors": {"f0": ["v0", "v1"]},
+            "metrics": [{"name": "return", "primary": True}]}
+    runs = [[{"cell": f"f0={v}", "episode": e, "repeat": 0,
+              "outcome": "success" if rng.random() < 0.6 else "failure", "assisted": False,
+              "interventions": 0, "latency_ms_p95": None, "time_to_success_s": None,
+              "extra": ({"metrics": {"return": float(rng.normal()), "coverage": 0.5}}
+                        if e % 3 else {"note": "x"})}
+             for v in ("v0", "v1") for e in range(6)] for _ in range(2)]
+    return [{"panel": spec, "runs": runs, "store": store, "confidence": 0.95, "effect": 0.1,
+             "eaf": False} for store in (False, True)]
+
+
+@settings(max_examples=2, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(metric_cases(), min_size=4, max_size=4))
+def test_comparisons_with_metrics_are_byte_identical_to_the_code_before(
+        before_metrics: Path, tmp_path_factory: pytest.TempPathFactory,
+        batch: list[dict[str, Any]]) -> None:
+    """Every byte, the metric rows included, in memory and from a store."""
+    batch = [*_fixed_metric_cases(), *batch]
+    for i, case in enumerate(batch):
+        case["index"] = i
+    old_folder, new_folder = tmp_path_factory.mktemp("old"), tmp_path_factory.mktemp("new")
+    now = _run_now(batch, new_folder, METRICS_WORKER, keep_metrics=True)
+    assert now == _run_before(before_metrics, batch, old_folder)
+    assert all('"metric": "return"' in texts[0] for texts in now[:2])  # metrics compared

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,18 @@ def test_a_condition_is_read_as_a_column_and_spares_a_read(store: RunStore) -> N
     read: list[str] = []
     run.records._read_where = lambda c: read.append(c) or []  # type: ignore[union-attr]
     assert run.records.where("0") == [] and read == []  # type: ignore[union-attr]
+
+
+def test_where_reads_only_the_episodes_a_condition_selects(store: RunStore) -> None:
+    """In key order, equal to the records that meet it; a flag read with the columns agrees."""
+    records = store.episode_records("r1")
+    condition = "\"outcome\" = 'error' OR \"interventions\" = 2"
+    picked = [r for r in records if r.outcome.value == "error" or r.interventions == 2]
+    got = store.episode_columns("r1", ["extra"], where=condition)["extra"]
+    assert 0 < len(got) < len(records)
+    assert [json.loads(t) for t in got] == [r.extra for r in picked]
+    flag = store.episode_columns("r1", ["episode"], conditions=[condition])
+    assert flag[f"where {condition}"].tolist() == [r in picked for r in records]
+    assert store.episode_columns("r1", ["cell"], where="0")["cell"].tolist() == []
+    with pytest.raises(InvalidInputError, match="unknown episode column"):
+        store.episode_columns("r1", ["nope"], where="1")

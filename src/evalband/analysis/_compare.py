@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import is_
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -32,10 +33,12 @@ from numpy.typing import NDArray
 
 from evalband.analysis._metrics import (
     MetricRow,
+    MetricValues,
     PendingMetric,
     decided_row,
     metric_notes,
     metric_rows,
+    metric_values,
 )
 from evalband.analysis._models import (
     DEFAULT_EFFECT,
@@ -143,20 +146,56 @@ class RunData:
         """
         if isinstance(self.records, StoredRecords):
             return columns_from_arrays(self.records.columns, cells)
+        kept = self._kept(cells)
+        if kept.columns is None:
+            cols = run_columns(self.records, cells)
+            for array in vars(cols).values():
+                array.flags.writeable = False
+            kept.columns = cols
+        return kept.columns
+
+    def metric_values(self, cells: Sequence[str]) -> MetricValues:
+        """Every metric's values on the panel's ``cells``, kept as :meth:`compare_columns`'s."""
+        if isinstance(self.records, StoredRecords):
+            return metric_values(self.records, cells)
+        kept = self._kept(cells)
+        if kept.metrics is None:
+            kept.metrics = metric_values(self.records, cells)
+        return kept.metrics
+
+    def _arrays(self, cells: Sequence[str]) -> tuple[RunColumns, MetricValues]:
+        """:meth:`compare_columns` and :meth:`metric_values` with one check of the records."""
+        if isinstance(self.records, StoredRecords):
+            return self.compare_columns(cells), self.metric_values(cells)
+        kept = self._kept(cells)
+        if kept.columns is None or kept.metrics is None:
+            return self.compare_columns(cells), self.metric_values(cells)
+        return kept.columns, kept.metrics
+
+    def _kept(self, cells: Sequence[str]) -> _Kept:
+        """What was read from these very records for these cells (empty when they changed)."""
         kept = _KEPT_COLUMNS.get(id(self))
-        if (kept is not None and kept[0] == tuple(cells) and len(kept[1]) == len(self.records)
-                and all(map(is_, kept[1], self.records))):
-            return kept[2]
-        cols = run_columns(self.records, cells)
-        for array in vars(cols).values():
-            array.flags.writeable = False
+        if (kept is not None and kept.cells == tuple(cells)
+                and len(kept.records) == len(self.records)
+                and all(map(is_, kept.records, self.records))):
+            return kept
         if kept is None:
             weakref.finalize(self, _KEPT_COLUMNS.pop, id(self), None)
-        _KEPT_COLUMNS[id(self)] = (tuple(cells), tuple(self.records), cols)
-        return cols
+        kept = _KEPT_COLUMNS[id(self)] = _Kept(tuple(cells), tuple(self.records))
+        return kept
 
 
-_KEPT_COLUMNS: dict[int, tuple[tuple[str, ...], tuple[EpisodeRecord, ...], RunColumns]] = {}
+@dataclass
+class _Kept:
+    """An in-memory run's cells and records, and what a comparison read from them."""
+
+    cells: tuple[str, ...]
+    records: tuple[EpisodeRecord, ...]
+    columns: RunColumns | None = None
+    metrics: MetricValues | None = None
+
+
+_KEPT_COLUMNS: dict[int, _Kept] = {}
 """Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
@@ -331,13 +370,15 @@ def aggregate_from_tables(
     confidence: float = 0.95,
     *,
     panel_cells: Sequence[Cell] | None = None,
+    cell_weights: Mapping[str, float] | None = None,
 ) -> Aggregate:
     """The weighted aggregate with a stratified MOVER interval (paired where cells pair).
 
-    ``panel_cells``: ``panel.cells()`` when the caller has them already.
+    ``panel_cells``: ``panel.cells()`` when the caller has them already; ``cell_weights``:
+    their normalised weights (:func:`_cell_weights`) likewise.
     """
-    cells = [(c.key, dict(c.slices)) for c in (panel_cells or panel.cells())]
-    weights = _cell_weights(panel, cells)
+    cells = [(c.key, c.slices) for c in (panel_cells or panel.cells())]
+    weights = _cell_weights(panel, cells) if cell_weights is None else cell_weights
     used: dict[str, float] = {}
     counts: list[dict[str, int]] = []
     rate_b = rate_c = 0.0
@@ -464,8 +505,9 @@ def compare_many(
     layout = _layout(panel)
     cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
                                               layout.definitions, layout.members)
-    base_cols = baseline.compare_columns(cell_keys)
+    base_cols, base_metrics = baseline._arrays(cell_keys)
     prepared = []
+    metrics: list[MetricValues] = []
     for cand in candidates:
         mismatch = cand.panel_fingerprint != baseline.panel_fingerprint
         if mismatch and not allow_panel_mismatch:
@@ -476,16 +518,17 @@ def compare_many(
                 "explicitly to compare them anyway"
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
-        cand_cols = cand.compare_columns(cell_keys)
+        cand_cols, cand_metrics = cand._arrays(cell_keys)
+        metrics.append(cand_metrics)
         counts = cell_table_counts(base_cols, cand_cols, len(cell_keys), eaf)
         rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
                            errors_as_failures=eaf, confidence=confidence)
         tables = [PairTable(*row) for row in counts.tolist()]
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
-                                    confidence, panel_cells=cells)
+                                    confidence, panel_cells=cells, cell_weights=layout.weights)
         prepared.append((cand, mismatch, rows, agg))
-    pending = [metric_rows(baseline.records, cand.records, panel, definitions, members,
-                           confidence=confidence, seed=seed) for cand in candidates]
+    pending = [metric_rows(base_metrics, cand_metrics, panel, definitions, members,
+                           confidence=confidence, seed=seed) for cand_metrics in metrics]
     return decide_family(baseline, prepared, confidence=confidence, effect=effect,
                          power_statements=power_statements, procedure=procedure,
                          metrics=pending, seed=seed)
@@ -499,6 +542,7 @@ class _Layout:
     cell_keys: list[str]
     definitions: list[tuple[str, str, dict[str, str]]]
     members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
+    weights: Mapping[str, float]  # the cells' normalised weights (the aggregate's)
 
 
 def _layout(panel: Panel) -> _Layout:
@@ -511,7 +555,8 @@ def _layout(panel: Panel) -> _Layout:
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
-    layout = _Layout(cells, [c.key for c in cells], definitions, members)
+    layout = _Layout(cells, [c.key for c in cells], definitions, members,
+                     MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
     weakref.finalize(panel, _KEPT_LAYOUTS.pop, id(panel), None)
     _KEPT_LAYOUTS[id(panel)] = (weakref.ref(panel), layout)
     return layout

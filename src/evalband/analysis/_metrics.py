@@ -243,15 +243,30 @@ def _episodes(records: Sequence[EpisodeRecord], index: dict[str, int]) -> tuple[
     """Each episode's cell index (-1: off the panel), episode, repeat, counted, metrics.
 
     Counted: not an error. A stored run's episodes are read from its columns (the ``extra``
-    JSON decoded by msgspec, equal texts once), without building a record per episode.
+    JSON decoded by msgspec, equal texts once), without building a record per episode; only
+    the texts that may hold metrics are read (:data:`~evalband.analysis._pairs.HAS_METRICS`),
+    and when no episode has any, the rest is not computed (empty arrays, no metrics).
     """
-    from evalband.analysis._pairs import StoredRecords
+    from evalband.analysis._pairs import HAS_METRICS, StoredRecords
 
-    extra = records.column("extra") if isinstance(records, StoredRecords) else None
+    if isinstance(records, StoredRecords):
+        met = records.columns.get(f"where {HAS_METRICS}")
+        if met is not None and not bool(met.any()):  # no episode holds one: nothing to read
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, none, np.zeros(0, dtype=np.bool_), []
+        extra = records.column_where("extra", HAS_METRICS)
+        if extra is None:
+            extra = records.column("extra")
     if isinstance(records, StoredRecords) and extra is not None:
         cols = records.columns
+        found = np.flatnonzero(extra.astype(np.bool_)).tolist()  # texts, not None or ""
+        if not found:
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, none, np.zeros(0, dtype=np.bool_), []
+        metrics: list[dict[str, Any]] = [{}] * len(extra)
+        for i, m in zip(found, _decoded_all(extra[found].tolist()), strict=True):
+            metrics[i] = m
         error = list(Outcome).index(Outcome.ERROR)  # the store's outcome codes
-        metrics = _decoded_all(extra.tolist())
         cell = np.fromiter((index.get(c, -1) for c in cols["cell"].tolist()), np.int64,
                            len(metrics))
         return (cell, np.asarray(cols["episode"], dtype=np.int64),
@@ -274,9 +289,11 @@ def metric_values(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> Met
     """
     cell, episode, repeat, counts, metrics = _episodes(records, {k: i for i, k in
                                                                  enumerate(cells)})
-    counts &= cell >= 0
-    names = dict.fromkeys(name for m in metrics for name in m)
     out = MetricValues({}, {}, {}, {})
+    names = dict.fromkeys(name for m in metrics for name in m)
+    if not names:
+        return out
+    counts &= cell >= 0
     for name in names:
         x = _column(metrics, name)
         keep = counts & np.isfinite(x)
@@ -577,8 +594,8 @@ class _NoTest:
 
 
 def metric_rows(
-    base: Sequence[EpisodeRecord],
-    cand: Sequence[EpisodeRecord],
+    base: Sequence[EpisodeRecord] | MetricValues,
+    cand: Sequence[EpisodeRecord] | MetricValues,
     panel: Panel,
     definitions: Sequence[tuple[str, str, dict[str, str]]],
     members: NDArray[np.bool_],
@@ -591,10 +608,13 @@ def metric_rows(
     ``definitions``/``members``: the comparison's slices and which cells each holds
     (:func:`evalband.analysis._compare.slice_definitions`). Every slice of a primary metric
     is a hypothesis; its overall row (written only when the panel has factors) is
-    descriptive, as every row of the other metrics.
+    descriptive, as every row of the other metrics. ``base``/``cand``: each run's records,
+    or their :func:`metric_values` read already.
     """
-    cells = [c.key for c in panel.cells()]
-    b, c = metric_values(base, cells), metric_values(cand, cells)
+    cells = ([] if isinstance(base, MetricValues) and isinstance(cand, MetricValues)
+             else [c.key for c in panel.cells()])
+    b = base if isinstance(base, MetricValues) else metric_values(base, cells)
+    c = cand if isinstance(cand, MetricValues) else metric_values(cand, cells)
     required = set(panel.required_slices)
     out: list[PendingMetric] = []
     for i, spec in enumerate(metric_specs(panel, b, c)):

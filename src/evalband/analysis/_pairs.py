@@ -22,8 +22,8 @@ from evalband.episode import EpisodeRecord, Outcome
 
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
-    "COMPARE_COLUMNS", "StoredRecords", "cell_tables", "cell_table_counts", "stored_columns",
-    "cell_ranks",
+    "COMPARE_COLUMNS", "HAS_METRICS", "StoredRecords", "cell_tables",
+    "cell_table_counts", "stored_columns", "cell_ranks",
     "records_where",
 ]
 
@@ -136,12 +136,20 @@ def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunCo
     )
 
 
+HAS_METRICS = """instr("extra", 'metrics') > 0 OR instr("extra", '\\u') > 0"""
+"""SQL: the episode's ``extra`` JSON may hold metrics (:mod:`evalband.analysis._metrics`).
+
+A superset of those that do (a text naming ``metrics`` anywhere, or with an escape that
+could spell it): only these episodes' ``extra`` texts are read and decoded.
+"""
+
 COMPARE_COLUMNS: tuple[str, ...] = (
     "cell", "episode", "repeat", "outcome", "assisted", "interventions", "latency_ms_p95",
-    "time_to_success_s", "extra",
+    "time_to_success_s", f"where {HAS_METRICS}",
 )
-"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads
-(``extra`` for the episodes' metrics, :mod:`evalband.analysis._metrics`)."""
+"""The store columns (:meth:`evalband.store.RunStore.episode_columns`) a comparison reads;
+the last, whether an episode may hold metrics, read in the same pass (the ``extra`` texts
+of those episodes are read after it, :meth:`StoredRecords.column_where`)."""
 
 
 class StoredRecords(Sequence[EpisodeRecord]):
@@ -160,11 +168,14 @@ class StoredRecords(Sequence[EpisodeRecord]):
     def __init__(self, columns: Mapping[str, NDArray[Any]],
                  read: Callable[[], list[EpisodeRecord]],
                  read_where: Callable[[str], list[EpisodeRecord]] | None = None,
-                 read_column: Callable[[str], NDArray[Any]] | None = None) -> None:
+                 read_column: Callable[[str], NDArray[Any]] | None = None,
+                 read_column_where: Callable[[str, str], NDArray[Any]] | None = None,
+                 ) -> None:
         self.columns = columns
         self._read = read
         self._read_where = read_where
         self._read_column = read_column
+        self._read_column_where = read_column_where
         self._records: list[EpisodeRecord] | None = None
 
     def column(self, name: str) -> NDArray[Any] | None:
@@ -177,6 +188,21 @@ class StoredRecords(Sequence[EpisodeRecord]):
         if self._records is not None or self._read_column is None:
             return None
         return self._read_column(name)
+
+    def column_where(self, name: str, condition: str) -> NDArray[Any] | None:
+        """One more column where the episodes meet ``condition`` (``None`` elsewhere).
+
+        Read alone for those episodes only, and not at all when none does; the condition
+        must have been read with the columns (``"where <condition>"``). ``None`` when it
+        cannot be read so.
+        """
+        met = self.columns.get(f"where {condition}")
+        if met is None or self._records is not None or self._read_column_where is None:
+            return None
+        out = np.full(len(met), None, dtype=object)
+        if bool(met.any()):
+            out[met] = self._read_column_where(name, condition)
+        return out
 
     def where(self, condition: str) -> list[EpisodeRecord] | None:
         """The records the SQL ``condition`` selects, read alone; ``None`` when it cannot.

@@ -352,7 +352,7 @@ def _view(source: str, store: RunStore | None, confidence: float,
         if trace_kind(panel_from_yaml(manifest.panel_yaml).env) is not None:
             conditions.append(WITH_TRACE)
     run = load_run(source, store, stage("reading"),
-                   extra_columns=("condition_seed", "latency_ms_p50", "extra"),
+                   extra_columns=("condition_seed", "latency_ms_p50"),
                    conditions=conditions)
     if run.source == "store" and store is not None:  # counted from its columns: no records
         slices = stored_slice_summaries(store, run.run_id, confidence, stage("summarising"),

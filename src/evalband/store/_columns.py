@@ -12,7 +12,7 @@ into Python at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -81,6 +81,7 @@ def episode_columns(
     columns: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     conditions: Sequence[str] = (),
+    where: str | None = None,
 ) -> dict[str, np.ndarray[Any, Any]]:
     """A run's episodes as one numpy array per column, ordered by ``(cell, episode, repeat)``.
 
@@ -106,6 +107,8 @@ def episode_columns(
         columns: the columns to read (default :data:`DEFAULT_COLUMNS`).
         progress: called after each block of rows.
         conditions: SQL conditions read as boolean columns too.
+        where: an SQL condition: only the episodes that meet it, read in one query (what a
+            reader asks after a ``"where <condition>"`` column said which it wants).
 
     Raises:
         RunNotFoundError: an unknown run.
@@ -135,13 +138,16 @@ def episode_columns(
     with store._lock:
         store.require_run(run_id)
         conn = store.conn
+        if where is not None:
+            return _read_whole(conn, run_id, names, where)
+        out = _read_whole(conn, run_id, names)  # one query, if the run is small
+        if out is not None:
+            if progress is not None:
+                read = len(next(iter(out.values()))) if out else 0
+                progress(read, read)
+            return out
         blocks, sizes = _blocks(conn, run_id)
         n = sum(size for _, size in sizes)
-        if n <= _ONE_QUERY:  # one query, row by row: fewer round trips than block by block
-            out = _read_whole(conn, run_id, names, n)
-            if progress is not None:
-                progress(n, n)
-            return out
         out = {name: np.empty(n, np.int64) if name == "condition_seed" else _empty(name, n)
                for name in names}
         if "cell" in out:
@@ -153,18 +159,18 @@ def episode_columns(
         rows = [name for name in names if not _is_packed(name) and name != "cell"]
         start = 0
         for cell, low, high in blocks:
-            where = (run_id, cell, low, high)
-            got = _read_packed(conn, where, packed)
+            block = (run_id, cell, low, high)
+            got = _read_packed(conn, block, packed)
             if got is None:  # a value the text path cannot carry exactly: row by row
-                got = _read_rows(conn, where, packed)
+                got = _read_rows(conn, block, packed)
             size = len(got["episode"]) if "episode" in got else conn.execute(
-                f"SELECT COUNT(*) FROM episodes {_WHERE}", where).fetchone()[0]
+                f"SELECT COUNT(*) FROM episodes {_WHERE}", block).fetchone()[0]
             for name in packed:
                 if got[name].dtype == object and out[name].dtype != object:
                     out[name] = out[name].astype(object)  # seeds past int64
                 out[name][start:start + size] = got[name]
             if rows:
-                for name, values in _read_rows(conn, where, rows).items():
+                for name, values in _read_rows(conn, block, rows).items():
                     out[name][start:start + size] = values
             start += size
             if progress is not None:
@@ -187,21 +193,34 @@ _ONE_QUERY = 20_000
 """Runs up to this many episodes are read in one query (row by row, in key order)."""
 
 
+@overload
 def _read_whole(conn: Any, run_id: str, names: Sequence[str],
-                n: int) -> dict[str, np.ndarray[Any, Any]]:
-    """Every episode of a small run in one query, in ``(cell, episode, repeat)`` order.
+                where: str) -> dict[str, np.ndarray[Any, Any]]: ...
+@overload
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                where: None = None) -> dict[str, np.ndarray[Any, Any]] | None: ...
+def _read_whole(conn: Any, run_id: str, names: Sequence[str],
+                where: str | None = None) -> dict[str, np.ndarray[Any, Any]] | None:
+    """Every episode of a small run (or those meeting ``where``) in one query, in key order.
 
-    The same arrays as the block path: :func:`_read_rows`'s conversion of each column.
+    Without ``where``: ``None`` when the run has more than :data:`_ONE_QUERY` episodes (read
+    block by block then; counted on the primary key's index up to that many). The same
+    arrays as the block path: :func:`_read_rows`'s conversion of each column.
     """
-    if not names:
-        return {}
-    select = ", ".join(_sql_expression(name) for name in names)
-    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ? '
-                        f'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
+    if where is None:
+        (more,) = conn.execute(
+            f"SELECT COUNT(*) > {_ONE_QUERY} FROM (SELECT 1 FROM episodes "
+            f"WHERE run_id = ? LIMIT {_ONE_QUERY + 1})", (run_id,)).fetchone()
+        if more:
+            return None
+    select = ", ".join(_sql_expression(name) for name in names) if names else "1"
+    condition = "" if where is None else f" AND ({where})"
+    rows = conn.execute(f'SELECT {select} FROM episodes WHERE run_id = ?{condition} '
+                        'ORDER BY "cell", "episode", "repeat"', (run_id,)).fetchall()
     out: dict[str, np.ndarray[Any, Any]] = {}
     columns = zip(*rows, strict=True) if rows else (() for _ in names)
-    for name, values in zip(names, columns, strict=True):
-        out[name] = _fill(np.empty(n, dtype=object) if name == "condition_seed"
+    for name, values in zip(names, columns, strict=False):
+        out[name] = _fill(np.empty(len(rows), dtype=object) if name == "condition_seed"
                           else _empty(name, len(rows)), values)
     return _seeds_settled(out)
 

@@ -1337,6 +1337,7 @@ class RunStore:
         columns: Sequence[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
         conditions: Sequence[str] = (),
+        where: str | None = None,
     ) -> dict[str, np.ndarray[Any, Any]]:
         """The run's episodes column-wise: one numpy array per column.
 
@@ -1344,6 +1345,7 @@ class RunStore:
         with the columns read, not with one object per episode. ``progress(episodes read,
         episodes in all)`` is called per block of rows. Each of ``conditions`` (SQL on an
         episode's row) is read in the same pass as a boolean column ``"where <condition>"``.
+        ``where`` (SQL): only the episodes that meet it, in one query.
 
         Raises:
             RunNotFoundError: when no such run is stored.
@@ -1351,7 +1353,7 @@ class RunStore:
         """
         from evalband.store._columns import episode_columns
 
-        return episode_columns(self, run_id, columns, progress, conditions)
+        return episode_columns(self, run_id, columns, progress, conditions, where)
 
     def episodes(self, run_id: str) -> pd.DataFrame:
         """The run's episodes as a data frame, one row per episode.
