@@ -59,7 +59,7 @@ def rescore_run(store: RunStore, run_id: str, scorer: str, new_run_id: str, *,
         RunNotFoundError: no run ``run_id``; StoreError: ``new_run_id`` is taken.
 
     >>> import tempfile, evalband
-    >>> from evalband.store import add_scores
+    >>> from evalband.store._scores import add_scores
     >>> st = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
     >>> _ = evalband.run_panel(evalband.load_panel("reach1d"), "reach1d:damped", st, run_id="d")
     >>> keys = sorted(r.key for r in st.episode_records("d"))[:4]
@@ -69,7 +69,7 @@ def rescore_run(store: RunStore, run_id: str, scorer: str, new_run_id: str, *,
     >>> r.episodes, r.left_out, sum(x.success for x in st.episode_records("d-human"))
     (4, 60, 0)
     """
-    from evalband.analysis import scorer_values, scorers_of
+    from evalband.analysis._scorers import scorer_values, scorers_of
 
     if scorer == "success":
         raise InvalidInputError("the run's outcome already is the 'success' scorer; name "

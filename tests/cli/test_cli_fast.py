@@ -132,10 +132,9 @@ def test_a_command_line_imports_only_its_own_command_module() -> None:
 
 
 def test_a_process_run_starts_its_workers_before_typer(monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalband.run
 
     calls: list[tuple[object, ...]] = []  # the CLI takes it from the package's public API
-    monkeypatch.setattr(evalband.run, "prestart", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("evalband.run._pool.prestart", lambda *a, **k: calls.append(a))
     line = ["run", "p.yaml", "-p", "x", "--backend", "process", "--workers=3"]
     assert _fast.start_workers_early(line) and calls == [(3, ["evalband.run._execute"])]
     assert _fast.dispatch(["run", "p.yaml", "-b=process"]) is None  # typer runs the command
@@ -247,21 +246,20 @@ def test_a_process_run_names_its_env_and_policy_modules_for_the_workers(
 ) -> None:
     """The forkserver imports the panel's env (MuJoCo) and policy modules while the command
     loads, and a later, smaller preload request (the run command's own) does not undo it."""
-    import evalband.run
     from evalband.run import _pool
 
     panel = tmp_path / "p.yaml"
     panel.write_text("name: p\nenv: evalband/PushT-v0\nimports: [json]\nepisodes: 2\n"
                      "budget: {steps: 5}\n")
     calls: list[tuple[object, ...]] = []
-    monkeypatch.setattr(evalband.run, "prestart", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("evalband.run._pool.prestart", lambda *a, **k: calls.append(a))
     assert _fast.start_workers_early(["run", str(panel), "-p", "pusht:expert", "-b", "process"])
     assert calls == [(1, ["evalband.run._execute", "json", "evalband.envs.pusht",
                           "evalband.policies.pusht"])]
     # what the run itself asks for, from the loaded panel, is the same list
     from evalband.panel import load_panel
-    from evalband.run import RunTask
     from evalband.run._backends import worker_modules
+    from evalband.run._execute import RunTask
 
     loaded = load_panel(str(panel))
     task = RunTask(run_id="r", policy="pusht:expert", panel_fingerprint="f", env=loaded.env,

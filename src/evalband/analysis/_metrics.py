@@ -39,10 +39,11 @@ from numpy.typing import NDArray
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import BUILTIN_METRICS, MetricSpec, Panel
-from evalband.stats import Difference, Interval, SliceVerdict
+from evalband.stats import Difference, Interval
+from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
-    from evalband.stats import MeanDifference
+    from evalband.stats._means import MeanDifference
 
 __all__ = [
     "MetricSummary",
@@ -303,7 +304,7 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     >>> s.metric, s.mean.estimate, s.mean.method
     ('return', 1.0, 'student-t')
     """
-    from evalband.stats import mean_interval
+    from evalband.stats._means import mean_interval
 
     cells = [c.key for c in panel.cells()]
     run = metric_values(records, cells)
@@ -371,7 +372,7 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
                  members: NDArray[np.bool_] | None, kind: str, name: str, required: bool,
                  confidence: float, rng: np.random.Generator, decided: bool) -> PendingMetric:
     """One metric over one slice (``members``: its cells; ``None``: every cell)."""
-    from evalband.stats import (
+    from evalband.stats._means import (
         paired_mean_difference,
         t_mean_difference,
         welch_mean_difference,

@@ -146,7 +146,7 @@ def _separation(
     tests: Sequence[Any], per_policy: int, *, design: str, alpha: float,
     effect: float | None, higher_is_better: bool,
 ) -> Separation | None:
-    from evalband.stats import clip_discordant, separation_size
+    from evalband.stats._rank_power import clip_discordant, separation_size
 
     group = next((t for t in tiers if len(t) > 1), None)
     if group is None:
@@ -216,7 +216,8 @@ def _rank_slice(
     cluster_of: dict[tuple[str, int, int], int] | None, paired: bool, design: str,
     confidence: float, higher_is_better: bool, effect: float | None, seed: int,
 ) -> SliceRanking:
-    from evalband.stats import pair_difference, rank_policies, resolvable_gap
+    from evalband.stats._rank_power import resolvable_gap
+    from evalband.stats._ranks import pair_difference, rank_policies
 
     y, keys = rank_matrix(inputs, keys)
     clusters = (np.array([cluster_of[k] for k in keys], dtype=np.int64)

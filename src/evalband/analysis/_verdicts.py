@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from evalband.stats import SliceVerdict
+from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
     from evalband.analysis._models import SliceComparison
@@ -460,7 +460,7 @@ class Holm:
 
     def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
         """Holm over the hypotheses' raw p-values."""
-        from evalband.stats import holm_decisions
+        from evalband.stats._procedure import holm_decisions
 
         decision = holm_decisions([float(h.p_value) for h in hypotheses], alpha)
         return [Step(float(p), float(level), bool(rejected)) for p, level, rejected in zip(

@@ -18,7 +18,7 @@ __all__ = ["register", "render_comparisons"]
 
 def render_comparisons(results: list[Comparison]) -> None:
     """Print comparisons: rich tables on a terminal, plain text otherwise (regressions red)."""
-    from evalband.report import comparison_renderables
+    from evalband.report._terminal import comparison_renderables
 
     for c in results:
         for item in comparison_renderables(c, plain=not sys.stdout.isatty()):
@@ -69,7 +69,10 @@ def compare(
     within the maximum); 2 is bad input.
     """
     from evalband import load_run
-    from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many, worst_verdict
+    from evalband.analysis import compare_many
+    from evalband.analysis._compare import worst_verdict
+    from evalband.analysis._models import DEFAULT_EFFECT
+    from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.errors import InvalidInputError, PanelMismatchError
     from evalband.report import comparison_markdown
     from evalband.store import open_store
@@ -94,7 +97,8 @@ def compare(
                 recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
             if sequential:
-                from evalband.analysis import compare_sequential, design_for
+                from evalband.analysis import compare_sequential
+                from evalband.analysis._sequential_plan import design_for
 
                 designs = [design_for(base, recorded=recorded[c.run_id], candidate=c,
                                       effect=effect, confidence=explicit_confidence,
@@ -112,7 +116,7 @@ def compare(
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
     notices: list[str] = []
     if sequential:
-        from evalband.analysis import exploratory_notice
+        from evalband.analysis._sequential_outcome import exploratory_notice
 
         notices = [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
     peeking = _peeking(store, base, cands, results, notices, confidence=confidence,
@@ -135,7 +139,7 @@ def compare(
                           confidence=confidence, sequential=sequential, comparisons=results)
     code = VERDICT_EXIT_CODES[worst_verdict(results)]
     if sequential:
-        from evalband.analysis import overall_decision, sequential_exit_code
+        from evalband.analysis._sequential_outcome import overall_decision, sequential_exit_code
 
         code = sequential_exit_code([overall_decision(r) for r in results])
     if as_json:
@@ -172,7 +176,7 @@ def _peeking(store: Path | None, base: Any, cands: list[Any], results: list[Any]
 
 def _emit_json(results: list[Any], peeking: list[str], code: int) -> None:
     """Print the comparison(s) as JSON (one document, or a list with the worst verdict)."""
-    from evalband.analysis import worst_verdict
+    from evalband.analysis._compare import worst_verdict
     from evalband.report import comparison_document
 
     payload: dict[str, Any] = comparison_document(results[0]) if len(results) == 1 else {

@@ -320,7 +320,7 @@ def start_workers_early(args: Sequence[str]) -> bool:
             workers = value
     if backend != "process" or not INT.fullmatch(workers) or int(workers) < 1:
         return False
-    from evalband.run import prestart, worker_init
+    from evalband.run._pool import prestart, worker_init
 
     prestart(int(workers), _preload(args), initializer=worker_init, initargs=(os.getpid(),))
     return True

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, RunData
+    from evalband.analysis import Comparison
+    from evalband.analysis._compare import RunData
 
 __all__ = ["check_and_record"]
 
@@ -39,13 +40,10 @@ def check_and_record(
     """
     from msgspec.structs import replace
 
-    from evalband.analysis import (
-        DEFAULT_EFFECT,
-        comparison_options,
-        episode_counts,
-        peeking_notes,
-    )
-    from evalband.report import comparison_documents
+    from evalband.analysis._models import DEFAULT_EFFECT
+    from evalband.analysis._sequential import episode_counts, peeking_notes
+    from evalband.analysis._stored import comparison_options
+    from evalband.report._document import comparison_documents
     from evalband.store import open_store
 
     runs = [base, *cands]

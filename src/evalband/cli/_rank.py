@@ -10,7 +10,7 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.analysis import RunData
+    from evalband.analysis._compare import RunData
     from evalband.store import RunStore
 
 __all__ = ["register", "load_ranked", "write_outputs"]
@@ -95,7 +95,7 @@ def rank(
         return
     from evalband.analysis import rank_runs
     from evalband.cli._progress import work
-    from evalband.report import ranking_html, ranking_lines, ranking_markdown
+    from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
     from evalband.store import open_store
 
     with work("ranking", enabled=not as_json) as step, \

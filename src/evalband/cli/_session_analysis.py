@@ -28,16 +28,11 @@ from evalband.errors import InvalidInputError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from evalband.report import TableText
-    from evalband.session import (
-        DriftReport,
-        Grouping,
-        Preregistration,
-        SessionAnalysis,
-        SessionPlan,
-        SessionStore,
-        TrialRecord,
-    )
+    from evalband.report._session import TableText
+    from evalband.session import SessionAnalysis, SessionPlan, SessionStore
+    from evalband.session._drift import DriftReport
+    from evalband.session._prereg import Grouping, Preregistration
+    from evalband.session._store import TrialRecord
 
 __all__ = [
     "register",
@@ -67,7 +62,7 @@ def parse_group(text: str, index: int = 1) -> Grouping:
     >>> parse_group("pre=PT1,PT2 vs GN,BN").labels
     ('pre', 'GN+BN')
     """
-    from evalband.session import Grouping
+    from evalband.session._prereg import Grouping
 
     parts = [p.strip() for p in text.split(" vs ")]
     if len(parts) != 2 or not all(parts):
@@ -111,8 +106,9 @@ def render_analysis(result: SessionAnalysis) -> None:
     """Print a session analysis: instrument first, comparisons labelled, prices last."""
     from rich.table import Table
 
-    from evalband.report import comparison_table, flip_policy_table, look, policy_table
-    from evalband.report import rate_text as _rate
+    from evalband.report._session import comparison_table, flip_policy_table, policy_table
+    from evalband.report._session import rate_text as _rate
+    from evalband.report._words import look
 
     prog = result.progress
     console.print(
@@ -208,9 +204,9 @@ def render_drift(report: DriftReport) -> None:
     """Print a drift report: the drift verdict first, cross-session comparisons after."""
     from rich.table import Table
 
-    from evalband.report import p_text as _p
-    from evalband.report import points_text as _points
-    from evalband.report import rate_text as _rate
+    from evalband.report._session import p_text as _p
+    from evalband.report._session import points_text as _points
+    from evalband.report._session import rate_text as _rate
 
     style = "bold red" if report.drifted else "green"
     console.print(f"[{style}]{escape(report.sentence)}[/]")
@@ -275,16 +271,11 @@ def analyze(
     The result is stored (``session_results``) under its options and the trials it read; a
     stored result that is still current is rendered instead of computed again.
     """
-    from evalband.report import session_html
-    from evalband.session import (
-        analysis_options,
-        analyze_session,
-        find_analysis,
-        get_prereg,
-        prereg_for_session,
-        store_analysis,
-    )
-    from evalband.session import trials_state as state_of
+    from evalband.report._session import session_html
+    from evalband.session import analyze_session, prereg_for_session
+    from evalband.session._prereg import get_prereg
+    from evalband.session._stored import analysis_options, find_analysis, store_analysis
+    from evalband.session._stored import trials_state as state_of
 
     path = store_path(store)
     groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
@@ -355,7 +346,8 @@ def analyze(
 def _instrument(ss: SessionStore, plan: SessionPlan, records: list[TrialRecord],
                 confidence: float) -> Any:
     """The robot instrument's record (suggestion agreement, rehearsal), or None."""
-    from evalband.session import AttemptLog, instrument_summary
+    from evalband.session._agreement import instrument_summary
+    from evalband.session._attempts import AttemptLog
 
     return instrument_summary(plan, records, AttemptLog(ss).attempts(plan.session_id),
                               confidence=confidence)
@@ -417,7 +409,7 @@ def _stopped_early(
 
     Under the stop rule's design: the pre-registration's ``design:`` block, else the default.
     """
-    from evalband.session import stopped_early
+    from evalband.session._sequential import stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None
@@ -457,7 +449,7 @@ def lock(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Lock a pre-registration: its exact text, sha256 and the time, before the data."""
-    from evalband.session import lock_prereg
+    from evalband.session._prereg import lock_prereg
 
     prereg, created = lock_prereg(plan_file, store=store_path(store))
     if as_json:
@@ -489,7 +481,7 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the locked pre-registrations (or one of them)."""
-    from evalband.session import get_prereg, list_preregs
+    from evalband.session._prereg import get_prereg, list_preregs
 
     path = store_path(store)
     found = [get_prereg(name, path)] if name is not None else list_preregs(path)

@@ -290,7 +290,7 @@ def _driver_may_play(task: RunTask) -> bool:
     the interpreter. Anything else (MuJoCo, third-party envs, user policies, torch) is
     played in worker processes only, so a segfault there never takes the driver down.
     """
-    from evalband.policies import BUILTIN_POLICIES
+    from evalband._util.names import BUILTIN_POLICIES
 
     # the env's module from its registration, not by importing it: the driver of a
     # MuJoCo run never needs MuJoCo (an import path to a class elsewhere: not played here)

@@ -46,7 +46,7 @@ class Recorder:
         step: int | None = None,
     ) -> None:
         from evalband.run._runner import default_run_id, keep_step
-        from evalband.store import new_manifest
+        from evalband.store._manifest import new_manifest
 
         self.store = store
         self.panel = panel
@@ -77,7 +77,7 @@ class Recorder:
             )
         else:
             keep_step(store, existing, step)
-        from evalband.store import RunLease
+        from evalband.store._lease import RunLease
 
         self._lease = RunLease(store, self.run_id)
         self._lease.acquire()  # one writer per run: a second Recorder is refused in one line
