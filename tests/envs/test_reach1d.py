@@ -33,7 +33,7 @@ from evalband.envs._reach1d_core import (
     settle,
     unit_errors,
 )
-from evalband.envs.pusht import OPTION_KEYS
+from evalband.envs.reach1d import OPTION_KEYS
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
 from evalband.policies.reach1d import baseline, damped
 
