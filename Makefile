@@ -36,7 +36,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 BENCH_EXTRAS := envs-robosuite,envs-maniskill
 TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),/opt/wheels)
 
-.PHONY: run test venvs chromium lint typecheck bench clean schemas
+.PHONY: run test venvs chromium lint typecheck bench clean schemas api-stubs api-docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,16 @@ test:
 # docs/schemas/*.schema.json, generated from the result types (a test holds them equal).
 schemas: $(CORE_STAMP)
 	$(BIN)/python -m evalband.report._schemas docs/schemas
+
+# The public API's derived files, from each facade's _LAZY table (tools/api_names.py): the
+# facades' .pyi stubs, and the API reference (docs/api/*.md, rendered from the docstrings by
+# mkdocs + mkdocstrings into build/api-site; --strict: a warning fails).
+api-stubs:
+	$(BIN)/python tools/api_names.py stubs
+
+api-docs: api-stubs
+	$(BIN)/python tools/api_names.py reference
+	PYTHONPATH=src:tools $(BIN)/mkdocs build --strict
 
 bench: $(DEV_STAMP) $(MJ3_STAMP) $(BENCH_STAMP)
 	$(BIN)/python bench/run.py

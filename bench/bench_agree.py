@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from evalband.analysis._calibrate import Rate
-from evalband.stats import rank_policies, rank_set_bounds, spearman, two_level_bootstrap
+from evalband.stats._agreement import rank_set_bounds, spearman, two_level_bootstrap
+from evalband.stats._ranks import rank_policies
 
 DESIGNS = (  # checkpoints, episodes, spread of true rates, metric noise (in rate units), paired
     (4, 100, 0.5, 0.05, True),

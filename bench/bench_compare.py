@@ -129,7 +129,7 @@ def from_store():
 with open_store(store, read_only=True) as st:
     base, cand = evalband.load_run(base_id, st), evalband.load_run(cand_id, st)
     list(base.records), list(cand.records)  # records in memory: the in-memory case
-from evalband.analysis import RunData
+from evalband.analysis._compare import RunData
 base = RunData(base.run_id, base.policy, base.panel_fingerprint, base.panel, list(base.records))
 cand = RunData(cand.run_id, cand.policy, cand.panel_fingerprint, cand.panel, list(cand.records))
 cells = [c.key for c in base.panel.cells()]
@@ -194,7 +194,7 @@ def small_runs() -> tuple[Any, Any]:
     """Two in-memory runs of 201 episodes each on a three-value factor, every episode paired."""
     import numpy as np
 
-    from evalband.analysis import RunData
+    from evalband.analysis._compare import RunData
     from evalband.episode import EpisodeRecord
     from evalband.panel import load_panel
 
@@ -242,7 +242,8 @@ def _run(args: list[str], src: Path) -> tuple[float, float, str]:
 
 def _build_store(path: Path) -> tuple[str, str]:
     """Two runs of 201 episodes on a three-value factor, every episode paired."""
-    from evalband.store import new_manifest, open_store
+    from evalband.store import open_store
+    from evalband.store._manifest import new_manifest
 
     base, cand = small_runs()
     with open_store(path) as st:

@@ -114,7 +114,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     from consolekit import plan
-    from evalband.session import RealClock, SessionMachine, SessionStore
+    from evalband.session import SessionMachine, SessionStore
+    from evalband.session._clock import RealClock
     from evalband.web import Console, WebServer, new_token
 
     idle_s = 4.0 if quick else 10.0

@@ -68,8 +68,9 @@ def _policy(slow_s: float = 0.0) -> Any:
 
 
 def _trial(seconds: float, slow_s: float) -> dict[str, Any]:
-    from evalband.run import ClipStream
-    from evalband.session import RealClock, resolve_robot
+    from evalband.run._encode import ClipStream
+    from evalband.session import resolve_robot
+    from evalband.session._clock import RealClock
     from evalband.session._control import ControlLoop, timing_summary, timing_warning
 
     clock = RealClock()

@@ -93,8 +93,8 @@ def _chosen(values: tuple[Any, ...], differences: Any | None, declared: str | No
 def _coverage(reps: int, boot: int) -> list[dict[str, Any]]:
     """Each design's chosen interval covering its estimand (mean or median), n 20-200."""
     from evalband.analysis._metrics import MEDIAN_TYPES
-    from evalband.stats import mean_interval, paired_mean_difference, welch_mean_difference
     from evalband.stats._location import median_difference, median_interval
+    from evalband.stats._means import mean_interval, paired_mean_difference, welch_mean_difference
 
     out = []
     for n in (20, 50, 200):
@@ -155,7 +155,7 @@ def _coverage(reps: int, boot: int) -> list[dict[str, Any]]:
 
 def _run(run_id: str, panel: Any, levels: Any, metric: str, rng: np.random.Generator) -> Any:
     """One simulated run: success by the condition's level, a skewed or bounded ``return``."""
-    from evalband.analysis import RunData
+    from evalband.analysis._compare import RunData
     from evalband.episode import EpisodeRecord, Outcome
 
     specs = panel.episode_specs()
@@ -247,7 +247,6 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                                 extra={"metrics": {"return": float(rng.normal()),
                                                    "coverage": float(rng.random())}})
         real = compare_module.metric_rows
-        import evalband.analysis as api
         import evalband.analysis._pairs as pairs
 
         columns = pairs.COMPARE_COLUMNS
@@ -258,7 +257,7 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                 for mode in ("with", "without"):
                     compare_module.metric_rows = (  # type: ignore[assignment]
                         real if mode == "with" else (lambda *a, **k: []))
-                    pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = (  # type: ignore[misc]
+                    pairs.COMPARE_COLUMNS = (  # type: ignore[misc]
                         columns if mode == "with" else columns[:-1])  # the code before: none
                     with open_store(path) as st:
                         t0 = time.perf_counter()
@@ -267,7 +266,7 @@ def _speed(episodes: int, rounds: int) -> dict[str, Any]:
                             times[mode].append(time.perf_counter() - t0)
         finally:
             compare_module.metric_rows = real  # type: ignore[assignment]
-            pairs.COMPARE_COLUMNS = api.COMPARE_COLUMNS = columns  # type: ignore[misc]
+            pairs.COMPARE_COLUMNS = columns  # type: ignore[misc]
     with_s, without_s = (statistics.median(times[m]) for m in ("with", "without"))
     return {"episodes_per_run": episodes, "metrics": 2, "slices": 4, "rounds": rounds,
             "median_s_with_metrics": round(with_s, 4),

@@ -41,7 +41,6 @@ def run(quick: bool = False) -> dict[str, Any]:
     """Power and family-wise false regression of both procedures, per design."""
     import numpy as np
 
-    from evalband.analysis import DISCRETE_HOLM, HOLM
     from evalband.analysis._calibrate import _membership, simulate_tables
     from evalband.analysis._compare import (
         PairTable,
@@ -50,6 +49,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         aggregate_from_tables,
         decide_family,
     )
+    from evalband.analysis._verdicts import DISCRETE_HOLM, HOLM
     from evalband.panel import load_panel
 
     panel = load_panel({"name": "hidden-10x50", "env": "evalband/Coin-v0", "episodes": 50,

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from evalband.stats import interval, ppi_mean
+from evalband.stats import interval
+from evalband.stats._ppi import ppi_mean
 
 RATES = (0.03, 0.1, 0.3, 0.5, 0.8, 0.95, 0.97)
 AGREEMENT = (0.85, 0.95)

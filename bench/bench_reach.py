@@ -41,7 +41,8 @@ import time
 from typing import Any
 
 from evalband._util.jit import MIN_COMPILED_BATCH, compiled_available
-from evalband.envs import episode_condition_seeds, rollout_batch
+from evalband.envs import rollout_batch
+from evalband.envs._reach1d_core import episode_condition_seeds
 from evalband.policies.reach1d import BASELINE_DAMPING, DAMPED_DAMPING, saturated_pd
 
 TARGET_RATIO = 100.0

@@ -31,9 +31,10 @@ EPISODES_PER_CELL = 50_000
 def build_run(store_path: Path, episodes_per_cell: int = EPISODES_PER_CELL) -> str:
     """Write a finished run of ``2 * episodes_per_cell`` reach1d episodes; return its id."""
     from evalband.panel import load_panel
-    from evalband.run import RunTask, execute_chunk
+    from evalband.run._execute import RunTask, execute_chunk
     from evalband.run._runner import _env_dt
-    from evalband.store import new_manifest, open_store
+    from evalband.store import open_store
+    from evalband.store._manifest import new_manifest
 
     panel = load_panel({**load_panel("reach1d-dynamics").model_dump(mode="json",
                                                                     exclude_defaults=True),

@@ -249,7 +249,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     audit = []
     for i, (p, d) in enumerate(SAVINGS):  # the defaults capped at the fixed n of each scenario
         from evalband.analysis._calibrate import _joint
-        from evalband.stats import episodes_for_drop
+        from evalband.stats._procedure import episodes_for_drop
 
         _, bo, co, _ = _joint(p, p - d, 0.5)
         n_fixed = int(episodes_for_drop(p, d, ALPHA, paired=True, discordant=bo + co) or 1)

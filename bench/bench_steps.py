@@ -38,7 +38,9 @@ import numpy as np
 
 from evalband.panel import Panel, load_panel
 from evalband.run import _execute, run_panel
-from evalband.store import RunStore, media_dir, open_store, read_steps, steps_ref
+from evalband.store import RunStore, open_store, read_steps
+from evalband.store._media import media_dir
+from evalband.store._steps import steps_ref
 
 TARGET_OVERHEAD = 0.10
 POLICY = "gym_pusht:push"
@@ -87,7 +89,7 @@ def _recording_cost(datas: list[Any], store_path: Path) -> float:
     it is little changed by load that comes and goes between two whole runs.
     """
     from evalband.run._steps import StepRecorder
-    from evalband.store import store_media_bytes
+    from evalband.store._media import store_media_bytes
 
     passes = []
     for _ in range(3):

@@ -24,7 +24,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     from evalband.analysis import compare_many
     from evalband.analysis._stored import stored_comparisons
     from evalband.labs.hidden_regression import simulate_hidden_regression
-    from evalband.report import comparison_documents
+    from evalband.report._document import comparison_documents
     from evalband.store import RunStore
 
     episodes = 1000 if quick else 5000

@@ -145,7 +145,7 @@ def _aggregate_one_sided(reps: int, seed: int) -> list[dict[str, Any]]:
     """The aggregate's lower limit above 0 under identical rates (an upper bound on false
     "improves"), with many replicates where the 600-comparison designs above are noisy:
     larger cells, matched and independent."""
-    from evalband.stats import stratified_difference
+    from evalband.stats._stratified import stratified_difference
 
     rng = np.random.default_rng(seed)
     rows = []

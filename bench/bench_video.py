@@ -35,7 +35,8 @@ from typing import Any
 from evalband.envs.pusht import ENV_ID
 from evalband.panel import Panel, load_panel
 from evalband.run import _encproc, _execute, run_panel
-from evalband.store import RunStore, media_dir, open_store
+from evalband.store import RunStore, open_store
+from evalband.store._media import media_dir
 
 TARGET_OVERHEAD = 0.15
 SHARE = 0.2

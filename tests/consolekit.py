@@ -16,14 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalband.session import (
-    SessionMachine,
-    SessionStore,
-    VirtualClock,
-    load_instrument,
-    plan_session,
-    resolve_robot,
-)
+from evalband.session import SessionMachine, SessionStore, plan_session, resolve_robot
+from evalband.session._clock import VirtualClock
+from evalband.session._instrument_spec import load_instrument
 from evalband.web import Console, WebServer, new_token
 
 NAMES = ("GN_s1000", "PT_fullLR")

@@ -28,7 +28,8 @@ import pytest
 import yaml
 
 from evalband.cli import main
-from evalband.store import media_dir, open_store
+from evalband.store import open_store
+from evalband.store._media import media_dir
 
 CASE_SECONDS = 30.0
 """The most one case may take: past it the case fails as a hang."""

@@ -1,14 +1,14 @@
-"""Packages meet only through public names: no import of another package's private module.
+"""Packages meet through exported names: never another package's private name.
 
 A package is the first path component under ``src/evalband`` (``analysis``, ``run``, ...);
 the modules directly in ``src/evalband`` (``panel.py``, ``_api.py``, ...) form the root
-package. A private module is one whose name starts with ``_`` (``stats/_procedure.py``). A
-module may import the private modules of its own package; another package's names come
-through that package's ``__init__`` (its public API, lazy where start-up matters) or a
-documented non-underscore module. Helpers that every layer shares live in ``evalband._util``,
-which anyone may import and which itself imports only the standard library and
-:mod:`evalband.errors`. The walk is static (:mod:`ast`), so imports inside functions and
-under ``TYPE_CHECKING`` count too.
+package. A package's facade (its ``__init__``) holds the few names users call; inside the
+project a module imports another package's names from the module that defines them, private
+(``evalband.stats._tests``) or not, as inspect_ai does. What crosses a package line must be
+exported by that module: listed in its ``__all__`` and not private (``_name``). A module may
+import anything of its own package. Helpers that every layer shares live in ``evalband._util``,
+which itself imports only the standard library and :mod:`evalband.errors`. The walk is
+static (:mod:`ast`), so imports inside functions and under ``TYPE_CHECKING`` count too.
 
 Imports also point down only: the layer table in ``docs/architecture.md`` ("The layers") gives
 each package, and each module directly in ``src/evalband``, a layer number, and a module may
@@ -32,20 +32,7 @@ UTIL = "_util"
 ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 # (importing file, imported module) -> the reason it may cross. Keep it empty.
-_FACADE_PENDING = ("facade names are curated by the api engineer this session (issue 32): "
-                   "compare --scorer's names stay private until they decide")
-_FACADE_FROZEN = ("report's facade is being curated this session (issue 32 item 3): the "
-                  "session command reaches the renderer's module until it is listed there")
-ALLOWED: dict[tuple[str, str], str] = {
-    ("cli/_session_analysis.py", "evalband.report._session_terminal"): _FACADE_FROZEN,
-    ("cli/_session.py", "evalband.report._session_terminal"): _FACADE_FROZEN,
-    ("analysis/_metrics.py", "evalband.stats._location"):
-        "medians (issue 29) added while the stats facade's names are frozen for curation",
-    ("_rescore.py", "evalband.analysis._models"): _FACADE_PENDING,
-    ("cli/_compare.py", "evalband._rescore"): _FACADE_PENDING,
-    ("cli/_runs.py", "evalband._rescore"): _FACADE_PENDING,
-    ("cli/_rank.py", "evalband._rescore"): _FACADE_PENDING,
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _module_of(path: Path) -> tuple[list[str], bool]:
@@ -88,9 +75,37 @@ def imports(path: Path) -> Iterator[tuple[int, list[str], str | None]]:
                 yield node.lineno, target, alias.name
 
 
+@functools.cache
+def exported(dotted: str) -> frozenset[str] | None:
+    """The ``__all__`` of module ``dotted`` read statically (a facade's ``[*_LAZY]`` too);
+    ``None`` when the module has none."""
+    base = SRC.joinpath(*dotted.split("."))
+    path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+    with path.open(encoding="utf-8") as file:  # not read_text: the checker's test replaces it
+        tree = ast.parse(file.read())
+    lazy: list[str] = []
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)):
+            lazy = [str(ast.literal_eval(k)) for k in node.value.keys if k is not None]
+    for node in tree.body:
+        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  else node.target if isinstance(node, ast.AnnAssign) else None)
+        if (isinstance(target, ast.Name) and target.id == "__all__"
+                and isinstance(node.value, (ast.List, ast.Tuple))):
+            names: set[str] = set()
+            for elt in node.value.elts:
+                if isinstance(elt, ast.Starred):
+                    names.update(lazy)
+                else:
+                    names.add(str(ast.literal_eval(elt)))
+            return frozenset(names)
+    return None
+
+
 def crossings(path: Path) -> Iterator[tuple[str, int, str]]:
-    """``(file, line, what)`` for each import in ``path`` of another package's private
-    module or private name."""
+    """``(file, line, what)`` for each import in ``path`` of another package's private name,
+    or of a name that the module it comes from does not export (its ``__all__``)."""
     own = _package(path)
     for line, target, name in imports(path):
         if target[0] != "evalband":
@@ -98,14 +113,14 @@ def crossings(path: Path) -> Iterator[tuple[str, int, str]]:
         if name is not None and _is_module([*target, name]):
             target, name = [*target, name], None  # ``from evalband.pkg import _module``
         inner = target[1:]
-        if inner[:1] == [UTIL]:
+        if inner[:1] == [UTIL] or name is None or not _is_module(target):
             continue
-        where = next((i for i, part in enumerate(inner) if _private(part)), None)
-        owner = "" if where == 0 or not inner else inner[0]
+        owner = inner[0] if inner and (ROOT / inner[0]).is_dir() else ""
+        if owner == own:
+            continue
         file, dotted = str(path.relative_to(ROOT)), ".".join(target)
-        if where is not None and owner != own:
-            yield file, line, dotted
-        elif name is not None and _private(name) and (inner[0] if inner else "") != own:
+        exports = exported(dotted)
+        if _private(name) or exports is None or name not in exports:
             yield file, line, f"{dotted}.{name}"
 
 
@@ -113,28 +128,31 @@ def _files() -> list[Path]:
     return sorted(ROOT.rglob("*.py"))
 
 
-def test_no_package_imports_another_packages_private_module() -> None:
+def test_no_package_imports_another_packages_private_or_unexported_name() -> None:
     found = [c for path in _files() for c in crossings(path)]
     unexplained = [f"{file}:{line}: {what}" for file, line, what in found
                    if (file, what) not in ALLOWED]
-    assert not unexplained, "import through the package's public API instead:\n" + "\n".join(
-        unexplained)
+    assert not unexplained, ("import only names the module exports (its __all__), never a "
+                             "private one:\n" + "\n".join(unexplained))
     stale = set(ALLOWED) - {(file, what) for file, _, what in found}
     assert not stale, f"allowed crossings that no longer occur: {sorted(stale)}"
 
 
 @pytest.mark.parametrize(("source", "expected"), [
-    ("from evalband.stats._tests import mcnemar\n", ["evalband.stats._tests"]),
-    ("import evalband.envs._coin\n", ["evalband.envs._coin"]),
-    ("from evalband.stats import _tests\n", ["evalband.stats._tests"]),
-    ("from evalband.run import _hidden\n", ["evalband.run._hidden"]),
-    ("from evalband.analysis import _own\n", []),  # its own package's private name
-    ("from evalband._api import load_run\n", ["evalband._api"]),
-    ("def f():\n    from ..stats._tests import mcnemar\n", ["evalband.stats._tests"]),
-    ("from evalband.stats import mcnemar\n", []),
+    ("from evalband.stats._tests import _mcnemar_p\n", ["evalband.stats._tests._mcnemar_p"]),
+    ("from evalband.stats._tests import no_such_name\n", ["evalband.stats._tests.no_such_name"]),
+    ("from evalband.stats import interval, _tests_cache\n", ["evalband.stats._tests_cache"]),
+    ("from evalband.stats import wilson_internal\n", ["evalband.stats.wilson_internal"]),
+    ("def f():\n    from ..stats._tests import _private\n", ["evalband.stats._tests._private"]),
+    ("from evalband.store._sqlite import _connect\n", ["evalband.store._sqlite._connect"]),
+    ("from evalband.analysis._compare import _anything\n", []),  # its own package
+    ("from ._compare import _anything\n", []),
+    ("from evalband.stats._tests import mcnemar\n", []),  # exported by its module
+    ("from evalband.stats import interval\n", []),  # exported by the facade
+    ("from evalband.stats import _tests\n", []),  # a module, not a name
+    ("import evalband.envs._coin\n", []),
+    ("from evalband._api import load_run\n", []),
     ("from evalband._util.validate import as_count\n", []),
-    ("from evalband.analysis._compare import compare_many\n", []),  # its own package
-    ("from ._compare import compare_many\n", []),
 ])
 def test_the_walk_sees_each_kind_of_crossing(monkeypatch: pytest.MonkeyPatch, source: str,
                                              expected: list[str]) -> None:

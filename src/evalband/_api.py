@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, RunData
+    from evalband.analysis import Comparison
+    from evalband.analysis._compare import RunData
     from evalband.episode import EpisodeRecord
     from evalband.store import RunStore
 
@@ -42,9 +43,12 @@ def load_run(
             directory when there is one).
         BundleError: a path that is not a bundle, or a bundle that fails its checks.
     """
-    from evalband.analysis import COMPARE_COLUMNS, RunData, StoredRecords
+    from evalband.analysis import StoredRecords
+    from evalband.analysis._compare import RunData
+    from evalband.analysis._pairs import COMPARE_COLUMNS
     from evalband.panel import panel_from_yaml
-    from evalband.store import load_bundle, resolve_run
+    from evalband.store._bundle import load_bundle
+    from evalband.store._refs import resolve_run
 
     ref = resolve_run(source, store)
     records: Sequence[EpisodeRecord]

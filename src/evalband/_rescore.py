@@ -26,7 +26,8 @@ from evalband.errors import InvalidInputError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from evalband.analysis import Comparison, RunData
+    from evalband.analysis import Comparison
+    from evalband.analysis._compare import RunData
     from evalband.analysis._models import JudgedBy
     from evalband.episode import EpisodeRecord
     from evalband.store import RunStore
@@ -65,7 +66,7 @@ def rescore_run(store: RunStore, run_id: str, scorer: str, new_run_id: str, *,
         RunNotFoundError: no run ``run_id``; StoreError: ``new_run_id`` is taken.
 
     >>> import tempfile, evalband
-    >>> from evalband.store import add_scores
+    >>> from evalband.store._scores import add_scores
     >>> st = evalband.open_store(f"{tempfile.mkdtemp()}/s.sqlite")
     >>> _ = evalband.run_panel(evalband.load_panel("reach1d"), "reach1d:damped", st, run_id="d")
     >>> keys = sorted(r.key for r in st.episode_records("d"))[:4]
@@ -128,7 +129,7 @@ def judge_records(records: Sequence[EpisodeRecord], scorer: str, *, run_id: str,
     >>> j.records[0].outcome, j.changed, j.left_out, j.source
     (<Outcome.FAILURE: 'failure'>, 1, 1, 'operator')
     """
-    from evalband.analysis import scorer_values, scorers_of
+    from evalband.analysis._scorers import scorer_values, scorers_of
 
     if scorer == "success":
         raise InvalidInputError("the run's outcome already is the 'success' scorer; name "

@@ -40,6 +40,7 @@ from evalband.errors import PanelError
 
 __all__ = [
     "Budget",
+    "as_factor_spec",
     "DesignSpec",
     "Panel",
     "EpisodeSpec",
@@ -678,7 +679,7 @@ def condition_seed_function(env: str, imports: list[str] | None = None) -> Any:
     a static ``condition_seed(seed, cell, episode) -> int``; every other env gets
     :func:`default_condition_seed`.
     """
-    from evalband.envs import env_class, prepare_imports
+    from evalband.envs._resolve import env_class, prepare_imports
 
     try:
         prepare_imports(imports=imports or [])
@@ -787,7 +788,7 @@ def panel_from_yaml(text: str) -> Panel:
 
 def _registered_budget(data: dict[str, Any], label: str) -> dict[str, int]:
     """A panel without ``budget``: the env's registered ``TimeLimit`` as ``budget.steps``."""
-    from evalband.envs import prepare_imports, registered_time_limit
+    from evalband.envs._resolve import prepare_imports, registered_time_limit
 
     imports = data.get("imports") or []
     prepare_imports(imports=[str(m) for m in imports] if isinstance(imports, list) else [])
@@ -801,7 +802,7 @@ def _registered_budget(data: dict[str, Any], label: str) -> dict[str, int]:
 
 
 def _check_env(panel: Panel, label: str) -> None:
-    from evalband.envs import env_entry, prepare_imports
+    from evalband.envs._resolve import env_entry, prepare_imports
 
     try:
         prepare_imports(imports=panel.imports)

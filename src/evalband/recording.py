@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, RunData
+    from evalband.analysis import Comparison
+    from evalband.analysis._compare import RunData
     from evalband.store import RunStore
 
 __all__ = ["RecordedComparison", "record_comparison"]
@@ -103,7 +104,8 @@ def record_comparison(
         runs = list(refs)  # type: ignore[arg-type]  # all loaded already
     base, cands = runs[0], runs[1:]
     if results is None:
-        from evalband.analysis import DEFAULT_EFFECT, compare_many
+        from evalband.analysis import compare_many
+        from evalband.analysis._models import DEFAULT_EFFECT
 
         results = compare_many(base, cands, allow_panel_mismatch=allow_panel_mismatch,
                                confidence=confidence,
@@ -156,13 +158,10 @@ def _record(st: RunStore, base: RunData, cands: Sequence[RunData],
     """Record the comparison (``episode_counts`` in its options); return the notes."""
     from msgspec.structs import replace
 
-    from evalband.analysis import (
-        DEFAULT_EFFECT,
-        comparison_options,
-        episode_counts,
-        peeking_notes,
-    )
-    from evalband.report import comparison_documents
+    from evalband.analysis._models import DEFAULT_EFFECT
+    from evalband.analysis._sequential import episode_counts, peeking_notes
+    from evalband.analysis._stored import comparison_options
+    from evalband.report._document import comparison_documents
 
     runs = [base, *cands]
     counts = episode_counts(runs)

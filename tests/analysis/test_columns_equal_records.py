@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalband
-from evalband.analysis import compare_many, noise_floor, paired_outcomes
+from evalband.analysis import compare_many, noise_floor
+from evalband.analysis._compare import RunData
 from evalband.analysis._pairs import StoredRecords, records_where
+from evalband.analysis._summary import paired_outcomes
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import load_panel
 from evalband.report import comparison_json
@@ -94,9 +96,9 @@ def test_columns_give_what_records_give(store: RunStore, b_draws: list[Any],
 
     # every number of compare --json: columns == records, and pairs == a brute-force count
     fast = compare_many(base, [cand])[0]
-    slow = compare_many(evalband.analysis.RunData(
+    slow = compare_many(RunData(
         base.run_id, base.policy, base.panel_fingerprint, base.panel, b_list, eaf),
-        [evalband.analysis.RunData(cand.run_id, cand.policy, cand.panel_fingerprint,
+        [RunData(cand.run_id, cand.policy, cand.panel_fingerprint,
                                    cand.panel, c_list)])[0]
     assert comparison_json(fast) == comparison_json(slow)
     for row in json.loads(comparison_json(fast))["slices"]:

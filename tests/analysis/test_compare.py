@@ -123,7 +123,7 @@ def test_holm_adjusts_across_slices(store) -> None:
     """Adjusted p: the discrete step-down by default, Holm's on request, never above Holm's."""
     from scipy.stats import binom
 
-    from evalband.analysis import HOLM
+    from evalband.analysis._verdicts import HOLM
     from evalband.stats import holm
 
     c = hidden_fixture(store, 200)
@@ -266,7 +266,7 @@ def test_several_candidates_and_cli_exit_codes(store, capsys, tmp_path) -> None:
 def test_bundle_is_the_baseline_of_record(store, tmp_path) -> None:
     hidden_fixture(store, 10)
     bundle = tmp_path / "baseline-bundle"
-    from evalband.store import export_bundle
+    from evalband.store._bundle import export_bundle
 
     export_bundle(store, "base10", bundle)
     c = evalband.compare(bundle, "cand10", store=store)

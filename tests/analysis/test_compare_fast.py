@@ -80,7 +80,7 @@ def _decided(row: SliceComparison, **changes: Any) -> SliceComparison:
 
 
 def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
-    from evalband.stats import pair_correlation, power_statement
+    from evalband.stats._power_statement import pair_correlation, power_statement
 
     paired = row.pairing == "paired"
     n = (sum(v for k, v in row.pairs.items() if k != "unmatched") if paired

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from evalband.analysis import RunData, compare_many
+from evalband.analysis import compare_many
+from evalband.analysis._compare import RunData
 from evalband.episode import EpisodeRecord
 from evalband.panel import load_panel
 

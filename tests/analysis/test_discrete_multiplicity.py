@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, hypergeom
 
-from evalband.analysis import DISCRETE_HOLM, HOLM
 from evalband.analysis._calibrate import _membership, simulate_tables
 from evalband.analysis._compare import (
     PairTable,
@@ -22,9 +21,11 @@ from evalband.analysis._compare import (
     aggregate_from_tables,
     decide_family,
 )
+from evalband.analysis._verdicts import DISCRETE_HOLM, HOLM
 from evalband.panel import load_panel
-from evalband.stats import FisherNull, McNemarNull, holm, unpaired_exact_p
-from evalband.stats._discrete import _fisher_tails
+from evalband.stats import holm
+from evalband.stats._discrete import FisherNull, McNemarNull, _fisher_tails
+from evalband.stats._procedure import unpaired_exact_p
 
 
 def _mcnemar_values(m: int) -> list[float]:

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalband.analysis import Comparison, RunData, compare_runs, metric_summaries
+from evalband.analysis import Comparison, compare_runs
+from evalband.analysis._compare import RunData
+from evalband.analysis._metrics import metric_summaries
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import Panel, load_panel
 from evalband.report import comparison_markdown

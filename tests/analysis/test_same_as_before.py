@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 WORKER = r'''
 import json, sys
-from evalband.analysis import RunData, compare_many
+from evalband.analysis import compare_many
+from evalband.analysis._compare import RunData
 from evalband.episode import EpisodeRecord
 from evalband.panel import load_panel
 from evalband.report import comparison_json

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
-from evalband.analysis import scorer_agreement, scorer_values, scorers_of
+from evalband.analysis._scorers import scorer_agreement, scorer_values, scorers_of
 from evalband.episode import EpisodeRecord
 from evalband.errors import InvalidInputError
 from evalband.stats import interval

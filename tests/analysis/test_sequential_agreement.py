@@ -20,7 +20,8 @@ from scipy.stats import binom
 from evalband.analysis._sequential import _SequentialSlice
 from evalband.report import _format as fmt
 from evalband.report._table import _log_parts
-from evalband.stats import confidence_sequence, decided_sequence, sequential_paired_test
+from evalband.stats import confidence_sequence, sequential_paired_test
+from evalband.stats._sequential import decided_sequence
 
 ALPHA_SIDE = 0.05 / 6  # three slices at a family-wise 0.05: alpha / (2 m) per direction
 LEVEL = 1.0 - 2.0 * ALPHA_SIDE

@@ -26,7 +26,8 @@ from evalband.analysis._stored import (
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError
 from evalband.panel import load_panel
-from evalband.report import comparison_document, comparison_documents
+from evalband.report import comparison_document
+from evalband.report._document import comparison_documents
 from evalband.stats import Difference, Interval
 
 OUTCOMES = (Outcome.SUCCESS, Outcome.FAILURE, Outcome.TIMEOUT, Outcome.ERROR)

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from evalband import load_run, run_panel
-from evalband.analysis import Sweep, fresh_panel, sweep_runs
+from evalband.analysis._sweep import Sweep, fresh_panel, sweep_runs
 from evalband.cli import main
 from evalband.panel import load_panel
-from evalband.stats import interval, selection_bias
+from evalband.stats import interval
+from evalband.stats._selection import selection_bias
 from evalband.store import RunStore
 
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from consolekit import SECRETS, Running, plan, serving
-from evalband.session import AttemptLog, SessionStore
+from evalband.session import SessionStore
+from evalband.session._attempts import AttemptLog
 
 from .conftest import CHROMIUM, CHROMIUM_ARGS
 

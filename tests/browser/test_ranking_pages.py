@@ -11,7 +11,8 @@ import pytest
 from evalband import run_panel
 from evalband.cli import main
 from evalband.panel import load_panel
-from evalband.session import PreferenceSession, plan_preference, simulate_preferences
+from evalband.session._preference import PreferenceSession, plan_preference
+from evalband.session._preference_analysis import simulate_preferences
 from evalband.store import RunStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -54,7 +54,8 @@ def test_show_compare_and_report_report_their_progress(
     """Each long command moves its bar with episodes done of all (a fake terminal)."""
     from typer.testing import CliRunner
 
-    from evalband.cli import _progress, app
+    from evalband.cli import _progress
+    from evalband.cli._app import app
 
     folder = tmp_path
     source = folder / "r.csv"

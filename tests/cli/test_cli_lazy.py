@@ -134,7 +134,6 @@ def test_a_process_run_names_its_env_and_policy_modules_for_the_workers(
     """The run command asks for its workers, with the panel's env (MuJoCo) and policy
     modules for the forkserver, before it loads the panel; a later, smaller preload
     request (the runner's own) does not undo it."""
-    import evalband.run
     from evalband.run import _pool
 
     panel = tmp_path / "p.yaml"
@@ -146,15 +145,15 @@ def test_a_process_run_names_its_env_and_policy_modules_for_the_workers(
         calls.append(args)
         raise LookupError("stop here: the workers were asked for first")
 
-    monkeypatch.setattr(evalband.run, "prestart", prestart)
+    monkeypatch.setattr("evalband.run._pool.prestart", prestart)
     with pytest.raises(LookupError):
         main(["run", str(panel), "-p", "pusht:expert", "-b", "process", "-w", "3"])
     assert calls == [(3, ["evalband.run._execute", "json", "evalband.envs.pusht",
                           "evalband.policies.pusht"])]
     # what the run itself asks for, from the loaded panel, is the same list
     from evalband.panel import load_panel
-    from evalband.run import RunTask
     from evalband.run._backends import worker_modules
+    from evalband.run._execute import RunTask
 
     loaded = load_panel(str(panel))
     task = RunTask(run_id="r", policy="pusht:expert", panel_fingerprint="f", env=loaded.env,

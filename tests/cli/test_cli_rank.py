@@ -14,8 +14,9 @@ from evalband.analysis import Ranking, rank_runs
 from evalband.cli import main
 from evalband.panel import load_panel
 from evalband.policies._builtin import zero_action
-from evalband.stats import separation_size
-from evalband.store import RunStore, export_bundle
+from evalband.stats._rank_power import separation_size
+from evalband.store import RunStore
+from evalband.store._bundle import export_bundle
 from testkit import coin_panel
 
 POLICIES = ("baseline", "damped", "expert")

@@ -172,7 +172,8 @@ def test_fetch_success_rule_final_step_vs_any_step(tmp_path: Path) -> None:
 _CLOCK = """
 import json, sys
 import numpy as np
-from evalband.envs import make_env, prepare_imports
+from evalband.envs import make_env
+from evalband.envs._resolve import prepare_imports
 prepare_imports(imports=["shimmy"])
 out = []
 for seed, steps in json.loads(sys.argv[1]):

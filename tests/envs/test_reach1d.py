@@ -22,21 +22,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalband.envs
-from evalband.envs import (
+from evalband.envs import ENV_ID, Reach1DEnv, advance, episode_condition_seed, rollout_batch
+from evalband.envs._lcg import lcg_jump, lcg_states, lcg_uniforms
+from evalband.envs._reach1d_core import (
     DRAWS_PER_EPISODE,
-    ENV_ID,
-    OPTION_KEYS,
-    Reach1DEnv,
-    advance,
     classify_samples,
     conditions,
-    episode_condition_seed,
     episode_condition_seeds,
-    lcg_jump,
-    rollout_batch,
+    judge,
+    settle,
+    unit_errors,
 )
-from evalband.envs._lcg import lcg_states, lcg_uniforms
-from evalband.envs._reach1d_core import judge, settle, unit_errors
+from evalband.envs.reach1d import OPTION_KEYS
 from evalband.errors import EvalbandError, InvalidInputError, InvalidParameterError
 from evalband.policies.reach1d import baseline, damped
 

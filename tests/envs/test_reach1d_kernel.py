@@ -13,8 +13,8 @@ from test_reach1d import seed_program
 
 import evalband._util.jit as jit
 import evalband.envs._reach1d_batch as batch
-from evalband.envs import conditions, episode_condition_seeds, rollout_batch
-from evalband.envs._reach1d_core import DYNAMICS
+from evalband.envs import rollout_batch
+from evalband.envs._reach1d_core import DYNAMICS, conditions, episode_condition_seeds
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.policies.reach1d import baseline, damped
 

@@ -10,8 +10,11 @@ import pytest
 
 from evalband.analysis import paired_counts
 from evalband.errors import InvalidParameterError, PanelMismatchError
-from evalband.labs import hidden_regression_panel, simulate_hidden_regression
-from evalband.labs.hidden_regression import DEFAULT_SEED
+from evalband.labs.hidden_regression import (
+    DEFAULT_SEED,
+    hidden_regression_panel,
+    simulate_hidden_regression,
+)
 from evalband.panel import default_condition_seed
 from evalband.run import Recorder
 from evalband.stats import diff_paired

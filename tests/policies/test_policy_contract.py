@@ -15,7 +15,9 @@ import pytest
 
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
-from evalband.policies import EpisodeContext, PolicyRuntime, episode_seed
+from evalband.policies import EpisodeContext
+from evalband.policies._contract import episode_seed
+from evalband.policies._runtime import PolicyRuntime
 from evalband.run import run_panel
 from testkit import coin_panel, comparable
 

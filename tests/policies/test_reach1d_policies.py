@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalband._util.names import BUILTIN_POLICIES
 from evalband.errors import EvalbandError, InvalidInputError, PolicyNotFoundError
-from evalband.policies import BUILTIN_POLICIES, resolve_policy
+from evalband.policies import resolve_policy
 from evalband.policies.reach1d import baseline, damped, expert
 
 

@@ -17,14 +17,9 @@ from evalband.panel import load_panel
 from evalband.report import render_html
 from evalband.report._clips import choose_clips
 from evalband.run import run_panel
-from evalband.store import (
-    RunStore,
-    export_bundle,
-    import_bundle,
-    media_dir,
-    open_store,
-    store_media_bytes,
-)
+from evalband.store import RunStore, open_store
+from evalband.store._bundle import export_bundle, import_bundle
+from evalband.store._media import media_dir, store_media_bytes
 from evalband.view import serve_in_background
 
 
@@ -95,7 +90,7 @@ def test_regressed_failures_come_first_and_the_budget_holds(tmp_path: Path) -> N
     ])
     cmp = _Cmp("cand", [_Row("factor", "start=held_out", "regressed"),
                         _Row("all", "all", "regressed")])
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     locate = {v: (lambda ref: media_file(db, ref)) for v in ("base", "cand")}
     clips, left = choose_clips([base, cand], [cmp], locate)  # type: ignore[list-item,arg-type]

@@ -173,7 +173,8 @@ def test_single_run_page(labs) -> None:
 
 
 def test_bundle_sources_need_no_store(labs, tmp_path: Path) -> None:
-    from evalband.store import export_bundle, open_store
+    from evalband.store import open_store
+    from evalband.store._bundle import export_bundle
 
     with open_store(labs.store) as st:
         bundle = export_bundle(st, labs.hidden[0], tmp_path / "bundle")

@@ -8,8 +8,8 @@ import pytest
 
 from evalband._api import load_run
 from evalband.analysis import compare_many
-from evalband.report import comparison_documents
 from evalband.report._data import collect
+from evalband.report._document import comparison_documents
 from evalband.report._html import report_html
 from evalband.report._markdown import report_markdown
 from evalband.store import RunStore

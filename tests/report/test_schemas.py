@@ -8,8 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evalband.analysis import STATISTICS, compare_sequential
+from evalband.analysis import compare_sequential
 from evalband.analysis._compare import _example_comparison, compare_many
+from evalband.analysis._statistics import STATISTICS
 from evalband.report import comparison_document, comparison_json
 from evalband.report._schemas import SCHEMAS, schema_texts
 

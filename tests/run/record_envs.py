@@ -15,7 +15,8 @@ import sys
 import av
 
 from evalband.cli import main
-from evalband.store import media_file, open_store
+from evalband.store import open_store
+from evalband.store._media import media_file
 
 
 def film(store: str, panels: list[str]) -> list[list[object]]:

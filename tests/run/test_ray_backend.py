@@ -22,8 +22,9 @@ import pytest
 from evalband.envs._coin import CoinEnv
 from evalband.errors import BackendError, InvalidParameterError
 from evalband.panel import Panel, load_panel
-from evalband.run import RunTask, get_backend, run_panel
-from evalband.run._backends import guided_chunks
+from evalband.run import run_panel
+from evalband.run._backends import get_backend, guided_chunks
+from evalband.run._execute import RunTask
 from testkit import comparable
 
 pytestmark = pytest.mark.slow
@@ -137,7 +138,7 @@ def test_clips_on_ray_equal_serial(cluster: Any, store: Any) -> None:
 
 def test_step_data_on_ray_equals_serial(cluster: Any, store: Any) -> None:
     """``record_steps``: the bytes travel back with the records; the driver stores them."""
-    from evalband.store import steps_ref
+    from evalband.store._steps import steps_ref
 
     panel = load_panel("reach1d").with_overrides(episodes=3)
     run_panel(panel, "reach1d:damped", store, run_id="serial", record_steps=True)

@@ -111,7 +111,7 @@ def _panel(env: str = "test_record_envs:KwargsEnv") -> Any:
 def test_render_mode_through_kwargs_is_filmed_and_resized(store: Any) -> None:
     import av
 
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     run_panel(_panel(), "random", store, run_id="kw", record_video="all",
               record_size=(32, 16))

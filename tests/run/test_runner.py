@@ -66,7 +66,7 @@ def test_resume_skips_finished_episodes(store) -> None:
     first = store.episode_records("full")[:9]
     from dataclasses import replace
 
-    from evalband.store import RunManifest
+    from evalband.store._manifest import RunManifest
 
     manifest = store.get_run("full")
     store.create_run(RunManifest.from_dict({**manifest.as_dict(), "run_id": "crashed",

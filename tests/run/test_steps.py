@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 
 import evalband.store
-from evalband.envs import close_env, make_env
+from evalband.envs import make_env
+from evalband.envs._resolve import close_env
 from evalband.episode import EpisodeRecord
 from evalband.panel import Panel, load_panel
 from evalband.run import run_panel
 from evalband.run._execute import env_options
 from evalband.run._steps import StepRecorder
-from evalband.store import RunStore, media_dir, read_steps, steps_ref
+from evalband.store import RunStore, read_steps
+from evalband.store._media import media_dir
+from evalband.store._steps import steps_ref
 
 
 def _replay(panel: Panel, record: EpisodeRecord, actions: np.ndarray,
@@ -103,7 +106,7 @@ def test_identical_step_data_is_stored_once(store: RunStore) -> None:
 
 def test_the_size_cap_keeps_the_first_steps_and_says_so(
         store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(evalband.store, "MAX_STEP_BYTES", 10 * 16)  # 10 steps of 1 action
+    monkeypatch.setattr("evalband.store._steps.MAX_STEP_BYTES", 10 * 16)  # 10 steps of 1 action
     panel = load_panel("reach1d").with_overrides(episodes=2)
     run_panel(panel, "reach1d:damped", store, run_id="capped", record_steps=True)
     long = [r for r in store.episode_records("capped") if r.steps > 10]
@@ -133,7 +136,7 @@ def test_step_recorder_copies_actions_and_marks_missing_info() -> None:
     for t in range(3):
         buffer[:] = t  # a policy that reuses its output array
         rec.add(buffer, t, {} if t == 1 else {"coverage": t})
-    data = evalband.store.decode_steps(rec.pending()["data"])
+    data = evalband.store._steps.decode_steps(rec.pending()["data"])
     assert data.action[:, 0].tolist() == [0.0, 1.0, 2.0]
     assert np.isnan(data.info["coverage"][1]) and data.info["coverage"][2] == 2.0
 
@@ -152,7 +155,8 @@ def test_cli_record_steps(tmp_path: Path) -> None:
 
 
 def test_step_data_travels_in_a_bundle(store: RunStore, tmp_path: Path) -> None:
-    from evalband.store import export_bundle, import_bundle, open_store
+    from evalband.store import open_store
+    from evalband.store._bundle import export_bundle, import_bundle
 
     panel = load_panel("reach1d").with_overrides(episodes=1)
     run_panel(panel, "reach1d:damped", store, run_id="b", record_steps=True)

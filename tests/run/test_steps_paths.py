@@ -12,12 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalband.envs import close_env, make_env
+from evalband.envs import make_env
+from evalband.envs._resolve import close_env
 from evalband.errors import InvalidInputError, InvalidParameterError
 from evalband.panel import load_panel
 from evalband.run import run_panel
 from evalband.run._execute import env_options
-from evalband.store import RunStore, read_steps, steps_ref
+from evalband.store import RunStore, read_steps
+from evalband.store._steps import steps_ref
 
 
 def _refs(store: RunStore, run_id: str) -> dict[tuple[str, int, int], str]:
@@ -111,7 +113,7 @@ def test_the_recorder_stores_step_data_from_a_users_own_loop(store: RunStore) ->
     """A user's loop on the real Reacher-v5: what the Recorder stored replays to the same."""
     pytest.importorskip("gymnasium.envs.mujoco")
     from evalband.run import Recorder
-    from evalband.store import StepData
+    from evalband.store._steps import StepData
 
     panel = load_panel({"name": "reacher-own-loop", "env": "Reacher-v5", "episodes": 2,
                         "seed": 1, "budget": {"steps": 8}, "metrics": ["reward_dist"]})

@@ -16,7 +16,8 @@ import pytest
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.policies.manipulation import UniformRandom
-from evalband.run import get_backend, run_panel
+from evalband.run import run_panel
+from evalband.run._backends import get_backend
 from evalband.run._vector import close_vector_envs
 from evalband.store import open_store
 from testenvs import FAULTY_COIN

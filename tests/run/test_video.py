@@ -12,7 +12,8 @@ from evalband.errors import InvalidParameterError
 from evalband.panel import Panel, load_panel
 from evalband.run import run_panel
 from evalband.run._video import encode_video, parse_record
-from evalband.store import RunStore, media_dir, media_file
+from evalband.store import RunStore
+from evalband.store._media import media_dir, media_file
 
 
 def pusht_panel(episodes: int = 4, steps: int = 6) -> Panel:

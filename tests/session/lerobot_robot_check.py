@@ -37,7 +37,8 @@ def cli(*args: str) -> tuple[int, str, str]:
 def so101(tmp: Path, store: str) -> dict[str, Any]:
     import lerobot.robots
 
-    from evalband.session import AttemptLog, SessionStore
+    from evalband.session import SessionStore
+    from evalband.session._attempts import AttemptLog
     from evalband.session._lerobot_robot import lerobot_robot
 
     config = tmp / "so101.yaml"
@@ -59,7 +60,8 @@ def so101(tmp: Path, store: str) -> dict[str, Any]:
 def loop(tmp: Path, store: str) -> dict[str, Any]:
     import lerobot.robots
 
-    from evalband.session import AttemptLog, SessionStore, resolve_robot
+    from evalband.session import SessionStore, resolve_robot
+    from evalband.session._attempts import AttemptLog
 
     config = tmp / "sim.yaml"
     config.write_text("id: rehearsal-arm\nseed: 3\n")
@@ -123,7 +125,7 @@ def checkpoint(tmp: Path, store: str) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from evalband.session import SessionStore
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     directory = tmp / "act"
     save_act(directory)
@@ -152,7 +154,7 @@ def export(tmp: Path, store: str) -> dict[str, Any]:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from evalband.session import SessionStore
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     root = tmp / "dataset"
     code, out, err = cli("export", "lr", "--format", "lerobot", "--out", str(root),

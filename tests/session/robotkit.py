@@ -8,15 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from evalband.session import (
-    SessionMachine,
-    SessionStore,
-    VirtualClock,
-    load_instrument,
-    plan_session,
-    resolve_robot,
-)
-from evalband.store import media_file
+from evalband.session import SessionMachine, SessionStore, plan_session, resolve_robot
+from evalband.session._clock import VirtualClock
+from evalband.session._instrument_spec import load_instrument
+from evalband.store._media import media_file
 
 CONTROLS = ("sim-arm:grasp", "sim-arm:weak", "sim-arm:never")
 

@@ -26,16 +26,9 @@ from evalband import stats
 from evalband.analysis import SliceVerdict
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
-from evalband.session import (
-    CONFIRMATORY,
-    EXPLORATORY,
-    Grouping,
-    analyze_session,
-    expected_flip_rate,
-    parse_prereg,
-    plan_session,
-    simulate_session,
-)
+from evalband.session import analyze_session, expected_flip_rate, plan_session, simulate_session
+from evalband.session._prereg import Grouping, parse_prereg
+from evalband.session._results import CONFIRMATORY, EXPLORATORY
 
 LABEL = "exploratory — a hypothesis, not a finding"  # seed 004, section 5, word for word
 RATES = {"A": 0.6, "B": 0.45, "C": 0.3}

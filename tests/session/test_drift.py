@@ -12,10 +12,11 @@ from sessionkit import store_session
 from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.multitest import multipletests
 
-from evalband.analysis import slice_verdict
+from evalband.analysis._verdicts import slice_verdict
 from evalband.cli import main
 from evalband.errors import InvalidInputError, InvalidParameterError
-from evalband.session import EXPLORATORY, plan_session, session_drift, simulate_session
+from evalband.session import plan_session, session_drift, simulate_session
+from evalband.session._results import EXPLORATORY
 
 
 def pair(rate_1: float, rate_2: float, seed: int, scenes: int = 40, others=("A", "B")):

@@ -17,7 +17,8 @@ import jsonschema
 import pytest
 from golden_sessions import golden_outputs
 
-from evalband.analysis import SliceVerdict, Standing
+from evalband.analysis import SliceVerdict
+from evalband.analysis._verdicts import Standing
 
 BEFORE = Path(__file__).parent / "data" / "session_json_before.json"
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"

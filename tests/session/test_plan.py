@@ -12,7 +12,8 @@ from scipy import stats
 
 from evalband.cli import main
 from evalband.errors import InvalidInputError
-from evalband.session import Rubric, SessionPlan, blind_codes, plan_session
+from evalband.session import Rubric, SessionPlan, plan_session
+from evalband.session._plan import blind_codes
 
 POLICIES = ["GN_s1000", "GN_s2000", "PT_fullLR"]
 

@@ -15,11 +15,10 @@ import pytest
 
 from evalband.cli import main
 from evalband.errors import InvalidInputError, StoreError
-from evalband.session import (
+from evalband.session._preference import PreferenceSession, plan_preference
+from evalband.session._preference_analysis import (
     PreferenceAnalysis,
-    PreferenceSession,
     analyze_preferences,
-    plan_preference,
     simulate_preferences,
 )
 from evalband.store import RunStore

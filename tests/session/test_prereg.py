@@ -12,17 +12,9 @@ import pytest
 from sessionkit import store_session
 
 from evalband.cli import main
-from evalband.errors import InvalidInputError, StoreError
-from evalband.session import (
-    PreregistrationError,
-    get_prereg,
-    list_preregs,
-    lock_prereg,
-    parse_prereg,
-    plan_session,
-    prereg_for_session,
-    simulate_session,
-)
+from evalband.errors import InvalidInputError, PreregistrationError, StoreError
+from evalband.session import plan_session, prereg_for_session, simulate_session
+from evalband.session._prereg import get_prereg, list_preregs, lock_prereg, parse_prereg
 
 PLAN = """\
 name: pretrained-vs-scratch

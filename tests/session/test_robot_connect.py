@@ -14,8 +14,10 @@ import pytest
 from robotkit import machine, plan
 
 from evalband.errors import RobotError
-from evalband.session import AttemptLog, Phase, SessionStore, connect_robot, resolve_robot
+from evalband.session import SessionStore, connect_robot, resolve_robot
+from evalband.session._attempts import AttemptLog
 from evalband.session._lerobot_robot import explain_connect_error
+from evalband.session._machine import Phase
 
 
 class Config:

@@ -17,7 +17,9 @@ import pytest
 from robotkit import machine, plan
 
 from evalband.errors import InvalidInputError
-from evalband.session import AttemptLog, Phase, SessionStore, resolve_robot
+from evalband.session import SessionStore, resolve_robot
+from evalband.session._attempts import AttemptLog
+from evalband.session._machine import Phase
 
 
 def test_the_operator_overrides_undoes_and_skips(tmp_path: Path) -> None:
@@ -94,7 +96,8 @@ def test_an_abort_stops_the_actions_at_once_and_the_trial_is_replayed(tmp_path: 
                     m.abort()  # as the operator's key, mid-trial
                 return self.inner.act(obs)
 
-        from evalband.policies import as_runtime, resolve_policy
+        from evalband.policies import resolve_policy
+        from evalband.policies._runtime import as_runtime
 
         original = m._runtimes["sim-arm:grasp"]
         m._runtimes["sim-arm:grasp"] = as_runtime(Aborting(resolve_policy("sim-arm:grasp")()))
@@ -219,7 +222,8 @@ def test_the_camera_and_the_reference_frame_for_an_overlay(tmp_path: Path) -> No
 
 
 def test_a_virtual_clock_needs_a_simulated_robot_and_a_rehearsal_a_rule(tmp_path: Path) -> None:
-    from evalband.session import SessionMachine, VirtualClock
+    from evalband.session import SessionMachine
+    from evalband.session._clock import VirtualClock
 
     store = tmp_path / "s.sqlite"
     plan(store, "v1", policies=("sim-arm:grasp",), attempts=1, blind=False)

@@ -24,9 +24,10 @@ import pytest
 from robotkit import clip_frames, media, steps
 
 from evalband.cli import main
-from evalband.session import AttemptLog, SessionStore
+from evalband.session import SessionStore
+from evalband.session._attempts import AttemptLog
 from evalband.session._png import png_array
-from evalband.store import media_file
+from evalband.store._media import media_file
 
 pytestmark = pytest.mark.slow
 

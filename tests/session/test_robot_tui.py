@@ -13,14 +13,10 @@ from typing import Any
 
 from robotkit import machine, plan
 
-from evalband.session import (
-    AttemptLog,
-    RealClock,
-    SessionMachine,
-    SessionStore,
-    resolve_robot,
-    run_robot_session,
-)
+from evalband.session import SessionMachine, SessionStore, resolve_robot
+from evalband.session._attempts import AttemptLog
+from evalband.session._clock import RealClock
+from evalband.session._robot_tui import run_robot_session
 from evalband.session._tui import LineKeys
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from evalband.cli import main
 from evalband.session import SessionStore, plan_session
-from evalband.store import RunStore, load_bundle
+from evalband.store import RunStore
+from evalband.store._bundle import load_bundle
 
 SCORES = {"A": (2, 2, 0, 2, 2, 1, 2, 2), "B": (0, 2, 0, 0, 1, 0, 2, 0)}  # by (scene, attempt)
 

@@ -14,14 +14,8 @@ import pytest
 
 from evalband.cli import main
 from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
-from evalband.session import (
-    TRIAL_COLUMNS,
-    Rubric,
-    SessionPlan,
-    SessionStore,
-    load_session,
-    plan_session,
-)
+from evalband.session import Rubric, SessionPlan, SessionStore, load_session, plan_session
+from evalband.session._store import TRIAL_COLUMNS
 from evalband.store import open_store
 
 NAMES = ["GN_s1000", "GN_s2000", "PT_fullLR"]

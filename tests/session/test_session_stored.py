@@ -18,7 +18,8 @@ from evalband.session import (
     simulate_session,
 )
 from evalband.session._stored import latest_analysis, stored_looks
-from evalband.stats import Difference, Interval, TestResult
+from evalband.stats import Difference, Interval
+from evalband.stats._types import TestResult
 
 RATES = {"A": 0.85, "B": 0.5, "C": 0.2}
 

@@ -88,7 +88,8 @@ def test_the_preregistered_design_is_the_stop_rules_design(
     from evalband.cli._session import _stop_rule
     from evalband.errors import InvalidInputError
     from evalband.session import SessionStore, stored_looks
-    from evalband.stats import design_theta, sequential_paired_test
+    from evalband.stats import sequential_paired_test
+    from evalband.stats._sequential import design_theta
 
     db = tmp_path / "s.sqlite"
     (tmp_path / "plan.yaml").write_text(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
-from evalband.stats import (
+from evalband.stats._agreement import (
     established_agreement,
     kendall_tau_b,
     mmrv,

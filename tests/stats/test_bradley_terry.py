@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from evalband.stats import bt_fit, bt_heterogeneity, bt_wins, strongly_connected
+from evalband.stats._bradley_terry import bt_fit, bt_heterogeneity, bt_wins, strongly_connected
 
 WINS = np.array([[0, 7, 9, 5], [3, 0, 6, 4], [1, 4, 0, 6], [5, 6, 4, 0]], float)
 

@@ -16,7 +16,9 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband.errors import InvalidCountsError, InvalidParameterError
-from evalband.stats import INTERVAL_METHODS, CoverageGrid, coverage, coverage_grid
+from evalband.stats import coverage, coverage_grid
+from evalband.stats._coverage import CoverageGrid
+from evalband.stats._intervals import INTERVAL_METHODS
 
 STATSMODELS_NAME = {
     "wilson": "wilson",

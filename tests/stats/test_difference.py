@@ -23,7 +23,8 @@ from scipy.stats import norm
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from evalband.errors import InvalidCountsError, InvalidParameterError
-from evalband.stats import PAIRED_METHODS, Difference, diff_paired, diff_unpaired
+from evalband.stats import Difference, diff_paired, diff_unpaired
+from evalband.stats._difference import PAIRED_METHODS
 
 # ---------------------------------------------------------------------------------------
 # strategies

@@ -18,7 +18,8 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalband.errors import InvalidCountsError, InvalidParameterError
-from evalband.stats import INTERVAL_METHODS, Interval, interval, interval_bounds, intervals
+from evalband.stats import Interval, interval, interval_bounds, intervals
+from evalband.stats._intervals import INTERVAL_METHODS
 
 STATSMODELS_NAME = {
     "wilson": "wilson",

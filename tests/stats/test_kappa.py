@@ -14,7 +14,7 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
 from evalband.errors import InvalidInputError
-from evalband.stats import cohen_kappa, kappa_table
+from evalband.stats._kappa import cohen_kappa, kappa_table
 
 
 @pytest.mark.parametrize("weights,wt", [("none", None), ("linear", "linear"),

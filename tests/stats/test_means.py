@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from evalband.errors import InvalidInputError
-from evalband.stats import (
+from evalband.stats._means import (
     bca_mean_difference,
     mean_interval,
     paired_mean_difference,

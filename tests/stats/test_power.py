@@ -30,14 +30,8 @@ from statsmodels.stats.proportion import (
 )
 
 from evalband.errors import InvalidCountsError, InvalidInputError, InvalidParameterError
-from evalband.stats import (
-    PriceRow,
-    discordant_from_correlation,
-    minimum_detectable_difference,
-    power,
-    price_list,
-    sample_size,
-)
+from evalband.stats import minimum_detectable_difference, power, price_list, sample_size
+from evalband.stats._power import PriceRow, discordant_from_correlation
 
 rate = st.floats(min_value=0.02, max_value=0.98)
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from evalband.errors import InvalidInputError
-from evalband.stats import interval, ppi_mean
+from evalband.stats import interval
+from evalband.stats._ppi import ppi_mean
 
 
 def reference_ci(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, alpha: float,

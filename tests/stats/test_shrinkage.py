@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import beta
 
 from evalband.errors import InvalidCountsError
-from evalband.stats import shrunken_rates
+from evalband.stats._shrinkage import shrunken_rates
 
 
 @pytest.mark.parametrize("rho", [0.05, 0.3])

@@ -21,14 +21,8 @@ from statsmodels.stats.contingency_tables import StratifiedTable, cochrans_q
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from evalband.errors import InvalidCountsError, InvalidInputError, InvalidParameterError
-from evalband.stats import (
-    TestResult,
-    boschloo_test,
-    cmh_test,
-    cochran_q,
-    fisher_exact_test,
-    mcnemar,
-)
+from evalband.stats import boschloo_test, cmh_test, cochran_q, fisher_exact_test, mcnemar
+from evalband.stats._types import TestResult
 
 discordant = st.tuples(st.integers(0, 150), st.integers(0, 150)).filter(lambda t: sum(t) > 0)
 

@@ -14,14 +14,9 @@ import pytest
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord
 from evalband.errors import BundleError, RunNotFoundError
 from evalband.panel import panel_from_yaml
-from evalband.store import (
-    RunManifest,
-    RunStore,
-    export_bundle,
-    import_bundle,
-    load_bundle,
-    open_store,
-)
+from evalband.store import RunStore, open_store
+from evalband.store._bundle import export_bundle, import_bundle, load_bundle
+from evalband.store._manifest import RunManifest
 
 PANEL_YAML = ("# pinned panel \u2014 do not edit\r\nname: demo\nenv: evalband/Coin-v0\n"
               "episodes: 3\nseed: 7\nbudget: {steps: 5}\nfactors: {mass: [light, heavy]}\n")

@@ -129,7 +129,7 @@ def test_the_hidden_regression_lab_counts_the_same(tmp_path: Path) -> None:
 
 def test_tallies_from_the_columns_equal_sqlites_counts(store: RunStore) -> None:
     """A report counts from the columns it read what ``evalband show`` counts with SQLite."""
-    from evalband.store import cell_tallies, column_tallies
+    from evalband.store._columns import cell_tallies, column_tallies
 
     cols = store.episode_columns("r1", ["cell", "outcome", "assisted", "time_to_success_s"])
     assert column_tallies(store, "r1", cols) == cell_tallies(store, "r1")

@@ -15,7 +15,9 @@ import pytest
 from evalband.cli import main
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
 from evalband.run import run_panel
-from evalband.store import RunManifest, RunStore, export_bundle, open_store
+from evalband.store import RunStore, open_store
+from evalband.store._bundle import export_bundle
+from evalband.store._manifest import RunManifest
 from evalband.store._schema import SCHEMA_VERSION
 from testkit import coin_panel
 

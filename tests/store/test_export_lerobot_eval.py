@@ -17,7 +17,8 @@ import pytest
 from evalband import run_panel
 from evalband.cli import main
 from evalband.errors import InvalidInputError
-from evalband.store import RunStore, eval_info, export_eval_info, import_results
+from evalband.store import RunStore, import_results
+from evalband.store._export_lerobot_eval import eval_info, export_eval_info
 from testkit import coin_panel
 
 

@@ -13,7 +13,8 @@ from evalband.cli import main
 from evalband.errors import InvalidInputError
 from evalband.panel import load_panel
 from evalband.run import run_panel
-from evalband.store import RunStore, episode_entity, export_rerun, open_store, read_steps
+from evalband.store import RunStore, open_store, read_steps
+from evalband.store._export_rerun import episode_entity, export_rerun
 
 
 def _read_back(path: Path) -> dict[str, dict[int, list[float]]]:

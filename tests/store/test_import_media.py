@@ -11,7 +11,8 @@ from test_import_sources import tiny_mp4  # tests/store is on the path
 
 from evalband.cli import main
 from evalband.errors import ImportFormatError
-from evalband.store import RunStore, import_results, media_dir, media_file
+from evalband.store import RunStore, import_results
+from evalband.store._media import media_dir, media_file
 
 
 def lerobot_info(folder: Path, videos: list[str]) -> Path:

@@ -37,8 +37,9 @@ from test_importers import snapshot  # noqa: E402  (tests/store is on the path)
 import evalband
 from evalband.episode import Outcome
 from evalband.errors import ImportFormatError
-from evalband.store import RunStore, import_results, import_runs, media_file
+from evalband.store import RunStore, import_results, import_runs
 from evalband.store._import_sources import detect_format
+from evalband.store._media import media_file
 
 # -- lerobot -----------------------------------------------------------------------------------
 

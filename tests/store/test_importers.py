@@ -27,8 +27,9 @@ from evalband.errors import (
     StoreError,
 )
 from evalband.panel import Panel, default_condition_seed, panel_from_yaml
-from evalband.store import IMPORT_COLUMNS, IMPORT_FORMATS, RunStore, import_results
+from evalband.store import RunStore, import_results
 from evalband.store._import_lerobot import LEROBOT_SEED_PAIRING
+from evalband.store._import_read import IMPORT_COLUMNS, IMPORT_FORMATS
 from evalband.store._importers import LEROBOT_PAIRING, infer_import_format
 from testkit import coin_panel
 
@@ -399,7 +400,8 @@ def test_lerobot_with_panel(store: RunStore, tmp_path: Path) -> None:
 
 def test_lerobot_on_the_shipped_lerobot_pusht_panel(store: RunStore, tmp_path: Path) -> None:
     """Its factors are task-target specs; lerobot-eval's seeds are its condition seeds."""
-    from evalband.analysis import RunData, compare_runs
+    from evalband.analysis import compare_runs
+    from evalband.analysis._compare import RunData
     from evalband.panel import load_panel
 
     panel = load_panel("lerobot-pusht", check_env=False)

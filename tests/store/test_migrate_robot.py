@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from evalband.session import AttemptLog, SessionStore
+from evalband.session import SessionStore
+from evalband.session._attempts import AttemptLog
 from evalband.store import RunStore
 from evalband.store._schema import SCHEMA_VERSION
 

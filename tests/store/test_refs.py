@@ -14,7 +14,8 @@ import pytest
 
 from evalband.cli import main
 from evalband.errors import BundleError, RunNotFoundError
-from evalband.store import open_store, resolve_run
+from evalband.store import open_store
+from evalband.store._refs import resolve_run
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -17,7 +17,8 @@ import pytest
 from evalband.cli import main
 from evalband.errors import InvalidInputError, StoreError
 from evalband.run import Recorder, run_panel
-from evalband.store import RunStore, export_bundle, load_bundle
+from evalband.store import RunStore
+from evalband.store._bundle import export_bundle, load_bundle
 from evalband.store._schema import SCHEMA_VERSION
 from testkit import coin_panel
 

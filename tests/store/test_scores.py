@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from evalband import run_panel
-from evalband.analysis import scorer_agreement, scorer_values
+from evalband.analysis._scorers import scorer_agreement, scorer_values
 from evalband.errors import InvalidInputError
 from evalband.panel import load_panel
-from evalband.store import RunStore, add_scores, export_bundle, load_bundle, read_labels
+from evalband.store import RunStore
+from evalband.store._bundle import export_bundle, load_bundle
 from evalband.store._schema import SCHEMA_VERSION
+from evalband.store._scores import add_scores, read_labels
 
 V3 = Path(__file__).parent / "fixtures" / "store-v3.sqlite"
 

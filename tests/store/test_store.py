@@ -26,14 +26,9 @@ from hypothesis import strategies as st
 
 from evalband.episode import EPISODE_FIELDS, EpisodeRecord, Outcome
 from evalband.errors import InvalidInputError, RunNotFoundError, StoreError
-from evalband.store import (
-    DEFAULT_STORE_PATH,
-    RunManifest,
-    RunStore,
-    environment_versions,
-    git_sha,
-    open_store,
-)
+from evalband.store import RunStore, open_store
+from evalband.store._manifest import RunManifest, environment_versions, git_sha
+from evalband.store._sqlite import DEFAULT_STORE_PATH
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

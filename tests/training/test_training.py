@@ -17,13 +17,8 @@ from statsmodels.stats.proportion import proportion_confint
 from evalband.errors import InvalidParameterError
 from evalband.panel import load_panel
 from evalband.store import open_store
-from evalband.training import (
-    TensorBoardLogger,
-    WandbLogger,
-    evaluate_checkpoint,
-    lerobot_checkpoints,
-    run_name,
-)
+from evalband.training import TensorBoardLogger, WandbLogger, evaluate_checkpoint
+from evalband.training._checkpoint import lerobot_checkpoints, run_name
 from evalband.training._tensorboard import EventWriter, crc32c
 
 

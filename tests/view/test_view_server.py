@@ -25,8 +25,9 @@ from evalband.errors import InvalidParameterError, StoreError
 from evalband.run import run_panel
 from evalband.store import RunStore, open_store
 from evalband.store._manifest import _example
-from evalband.view import ViewServer, is_loopback, serve_in_background
+from evalband.view import ViewServer, serve_in_background
 from evalband.view._server import _host_of
+from evalband.web._guard import is_loopback
 from testkit import coin_panel
 
 POLICY = "evalband.policies._builtin:zero_action"
@@ -90,7 +91,7 @@ def fake_render(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
                 f"{', '.join(data.sources)}</h1></body></html>")
 
     monkeypatch.setattr(evalband.report, "collect", collect)  # where the viewer looks them up
-    monkeypatch.setattr(evalband.report, "report_html", render)
+    monkeypatch.setattr("evalband.report._html.report_html", render)
     return calls
 
 

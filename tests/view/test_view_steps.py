@@ -11,7 +11,8 @@ import numpy as np
 
 from evalband.panel import load_panel
 from evalband.run import run_panel
-from evalband.store import open_store, read_steps, steps_ref
+from evalband.store import open_store, read_steps
+from evalband.store._steps import steps_ref
 from evalband.view import serve_in_background
 from evalband.web._view_steps import MAX_POINTS, trace_svg
 

@@ -24,7 +24,7 @@ from websockets.sync.client import ClientConnection, connect
 from consolekit import SECRETS, Running, plan, serving
 from evalband.envs.sim_arm import block_pixels
 from evalband.session import SessionStore
-from evalband.web import alignment, read_frame_message
+from evalband.web._frames import alignment, read_frame_message
 
 ROUTES = [("GET", "/"), ("GET", "/console.js"), ("GET", "/console.css"), ("GET", "/api/state"),
           ("GET", "/api/reference/1"), ("POST", "/api/act"), ("GET", "/nothing")]

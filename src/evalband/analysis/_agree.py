@@ -218,7 +218,7 @@ def _one_metric(
     name: str, values: np.ndarray, higher: bool, direction: str, rates: np.ndarray,
     ranking: Ranking, order: Sequence[str], boot_args: dict[str, Any], level: float,
 ) -> MetricAgreement:
-    from evalband.stats import (
+    from evalband.stats._agreement import (
         established_agreement,
         kendall_tau_b,
         mmrv,

@@ -108,7 +108,7 @@ class CalibrationResult:
 
 def _joint(p_b: float, p_c: float, phi: float) -> tuple[float, float, float, float]:
     """(both, baseline only, candidate only, neither) probabilities of a matched pair."""
-    from evalband.stats import joint_pair
+    from evalband.stats._power_statement import joint_pair
 
     return joint_pair(p_b, p_c, phi)
 
@@ -281,7 +281,7 @@ def rates_from_run(panel: Panel, run: RunData) -> tuple[dict[str, float], dict[s
     cell of ``panel`` the run has episodes in (error episodes left out, as ``compare`` does
     unless the run counts them as failures); see :func:`evalband.stats.shrunken_rates`.
     """
-    from evalband.stats import shrunken_rates
+    from evalband.stats._shrinkage import shrunken_rates
 
     counted = [r for r in run.records if r.outcome != "error" or run.errors_as_failures]
     keys = [c.key for c in panel.cells()]

@@ -44,10 +44,11 @@ from numpy.typing import NDArray
 
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import BUILTIN_METRICS, MetricSpec, Panel
-from evalband.stats import Difference, Interval, SliceVerdict
+from evalband.stats import Difference, Interval
+from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
-    from evalband.stats import MeanDifference
+    from evalband.stats._means import MeanDifference
 
 __all__ = [
     "MetricSummary",
@@ -358,7 +359,7 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
     >>> metric_type(MetricSpec(name="x", type="ordinal"), np.array([0.0, 3.0]))
     'ordinal'
     """
-    from evalband.stats import skewness
+    from evalband.stats._means import skewness
 
     if spec.type is not None:
         return spec.type
@@ -406,8 +407,8 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     [('p=0.2', 2, 0.5), ('p=0.8', 2, 10.5), ('overall', 4, 5.5)]
     """
     from evalband.analysis._compare import slice_definitions
-    from evalband.stats import mean_interval
     from evalband.stats._location import median_interval
+    from evalband.stats._means import mean_interval
 
     all_cells = panel.cells()
     cells = [c.key for c in all_cells]
@@ -523,12 +524,12 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
     ``mtype``: the metric's type (:func:`metric_type`); a median type compares matched
     episodes by the median of their differences (exact interval, sign test).
     """
-    from evalband.stats import (
+    from evalband.stats._location import median_difference, order_rank
+    from evalband.stats._means import (
         paired_mean_difference,
         t_mean_difference,
         welch_mean_difference,
     )
-    from evalband.stats._location import median_difference, order_rank
 
     xb, xc, ib, ic = _matched(base, cand, spec, members)
     n_pairs = int(ib.size)

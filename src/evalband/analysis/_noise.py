@@ -472,7 +472,7 @@ def _noise_columns(
 
     The store gives one run's episodes once each, in plan order.
     """
-    from evalband.store import OUTCOME_CODES
+    from evalband.store._columns import OUTCOME_CODES
 
     outcome = np.asarray(columns["outcome"])
     error = outcome == OUTCOME_CODES.index(Outcome.ERROR.value)

@@ -265,7 +265,7 @@ def columns_from_arrays(
     >>> cols.cell.tolist(), cols.success.tolist(), cols.unaided.tolist()
     ([0, 1], [True, False], [False, False])
     """
-    from evalband.store import OUTCOME_CODES
+    from evalband.store._columns import OUTCOME_CODES
 
     keys = np.asarray(arrays["cell"], dtype=object)
     index = {key: i for i, key in enumerate(cells)}

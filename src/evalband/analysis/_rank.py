@@ -147,7 +147,7 @@ def _separation(
     tests: Sequence[Any], per_policy: int, *, design: str, alpha: float,
     effect: float | None, higher_is_better: bool,
 ) -> Separation | None:
-    from evalband.stats import clip_discordant, separation_size
+    from evalband.stats._rank_power import clip_discordant, separation_size
 
     group = next((t for t in tiers if len(t) > 1), None)
     if group is None:
@@ -232,7 +232,8 @@ class _Pair:
 
     def interval_at(self, confidence: float) -> Difference:
         """The compatible interval of the pair's difference at ``confidence``."""
-        from evalband.stats import Difference, pair_difference
+        from evalband.stats import Difference
+        from evalband.stats._ranks import pair_difference
 
         t = self.test
         flip = t.estimate < 0  # the pair as "better - worse" on the ranking's scale
@@ -269,7 +270,8 @@ def _rank_slice(
     cluster_of: dict[tuple[str, int, int], int] | None, paired: bool, design: str,
     confidence: float, higher_is_better: bool, effect: float | None, seed: int,
 ) -> SliceRanking:
-    from evalband.stats import rank_policies, resolvable_gap
+    from evalband.stats._rank_power import resolvable_gap
+    from evalband.stats._ranks import rank_policies
 
     y, keys = rank_matrix(inputs, keys)
     clusters = (np.array([cluster_of[k] for k in keys], dtype=np.int64)

@@ -188,7 +188,9 @@ def scorer_agreement(records: Sequence[EpisodeRecord], first: str, second: str, 
     >>> a.n, a.table, round(a.accuracy["estimate"], 3)
     (12, [[3, 0], [1, 8]], 0.917)
     """
-    from evalband.stats import cohen_kappa, interval, kappa_table, ppi_mean
+    from evalband.stats import interval
+    from evalband.stats._kappa import cohen_kappa, kappa_table
+    from evalband.stats._ppi import ppi_mean
 
     if first == second:
         raise InvalidInputError(f"agreement needs two different scorers; got {first!r} twice")

@@ -38,15 +38,13 @@ from evalband.analysis._sequential_plan import (
 )
 from evalband.analysis._slice_test import SliceTest
 from evalband.analysis._verdicts import SequentialBonferroni, SliceVerdict, decide
-from evalband.stats import (
+from evalband.stats import Difference, confidence_sequence, sequential_paired_test
+from evalband.stats._sequential import (
     DEFAULT_FUTILITY,
-    Difference,
     SequentialTest,
-    confidence_sequence,
     decided_sequence,
     design_theta,
     pair_in_order,
-    sequential_paired_test,
 )
 
 __all__ = ["compare_sequential", "peeking_notes", "episode_counts", "incomplete",

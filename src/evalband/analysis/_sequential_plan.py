@@ -181,7 +181,8 @@ def _drop_at_power(cap: int, alpha: float, power: float, discordant: float | Non
     At ``alpha`` (two-sided, per slice), with the discordance the design rules give that drop;
     None when no drop does.
     """
-    from evalband.stats import best_power_at, smallest_drop
+    from evalband.stats._power_statement import smallest_drop
+    from evalband.stats._sequential_design import best_power_at
 
     def power_at(x: float) -> float:
         rate = _design_rate(x, p_base)
@@ -206,7 +207,7 @@ def _slice_design(p_base: float, effect: float, psi: float, alpha: float, power:
                               None if declared is None else p_base)
     least = None
     if declared is None:
-        from evalband.stats import operating_characteristics
+        from evalband.stats._sequential_design import operating_characteristics
 
         least = min(operating_characteristics(
             d.max_pairs, d.max_discordant, d.theta, alpha / 2.0, d.futility,
@@ -470,7 +471,7 @@ def decide_path(path: NDArray[np.int8], design: SliceDesign) -> tuple[str, dict[
     >>> decide_path(np.array([1] * 12 + [0] * 5, dtype=np.int8), sd)
     ('regressed', {'both': 0, 'baseline_only': 8, 'candidate_only': 0, 'neither': 0})
     """
-    from evalband.stats import log_likelihood_ratio
+    from evalband.stats._sequential import log_likelihood_ratio
 
     path = np.asarray(path[: design.max_pairs])
     b = np.cumsum(path == 1)

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from evalband.stats import SequentialTest
+from evalband.stats._sequential import SequentialTest
 
 __all__ = ["SliceTest", "TWO_SIDED"]
 

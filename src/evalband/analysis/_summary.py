@@ -319,7 +319,7 @@ def _paired_columns(
 ) -> PairedOutcomes:
     """:func:`paired_outcomes` of two stored runs' columns (the same result, no records)."""
     from evalband.analysis._pairs import cell_ranks
-    from evalband.store import OUTCOME_CODES
+    from evalband.store._columns import OUTCOME_CODES
 
     cells, (code_a, code_b) = cell_ranks(a["cell"], b["cell"])
     span_e = int(max(a["episode"].max(initial=0), b["episode"].max(initial=0))) + 1

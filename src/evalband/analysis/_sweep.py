@@ -207,7 +207,8 @@ def _values(run: RunData, metric: str,
 
 def _confirmed(best_run: RunData, last_run: RunData, confidence: float,
                sweep_fingerprint: str) -> Confirmed:
-    from evalband.stats import compatible_difference, interval, paired_exact_p
+    from evalband.stats import interval
+    from evalband.stats._procedure import compatible_difference, paired_exact_p
 
     if sweep_fingerprint in (best_run.panel_fingerprint, last_run.panel_fingerprint):
         raise InvalidInputError(
@@ -354,7 +355,7 @@ def sweep_runs(
     means = [pt.value.estimate for pt in points]
     best_i = int(np.nanargmax(means))
     best, last = points[best_i], points[-1]
-    from evalband.stats import selection_bias
+    from evalband.stats._selection import selection_bias
 
     bias = selection_bias([x for x, _ in samples],
                           [c for _, c in samples] if cluster is not None else None, seed=seed)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from evalband.stats import SliceVerdict
+from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
     from evalband.analysis._models import SliceComparison
@@ -462,7 +462,7 @@ class Holm:
 
     def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
         """Holm over the hypotheses' raw p-values."""
-        from evalband.stats import holm_decisions
+        from evalband.stats._procedure import holm_decisions
 
         decision = holm_decisions([float(h.p_value) for h in hypotheses], alpha)
         return [Step(float(p), float(level), bool(rejected)) for p, level, rejected in zip(
@@ -495,7 +495,7 @@ class DirectionalHolm:
 
     def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
         """The directional step-down over the pairs' two-sided p-values."""
-        from evalband.stats import directional_holm
+        from evalband.stats._ranks import directional_holm
 
         established, adjusted, levels = directional_holm(
             [float(h.p_value) for h in hypotheses], alpha)

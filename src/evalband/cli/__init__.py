@@ -16,7 +16,7 @@ from evalband.cli._errors import error_line
 from evalband.cli._out import CommandExit
 from evalband.errors import EvalbandError
 
-__all__ = ["app", "main", "entry"]
+__all__ = ["main", "entry"]  # and ``app`` (module __getattr__): the Typer app, not an API
 
 
 def __getattr__(name: str) -> Any:
@@ -69,7 +69,7 @@ def _ordinary(exc: BaseException) -> str | None:
     """
     sqlite3 = sys.modules.get("sqlite3")
     if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
-        from evalband.store import read_failure_line
+        from evalband.store._sqlite import read_failure_line
 
         return read_failure_line(exc)
     if isinstance(exc, RecursionError):

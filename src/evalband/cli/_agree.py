@@ -34,11 +34,12 @@ def agree(
 ) -> None:
     """Whether a cheap ranking agrees with the behavioural one, with its noise on both sides."""
     from evalband import load_run
-    from evalband.analysis import agree_runs, read_metric_csv
+    from evalband.analysis import agree_runs
+    from evalband.analysis._agree import read_metric_csv
     from evalband.cli._progress import work
     from evalband.cli._rank import load_ranked, write_outputs
     from evalband.errors import InvalidInputError
-    from evalband.report import agreement_html, agreement_lines, agreement_markdown
+    from evalband.report._agree import agreement_html, agreement_lines, agreement_markdown
     from evalband.store import open_store
 
     if (metrics_csv is None) == (not sim):

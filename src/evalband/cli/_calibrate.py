@@ -11,7 +11,7 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.analysis import Rate
+    from evalband.analysis._calibrate import Rate
 
 __all__ = ["register"]
 
@@ -50,7 +50,7 @@ def calibrate(
 
     from evalband import load_run
     from evalband.analysis import calibrate as simulate
-    from evalband.analysis import rates_from_run
+    from evalband.analysis._calibrate import rates_from_run
     from evalband.errors import InvalidInputError
     from evalband.panel import load_panel
     from evalband.store import open_store

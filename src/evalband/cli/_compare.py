@@ -18,7 +18,7 @@ __all__ = ["register", "render_comparisons"]
 
 def render_comparisons(results: list[Comparison]) -> None:
     """Print comparisons: rich tables on a terminal, plain text otherwise (regressions red)."""
-    from evalband.report import comparison_renderables
+    from evalband.report._terminal import comparison_renderables
 
     for c in results:
         for item in comparison_renderables(c, plain=not sys.stdout.isatty()):
@@ -76,7 +76,9 @@ def compare(
     within the maximum); 2 is bad input.
     """
     from evalband import load_run
-    from evalband.analysis import DEFAULT_EFFECT, VERDICT_EXIT_CODES, compare_many
+    from evalband.analysis import compare_many
+    from evalband.analysis._models import DEFAULT_EFFECT
+    from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.errors import PanelMismatchError
     from evalband.store import open_store
 
@@ -104,7 +106,8 @@ def compare(
                     (base, *cands), judged_by = judge_runs([base, *cands], scorer,
                                                           success_at=success_at)
             if sequential:
-                from evalband.analysis import compare_sequential, design_for
+                from evalband.analysis import compare_sequential
+                from evalband.analysis._sequential_plan import design_for
 
                 designs = [design_for(base, recorded=recorded[c.run_id], candidate=c,
                                       effect=effect, confidence=explicit_confidence,
@@ -188,17 +191,18 @@ def _exploratory_notices(designs: list[Any]) -> list[str]:
     """The one notice that a sequential design was chosen after the data, if one was."""
     if not designs:
         return []
-    from evalband.analysis import exploratory_notice
+    from evalband.analysis._sequential_outcome import exploratory_notice
 
     return [exploratory_notice(d) for d in designs if d.source == "exploratory"][:1]
 
 
 def _exit_code(results: list[Any], *, sequential: bool) -> int:
     """The verdict's exit status (a sequential comparison's: its stopping decision's)."""
-    from evalband.analysis import VERDICT_EXIT_CODES, worst_verdict
+    from evalband.analysis._compare import worst_verdict
+    from evalband.analysis._verdicts import VERDICT_EXIT_CODES
 
     if sequential:
-        from evalband.analysis import overall_decision, sequential_exit_code
+        from evalband.analysis._sequential_outcome import overall_decision, sequential_exit_code
 
         return sequential_exit_code([overall_decision(r) for r in results])
     return VERDICT_EXIT_CODES[worst_verdict(results)]
@@ -211,7 +215,7 @@ def register(app: typer.Typer) -> None:
 
 def _emit_json(results: list[Any], peeking: list[str], code: int) -> None:
     """Print the comparison(s) as JSON (one document, or a list with the worst verdict)."""
-    from evalband.analysis import worst_verdict
+    from evalband.analysis._compare import worst_verdict
     from evalband.report import comparison_document
 
     payload: dict[str, Any] = comparison_document(results[0]) if len(results) == 1 else {

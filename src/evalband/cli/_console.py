@@ -38,7 +38,7 @@ def check_console_address(host: str, no_token: bool) -> None:
 (127.0.0.1, localhost); with --host 0.0.0.0 anyone on the network could drive the robot: drop \
 --no-token (the console then prints a URL that carries its token)
     """
-    from evalband.web import is_loopback
+    from evalband.web._guard import is_loopback
 
     if no_token and not is_loopback(host):
         raise InvalidInputError(

@@ -29,7 +29,7 @@ def check_env(
     import sys
 
     from evalband.panel import load_panel
-    from evalband.run import check_env as run_checks
+    from evalband.run._check import check_env as run_checks
 
     # what an env or policy prints while it plays goes to stderr: --json stays JSON
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():

@@ -17,10 +17,11 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     from rich.table import Table
 
     from evalband import load_run
-    from evalband.analysis import compare_many, paired_counts, slice_verdict, summarize
+    from evalband.analysis import compare_many, paired_counts, summarize
+    from evalband.analysis._verdicts import slice_verdict
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
-    from evalband.report import comparison_documents
+    from evalband.report._document import comparison_documents
     from evalband.run import run_panel
     from evalband.stats import diff_paired, mcnemar
     from evalband.store import open_store

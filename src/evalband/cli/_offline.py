@@ -32,7 +32,7 @@ def offline(
     from evalband.cli._progress import work
     from evalband.cli._rank import write_outputs
     from evalband.policies.lerobot_offline import offline_action_error
-    from evalband.report import offline_lines, offline_markdown
+    from evalband.report._offline import offline_lines, offline_markdown
 
     with work("replaying held-out episodes", enabled=not as_json) as step:
         result = offline_action_error(checkpoints, dataset, episodes, by=by,

@@ -107,7 +107,7 @@ def pct(x: float | None, digits: int = 1) -> str:
     >>> pct(0.140625, 6)
     '14.062500%'
     """
-    from evalband.report import percent
+    from evalband.report._format import percent
 
     return percent(x, digits)
 
@@ -118,6 +118,6 @@ def store_path(path: Path | None) -> Path:
     >>> store_path(Path("a.sqlite")).name, store_path(None).name
     ('a.sqlite', 'evalband.sqlite')
     """
-    from evalband.store import DEFAULT_STORE_PATH
+    from evalband.store._sqlite import DEFAULT_STORE_PATH
 
     return path if path is not None else DEFAULT_STORE_PATH

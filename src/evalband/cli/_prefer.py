@@ -13,7 +13,7 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.session import PreferenceBlock
+    from evalband.session._preference import PreferenceBlock
 
 __all__ = ["prefer_app", "register"]
 
@@ -36,7 +36,7 @@ def plan(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Plan a preference session: balanced, shuffled pairs; which plays first drawn per block."""
-    from evalband.session import PreferenceSession, plan_preference
+    from evalband.session._preference import PreferenceSession, plan_preference
     from evalband.store import open_store
 
     plan_obj = plan_preference([p.strip() for p in policies.split(",") if p.strip()], blocks,
@@ -88,7 +88,7 @@ def run(
         "{scene}, {block}, {task}; the operator sees only A and B)."),
 ) -> None:
     """Play the pending blocks: A then B from one start state; prefer, score, note."""
-    from evalband.session import PreferenceSession
+    from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
@@ -126,7 +126,7 @@ def record(
     store: Path | None = STORE_OPTION,
 ) -> None:
     """Record one block without the prompt (scripts, a console)."""
-    from evalband.session import PreferenceSession
+    from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
@@ -138,7 +138,7 @@ def record(
 def undo(session_id: str = typer.Argument(..., help="The preference session."),
          store: Path | None = STORE_OPTION) -> None:
     """Take back the block recorded last."""
-    from evalband.session import PreferenceSession
+    from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
     with open_store(store_path(store)) as st:
@@ -158,8 +158,9 @@ def analyze(
 ) -> None:
     """Bradley-Terry strengths with intervals, rank sets and tiers, the task check."""
     from evalband.cli._rank import write_outputs
-    from evalband.report import preference_html, preference_lines, preference_markdown
-    from evalband.session import PreferenceSession, analyze_preferences
+    from evalband.report._preference import preference_html, preference_lines, preference_markdown
+    from evalband.session._preference import PreferenceSession
+    from evalband.session._preference_analysis import analyze_preferences
     from evalband.store import open_store
 
     with open_store(store_path(store), read_only=True) as st:

@@ -10,7 +10,7 @@ import typer
 from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.analysis import RunData
+    from evalband.analysis._compare import RunData
     from evalband.store import RunStore
 
 __all__ = ["register", "load_ranked", "write_outputs"]
@@ -106,7 +106,7 @@ def rank(
         return
     from evalband.analysis import rank_runs
     from evalband.cli._progress import work
-    from evalband.report import ranking_html, ranking_lines, ranking_markdown
+    from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
     from evalband.store import open_store
 
     with work("ranking", enabled=not as_json) as step, \
@@ -128,7 +128,7 @@ def rank(
     write_outputs(ranking_markdown(result) if md else None,
                   ranking_html(result) if html else None, md, html)
     if as_json:
-        from evalband.analysis import to_wire
+        from evalband.analysis._models import to_wire
 
         emit_json({**result.as_dict(),
                    **({"scorer": to_wire(judged_by)} if judged_by is not None else {})})

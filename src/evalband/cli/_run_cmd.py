@@ -179,15 +179,18 @@ def run_run(
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 
-        from evalband.run import prestart, worker_init
+        from evalband.run._pool import prestart, worker_init
 
         prestart(workers or 1, worker_modules(panel, policy), initializer=worker_init,
                  initargs=(os.getpid(),))
     from evalband.cli._progress import RunProgress
     from evalband.panel import load_panel
     from evalband.policies import resolve_policy
-    from evalband.run import default_run_id, parse_record_size, run_panel
-    from evalband.store import check_step, open_store
+    from evalband.run import run_panel
+    from evalband.run._runner import default_run_id
+    from evalband.run._video import parse_record_size
+    from evalband.store import open_store
+    from evalband.store._manifest import check_step
 
     check_step(step)  # a bad --step fails before anything runs
     panel_obj = load_panel(panel)

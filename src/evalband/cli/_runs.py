@@ -170,7 +170,7 @@ def show(
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
-    from evalband.store import resolve_run
+    from evalband.store._refs import resolve_run
 
     if scorer is None and success_at != 1.0:
         from evalband.errors import InvalidInputError
@@ -180,7 +180,7 @@ def show(
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
         if ref.kind == "store" and scorer is None:  # counted by SQLite: fast on 1M episodes
-            from evalband.report import stored_slice_summaries
+            from evalband.report._data import stored_slice_summaries
 
             assert ref.run_id is not None
             manifest = st.require_run(ref.run_id)
@@ -189,9 +189,9 @@ def show(
             metrics = _metric_summaries(run_id, st, step)
         else:  # a bundle, or judged by a scorer: from the records
             from evalband import load_run
-            from evalband.analysis import metric_summaries
-            from evalband.report import slice_summaries
-            from evalband.store import load_bundle
+            from evalband.analysis._metrics import metric_summaries
+            from evalband.report._data import slice_summaries
+            from evalband.store._bundle import load_bundle
 
             run = load_run(run_id, st, step.stage(f"reading {run_id}"))
             manifest = st.require_run(run.run_id) if ref.kind == "store" else \
@@ -204,7 +204,7 @@ def show(
             metrics = metric_summaries(run.records, run.panel, slices=True)
     summary = slices[-1].summary  # the whole run
     if as_json:
-        from evalband.analysis import to_wire
+        from evalband.analysis._models import to_wire
 
         emit_json({"manifest": manifest.as_dict(), "summary": summary.as_dict(),
                    "metrics": to_wire(metrics),
@@ -233,7 +233,8 @@ def show(
                       f"{len(sequential.get('looks', []))} look(s); "
                       f"{sequential.get('sentence') or 'undecided so far'}")
         if sequential.get("design"):
-            from evalband.analysis import DESIGN_SOURCES, ComparisonDesign, design_lines
+            from evalband.analysis._sequential_outcome import design_lines
+            from evalband.analysis._sequential_plan import DESIGN_SOURCES, ComparisonDesign
 
             design = ComparisonDesign.from_dict(sequential["design"])
             console.print(f"  design: a {100 * design.effect:g}-point drop "
@@ -241,11 +242,11 @@ def show(
             for line in design_lines(design):
                 console.print(f"    {line}", soft_wrap=True)
     if len(slices) > 1:
-        from evalband.report import slice_summary_table
+        from evalband.report._terminal import slice_summary_table
 
         console.print(slice_summary_table(slices, plain=not sys.stdout.isatty()))
     if metrics:
-        from evalband.report import metric_summary_table
+        from evalband.report._terminal import metric_summary_table
 
         console.print(metric_summary_table(metrics, plain=not sys.stdout.isatty()))
         console.print("  intervals: the mean with Student's t for an unbounded metric, with the "
@@ -258,7 +259,7 @@ def show(
 def _metric_summaries(run_id: str, st: Any, step: Any) -> list[Any]:
     """The run's metric means with their intervals, per slice then overall (``extra`` only)."""
     from evalband import load_run
-    from evalband.analysis import metric_summaries
+    from evalband.analysis._metrics import metric_summaries
 
     run = load_run(run_id, st, step.stage(f"reading metrics of {run_id}"),
                    extra_columns=("extra",))
@@ -283,10 +284,10 @@ def export(
 ) -> None:
     """Write a run as an artifact bundle (manifest.json, panel.yaml, episodes.parquet)."""
     from evalband.cli._progress import work
-    from evalband.store import export_bundle
+    from evalband.store._bundle import export_bundle
 
     if fmt == "lerobot-eval" or (fmt == "lerobot" and _is_stored_run(store, run_id)):
-        from evalband.store import export_eval_info
+        from evalband.store._export_lerobot_eval import export_eval_info
 
         with read_store(store) as st:
             written = export_eval_info(st, run_id, out, overwrite=overwrite)
@@ -296,7 +297,7 @@ def export(
         console.print(f"exported {run_id} to {written} (lerobot-eval's layout)")
         return
     if fmt == "lerobot":
-        from evalband.session import export_lerobot
+        from evalband.session._export_lerobot import export_lerobot
 
         with work(f"exporting {run_id} as a LeRobotDataset", enabled=not as_json):
             done = export_lerobot(store_path(store), run_id, out, overwrite=overwrite)
@@ -311,7 +312,7 @@ def export(
                          else ")"))
         return
     if fmt == "rerun":
-        from evalband.store import export_rerun
+        from evalband.store._export_rerun import export_rerun
 
         with read_store(store) as st, work(f"exporting {run_id} to Rerun",
                                            enabled=not as_json):
@@ -372,7 +373,9 @@ def import_cmd(
     """Load a bundle (checked consistent) or results made elsewhere into the store."""
     from evalband.errors import InvalidParameterError
     from evalband.panel import load_panel
-    from evalband.store import IMPORT_FORMATS, import_bundle, import_runs, open_store
+    from evalband.store import import_runs, open_store
+    from evalband.store._bundle import import_bundle
+    from evalband.store._import_read import IMPORT_FORMATS
 
     is_bundle = fmt == "bundle" or (
         fmt is None and source.is_dir() and (source / "manifest.json").is_file()

@@ -31,10 +31,10 @@ def agreement(
     inference (Angelopoulos et al. 2023), beside the trusted labels' own interval.
     """
     from evalband import load_run
-    from evalband.analysis import scorer_agreement, scorers_of
+    from evalband.analysis._scorers import scorer_agreement, scorers_of
     from evalband.cli._common import read_store
     from evalband.errors import InvalidInputError
-    from evalband.report import scorer_agreement_lines, scorers_lines
+    from evalband.report._scorers import scorer_agreement_lines, scorers_lines
 
     names = None
     if scorers is not None:
@@ -77,7 +77,7 @@ def label(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Add a named scorer's labels (a human, a model judge, an import) to a run."""
-    from evalband.store import add_scores, read_labels
+    from evalband.store._scores import add_scores, read_labels
 
     values = read_labels(labels, column, scorer=scorer)
     with _existing_store(store) as st:

@@ -64,7 +64,9 @@ def plan(
 ) -> None:
     """Plan a session and store it: every policy x attempt once per scene, order shuffled."""
     from evalband.cli._progress import busy
-    from evalband.session import Rubric, SessionStore, load_instrument, plan_session, split_specs
+    from evalband.session import Rubric, SessionStore, plan_session
+    from evalband.session._instrument_spec import load_instrument
+    from evalband.session._plan import split_specs
 
     names, specs = split_specs(policies.split(","))
     with busy(f"planning {scenes} scenes", enabled=not as_json):
@@ -225,13 +227,8 @@ def _run_robot(session_id: str, path: Path, robot: str, robot_config: Path | Non
     With ``web`` (``--console``: host, port, no_token) the console's page drives it.
     """
     from evalband.errors import InvalidInputError
-    from evalband.session import (
-        SessionMachine,
-        SessionStore,
-        make_clock,
-        resolve_robot,
-        run_robot_session,
-    )
+    from evalband.session import SessionMachine, SessionStore, make_clock, resolve_robot
+    from evalband.session._robot_tui import run_robot_session
 
     if trial_cmd is not None or until_decided:
         raise InvalidInputError("--robot plays the trials itself: drop --trial-cmd and "
@@ -264,7 +261,9 @@ def _stop_rule(
     the design it used.
     """
     from evalband.errors import InvalidInputError
-    from evalband.session import prereg_for_session, session_look, store_look
+    from evalband.session import prereg_for_session
+    from evalband.session._sequential import session_look
+    from evalband.session._stored import store_look
 
     if alpha is not None and not 0 < alpha < 1:
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")

@@ -28,15 +28,10 @@ from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
 
-    from evalband.session import (
-        DriftReport,
-        Grouping,
-        Preregistration,
-        SessionAnalysis,
-        SessionPlan,
-        SessionStore,
-        TrialRecord,
-    )
+    from evalband.session import SessionAnalysis, SessionPlan, SessionStore
+    from evalband.session._drift import DriftReport
+    from evalband.session._prereg import Grouping, Preregistration
+    from evalband.session._store import TrialRecord
 
 __all__ = [
     "register",
@@ -66,7 +61,7 @@ def parse_group(text: str, index: int = 1) -> Grouping:
     >>> parse_group("pre=PT1,PT2 vs GN,BN").labels
     ('pre', 'GN+BN')
     """
-    from evalband.session import Grouping
+    from evalband.session._prereg import Grouping
 
     parts = [p.strip() for p in text.split(" vs ")]
     if len(parts) != 2 or not all(parts):
@@ -134,16 +129,11 @@ def analyze(
     The result is stored (``session_results``) under its options and the trials it read; a
     stored result that is still current is rendered instead of computed again.
     """
-    from evalband.report import session_html
-    from evalband.session import (
-        analysis_options,
-        analyze_session,
-        find_analysis,
-        get_prereg,
-        prereg_for_session,
-        store_analysis,
-    )
-    from evalband.session import trials_state as state_of
+    from evalband.report._session import session_html
+    from evalband.session import analyze_session, prereg_for_session
+    from evalband.session._prereg import get_prereg
+    from evalband.session._stored import analysis_options, find_analysis, store_analysis
+    from evalband.session._stored import trials_state as state_of
 
     path = store_path(store)
     groupings = [parse_group(text, i + 1) for i, text in enumerate(group)]
@@ -217,7 +207,8 @@ def analyze(
 def _instrument(ss: SessionStore, plan: SessionPlan, records: list[TrialRecord],
                 confidence: float) -> Any:
     """The robot instrument's record (suggestion agreement, rehearsal), or None."""
-    from evalband.session import AttemptLog, instrument_summary
+    from evalband.session._agreement import instrument_summary
+    from evalband.session._attempts import AttemptLog
 
     return instrument_summary(plan, records, AttemptLog(ss).attempts(plan.session_id),
                               confidence=confidence)
@@ -252,7 +243,7 @@ def _stopped_early(
 
     Under the stop rule's design: the pre-registration's ``design:`` block, else the default.
     """
-    from evalband.session import stopped_early
+    from evalband.session._sequential import stopped_early
 
     if prereg is None or not prereg.comparisons:
         return None
@@ -292,7 +283,7 @@ def lock(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Lock a pre-registration: its exact text, sha256 and the time, before the data."""
-    from evalband.session import lock_prereg
+    from evalband.session._prereg import lock_prereg
 
     prereg, created = lock_prereg(plan_file, store=store_path(store))
     if as_json:
@@ -324,7 +315,7 @@ def show(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the locked pre-registrations (or one of them)."""
-    from evalband.session import get_prereg, list_preregs
+    from evalband.session._prereg import get_prereg, list_preregs
 
     path = store_path(store)
     found = [get_prereg(name, path)] if name is not None else list_preregs(path)

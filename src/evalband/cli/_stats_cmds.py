@@ -82,7 +82,7 @@ def run_diff(counts: list[str], paired: bool, method: str, confidence: float,
 
 def _diff_sentence(result: Difference) -> str:
     """The interval read alone, in ``diff``'s A/B words (the one verdict vocabulary first)."""
-    from evalband.stats import SliceVerdict
+    from evalband.stats._types import SliceVerdict
 
     if result.verdict is SliceVerdict.IMPROVED:
         return f"{result.verdict.value}: A is better (the interval excludes 0)"
@@ -123,7 +123,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
     if n is not None:
         data["n"] = n
         if test == "exact":
-            from evalband.stats import exact_power
+            from evalband.stats._procedure import exact_power
 
             data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
                                              paired=paired, discordant=discordant or 0.0)
@@ -210,7 +210,7 @@ def _test_name(test: str, paired: bool) -> str:
 def _exact_needed(p_a: float, p_b: float, power: float, level: float, paired: bool,
                   discordant: float | None) -> int | None:
     """Episodes per arm for the exact test compare prints (None beyond 20,000)."""
-    from evalband.stats import episodes_for_drop
+    from evalband.stats._procedure import episodes_for_drop
 
     high, gap = max(p_a, p_b), abs(p_a - p_b)
     if gap == 0:

@@ -26,11 +26,11 @@ def sweep_command(
 ) -> None:
     """Read the checkpoints' runs, sweep them, print and write the results."""
     from evalband import load_run
-    from evalband.analysis import fresh_panel, sweep_runs
+    from evalband.analysis._sweep import fresh_panel, sweep_runs
     from evalband.cli._progress import work
     from evalband.cli._rank import load_ranked, write_outputs
     from evalband.errors import InvalidInputError
-    from evalband.report import sweep_html, sweep_lines, sweep_markdown
+    from evalband.report._sweep import sweep_html, sweep_lines, sweep_markdown
     from evalband.store import open_store
 
     if (confirm_best is None) != (confirm_last is None):

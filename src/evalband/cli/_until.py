@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from evalband.cli._common import console, emit_json, store_path
 
 if TYPE_CHECKING:
-    from evalband.analysis import ComparisonDesign
+    from evalband.analysis._sequential_plan import ComparisonDesign
     from evalband.panel import Panel
 
 __all__ = ["run_until"]
@@ -32,7 +32,7 @@ def run_until(
     import typer
 
     from evalband.errors import InvalidInputError
-    from evalband.run import run_both_until_decided, run_until_decided
+    from evalband.run._until import run_both_until_decided, run_until_decided
     from evalband.store import open_store
 
     if (against is None) == (against_policy is None) or not until_decided:
@@ -46,7 +46,8 @@ def run_until(
 
     def on_design(design: ComparisonDesign) -> None:
         """The stored design's exact figures, before the first look."""
-        from evalband.analysis import DESIGN_SOURCES, design_lines
+        from evalband.analysis._sequential_outcome import design_lines
+        from evalband.analysis._sequential_plan import DESIGN_SOURCES
 
         if as_json:
             return
@@ -86,6 +87,6 @@ def run_until(
     else:
         console.print(f"{rid}: {state.get('sentence') or 'undecided'} "
                       f"({len(state.get('looks', []))} look(s))")
-    from evalband.analysis import sequential_exit_code
+    from evalband.analysis._sequential_outcome import sequential_exit_code
 
     raise typer.Exit(code=sequential_exit_code([state.get("decision")]))

@@ -32,7 +32,9 @@ def view(
 
     Stops with Ctrl-C.
     """
-    from evalband.view import DEFAULT_HOST, ViewServer, is_loopback
+    from evalband.view import ViewServer
+    from evalband.web._guard import is_loopback
+    from evalband.web._server import DEFAULT_HOST
 
     require_web("evalband view")
     _ctrl_c_stops()

@@ -3,7 +3,7 @@
 Each episode's fate is fixed at reset by its condition seed: with probability ``p`` it
 succeeds after ``length`` steps, with probability ``fail_p`` it fails there (task failure),
 otherwise it keeps going until the budget truncates it. Registered as ``evalband/Coin-v0``
-(:data:`evalband.envs.COIN_ENV_ID`). The test suite's variant with slow steps and injected
+(:data:`COIN_ENV_ID`). The test suite's variant with slow steps and injected
 simulator faults lives in the tests (``tests/testenvs.py``), not in the package.
 """
 
@@ -17,7 +17,10 @@ from gymnasium import spaces
 
 from evalband.errors import InvalidParameterError
 
-__all__ = ["CoinEnv"]
+COIN_ENV_ID = "evalband/Coin-v0"
+"""The coin-flip stand-in robot's Gymnasium id (registered by :mod:`evalband.envs`)."""
+
+__all__ = ["COIN_ENV_ID", "CoinEnv"]
 
 _OPTION_KEYS = ("p", "fail_p", "length")
 

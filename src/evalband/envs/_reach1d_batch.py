@@ -134,7 +134,7 @@ class Reach1DBatchResult:
     def counts(self) -> dict[str, int]:
         """Episodes per outcome.
 
-        >>> from evalband.envs import episode_condition_seeds
+        >>> from evalband.envs._reach1d_core import episode_condition_seeds
         >>> from evalband.policies.reach1d import baseline
         >>> rollout_batch(baseline, episode_condition_seeds(7, 64)).counts()
         {'success': 9, 'failure': 7, 'timeout': 48}
@@ -221,7 +221,7 @@ def rollout_batch(
 
     The seed's default panel (seed 7, 64 episodes, six-second budget):
 
-    >>> from evalband.envs import episode_condition_seeds
+    >>> from evalband.envs._reach1d_core import episode_condition_seeds
     >>> from evalband.policies.reach1d import baseline, damped
     >>> seeds = episode_condition_seeds(7, 64)
     >>> rollout_batch(damped, seeds).counts()

@@ -1,19 +1,7 @@
 """Labs: the seed documents' exercises, simulated into the run store for the analysis to read.
 
-``evalband.labs.hidden_regression`` (seed 003) also holds the lab's constants (rates, slices,
-default seed, latency medians).
+``evalband.labs.hidden_regression`` (seed 003) holds the hidden-regression lab: its constants
+(rates, slices, default seed, latency medians), its panel and its simulation.
 """
 
-from evalband.labs import hidden_regression
-from evalband.labs.hidden_regression import (
-    HIDDEN_REGRESSION_RATES,
-    hidden_regression_panel,
-    simulate_hidden_regression,
-)
-
-__all__ = [
-    "hidden_regression",
-    "HIDDEN_REGRESSION_RATES",
-    "hidden_regression_panel",
-    "simulate_hidden_regression",
-]
+__all__: list[str] = []

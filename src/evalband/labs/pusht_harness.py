@@ -188,7 +188,8 @@ def _rate(records: list[EpisodeRecord]) -> dict[str, Any]:
 
 
 def _paired(a: list[EpisodeRecord], b: list[EpisodeRecord]) -> dict[str, Any]:
-    from evalband.analysis import interval_verdict, paired_counts
+    from evalband.analysis import paired_counts
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import diff_paired
 
     pairs = paired_counts(a, b)
@@ -203,7 +204,7 @@ def movements(
     """The seed's four movements, computed from the stored episodes."""
     import numpy as np
 
-    from evalband.analysis import interval_verdict
+    from evalband.analysis._verdicts import interval_verdict
     from evalband.stats import bootstrap_interval, diff_unpaired
 
     def pick(records: list[EpisodeRecord], start: str, suite: int | None = None) -> list[Any]:

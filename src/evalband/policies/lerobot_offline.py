@@ -35,7 +35,7 @@ import numpy as np
 from evalband.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from evalband.analysis import Composition, OfflineReport
+    from evalband.analysis._offline_results import Composition, OfflineReport
 
 __all__ = ["parse_episodes", "frame_seed", "offline_action_error"]
 
@@ -83,7 +83,7 @@ def frame_seed(seed: int, episode: int, frame: int) -> int:
 
 def _composition(ds: Any, episodes: Sequence[int], frames_of: dict[int, int],
                  column: str) -> Composition | None:
-    from evalband.analysis import Composition
+    from evalband.analysis._offline_results import Composition
 
     meta_eps = ds.meta.episodes
     names = list(getattr(meta_eps, "column_names", []) or [])
@@ -197,7 +197,7 @@ def offline_action_error(
                                 "(docs/extending.md, lerobot checkpoints)")
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    from evalband.analysis import OfflineCheckpoint, OfflineReport
+    from evalband.analysis._offline_results import OfflineCheckpoint, OfflineReport
     from evalband.policies.lerobot import LerobotPolicy, lerobot_policy
     from evalband.stats import cluster_bootstrap_interval
 

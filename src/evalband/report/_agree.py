@@ -11,7 +11,8 @@ from evalband.report._svg import PALETTE
 from evalband.report._svgplot import Canvas, nice_ticks
 
 if TYPE_CHECKING:
-    from evalband.analysis import Agreement, Correlation, MetricAgreement
+    from evalband.analysis import Agreement
+    from evalband.analysis._agree import Correlation, MetricAgreement
 
 __all__ = ["agreement_lines", "agreement_markdown", "agreement_html", "correlation_text"]
 
@@ -19,7 +20,7 @@ __all__ = ["agreement_lines", "agreement_markdown", "agreement_html", "correlati
 def correlation_text(c: Correlation) -> str:
     """``+0.83 [-0.10, +1.00] (rank-set bound)``.
 
-    >>> from evalband.analysis import Correlation
+    >>> from evalband.analysis._agree import Correlation
     >>> correlation_text(Correlation("spearman", 0.5, -0.2, 1.0, "rank-set bound", 0, 1))
     'spearman +0.50 [-0.20, +1.00] (rank-set bound)'
     """

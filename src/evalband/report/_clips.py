@@ -97,7 +97,7 @@ def choose_clips(
     candidates = []
     for order, view in enumerate(views):
         slices = regressed.get(view.run_id, [])
-        from evalband.analysis import records_where
+        from evalband.analysis._pairs import records_where
         from evalband.report._data import WITH_MEDIA
 
         with_media = records_where(view.data.records, WITH_MEDIA,

@@ -145,7 +145,8 @@ def cumulative_curve(
     >>> c.n.tolist(), c.rate.tolist()
     ([1, 2], [1.0, 0.5])
     """
-    from evalband.analysis import counted, stored_columns
+    from evalband.analysis._pairs import stored_columns
+    from evalband.analysis._summary import counted
     from evalband.stats import interval_bounds
 
     columns = stored_columns(records)
@@ -173,9 +174,9 @@ def _cumulative_columns(
     points: int,
 ) -> CumulativeCurve | None:
     """:func:`cumulative_curve` of a stored run's columns (the same curve, no records)."""
-    from evalband.analysis import cell_ranks
+    from evalband.analysis._pairs import cell_ranks
     from evalband.stats import interval_bounds
-    from evalband.store import OUTCOME_CODES
+    from evalband.store._columns import OUTCOME_CODES
 
     outcome = columns["outcome"]
     use = (np.ones(outcome.size, dtype=bool) if errors_as_failures
@@ -217,7 +218,7 @@ def running_verdicts(
     prefix of each new verdict (after the first) and always ends with the full set. Pairing
     is :func:`evalband.analysis.paired_outcomes`.
     """
-    from evalband.analysis import paired_outcomes
+    from evalband.analysis._summary import paired_outcomes
     from evalband.stats import diff_paired
 
     pairs = paired_outcomes(baseline, candidate, errors_as_failures=errors_as_failures)

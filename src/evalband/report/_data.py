@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any
 from evalband.errors import InvalidInputError, InvalidParameterError
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, MetricSummary, NoiseFloor, RunData, RunSummary
+    from evalband.analysis import Comparison, NoiseFloor, RunSummary
+    from evalband.analysis._compare import RunData
+    from evalband.analysis._metrics import MetricSummary
     from evalband.episode import EpisodeRecord
     from evalband.panel import Panel
     from evalband.report._clips import Clip
-    from evalband.store import RunManifest, RunStore
+    from evalband.store import RunStore
+    from evalband.store._manifest import RunManifest
 
 __all__ = [
     "WITH_MEDIA",
@@ -194,7 +197,7 @@ def is_bundle(source: str | Path) -> bool:
     A bare name is a run id even when a folder of that name exists (see
     :func:`evalband.store.resolve_run`).
     """
-    from evalband.store import is_bundle_path
+    from evalband.store._refs import is_bundle_path
 
     return is_bundle_path(source)
 
@@ -208,7 +211,8 @@ def open_for(
     A store path that does not exist is never created: each of ``sources`` that is not a
     bundle path is then resolved without a store, which raises the error naming it.
     """
-    from evalband.store import RunStore, resolve_run
+    from evalband.store import RunStore
+    from evalband.store._refs import resolve_run
 
     if store is None or isinstance(store, RunStore):
         yield store
@@ -224,7 +228,7 @@ def open_for(
 def _manifest(source: str, run: RunData, store: RunStore | None) -> RunManifest:
     if run.source == "store" and store is not None:
         return store.require_run(run.run_id)
-    from evalband.store import load_bundle
+    from evalband.store._bundle import load_bundle
 
     return load_bundle(Path(source))[0]
 
@@ -274,9 +278,9 @@ def stored_slice_summaries(
     """
     import json
 
-    from evalband.analysis import rank_error_causes, summary_from_tallies
+    from evalband.analysis._summary import rank_error_causes, summary_from_tallies
     from evalband.panel import panel_from_yaml
-    from evalband.store import cell_tallies, column_tallies, error_messages
+    from evalband.store._columns import cell_tallies, column_tallies, error_messages
 
     manifest = store.require_run(run_id)
     tallies = (cell_tallies(store, run_id, progress) if columns is None
@@ -298,7 +302,7 @@ def _per_slice(
     summary: Callable[[tuple[str, ...]], RunSummary],
 ) -> tuple[SliceSummary, ...]:
     """The slices of ``panel`` over cells with these labels, each summarised once."""
-    from evalband.analysis import slice_definitions
+    from evalband.analysis._compare import slice_definitions
 
     done: dict[tuple[str, ...], RunSummary] = {}
 
@@ -334,7 +338,7 @@ def _noise(run: RunData, n: int, confidence: float) -> NoiseFloor | None:
 def _view(source: str, store: RunStore | None, confidence: float,
           progress: Callable[[str, int, int], None] | None = None) -> RunView:
     from evalband import load_run
-    from evalband.analysis import metric_summaries
+    from evalband.analysis._metrics import metric_summaries
 
     def stage(label: str) -> Callable[[int, int], None] | None:
         if progress is None:
@@ -416,7 +420,8 @@ def collect(
         RunNotFoundError: a source is neither a run in the store nor a bundle.
         PanelMismatchError: runs made on different panels.
     """
-    from evalband.analysis import DEFAULT_EFFECT, compare_many
+    from evalband.analysis import compare_many
+    from evalband.analysis._models import DEFAULT_EFFECT
 
     effect = DEFAULT_EFFECT if effect is None else effect
     names = [str(s) for s in sources] if not isinstance(sources, str | Path) else [str(sources)]
@@ -435,7 +440,7 @@ def collect(
         store_file = None if st is None else st.path
         if found is None and st is not None and len(views) > 1 and seed == 0 and all(
                 v.data.source == "store" for v in views):
-            from evalband.analysis import comparison_options, stored_comparisons
+            from evalband.analysis._stored import comparison_options, stored_comparisons
 
             found = stored_comparisons(st, [v.run_id for v in views], comparison_options(
                 confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
@@ -445,7 +450,8 @@ def collect(
     if len(views) < 2:
         found = ()
     elif found is None and sequential:
-        from evalband.analysis import compare_sequential, design_for
+        from evalband.analysis import compare_sequential
+        from evalband.analysis._sequential_plan import design_for
 
         found = tuple(compare_sequential(  # the design fixed before the data
             views[0].data, v.data, allow_panel_mismatch=allow_panel_mismatch,
@@ -473,7 +479,7 @@ def _locators(
     views: Sequence[RunView], names: Sequence[str], store_file: Path | None
 ) -> dict[str, Callable[[Mapping[str, Any]], Path | None]]:
     """Where each run's media files are: beside its store, or in its bundle's ``media/``."""
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     def finder(root: Path) -> Callable[[Mapping[str, Any]], Path | None]:
         return lambda ref: media_file(root, ref)

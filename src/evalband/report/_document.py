@@ -42,7 +42,7 @@ _SEQUENTIAL = {
 
 def procedure_block(c: Comparison) -> dict[str, Any]:
     """The ``procedure`` block: the test, multiplicity, family, alpha, interval, effect."""
-    from evalband.analysis import SEQUENTIAL_MULTIPLICITY
+    from evalband.analysis._sequential import SEQUENTIAL_MULTIPLICITY
 
     sequential = c.multiplicity == SEQUENTIAL_MULTIPLICITY
     words = _SEQUENTIAL if sequential else _FIXED
@@ -57,7 +57,7 @@ def procedure_block(c: Comparison) -> dict[str, Any]:
         "effect": c.effect,
     }
     if sequential:  # the decision, the exit status it gives (6: futility), the fixed design
-        from evalband.analysis import overall_decision, sequential_exit_code
+        from evalband.analysis._sequential_outcome import overall_decision, sequential_exit_code
 
         decision = overall_decision(c)
         block["decision"] = decision
@@ -124,6 +124,6 @@ def _finite(value: Any) -> Any:
 
 def _wire(value: Any) -> Any:
     """``value`` as ``to_wire`` writes it (imported here: the report layer reads, never builds)."""
-    from evalband.analysis import to_wire
+    from evalband.analysis._models import to_wire
 
     return to_wire(value)

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from markupsafe import Markup
 
     from evalband.analysis import Comparison
-    from evalband.store import RunManifest, RunStore
+    from evalband.store import RunStore
+    from evalband.store._manifest import RunManifest
 
 __all__ = ["render_html", "report_html", "comparison_table_html"]
 
@@ -135,7 +136,7 @@ def _plots(data: ReportData) -> dict[str, Any]:
 
 def _metric_series(data: ReportData) -> list[tuple[str, dict[str, list[float]]]]:
     """Each run's metric values (its non-error episodes), baseline first: what the ECDFs draw."""
-    from evalband.analysis import metric_specs, metric_values
+    from evalband.analysis._metrics import metric_specs, metric_values
 
     out = []
     for v in data.runs:
@@ -151,7 +152,7 @@ def _paired_differences(data: ReportData, c: Comparison) -> dict[str, list[float
     """Each metric's differences candidate - baseline over the episodes both runs matched."""
     import numpy as np
 
-    from evalband.analysis import metric_values
+    from evalband.analysis._metrics import metric_values
 
     views = {v.run_id: v.data for v in data.runs}
     base, cand = views.get(c.baseline), views.get(c.candidate)
@@ -191,7 +192,7 @@ def _reasons(data: ReportData) -> list[tuple[tuple[str, str, str], int]]:
 
     The reason is an imported failure-mode column (``extra["reason"]``) or an error's type.
     """
-    from evalband.analysis import records_where
+    from evalband.analysis._pairs import records_where
     from evalband.report._data import WITH_REASON
 
     counts: dict[tuple[str, str, str], int] = {}

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from evalband.analysis import MetricRow
+    from evalband.analysis._metrics import MetricRow
     from evalband.report._svgplot import Axes
 
 __all__ = ["MAX_POINTS", "metric_pairs_plot", "metric_violin_plot"]
@@ -141,7 +141,7 @@ def metric_pairs_plot(title: str, differences: Mapping[str, Sequence[float]],
     the comparison's row whose interval is drawn under the points (its overall row, or its
     only slice). A metric with fewer than 2 pairs is left out. Empty when nothing is left.
 
-    >>> from evalband.analysis import MetricRow
+    >>> from evalband.analysis._metrics import MetricRow
     >>> from evalband.stats import Difference
     >>> row = MetricRow("return", "all", "all", "descriptive", "higher", False, "paired", 3,
     ...                 3, 3, 1.0, 2.0, Difference(1.0, 0.2, 1.8, "paired-t", 0.95, True), 0.03)

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from evalband.report import _format as fmt
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, MetricRow, MetricSummary
+    from evalband.analysis import Comparison
+    from evalband.analysis._metrics import MetricRow, MetricSummary
 
 __all__ = [
     "METRIC_HEADERS",
@@ -81,7 +82,7 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
 def summary_cells(s: MetricSummary, *, sliced: bool = False) -> list[str]:
     """One run's metric as table cells (:data:`SUMMARY_HEADERS`; ``sliced``: with the slice).
 
-    >>> from evalband.analysis import MetricSummary
+    >>> from evalband.analysis._metrics import MetricSummary
     >>> from evalband.stats import Interval
     >>> summary_cells(MetricSummary("return", 20, Interval(-3.2, -4.0, -2.4, "student-t",
     ...                                                     0.95), False))

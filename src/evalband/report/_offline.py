@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalband.analysis import OfflineReport
+    from evalband.analysis._offline_results import OfflineReport
 
 __all__ = ["offline_lines", "offline_markdown"]
 
@@ -18,7 +18,7 @@ def _band(i: object) -> str:
 def offline_lines(r: OfflineReport) -> list[str]:
     """The report for a terminal: the split's make-up, then one line per checkpoint.
 
-    >>> from evalband.analysis import OfflineReport
+    >>> from evalband.analysis._offline_results import OfflineReport
     >>> offline_lines(OfflineReport("d", (1, 2), 40, 0, None, (), ()))[0]
     'validation action error on 2 held-out episodes (40 frames) of d, noise seed 0'
     """

@@ -10,7 +10,7 @@ from evalband.report._svg import NEUTRAL, PALETTE
 from evalband.report._svgplot import Canvas, label_width, nice_ticks
 
 if TYPE_CHECKING:
-    from evalband.session import PreferenceAnalysis
+    from evalband.session._preference_analysis import PreferenceAnalysis
 
 __all__ = ["preference_lines", "preference_markdown", "preference_html", "strength_plot"]
 

@@ -16,7 +16,8 @@ from evalband.report._svg import IMPROVED, NEUTRAL, PALETTE
 from evalband.report._svgplot import Canvas, integer_ticks, label_width
 
 if TYPE_CHECKING:
-    from evalband.analysis import Ranking, RankPair, SliceRanking
+    from evalband.analysis import Ranking
+    from evalband.analysis._rank_results import RankPair, SliceRanking
 
 __all__ = ["ranking_lines", "ranking_markdown", "ranking_html", "rank_plot", "value_text"]
 
@@ -69,7 +70,8 @@ def _slice_lines(s: SliceRanking, r: Ranking) -> list[str]:
 def ranking_lines(r: Ranking) -> list[str]:
     r"""The ranking for a terminal: per slice a table of rank sets, then the sentences.
 
-    >>> from evalband.analysis import Ranking, SliceRanking, RankedPolicy
+    >>> from evalband.analysis import Ranking
+    >>> from evalband.analysis._rank_results import SliceRanking, RankedPolicy
     >>> from evalband.stats import Interval
     >>> band = Interval(0.5, 0.4, 0.6, "wilson", 0.95, 5, 10)
     >>> s = SliceRanking("all", (RankedPolicy("a", "a", None, band, 1, 2, 1),
@@ -128,7 +130,7 @@ def ranking_markdown(r: Ranking) -> str:
 def rank_plot(s: SliceRanking, confidence: float) -> str:
     """Each policy's rank set as an interval on the rank axis (1 = best), tiers coloured.
 
-    >>> from evalband.analysis import SliceRanking, RankedPolicy
+    >>> from evalband.analysis._rank_results import SliceRanking, RankedPolicy
     >>> from evalband.stats import Interval
     >>> band = Interval(0.5, 0.4, 0.6, "wilson", 0.95, 5, 10)
     >>> s = SliceRanking("all", (RankedPolicy("a", "a", None, band, 1, 1, 1),

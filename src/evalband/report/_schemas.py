@@ -37,7 +37,9 @@ def _blank_comparison() -> Any:
 
 def comparison_schema() -> dict[str, Any]:
     """The schema of ``evalband compare --json`` for one candidate (``evalband-comparison/2``)."""
-    from evalband.analysis import VERDICT_EXIT_CODES, Comparison, wire_schemas
+    from evalband.analysis import Comparison
+    from evalband.analysis._models import wire_schemas
+    from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.report._document import SCHEMA_ID, comparison_document, procedure_block
 
     (top,), defs = wire_schemas([Comparison])
@@ -87,8 +89,9 @@ def comparison_schema() -> dict[str, Any]:
 
 def session_analysis_schema() -> dict[str, Any]:
     """The schema of ``evalband session analyze --json`` (``evalband-session-analysis/1``)."""
-    from evalband.analysis import wire_schemas
-    from evalband.session import InstrumentSummary, SessionAnalysis
+    from evalband.analysis._models import wire_schemas
+    from evalband.session import SessionAnalysis
+    from evalband.session._agreement import InstrumentSummary
 
     (top, instrument), defs = wire_schemas([SessionAnalysis, InstrumentSummary], {
         "SessionComparison": {"exploratory": (bool, "whether the comparison is exploratory (a "
@@ -108,8 +111,8 @@ def session_analysis_schema() -> dict[str, Any]:
 
 def session_drift_schema() -> dict[str, Any]:
     """The schema of ``evalband session drift --json`` (``evalband-session-drift/1``)."""
-    from evalband.analysis import wire_schemas
-    from evalband.session import DriftReport
+    from evalband.analysis._models import wire_schemas
+    from evalband.session._drift import DriftReport
 
     (top,), defs = wire_schemas([DriftReport])
     root = defs.pop(top["$ref"].rsplit("/", 1)[-1])
@@ -119,7 +122,7 @@ def session_drift_schema() -> dict[str, Any]:
 
 def _document(schema_id: str, title: str, properties: dict[str, Any],
               defs: dict[str, Any]) -> dict[str, Any]:
-    from evalband.analysis import json_refs
+    from evalband.analysis._models import json_refs
 
     used = json_refs(properties)
     grown = -1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalband.analysis import ScorerAgreement
+    from evalband.analysis._scorers import ScorerAgreement
 
 __all__ = ["scorer_agreement_lines", "scorers_lines"]
 

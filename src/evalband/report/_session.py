@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalband.analysis import ControlStatus, Standing
+from evalband.analysis._verdicts import ControlStatus, Standing
 from evalband.report._words import look
 
 if TYPE_CHECKING:

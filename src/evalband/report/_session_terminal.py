@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from evalband.session import DriftReport, SessionAnalysis, SessionPlan
+    from evalband.session import SessionAnalysis, SessionPlan
+    from evalband.session._drift import DriftReport
 
 __all__ = ["session_analysis_renderables", "drift_renderables", "instrument_renderables",
            "HIDDEN", "plan_lines", "session_show_renderables", "sessions_table"]
@@ -256,7 +257,7 @@ def plan_lines(plan_obj: SessionPlan, *, unblind: bool) -> list[str]:
         lines.append(f"positive control: {pc}")
     lines.append(f"rubric: {plan_obj.rubric.describe()}")
     if plan_obj.instrument is not None:
-        from evalband.session import load_instrument
+        from evalband.session._instrument_spec import load_instrument
 
         lines.extend(f"instrument: {line}"
                      for line in load_instrument(plan_obj.instrument).describe())

@@ -11,7 +11,7 @@ from evalband.report._svg import IMPROVED, PALETTE
 from evalband.report._svgplot import Canvas, nice_ticks
 
 if TYPE_CHECKING:
-    from evalband.analysis import Sweep
+    from evalband.analysis._sweep import Sweep
 
 __all__ = ["sweep_lines", "sweep_markdown", "sweep_html", "sweep_plot"]
 

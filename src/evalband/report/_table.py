@@ -23,11 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalband.analysis import STATISTICS
+from evalband.analysis._statistics import STATISTICS
 from evalband.report import _format as fmt
 
 if TYPE_CHECKING:
-    from evalband.analysis import SliceComparison, SliceStatistic
+    from evalband.analysis import SliceComparison
+    from evalband.analysis._statistics import SliceStatistic
     from evalband.stats import Difference, Interval
 
 __all__ = [

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from evalband.analysis import Comparison, MetricSummary
+    from evalband.analysis import Comparison
+    from evalband.analysis._metrics import MetricSummary
     from evalband.report._data import SliceSummary
 
 __all__ = ["comparison_renderables", "slice_summary_table", "new_table", "metric_table",

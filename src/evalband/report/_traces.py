@@ -67,7 +67,7 @@ def trace_kind(env: str) -> str | None:
 def _counted(
     records: Sequence[EpisodeRecord], among: Set[tuple[str, int, int]] | None = None
 ) -> dict[tuple[str, int, int], EpisodeRecord]:
-    from evalband.analysis import counted
+    from evalband.analysis._summary import counted
 
     out = {record_key(r): r for r in counted(records)}
     return out if among is None else {k: r for k, r in out.items() if k in among}
@@ -147,7 +147,7 @@ def episode_traces(views: Sequence[RunView], limit: int = 4) -> TraceSet | None:
     spec = trace_spec(views[0].data.panel.env)
     if spec is None:
         return None
-    from evalband.analysis import records_where
+    from evalband.analysis._pairs import records_where
     from evalband.report._data import WITH_TRACE
 
     shown = list(views[:2])

@@ -87,7 +87,8 @@ def comparison_sentence(c: Comparison) -> str:
     why, the aggregate's interval, and -- when undecided slices could miss the declared drop --
     how many pairs (episodes) would catch it.
     """
-    from evalband.analysis import POWER_TARGET, SliceVerdict, Verdict
+    from evalband.analysis import SliceVerdict, Verdict
+    from evalband.analysis._models import POWER_TARGET
 
     if c.stopped is not None:  # a sequential design's futility stop says so, not "no change"
         return c.stopped

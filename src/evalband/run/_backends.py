@@ -292,7 +292,7 @@ def _driver_may_play(task: RunTask) -> bool:
     segfault there never takes the driver down.
     """
     from evalband._util.families import driver_safe_modules
-    from evalband.policies import BUILTIN_POLICIES
+    from evalband._util.names import BUILTIN_POLICIES
 
     # the env's module from its family's declaration, not by importing it: the driver of a
     # MuJoCo run never needs MuJoCo (an import path to a class elsewhere: not played here)

@@ -73,8 +73,8 @@ def same_obs(a: Any, b: Any) -> bool:
 
 def _first_obs(task: RunTask, cell_kwargs: dict[str, Any], seed: int,
                options: dict[str, Any]) -> Any:
-    from evalband.envs import close_env
-    from evalband.policies import TASK_OPTION_KEYS
+    from evalband.envs._resolve import close_env
+    from evalband.episode import TASK_OPTION_KEYS
     from evalband.run._execute import make_task_env
 
     env = make_task_env(task, cell_kwargs)
@@ -93,7 +93,7 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
     thing (a replication factor), a ``task`` factor, a ``dynamics_only`` factor, an option
     the env declares in ``reset_options`` and the policy's instruction options are not tried.
     """
-    from evalband.envs import env_class
+    from evalband.envs._resolve import env_class
 
     if not panel.factors:
         return []
@@ -105,7 +105,7 @@ def factor_findings(panel: Panel, task: RunTask) -> list[Finding]:
         spec = as_factor_spec(levels)
         if spec.target == "task":
             continue
-        from evalband.policies import TASK_OPTION_KEYS
+        from evalband.episode import TASK_OPTION_KEYS
 
         settings = [sets for _, sets in spec.settings(name)]
         if spec.target == "env_kwargs":  # a level's instruction goes to the policy (Panel.cells)
@@ -148,7 +148,8 @@ def refuse_ignored_factors(panel: Panel, task: RunTask) -> None:
 
 
 def _dt_findings(panel: Panel, env: Any) -> Iterator[Finding]:
-    from evalband.envs import control_dt, registered_time_limit
+    from evalband.envs import control_dt
+    from evalband.envs._resolve import registered_time_limit
 
     period = control_dt(env, panel.control_dt)
     if period.dt is None:
@@ -174,7 +175,8 @@ def clock_finding(panel: Panel, env: Any, steps: int = 20) -> Finding | None:
     A few random actions from the first condition seed; the clock must advance the period
     per step. ``None`` when the env shows no clock or gives no period.
     """
-    from evalband.envs import control_dt, simulator_time
+    from evalband.envs import control_dt
+    from evalband.envs._contract import simulator_time
 
     period = control_dt(env, panel.control_dt)
     spec = panel.episode_specs()[0]
@@ -209,7 +211,7 @@ def reproduction_finding(task: RunTask, seed: int) -> Finding | None:
     Tried twice in one env and once in a fresh one (both built here and closed). What
     ``check-env`` says per seed, and what ``run`` warns about before its first episode.
     """
-    from evalband.envs import close_env
+    from evalband.envs._resolve import close_env
     from evalband.run._execute import make_task_env
 
     env = make_task_env(task)
@@ -242,7 +244,7 @@ def success_key_finding(task: RunTask, spec: Any, steps: int = 200) -> Finding |
     ``run`` calls it when its first episodes have no success, in an env built here (and
     closed): one line saying the panel can never succeed instead of a silent 0/N.
     """
-    from evalband.envs import close_env
+    from evalband.envs._resolve import close_env
     from evalband.run._execute import make_task_env
 
     env = make_task_env(task)
@@ -273,7 +275,7 @@ that succeeds 15% of the time fails 3 episodes in a row 61% of the time, 20 only
 
 def _one_line(exc: BaseException) -> str:
     """``Type: first line`` of an exception, with what to set when it is a rendering one."""
-    from evalband.envs import render_hint
+    from evalband.envs._resolve import render_hint
 
     first = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {first}{render_hint(str(exc))}"
@@ -295,7 +297,7 @@ def check_env(panel: Panel, policy: str | None = None,
             and random actions; a policy plays until its first success, at most
             :data:`UNTIL_SUCCESS` episodes.
     """
-    from evalband.envs import close_env, prepare_imports
+    from evalband.envs._resolve import close_env, prepare_imports
     from evalband.run._execute import close_task_envs, make_task_env
     from evalband.run._runner import panel_task
 

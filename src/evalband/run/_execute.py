@@ -14,23 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from evalband.envs import (
-    EvalEnv,
-    accepts_kwarg,
-    close_env,
-    control_dt,
-    env_class,
-    make_env,
-    prepare_imports,
-)
-from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
-from evalband.policies import (
-    TASK_OPTION_KEYS,
-    EpisodeContext,
-    PolicyRuntime,
-    as_runtime,
-    episode_seed,
-)
+from evalband.envs import EvalEnv, control_dt, make_env
+from evalband.envs._resolve import accepts_kwarg, close_env, env_class, prepare_imports
+from evalband.episode import TASK_OPTION_KEYS, EpisodeRecord, EpisodeSpec, Outcome
+from evalband.policies import EpisodeContext
+from evalband.policies._contract import episode_seed
+from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._judge import DEFAULT_RULE, Judge, Rule
 from evalband.run._steps import StepRecorder
 from evalband.run._trace import TRACE_EPISODES, start_trace, traceable, traces

@@ -46,7 +46,7 @@ from typing import Any
 
 from evalband.episode import EpisodeRecord, EpisodeSpec, Outcome
 from evalband.errors import InvalidParameterError
-from evalband.policies import PolicyRuntime, as_runtime
+from evalband.policies._runtime import PolicyRuntime, as_runtime
 from evalband.run._execute import (
     RunTask,
     _batch_records,
@@ -113,7 +113,7 @@ class _Episode:
 
 def _envs(task: RunTask, first: Any, n: int, cell_kwargs: dict[str, Any]) -> list[Any]:
     """``n`` envs for the task: ``first`` (the worker's cached env) and cached copies."""
-    from evalband.envs import close_env
+    from evalband.envs._resolve import close_env
 
     key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.budget_steps,
            json.dumps(cell_kwargs, sort_keys=True, default=str))

@@ -13,7 +13,8 @@ from evalband.run._video import PENDING
 
 if TYPE_CHECKING:
     from evalband.run._steps import StepRecorder
-    from evalband.store import RunStore, StepData
+    from evalband.store import RunStore
+    from evalband.store._steps import StepData
 
 __all__ = ["Recorder"]
 
@@ -61,7 +62,7 @@ class Recorder:
         step: int | None = None,
     ) -> None:
         from evalband.run._runner import default_run_id, keep_step
-        from evalband.store import new_manifest
+        from evalband.store._manifest import new_manifest
 
         self.store = store
         self.panel = panel
@@ -92,7 +93,7 @@ class Recorder:
             )
         else:
             keep_step(store, existing, step)
-        from evalband.store import RunLease
+        from evalband.store._lease import RunLease
 
         self._lease = RunLease(store, self.run_id)
         self._lease.acquire()  # one writer per run: a second Recorder is refused in one line
@@ -196,7 +197,7 @@ class Recorder:
         )
         if step_data is not None:
             from evalband.run._video import store_pending_media
-            from evalband.store import sync_media
+            from evalband.store._media import sync_media
 
             record = store_pending_media(self.store.path, record)
             sync_media()  # the step data is on disk before the record that names it
@@ -207,7 +208,7 @@ class Recorder:
     def _pending_steps(step_data: StepRecorder | StepData) -> dict[str, Any]:
         """The record's ``extra`` that carries ``step_data`` to be stored (and any note)."""
         from evalband.run._steps import StepRecorder
-        from evalband.store import STEPS_CONTENT_TYPE, StepData, encode_steps
+        from evalband.store._steps import STEPS_CONTENT_TYPE, StepData, encode_steps
 
         if isinstance(step_data, StepRecorder):
             return step_data.extra()

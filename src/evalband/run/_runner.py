@@ -13,7 +13,7 @@ from evalband.analysis import RunSummary, summarize
 from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError, StoreError
 from evalband.panel import Panel
-from evalband.policies import as_runtime, policy_label
+from evalband.policies._runtime import as_runtime, policy_label
 from evalband.run._backends import get_backend
 from evalband.run._execute import (
     RunTask,
@@ -25,10 +25,11 @@ from evalband.run._execute import (
 )
 from evalband.run._judge import Rule
 from evalband.run._options import RunOptions
-from evalband.store import RunLease, discard_empty_run
+from evalband.store._lease import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
-    from evalband.store import RunManifest, RunStore
+    from evalband.store import RunStore
+    from evalband.store._manifest import RunManifest
 
 __all__ = ["run_panel", "keep_step", "default_run_id", "default_episode_timeout",
            "panel_task", "GroupCommit",
@@ -53,7 +54,7 @@ def default_run_id(panel: Panel, policy: str) -> str:
 
 def _check_env_kwargs(panel: Panel) -> None:
     """Refuse, before anything is stored, ``env_kwargs`` the env's constructor cannot take."""
-    from evalband.envs import accepts_kwarg, env_class
+    from evalband.envs._resolve import accepts_kwarg, env_class
     from evalband.errors import PanelError
 
     if not panel.env_kwargs:
@@ -84,7 +85,8 @@ def _env_dt(panel: Panel) -> float | None:
     """
     if panel.control_dt is not None:
         return panel.control_dt
-    from evalband.envs import close_env, control_dt, make_env, prepare_imports
+    from evalband.envs import control_dt, make_env
+    from evalband.envs._resolve import close_env, prepare_imports
 
     prepare_imports(imports=panel.imports)
     env = make_env(panel.env, dict(panel.env_kwargs))
@@ -140,7 +142,7 @@ class GroupCommit:
         group, self.pending = self.pending, []
         if any(record.media or "step_data" in record.extra for record in group):
             # their clips and step data on disk first
-            from evalband.store import sync_media
+            from evalband.store._media import sync_media
 
             sync_media()
         if len(group) == 1:
@@ -341,7 +343,7 @@ def keep_step(store: RunStore, existing: RunManifest, step: int | None) -> None:
     Raises:
         StoreError: the run was recorded at another checkpoint step.
     """
-    from evalband.store import check_step
+    from evalband.store._manifest import check_step
 
     check_step(step)
     if step is None or existing.step == step:
@@ -380,7 +382,7 @@ def _plan_run(panel: Panel, policy: str | Any, options: RunOptions) -> _PlannedR
     record_video, record_size, record_steps = (options.record_video, options.record_size,
                                                options.record_steps)
     from evalband._util.ids import check_run_id
-    from evalband.envs import prepare_imports
+    from evalband.envs._resolve import prepare_imports
     from evalband.run._check import refuse_ignored_factors
     from evalband.run._isolation import check_not_bootstrapping
 
@@ -495,7 +497,7 @@ def _open_run(
             resumes = [*existing.extra.get("resumed_with", []), changed]
             store.update_run(run_id, extra={**existing.extra, "resumed_with": resumes})
     else:
-        from evalband.store import new_manifest
+        from evalband.store._manifest import new_manifest
 
         store.create_run(
             new_manifest(

@@ -54,7 +54,7 @@ class StepRecorder:
     >>> rec = StepRecorder(("coverage",))
     >>> for t in range(3):
     ...     rec.add(np.array([t, -t], np.float32), 0.5 * t, {"coverage": t / 10})
-    >>> from evalband.store import decode_steps
+    >>> from evalband.store._steps import decode_steps
     >>> data = decode_steps(rec.pending()["data"])
     >>> data.steps, data.action[:, 1].tolist(), data.info["coverage"].tolist()
     (3, [0.0, -1.0, -2.0], [0.0, 0.1, 0.2])
@@ -72,7 +72,7 @@ class StepRecorder:
 
     def __init__(self, info_keys: Sequence[str] = (), max_bytes: int | None = None, *,
                  observations: bool = False) -> None:
-        from evalband.store import MAX_STEP_BYTES
+        from evalband.store._steps import MAX_STEP_BYTES
 
         self.info_keys = tuple(info_keys)
         self.max_bytes = MAX_STEP_BYTES if max_bytes is None else max_bytes
@@ -141,7 +141,7 @@ class StepRecorder:
 
     def pending(self) -> dict[str, Any]:
         """The encoded columns, as the record carries them to the driver."""
-        from evalband.store import STEPS_CONTENT_TYPE, StepData, encode_steps
+        from evalband.store._steps import STEPS_CONTENT_TYPE, StepData, encode_steps
 
         if self.actions:
             action = np.stack(self.actions)

@@ -21,7 +21,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalband.envs import Traces, unwrapped
+from evalband.envs import Traces
+from evalband.envs._contract import unwrapped
 from evalband.episode import EpisodeSpec
 
 __all__ = ["TRACE_EPISODES", "MAX_POINTS", "DIGITS", "TraceRecorder", "decimate", "start_trace",

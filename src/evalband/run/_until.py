@@ -43,7 +43,9 @@ from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import InvalidParameterError, PanelMismatchError
 
 if TYPE_CHECKING:
-    from evalband.analysis import Comparison, ComparisonDesign, RunData, RunSummary
+    from evalband.analysis import Comparison, RunSummary
+    from evalband.analysis._compare import RunData
+    from evalband.analysis._sequential_plan import ComparisonDesign
     from evalband.panel import Panel
     from evalband.store import RunStore
 
@@ -79,7 +81,7 @@ def play_order(panel: Panel, baseline: RunData) -> list[EpisodeSpec]:
 
 def overall_decision(c: Comparison, *, at_maximum: bool = False) -> str | None:
     """The sequential decision of a comparison (:func:`evalband.analysis.overall_decision`)."""
-    from evalband.analysis import overall_decision as decide
+    from evalband.analysis._sequential_outcome import overall_decision as decide
 
     return decide(c, at_maximum=at_maximum)
 
@@ -144,7 +146,7 @@ class DeclaredDesign:
 
 def _slice_horizons(panel: Panel, plan: Sequence[EpisodeSpec], limit: int) -> dict[str, int]:
     """Pairs each slice can reach within the first ``limit`` planned episodes."""
-    from evalband.analysis import slice_definitions
+    from evalband.analysis._compare import slice_definitions
 
     first = plan[:limit]
     return {name: max(1, sum(all(s.slices.get(f) == v for f, v in sl.items()) for s in first))
@@ -202,7 +204,7 @@ class SequentialMonitor:
             InvalidParameterError: a resume given design options that differ from the ones
                 the run declared when it started.
         """
-        from evalband.analysis import ComparisonDesign, comparison_design
+        from evalband.analysis._sequential_plan import ComparisonDesign, comparison_design
 
         state = self.store.require_run(self.run_id).extra.get("sequential") or {}
         declared = DeclaredDesign.resolve(self.panel, effect=self.effect, power=self.power,
@@ -289,7 +291,7 @@ class SequentialMonitor:
         self.looks.append(look)
         regressed = [r.name for r in c.slice_rows if r.verdict == "regressed"]
         if decision is not None:
-            from evalband.analysis import futility_sentence
+            from evalband.analysis._sequential_outcome import futility_sentence
 
             self.decision = decision
             when = f"after {self.count} of {self.max_episodes} episodes"

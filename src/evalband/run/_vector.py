@@ -89,7 +89,8 @@ class SlotEnv(gymnasium.Env):
         return np.zeros(1, dtype=np.float32)
 
     def _env_for(self, cell_kwargs: dict[str, Any]) -> Any:
-        from evalband.envs import close_env, control_dt, prepare_imports
+        from evalband.envs import control_dt
+        from evalband.envs._resolve import close_env, prepare_imports
         from evalband.run._execute import make_task_env
 
         key = json.dumps(cell_kwargs, sort_keys=True, default=str)
@@ -138,7 +139,7 @@ class SlotEnv(gymnasium.Env):
 
     def close(self) -> None:
         """Close every env this sub-env built."""
-        from evalband.envs import close_env
+        from evalband.envs._resolve import close_env
 
         for env in self._envs.values():
             close_env(env)

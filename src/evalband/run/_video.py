@@ -161,7 +161,7 @@ def record_kwargs(env: str, size: tuple[int, int] | None) -> tuple[dict[str, Any
         InvalidParameterError: the env class neither takes ``render_mode`` nor lists
             ``rgb_array`` in ``metadata["render_modes"]``.
     """
-    from evalband.envs import env_class, passes_kwarg
+    from evalband.envs._resolve import env_class, passes_kwarg
 
     cls = env_class(env)
     kwargs: dict[str, Any] = {"render_mode": "rgb_array"}
@@ -198,7 +198,8 @@ def check_recording(env: str, kwargs: dict[str, Any], task_kwargs: dict[str, Any
             "`record` encodes clips with PyAV, which is not installed in this environment; "
             "install the extra: pip install 'evalband[video]'", parameters=("record",)
         ) from None
-    from evalband.envs import close_env, make_env, render_hint
+    from evalband.envs import make_env
+    from evalband.envs._resolve import close_env, render_hint
 
     built: Any = None
     try:
@@ -452,7 +453,8 @@ def store_pending_media(store_path: Any, record: EpisodeRecord) -> EpisodeRecord
     pending = record.extra.get(PENDING)
     if not pending:
         return record
-    from evalband.store import STEPS_KEY, store_media_bytes
+    from evalband.store._media import store_media_bytes
+    from evalband.store._steps import STEPS_KEY
 
     extra = {k: v for k, v in record.extra.items() if k != PENDING}
     refs = list(extra.get("media", []))

@@ -104,7 +104,7 @@ def instrument_summary(plan: SessionPlan, records: Sequence[TrialRecord],
 
     ``attempts``: the session's plays (:meth:`AttemptLog.attempts`), for the stopped ones.
     """
-    from evalband.stats import cohen_kappa, kappa_table
+    from evalband.stats._kappa import cohen_kappa, kappa_table
 
     played = [r for r in records if r.play]
     if not played and not attempts:

@@ -187,7 +187,7 @@ class AttemptLog:
 
         A scene keeps its first capture: a second is ignored (the stored one is returned).
         """
-        from evalband.store import store_media_bytes
+        from evalband.store._media import store_media_bytes
 
         existing = self.capture(session_id, scene)
         if existing is not None:
@@ -237,7 +237,7 @@ class AttemptLog:
 
 def load_frame(store_path: Any, ref: dict[str, Any]) -> np.ndarray | None:
     """A stored reference frame (PNG in the media area) as an RGB array, or ``None``."""
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     path = media_file(store_path, ref)
     if path is None:

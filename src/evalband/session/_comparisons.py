@@ -18,7 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from evalband.analysis import Decided, PairTable, SliceVerdict, Standing, decide
+from evalband.analysis import SliceVerdict, decide
+from evalband.analysis._pairs import PairTable
+from evalband.analysis._verdicts import Decided, Standing
 from evalband.errors import InvalidInputError
 from evalband.session._prereg import Grouping, Preregistration
 from evalband.session._results import (
@@ -29,7 +31,8 @@ from evalband.session._results import (
     SessionComparison,
 )
 from evalband.session._trials import Row, cluster_rate, parse_scored_at, scene_counts
-from evalband.stats import Difference, Interval, TestResult
+from evalband.stats import Difference, Interval
+from evalband.stats._types import TestResult
 
 if TYPE_CHECKING:
     from evalband.session._plan import SessionPlan

@@ -18,11 +18,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalband._util.validate import check_choice, check_confidence
-from evalband.analysis import Decided, SliceVerdict, Standing, decide
+from evalband.analysis import SliceVerdict, decide
+from evalband.analysis._verdicts import Decided, Standing
 from evalband.errors import InvalidInputError
 from evalband.session._results import EXPLORATORY, PolicyResult
 from evalband.session._trials import Row, policy_results, scene_counts, trial_rows
-from evalband.stats import Difference, Interval, TestResult
+from evalband.stats import Difference, Interval
+from evalband.stats._types import TestResult
 
 if TYPE_CHECKING:
     import pandas as pd

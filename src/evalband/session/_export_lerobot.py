@@ -79,7 +79,7 @@ def step_table(data: bytes) -> dict[str, np.ndarray]:
 
 
 def _media(store_path: Path, refs: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
-    from evalband.store import media_file
+    from evalband.store._media import media_file
 
     for ref in refs:
         if ref.get("kind") == kind:

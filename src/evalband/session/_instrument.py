@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalband.analysis import ControlStatus, SliceVerdict, flip_rate_of_groups
+from evalband.analysis import SliceVerdict
+from evalband.analysis._noise import flip_rate_of_groups
+from evalband.analysis._verdicts import ControlStatus
 from evalband.session._results import (
     ComparisonKind,
     ControlCheck,
@@ -35,7 +37,7 @@ def flip_floor(plan: SessionPlan, rows: Sequence[Row], confidence: float) -> Fli
 
     ``None`` without a policy that has two unaided attempts in one scene.
     """
-    from evalband.analysis import flip_band
+    from evalband.analysis._noise import flip_band
 
     order = {p: i for i, p in enumerate(plan.policies)}
     groups: dict[tuple[int, int], list[bool]] = {}

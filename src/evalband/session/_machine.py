@@ -235,7 +235,8 @@ class SessionMachine:
 
     def _load_policies(self) -> None:
         from evalband.errors import EvalbandError
-        from evalband.policies import EpisodeContext, as_runtime, resolve_policy
+        from evalband.policies import EpisodeContext, resolve_policy
+        from evalband.policies._runtime import as_runtime
 
         for policy in self.plan.policies:
             if policy in self._runtimes:
@@ -353,7 +354,7 @@ class SessionMachine:
 
     def reference_path(self, scene: int | None = None) -> Any:
         """The file of the scene's captured reference frame (a PNG in the media area)."""
-        from evalband.store import media_file
+        from evalband.store._media import media_file
 
         if scene is None:
             scene = None if self._now is None else self._now.trial.scene
@@ -460,7 +461,7 @@ class SessionMachine:
                 if warning not in self._warnings:
                     self._warnings.append(warning)
             else:
-                from evalband.run import ClipStream
+                from evalband.run._encode import ClipStream
 
                 clip = ClipStream(fps=self.instrument.rate_hz, codec="h264")
 
@@ -476,8 +477,9 @@ class SessionMachine:
 
         ``poll`` is called before every control step (a terminal reads its keys there).
         """
-        from evalband.policies import EpisodeContext, episode_seed
-        from evalband.store import scene_cell, session_panel
+        from evalband.policies import EpisodeContext
+        from evalband.policies._contract import episode_seed
+        from evalband.store._session_runs import scene_cell, session_panel
 
         now = self._require(Phase.READY)
         if poll is not None and self._loop is not None:
@@ -576,7 +578,7 @@ class SessionMachine:
 
     def _store_media(self, loop: ControlLoop, *, finish_clip: bool) -> list[dict[str, Any]]:
         """Write the clip (when finished) and the step data to the media area (fsync-ed)."""
-        from evalband.store import store_media_bytes
+        from evalband.store._media import store_media_bytes
 
         media: list[dict[str, Any]] = []
         clip = loop.clip

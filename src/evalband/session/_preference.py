@@ -218,7 +218,7 @@ class PreferenceSession:
         if preference_session_ids(store).count(plan.session_id):
             raise StoreError(f"preference session {plan.session_id!r} exists already in "
                              f"{store.path}; choose another session id", parameters=("session_id",))
-        from evalband.store import new_manifest
+        from evalband.store._manifest import new_manifest
 
         panel = _panel(plan)
         per_policy = {p: sum(p in (b.first, b.second) for b in plan.blocks) for p in plan.policies}

@@ -160,7 +160,7 @@ _PENALTY = 0.01
 
 
 def _wins(index: Mapping[str, int], rows: Sequence[PreferenceResult]) -> np.ndarray:
-    from evalband.stats import bt_wins
+    from evalband.stats._bradley_terry import bt_wins
 
     return bt_wins(len(index), [index[r.first] for r in rows], [index[r.second] for r in rows],
                    [r.outcome for r in rows])
@@ -168,7 +168,8 @@ def _wins(index: Mapping[str, int], rows: Sequence[PreferenceResult]) -> np.ndar
 
 def _pair_test(a: str, b: str, rows: Sequence[PreferenceResult]) -> tuple[int, int, int, float,
                                                                           str]:
-    from evalband.stats import clustered_paired_test, paired_exact_p
+    from evalband.stats import clustered_paired_test
+    from evalband.stats._procedure import paired_exact_p
 
     met = [r for r in rows if {r.first, r.second} == {a, b}]
     wins = sum(r.preferred != "tie" and (r.first == a) == (r.preferred == "A") for r in met)
@@ -230,14 +231,9 @@ def analyze_preferences(
     >>> [p.policy for p in result.policies], result.policies[0].rank_high
     (['a', 'b', 'c'], 1)
     """
-    from evalband.stats import (
-        bt_fit,
-        bt_heterogeneity,
-        directional_holm,
-        rank_intervals,
-        tiers_of,
-        z_value,
-    )
+    from evalband.stats._bradley_terry import bt_fit, bt_heterogeneity
+    from evalband.stats._normal import z_value
+    from evalband.stats._ranks import directional_holm, rank_intervals, tiers_of
 
     if not results:
         raise InvalidInputError(f"preference session {plan.session_id} has no recorded block "

@@ -47,7 +47,8 @@ from typing import Any
 from evalband._util.ids import check_name
 from evalband.errors import InvalidInputError, PreregistrationError
 from evalband.session._files import PRIMARY_METRICS
-from evalband.store import DEFAULT_STORE_PATH, RunStore
+from evalband.store import RunStore
+from evalband.store._sqlite import DEFAULT_STORE_PATH
 
 __all__ = [
     "Grouping",

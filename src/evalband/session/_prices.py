@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalband.analysis import Standing
+from evalband.analysis._verdicts import Standing
 from evalband.errors import InvalidParameterError
 from evalband.session._results import (
     PRICE_GAPS,

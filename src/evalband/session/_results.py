@@ -17,8 +17,11 @@ from enum import StrEnum
 from typing import Any
 
 from evalband._util.typed import typed_from_dict
-from evalband.analysis import ControlStatus, FlipRate, SliceVerdict, Standing
-from evalband.stats import Difference, Interval, TestResult
+from evalband.analysis import SliceVerdict
+from evalband.analysis._noise import FlipRate
+from evalband.analysis._verdicts import ControlStatus, Standing
+from evalband.stats import Difference, Interval
+from evalband.stats._types import TestResult
 
 __all__ = [
     "EXPLORATORY",

@@ -92,7 +92,8 @@ def session_look(
     """
     import math
 
-    from evalband.stats import design_theta, sequential_paired_test
+    from evalband.stats import sequential_paired_test
+    from evalband.stats._sequential import design_theta
 
     scenes = blocks_complete(plan, records)
     outcome = {r.trial_index: (bool(r.success) and not r.assisted) for r in records

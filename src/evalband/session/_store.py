@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalband.errors import InvalidInputError, SessionNotFoundError, StoreError
 from evalband.session._plan import SessionPlan
-from evalband.store import (
-    DEFAULT_STORE_PATH,
+from evalband.store import RunStore
+from evalband.store._session_runs import (
     TRIAL_FIELDS,
-    RunStore,
     create_session_runs,
     mark_finished,
     read_trials,
@@ -35,6 +34,7 @@ from evalband.store import (
     trial_episode,
     trial_fields,
 )
+from evalband.store._sqlite import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -483,7 +483,7 @@ class _TrialState:
 
 
 def _hint_store(store: SessionStore) -> str:
-    from evalband.store import DEFAULT_STORE_PATH
+    from evalband.store._sqlite import DEFAULT_STORE_PATH
 
     if Path(store.path) == DEFAULT_STORE_PATH:
         return ""

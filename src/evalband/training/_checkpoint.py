@@ -151,7 +151,8 @@ def evaluate_checkpoint(
         InvalidParameterError: ``step`` is not a whole number >= 0.
     """
     from evalband.analysis import summarize
-    from evalband.run import run_panel, run_until_decided
+    from evalband.run import run_panel
+    from evalband.run._until import run_until_decided
     from evalband.store import open_store
 
     step = _whole(step, "step", 0)

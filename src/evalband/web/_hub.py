@@ -390,7 +390,7 @@ class Console:
         self._grab(now)
 
     def _save_region(self, args: dict[str, Any]) -> None:
-        from evalband.session import AttemptLog
+        from evalband.session._attempts import AttemptLog
 
         state = self.machine.state
         scene = args.get("scene", state.scene)

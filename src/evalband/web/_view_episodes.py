@@ -55,7 +55,7 @@ def media_url(ref: Mapping[str, Any]) -> str | None:
     >>> media_url({"sha256": "ab" * 32, "content_type": "video/mp4"})[-4:]
     '.mp4'
     """
-    from evalband.store import CONTENT_TYPES
+    from evalband.store._media import CONTENT_TYPES
 
     digest = ref.get("sha256")
     if not isinstance(digest, str):

@@ -16,10 +16,12 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalband.report import DEFAULT_CSP, html_page
+from evalband.report import html_page
+from evalband.report._page import DEFAULT_CSP
 
 if TYPE_CHECKING:
-    from evalband.store import RunManifest, RunStore
+    from evalband.store import RunStore
+    from evalband.store._manifest import RunManifest
 
 __all__ = [
     "VIEW_CSP",

@@ -40,7 +40,7 @@ def _run_url(run_id: str) -> str:
 
 
 def _row(ss: Any, session_id: str) -> dict[str, Any]:
-    from evalband.session import latest_analysis
+    from evalband.session._stored import latest_analysis
 
     plan = ss.plan(session_id)
     counts = ss.counts(session_id)
@@ -179,8 +179,9 @@ def session_page(store: RunStore, session_id: str, nav: str, csp: str) -> str:
     >>> "not analyzed yet" in page, 'href="/run/g%3AA"' in page
     (True, True)
     """
-    from evalband.report import session_section
-    from evalband.session import SessionStore, latest_analysis, stored_looks
+    from evalband.report._session import session_section
+    from evalband.session import SessionStore, stored_looks
+    from evalband.session._stored import latest_analysis
 
     with SessionStore(store) as ss:
         row = _row(ss, session_id)

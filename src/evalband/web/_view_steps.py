@@ -22,7 +22,7 @@ from evalband.report import html_page
 
 if TYPE_CHECKING:
     from evalband.episode import EpisodeRecord
-    from evalband.store import StepData
+    from evalband.store._steps import StepData
 
 __all__ = ["MAX_ACTION_TRACES", "MAX_POINTS", "steps_page", "trace_svg"]
 

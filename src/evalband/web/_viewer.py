@@ -114,8 +114,9 @@ class Viewer:
             The page, the names of recorded options this evalband does not know, and where
             the comparisons came from (``"stored"`` or ``"computed"``).
         """
-        from evalband.analysis import comparison_settings
-        from evalband.report import collect, report_html
+        from evalband.analysis._stored import comparison_settings
+        from evalband.report import collect
+        from evalband.report._html import report_html
 
         settings, ignored = comparison_settings(options or {})
         key = (*run_ids, "\x00", state, json.dumps(settings, sort_keys=True))
@@ -182,7 +183,7 @@ class Viewer:
     def _media(self, name: str, wanted: str | None,
                *, head: bool) -> tuple[int, dict[str, str], bytes | Iterator[bytes]]:
         """A stored clip, with its content type and HTTP range requests (RFC 9110 §14)."""
-        from evalband.store import content_type_of, media_dir
+        from evalband.store._media import content_type_of, media_dir
         from evalband.web._view_episodes import MEDIA_NAME
 
         path = media_dir(self.store_path) / name
@@ -251,7 +252,8 @@ class Viewer:
 
     def _steps(self, run_id: str, digest: str, store: RunStore) -> str:
         """The timeline of the run's episode whose step data has sha256 ``digest``."""
-        from evalband.store import read_steps, steps_ref
+        from evalband.store import read_steps
+        from evalband.store._steps import steps_ref
         from evalband.web._view_episodes import media_url
         from evalband.web._view_steps import steps_page
 
@@ -286,7 +288,7 @@ class Viewer:
     def _report(
         self, run_ids: list[str], store: RunStore, options: dict[str, Any] | None = None
     ) -> str:
-        from evalband.analysis import incomplete
+        from evalband.analysis._sequential import incomplete
 
         state, running = store_state(store, run_ids)
         partial = any(m is not None and incomplete(store.count_episodes(r), m.n_planned, m.status)

@@ -121,7 +121,8 @@ def make_runs() -> None:
     import shutil
 
     from evalband.cli import main
-    from evalband.store import RunStore, export_bundle
+    from evalband.store import RunStore
+    from evalband.store._bundle import export_bundle
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "s.sqlite"
