@@ -153,3 +153,27 @@ def test_a_side_file_that_vanishes_while_checked_is_not_read_only(
     monkeypatch.setattr(os, "access", access_after_the_other_writer_closed)
     with open_store(path) as st:  # refused before: "its s.sqlite-wal file is read-only"
         assert st.path == path
+
+
+def test_a_side_file_that_appears_while_checked_is_not_read_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other race (seen in CI on ``-shm``): the file is absent when first looked at and
+    another connection creates it before the second look."""
+    from evalband.store import open_store
+
+    path = tmp_path / "s.sqlite"
+    with open_store(path):
+        pass
+    shm = path.with_name(path.name + "-shm")
+    shm.unlink(missing_ok=True)
+    real_access = os.access
+
+    def access_then_the_other_writer_opens(p: object, mode: int) -> bool:
+        answer = real_access(p, mode)  # type: ignore[arg-type]
+        if Path(str(p)) == shm and not shm.exists():
+            shm.write_bytes(b"")  # the other connection opens the store right now
+        return answer
+
+    monkeypatch.setattr(os, "access", access_then_the_other_writer_opens)
+    with open_store(path) as st:  # refused before: "its s.sqlite-shm file is read-only"
+        assert st.path == path

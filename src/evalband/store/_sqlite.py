@@ -520,6 +520,35 @@ def _manifest_from_row(row: Sequence[Any]) -> RunManifest:
     return RunManifest(**data)
 
 
+
+def _read_only_for_us(path: Path) -> bool:
+    """``path`` exists and this user may not write it.
+
+    Other connections create and delete a store's ``-wal``/``-shm`` files at any moment, so
+    the answer comes from one ``stat`` (existence and mode together); ``os.access`` is asked
+    only when the mode bits say no (it also reads ACLs), and a file gone by then is not a
+    read-only one. Asking ``exists`` and ``access`` one after the other refused one of six
+    concurrent writers in CI when the file appeared or vanished between the two calls.
+    """
+    import stat
+
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return False
+    uid = os.geteuid()
+    if uid == 0:
+        return False  # root writes any file (a read-only mount fails at the write itself)
+    if found.st_uid == uid:
+        bit = stat.S_IWUSR
+    elif found.st_gid == os.getegid() or found.st_gid in os.getgroups():
+        bit = stat.S_IWGRP
+    else:
+        bit = stat.S_IWOTH
+    if found.st_mode & bit:
+        return False
+    return not os.access(path, os.W_OK) and path.exists()
+
 class RunStore:
     """The run store: run manifests and episodes in one SQLite file.
 
@@ -670,9 +699,7 @@ class RunStore:
         """Refuse, with one line, a store this user may read but not write."""
         folder = self.path.parent if str(self.path.parent) else Path(".")
         side = [self.path.with_name(self.path.name + suffix) for suffix in ("-shm", "-wal")]
-        # access first, existence after: another connection may delete its -wal/-shm between
-        # the two calls (a vanished file is not a locked one)
-        locked = [f for f in side if not os.access(f, os.W_OK) and f.exists()]
+        locked = [f for f in side if _read_only_for_us(f)]
         if self.path.exists() and not os.access(self.path, os.W_OK):
             why = "the file is read-only for this user"
         elif locked:
