@@ -158,7 +158,8 @@ class Reach1DBatchResult:
         (['timeout', 'success'], [0.0, 1.0])
         """
         paid = np.where(self.outcome == OUTCOME_NAMES[SUCCESS], SUCCESS_REWARD, 0.0)
-        return {"return": paid, "reward_max": paid.copy(), "reward_final": paid.copy()}
+        paid.flags.writeable = False  # one array for the three (they are equal)
+        return dict.fromkeys(("return", "reward_max", "reward_final"), paid)
 
 
 def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float64]:
@@ -513,6 +514,17 @@ def _lockstep_compiled(
             return
 
 
+def _per_spec(metrics: Mapping[str, NDArray[np.float64]]) -> dict[str, list[float]]:
+    """Metric arrays as lists, one list per distinct array (``reward_metrics`` shares one)."""
+    lists: dict[int, list[float]] = {}
+    out = {}
+    for key, values in metrics.items():
+        if id(values) not in lists:
+            lists[id(values)] = values.tolist()
+        out[key] = lists[id(values)]
+    return out
+
+
 _SETTING_KEYS = ("dynamics", "noise", "max_steps", "dt", "record_trace")
 
 
@@ -588,6 +600,6 @@ def batch_rollout_specs(
         "truncated": result.truncated.tolist(),
         "steps": result.steps.tolist(),
         "sim_time_s": result.sim_time_s.tolist(),
-        "metrics": {key: values.tolist() for key, values in result.reward_metrics().items()},
+        "metrics": _per_spec(result.reward_metrics()),
         "policy_call_ms": (result.policy_call_seconds * 1000.0).tolist(),
     }
