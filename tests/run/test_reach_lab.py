@@ -75,3 +75,49 @@ def test_batched_and_one_at_a_time_identical(store) -> None:
     assert simulated and all(r.extra.get("batched") for r in simulated)
     assert not any(r.extra.get("batched") for r in single)
     assert summarize(batched).per_cell.keys() == {"dynamics=nominal", "dynamics=changed"}
+
+
+def _played(store, run_id: str) -> list[dict]:
+    """Comparable records, ``extra`` without the marks of how they were played."""
+    out = []
+    for record in store.episode_records(run_id):
+        data = comparable(record)
+        data["extra"] = {k: v for k, v in (data["extra"] or {}).items()
+                         if k not in ("trace", "batched")}
+        out.append(data)
+    return out
+
+
+def test_every_play_path_stores_every_episodes_metrics(store) -> None:
+    # The batch simulator plays the untraced episodes; one at a time, the lockstep
+    # --batch N path (the simulator N at a time) and the vector backend must store the
+    # same records, extra["metrics"] included, for every episode.
+    panel = load_panel("reach1d-dynamics")
+    paths = {"batched": {}, "single": {"batch": False}, "lockstep": {"batch_size": 5},
+             "vector": {"backend": "vector", "workers": 2}}
+    runs = {}
+    for name, kw in paths.items():
+        run_id, _ = run_panel(panel, DAMPED, store, run_id=f"metrics-{name}", **kw)
+        runs[name] = _played(store, run_id)
+    single = runs["single"]
+    assert len(single) == 128
+    assert all(set(r["extra"]["metrics"]) == {"return", "reward_max", "reward_final"}
+               for r in single)
+    won = [r["outcome"] == "success" for r in single]
+    assert any(won) and not all(won)  # both kinds of episode are compared
+    assert [r["extra"]["metrics"]["return"] for r in single] == [float(w) for w in won]
+    for name in ("batched", "lockstep", "vector"):
+        assert sum("metrics" in r["extra"] for r in runs[name]) == len(single), name
+        assert runs[name] == single, name
+    simulated = [r for r in store.episode_records("metrics-batched") if r.extra.get("batched")]
+    assert len(simulated) > 64  # most episodes really came from the simulator
+
+
+def test_declared_info_keys_are_stored_for_every_episode(store) -> None:
+    # the batch simulator keeps no info: with declared keys every episode plays one at a time
+    panel = load_panel({**load_panel("reach1d").model_dump(), "episodes": 12,
+                        "metrics": ["x", "streak"]})
+    run_id, _ = run_panel(panel, DAMPED, store, run_id="info-keys")
+    records = store.episode_records(run_id)
+    assert len(records) == 12
+    assert all({"return", "x", "streak"} <= set(r.metrics) for r in records)

@@ -86,8 +86,11 @@ class BatchRollout(Protocol):
     """An env class with its own batch simulator (several episodes per call).
 
     ``batch_rollout(policy, specs, env_kwargs, budget_steps)`` returns a mapping of per-spec
-    lists ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s`` (and
-    optionally ``policy_call_ms``) equal to what one-at-a-time play would record.
+    lists ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s``, a
+    ``metrics`` mapping of per-spec lists by name (``return``, ``reward_max``,
+    ``reward_final``: the sum, largest and last of the episode's rewards), and optionally
+    ``policy_call_ms``, equal to what one-at-a-time play would record. The runner does not
+    use a hook that returns no ``metrics`` (it plays those episodes one at a time).
     """
 
     @staticmethod

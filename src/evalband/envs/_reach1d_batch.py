@@ -27,6 +27,7 @@ from evalband.envs._reach1d_core import (
     OUTCOME_NAMES,
     SETTLE_SAMPLES,
     SUCCESS,
+    SUCCESS_REWARD,
     TIMEOUT,
     EpisodeStarts,
     Reach1DConditions,
@@ -140,6 +141,25 @@ class Reach1DBatchResult:
         {'success': 9, 'failure': 7, 'timeout': 48}
         """
         return {name: int(np.sum(self.outcome == name)) for name in OUTCOME_NAMES[1:]}
+
+    def reward_metrics(self) -> dict[str, NDArray[np.float64]]:
+        """Per-episode ``return``, ``reward_max`` and ``reward_final`` of the env's rewards.
+
+        What one-at-a-time play stores in ``extra["metrics"]``
+        (:meth:`evalband.run._judge.Judge.metrics`), from the outcomes alone: the env pays
+        ``SUCCESS_REWARD`` on the step an episode settles and ``0.0`` on every other step,
+        and every episode takes at least one step, so all three are that reward for a
+        success and ``0.0`` otherwise. Nothing is added to the simulation's steps.
+
+        >>> from evalband.envs import episode_condition_seeds
+        >>> from evalband.policies.reach1d import damped
+        >>> r = rollout_batch(damped, episode_condition_seeds(7, 2))
+        >>> r.outcome.tolist(), r.reward_metrics()["return"].tolist()
+        (['timeout', 'success'], [0.0, 1.0])
+        """
+        paid = np.where(self.outcome == OUTCOME_NAMES[SUCCESS], SUCCESS_REWARD, 0.0)
+        paid.flags.writeable = False  # one array for the three (they are equal)
+        return dict.fromkeys(("return", "reward_max", "reward_final"), paid)
 
 
 def _per_episode_noise(noise: float | ArrayLike, size: int) -> NDArray[np.float64]:
@@ -494,6 +514,17 @@ def _lockstep_compiled(
             return
 
 
+def _per_spec(metrics: Mapping[str, NDArray[np.float64]]) -> dict[str, list[float]]:
+    """Metric arrays as lists, one list per distinct array (``reward_metrics`` shares one)."""
+    lists: dict[int, list[float]] = {}
+    out = {}
+    for key, values in metrics.items():
+        if id(values) not in lists:
+            lists[id(values)] = values.tolist()
+        out[key] = lists[id(values)]
+    return out
+
+
 _SETTING_KEYS = ("dynamics", "noise", "max_steps", "dt", "record_trace")
 
 
@@ -518,7 +549,9 @@ def batch_rollout_specs(
 
     Returns:
         ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s`` (per spec,
-        lists) and ``policy_call_ms`` (per policy call).
+        lists), ``metrics`` (per-spec lists by name: ``return``, ``reward_max``,
+        ``reward_final``, :meth:`Reach1DBatchResult.reward_metrics`) and
+        ``policy_call_ms`` (per policy call).
 
     Raises:
         InvalidParameterError: an unknown ``env_kwargs`` or option key, or a bad value.
@@ -567,5 +600,6 @@ def batch_rollout_specs(
         "truncated": result.truncated.tolist(),
         "steps": result.steps.tolist(),
         "sim_time_s": result.sim_time_s.tolist(),
+        "metrics": _per_spec(result.reward_metrics()),
         "policy_call_ms": (result.policy_call_seconds * 1000.0).tolist(),
     }

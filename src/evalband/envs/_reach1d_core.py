@@ -37,6 +37,7 @@ from evalband.envs._lcg import (
 from evalband.errors import InvalidParameterError
 
 __all__ = [
+    "SUCCESS_REWARD",
     "DRAWS_PER_EPISODE",
     "N_POSITION_ERRORS",
     "DEFAULT_SEED",
@@ -87,6 +88,8 @@ SETTLE_SAMPLES = 3
 
 RUNNING, SUCCESS, FAILURE, TIMEOUT = 0, 1, 2, 3
 """Outcome codes used by the vectorised paths (``RUNNING``: no outcome yet)."""
+SUCCESS_REWARD = 1.0
+"""The env's reward on the step an episode settles; every other step pays ``0.0``."""
 OUTCOME_NAMES: tuple[str, str, str, str] = ("running", "success", "failure", "timeout")
 """Outcome code -> name; the last three are the Episode record's outcome values."""
 

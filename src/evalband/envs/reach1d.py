@@ -47,6 +47,7 @@ from evalband.envs._reach1d_core import (
     SETTLE_SAMPLES,
     SUCCESS,
     SUCCESS_POSITION,
+    SUCCESS_REWARD,
     SUCCESS_VELOCITY,
     TIMEOUT,
     Reach1DConditions,
@@ -211,8 +212,8 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
             budget_steps: the panel's action budget.
 
         Returns:
-            Per-spec ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s``
-            and per-call ``policy_call_ms``.
+            Per-spec ``outcome``, ``terminated``, ``truncated``, ``steps``, ``sim_time_s``,
+            ``metrics`` (per-spec reward metrics by name) and per-call ``policy_call_ms``.
 
         >>> from types import SimpleNamespace as Spec
         >>> from evalband.policies.reach1d import baseline
@@ -337,7 +338,7 @@ class Reach1DEnv(gym.Env[NDArray[np.float64], NDArray[np.float64]]):
             info["outcome"] = OUTCOME_NAMES[code]
             if self.record_trace:
                 info["trace"] = {key: list(values) for key, values in self._trace.items()}
-        reward = 1.0 if code == SUCCESS else 0.0
+        reward = SUCCESS_REWARD if code == SUCCESS else 0.0
         return self._observation(), reward, terminated, truncated, info
 
     def _observation(self) -> Obs:

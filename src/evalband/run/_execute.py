@@ -489,6 +489,9 @@ def _batch_records(
     Only for a stateless batched callable (``batched = True``, no ``reset``): the simulator
     calls it on the whole batch and knows nothing of episode lifecycles. It keeps no
     trajectory, so the traced episodes (:mod:`evalband.run._trace`) are played one at a time.
+    Each record's ``extra["metrics"]`` is the hook's ``metrics`` (per-spec lists by name),
+    what one-at-a-time play stores; a hook that returns none is not used (``None``), so
+    no episode of a run lacks the metrics its neighbours carry.
     """
     runtime = as_runtime(policy)
     policy = runtime.policy
@@ -510,10 +513,14 @@ def _batch_records(
     except Exception:  # noqa: BLE001 - fall back to one-at-a-time, which isolates the error
         return None
     wall = time.perf_counter() - wall0
+    metrics = result.get("metrics") if rest else {}
+    if metrics is None:
+        return None  # its records would lack the metrics one-at-a-time play stores
     per_call_ms = result.get("policy_call_ms", [])
     latency = _latency_fields([ms / 1000.0 for ms in per_call_ms])
     records = {s.key: play_episode(env, runtime, s, task) for s in specs if s.key in traced}
     for i, spec in enumerate(rest):
+        played = {name: float(values[i]) for name, values in metrics.items()}
         records[spec.key] = _record(
             task,
             spec,
@@ -525,7 +532,7 @@ def _batch_records(
             env_ms=None,
             wall_s=wall / len(rest),
             started_at=started_at,
-            extra={"batched": True},
+            extra={**({"metrics": played} if played else {}), "batched": True},
             **latency,
         )
     return [records[spec.key] for spec in specs]

@@ -20,6 +20,12 @@ bundles, which needs the ``bc`` and ``sim`` extras for the harness):
 goldens were made, :func:`render_case` called the renderers without ``columns=``: they had
 no such argument and showed exactly :data:`GOLDEN_COLUMNS`. Do not re-run this script to make
 a failing golden test pass: the files are the previous renderers' output.)
+
+One change since: the reach1d bundles were recorded when the batch simulator stored no
+``extra["metrics"]``, so only each run's 8 traced episodes carried them. The other 56
+episodes' metrics were filled in with what the runner now records for them (checked episode
+by episode against a fresh run), the manifests' sha256 updated, and only the metric rows'
+numbers of the ``reach1d`` and ``reach1d-run`` goldens replaced by the re-rendered ones.
 """
 
 from __future__ import annotations
