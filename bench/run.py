@@ -30,7 +30,7 @@ BENCHMARKS = ("bench_bootstrap", "bench_reach", "bench_pusht", "bench_ray", "ben
               "bench_stored_results", "bench_instructions", "bench_rank", "bench_agree",
               "bench_control_loop", "bench_benchmarks", "bench_lerobot", "bench_console",
               "bench_multiplicity", "bench_ppi", "bench_metrics",
-              "bench_steps", "bench_cli", "bench_core_types")
+              "bench_steps", "bench_cli", "bench_core_types", "bench_reach_kernel_split")
 
 
 def machine() -> dict[str, Any]:

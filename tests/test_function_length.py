@@ -15,13 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LIMIT = 120
 
 # "path/under/src.py:function" -> why it is still over the limit. Shrink it; never grow it.
-EXCEPTIONS: dict[str, str] = {
-    # The reaching lab's numba-compiled per-step kernel: one loop over the active episodes
-    # that numba compiles as a whole. Split into helper functions, its speed would rest on
-    # numba inlining each call in the hot loop; until a bench/ run shows the split costs
-    # nothing (ratio side by side, medians), it stays one function.
-    "evalband/envs/_reach1d_kernel.py:lockstep_step": "numba hot kernel; split unmeasured",
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def _length(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

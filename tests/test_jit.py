@@ -27,7 +27,8 @@ def test_auto_does_not_import_numba_in_a_fresh_process():
     import subprocess
     import sys
 
-    code = ("import sys; from evalband.envs import episode_condition_seeds, rollout_batch; "
+    code = ("import sys; from evalband.envs import rollout_batch; "
+            "from evalband.envs._reach1d_core import episode_condition_seeds; "
             "from evalband.policies.reach1d import damped; "
             "rollout_batch(damped, episode_condition_seeds(7, 5000)); "
             "print('numba' in sys.modules)")

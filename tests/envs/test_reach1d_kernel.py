@@ -7,6 +7,9 @@ seed's program (``seed_program``, logic verbatim). Equality is exact (bits), not
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 from test_reach1d import seed_program
@@ -177,3 +180,60 @@ def test_bad_kernel_choices_raise():
         rollout_batch(damped, seeds, kernel="gpu")
     with pytest.raises(InvalidParameterError, match="pass seeds"):
         rollout_batch(damped, conditions(seeds), kernel="compiled")
+
+
+# The kernel as one function, before it was split into helpers (issue 32): the last commit
+# that changed it. The split must give the same numbers, bit for bit.
+BEFORE_SPLIT = "5f77956d98f3acd1aa662dfadf6f3864ab5f14c0"
+KERNEL_PATH = "src/evalband/envs/_reach1d_kernel.py"
+
+
+@pytest.fixture(scope="module")
+def fresh_kernels():
+    """The kernel after and before the split (:data:`BEFORE_SPLIT`), compiled here.
+
+    Both with evalband's numba options but without numba's on-disk cache, so no cached
+    build is read. Skipped where git or the commit is missing.
+    """
+    import numba
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        source = subprocess.run(["git", "-C", str(root), "show", f"{BEFORE_SPLIT}:{KERNEL_PATH}"],
+                                capture_output=True, check=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"commit {BEFORE_SPLIT[:12]} (the kernel before) is not in this checkout")
+    namespace: dict[str, object] = {"__name__": "reach1d_kernel_before_split"}
+    exec(compile(source, f"{BEFORE_SPLIT[:12]}:{KERNEL_PATH}", "exec"), namespace)
+    built = jit.compiled(batch.lockstep_step)  # evalband's options; registers the helpers
+    options = {k: v for k, v in built.targetoptions.items() if k != "nopython"}  # njit's own
+    return {"split": numba.njit(**options)(batch.lockstep_step),
+            "before": numba.njit(**options)(namespace["lockstep_step"])}
+
+
+@pytest.mark.parametrize("shared_noise", [False, True])
+def test_the_split_kernel_equals_the_kernel_before_the_split(monkeypatch, fresh_kernels,
+                                                             shared_noise):
+    # A fixed seeded batch through the kernel before the split and after it: the same
+    # results and the same observations, bit for bit.
+    rng = np.random.default_rng(32)
+    seeds = episode_condition_seeds(2026, 3000)
+    settings = mixed_settings(seeds.size, rng)
+    if shared_noise:
+        settings["noise"] = 0.05
+    runs, seen = {}, {}
+    for name, kernel in fresh_kernels.items():
+        monkeypatch.setattr(batch, "compiled", lambda fn, kernel=kernel: kernel)
+        calls: list[np.ndarray] = []
+
+        def recording(obs, calls=calls):
+            calls.append(np.array(obs))
+            return baseline(obs)
+
+        runs[name], seen[name] = rollout_batch(recording, seeds, kernel="compiled",
+                                               **settings), calls
+    assert_same(runs["split"], runs["before"])
+    assert len(seen["split"]) == len(seen["before"]) > 10
+    for a, b in zip(seen["split"], seen["before"], strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert set(runs["split"].outcome.tolist()) == {"success", "failure", "timeout"}

@@ -31,6 +31,7 @@ __all__ = [
     "MIN_COMPILED_BATCH",
     "compiled",
     "compiled_available",
+    "kernel_helper",
     "numba_loaded",
     "use_compiled",
 ]
@@ -43,6 +44,26 @@ MIN_COMPILED_BATCH = 2048
 as fast there."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_HELPERS: list[Callable[..., Any]] = []  # kernel helpers not yet registered with numba
+
+
+def kernel_helper(fn: F) -> F:
+    """Mark ``fn`` as callable from a compiled kernel; ``fn`` itself is returned unchanged.
+
+    A kernel split into helper functions calls them by name. Uncompiled, they are plain
+    Python calls; when a kernel is compiled (:func:`compiled`) every marked helper is first
+    registered with numba (``numba.extending.register_jitable``), so the compiled kernel
+    calls their compiled forms. numba is not imported here.
+
+    >>> @kernel_helper
+    ... def twice(x: float) -> float:
+    ...     return 2.0 * x
+    >>> twice(1.5)
+    3.0
+    """
+    _HELPERS.append(fn)
+    return fn
 
 
 @functools.cache
@@ -110,6 +131,9 @@ def compiled(fn: F) -> F:
     """
     _require_numba()
     import numba
+    from numba.extending import register_jitable
 
+    while _HELPERS:  # before compiling: the kernel may call them
+        register_jitable(error_model="numpy")(_HELPERS.pop(0))  # the kernels' IEEE model
     # A numba Dispatcher: called like ``fn`` with the same arguments and results.
     return cast(F, numba.njit(cache=True, nogil=True, error_model="numpy")(fn))

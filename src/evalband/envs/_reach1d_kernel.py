@@ -19,9 +19,11 @@ so even the policy sees the same rows in the same order. ``tests/envs/
 test_reach1d_kernel.py`` checks all of this against the numpy path, the plain-Python
 execution of :func:`lockstep_step` and the seed's loop.
 
-The function below is ordinary Python: it runs uncompiled too (slowly; the tests use
+The functions below are ordinary Python: they run uncompiled too (slowly; the tests use
 that to check that compilation changes no result); :func:`evalband._util.jit.compiled`
-compiles it.
+compiles :func:`lockstep_step`, and its helpers (:func:`evalband._util.jit.kernel_helper`)
+with it. Each helper holds whole loops and is called once per step, so the hot loop's
+speed does not rest on numba inlining a call inside it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband._util.jit import kernel_helper
 from evalband.envs._reach1d_core import BOUNDARY, SETTLE_SAMPLES, SUCCESS_POSITION, SUCCESS_VELOCITY
 
 __all__ = ["lockstep_step"]
@@ -130,15 +133,69 @@ def lockstep_step(
     draw = min(k + 5, len(jump_a) - 1)  # error k + 1 is draw 6 + k (table index 5 + k)
     a = int(jump_a[draw])
     c = int(jump_c[draw])
+    if k < 0:
+        _observe_first(n, x, v, eta, seeds, a, c, obs_x, obs_v)
+        return n
+    ended, nonfinite = _advance(k, n, u, x, v, gain, disturbance, eta, streak, budget, seeds,
+                                a, c, dt, code, obs_x, obs_v)
+    if nonfinite:
+        return -1
+    if ended == 0:
+        return n
+    _record_ended(k, n, ended, code, ended_slots, slot_row, code_out, steps_out, x_out, v_out,
+                  x, v)
+    return _compact(n, ended, ended_slots, x, v, gain, disturbance, eta, streak, budget, seeds,
+                    slot_row, obs_x, obs_v)
+
+
+@kernel_helper
+def _observe_first(
+    n: int,
+    x: NDArray[np.float64],
+    v: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    seeds: NDArray[np.uint32],
+    a: int,
+    c: int,
+    obs_x: NDArray[np.float64],
+    obs_v: NDArray[np.float64],
+) -> None:
+    """Write observation 0 of the ``n`` episodes (error draw 6, LCG step ``a s + c``)."""
+    per_slot = eta.shape[0] != 1
+    shared = eta[0]
+    for i in range(n):
+        state = (int(seeds[i]) * a + c) & _LOW32
+        bound = eta[i] if per_slot else shared
+        obs_x[i] = x[i] + bound * (float(state) * _TWO_OVER_MODULUS - 1.0)
+        obs_v[i] = v[i]
+
+
+@kernel_helper
+def _advance(
+    k: int,
+    n: int,
+    u: NDArray[np.float64],
+    x: NDArray[np.float64],
+    v: NDArray[np.float64],
+    gain: NDArray[np.float64],
+    disturbance: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    streak: NDArray[np.int8],
+    budget: NDArray[np.int8],
+    seeds: NDArray[np.uint32],
+    a: int,
+    c: int,
+    dt: float,
+    code: NDArray[np.int8],
+    obs_x: NDArray[np.float64],
+    obs_v: NDArray[np.float64],
+) -> tuple[int, int]:
+    """Advance, judge and observe the ``n`` episodes in one pass; ``(ended, non-finite)``.
+
+    ``code[i]`` receives slot ``i``'s outcome (0 while it goes on).
+    """
     per_slot = eta.shape[0] != 1  # else one bound for all (the compiler unswitches on it)
     shared = eta[0]
-    if k < 0:
-        for i in range(n):
-            state = (int(seeds[i]) * a + c) & _LOW32
-            bound = eta[i] if per_slot else shared
-            obs_x[i] = x[i] + bound * (float(state) * _TWO_OVER_MODULUS - 1.0)
-            obs_v[i] = v[i]
-        return n
     ended = 0
     nonfinite = 0
     for i in range(n):  # one pass: advance, judge, observe (vectorised by the compiler)
@@ -163,10 +220,25 @@ def lockstep_step(
         bound = eta[i] if per_slot else shared
         obs_x[i] = new_x + bound * (float(state) * _TWO_OVER_MODULUS - 1.0)
         obs_v[i] = new_v
-    if nonfinite:
-        return -1
-    if ended == 0:
-        return n
+    return ended, nonfinite
+
+
+@kernel_helper
+def _record_ended(
+    k: int,
+    n: int,
+    ended: int,
+    code: NDArray[np.int8],
+    ended_slots: NDArray[np.int64],
+    slot_row: NDArray[np.int64],
+    code_out: NDArray[np.int8],
+    steps_out: NDArray[np.int64],
+    x_out: NDArray[np.float64],
+    v_out: NDArray[np.float64],
+    x: NDArray[np.float64],
+    v: NDArray[np.float64],
+) -> None:
+    """List the ``ended`` slots (ascending) in ``ended_slots``; write their rows' results."""
     count = 0
     for i in range(n):  # the slots that ended, ascending
         if code[i] != 0:
@@ -179,6 +251,30 @@ def lockstep_step(
         steps_out[row] = k + 1
         x_out[row] = x[i]
         v_out[row] = v[i]
+
+
+@kernel_helper
+def _compact(
+    n: int,
+    ended: int,
+    ended_slots: NDArray[np.int64],
+    x: NDArray[np.float64],
+    v: NDArray[np.float64],
+    gain: NDArray[np.float64],
+    disturbance: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    streak: NDArray[np.int8],
+    budget: NDArray[np.int8],
+    seeds: NDArray[np.uint32],
+    slot_row: NDArray[np.int64],
+    obs_x: NDArray[np.float64],
+    obs_v: NDArray[np.float64],
+) -> int:
+    """Fill the ended slots below ``m = n - ended`` with the survivors above it; return ``m``.
+
+    The holes take the surviving slots ``m ..`` in order (the numpy path's swap-remove).
+    """
+    per_slot = eta.shape[0] != 1
     m = n - ended
     fill = m  # holes (ended slots below m) take the survivors at m.., in order
     skip = 0  # ended_slots[skip:] are the ended slots >= m, ascending
