@@ -39,28 +39,21 @@ estimates)::
 Both limits are kept in ``[0, 1]``, where a success rate lies (the estimate itself is not
 clipped: it stays unbiased).
 
-**Power tuning inside MOVER** (the default, ``lam=None``): with a weight ``lam`` the
-estimate is ``lam * mean(Yhat_unlabelled) + mean(Y - lam * Yhat)``; the first part's limits
-are ``lam`` times its Wilson limits, the second's Newcombe's method 10 with ``Yhat``'s
-Wilson limits scaled by ``lam`` (MOVER for a weighted difference of correlated proportions,
-Zou & Donner 2008), and the two combine as above. ``lam = 1`` is the paper's interval, ``lam
-= 0`` exactly the trusted labels' Wilson interval. The default takes PPI++'s ``lam`` (the
-formula above, ``ppi_py``'s) **shrunk toward 0** by ``n / (n + 30)``
-(:data:`LAMBDA_SHRINK_LABELS`): ``lam`` is estimated from the same ``n`` labels the
-rectifier is, and with 30 of them that dependence made the interval cover 93.6% at ``p =
-0.5`` with one-sided errors (the paper's ``lam = 1`` MOVER 94.3% there: the MOVER's own
-small-sample error, which the trusted labels' Wilson interval at ``lam = 0`` does not have);
-shrunk, 95.7% in 2,000 draws (``bench/bench_ppi.py``). The weight still goes to PPI++'s as
-``n`` grows, and any fixed ``lam`` keeps the estimate unbiased. Then, where that interval
-would be wider than the trusted labels' Wilson interval, that Wilson interval (``lam = 0``):
-never wider than the trusted labels alone, narrower wherever the cheap scorer carries
-information. Near a rate of 0 or 1 an 85%-agreeing scorer carries little (its correlation
-with the trusted one is small) and the default is then the Wilson interval itself, with
-Wilson's coverage (94.0% at ``p = 0.97``, ``n = 30``: the known dip of a score interval at a
-few failures). Its coverage is simulated in the tests and the bench (at least 95% from 30
-trusted labels in the designs there, or the trusted Wilson interval's own where that is
-below). Beside it the classical interval of the trusted labels alone: Wilson for ``mover``,
-the CLT interval (``lam = 0``) for ``clt``.
+**Power tuning inside MOVER** (the default, ``lam=None``): with a weight ``lam`` the estimate
+is ``lam * mean(Yhat_unlabelled) + mean(Y - lam * Yhat)``; the first part's limits are
+``lam`` times its Wilson limits, the second's Newcombe's method 10 with ``Yhat``'s Wilson
+limits scaled by ``lam`` (MOVER for a weighted difference of correlated proportions, Zou &
+Donner 2008), and the two combine as above. ``lam = 1`` is the paper's interval, ``lam = 0``
+exactly the trusted labels' Wilson interval. The default takes PPI++'s ``lam`` (the formula
+above, ``ppi_py``'s) and, where that interval would be wider than the trusted labels' Wilson
+interval, that Wilson interval (``lam = 0``): never wider than the trusted labels alone,
+narrower wherever the cheap scorer carries information. Near a rate of 0 or 1 an
+85%-agreeing scorer carries little (its correlation with the trusted one is small) and the
+default is then the Wilson interval itself, with Wilson's coverage (94.0% at ``p = 0.97``,
+``n = 30``: the known dip of a score interval at a few failures). Its coverage is simulated
+in the tests and the bench (at least 95% from 30 trusted labels in the designs there, or the
+trusted Wilson interval's own where that is below). Beside it the classical interval of the
+trusted labels alone: Wilson for ``mover``, the CLT interval (``lam = 0``) for ``clt``.
 """
 
 from __future__ import annotations
@@ -76,10 +69,6 @@ from evalband._util.validate import check_choice, check_confidence
 from evalband.errors import InvalidInputError
 
 __all__ = ["PPIMean", "PPI_METHODS", "ppi_mean"]
-
-LAMBDA_SHRINK_LABELS = 30
-"""The tuned ``mover`` weight is PPI++'s ``lam`` times ``n / (n + 30)``: half of it at 30
-trusted labels, 5/6 at 150 (module docstring)."""
 
 PPI_METHODS = ("mover", "clt")
 """The interval's construction: ``mover`` (success labels), ``clt`` (the paper's)."""
@@ -141,9 +130,8 @@ def ppi_mean(labelled: npt.ArrayLike, predicted: npt.ArrayLike,
         confidence: the interval's level.
         lam: the weight on the cheap labels; ``1.0`` the paper's PPI, ``0.0`` the trusted
             labels alone, ``None`` (the default, as ``ppi_py``'s) tuned (PPI++); with
-            ``mover`` PPI++'s weight times ``n / (n + 30)``, and a tuned interval that would
-            be wider than the trusted labels' Wilson interval is that Wilson interval
-            (``lam`` 0).
+            ``mover`` a tuned interval that would be wider than the trusted labels' Wilson
+            interval is that Wilson interval (``lam`` 0).
         method: ``"clt"`` (the paper's normal interval) or ``"mover"`` (0/1 labels only).
 
     Raises:
@@ -175,8 +163,6 @@ def ppi_mean(labelled: npt.ArrayLike, predicted: npt.ArrayLike,
     tuned = lam is None
     if lam is None:
         lam = tuned_lambda(y, yhat, yhat_u)
-        if method == "mover":  # shrunk toward 0 (the trusted labels alone): module docstring
-            lam *= n / (n + LAMBDA_SHRINK_LABELS)
     elif not 0.0 <= lam <= 1.0:
         raise InvalidInputError(f"lam must be in [0, 1]; got {lam!r}")
     if method == "mover":
