@@ -701,7 +701,8 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float, seed: int = 0) -> list
     medians = sorted({m.metric for m in rows if m.estimand == "median"})
     if medians:
         notes.append(
-            f"metric(s) {', '.join(medians)} (skewed, ordinal or progress): the median of the "
+            f"metric(s) {', '.join(medians)} (skewed, ordinal or progress; undeclared with "
+            f"fewer than {SMALL_N} pairs: too few to read the skew from): the median of the "
             "matched differences with its exact order-statistic interval and the sign test "
             "inverted from it (valid for any distribution); the baseline and candidate "
             "columns are medians")
