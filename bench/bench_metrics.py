@@ -90,14 +90,18 @@ def _chosen(values: tuple[Any, ...], differences: Any | None, declared: str | No
     return metric_type(spec, *values, skew_of=None if differences is None else [differences])
 
 
-def _coverage(reps: int, boot: int) -> list[dict[str, Any]]:
-    """Each design's chosen interval covering its estimand (mean or median), n 20-200."""
+def _coverage(reps: int, boot: int, sizes: tuple[int, ...] = (20, 50, 200)
+              ) -> list[dict[str, Any]]:
+    """Each design's chosen interval covering its estimand (mean or median), n 20-200.
+
+    Each (n, design) row has its own seed, so a row re-run alone (``sizes``) is the same.
+    """
     from evalband.analysis._metrics import MEDIAN_TYPES
     from evalband.stats._location import median_difference, median_interval
     from evalband.stats._means import mean_interval, paired_mean_difference, welch_mean_difference
 
     out = []
-    for n in (20, 50, 200):
+    for n in sizes:
         for kind, draw, declared in [*((k, d, None) for k, d in PAIRED.items()),
                                      ("skewed", PAIRED["skewed"], "skewed")]:
             rng = np.random.default_rng(np.random.SeedSequence([29, n, len(kind), 1]))

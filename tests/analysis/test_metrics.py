@@ -358,3 +358,28 @@ def test_a_median_row_with_too_few_pairs_says_so_instead_of_an_infinite_interval
     doc = json.loads(json.dumps(comparison_document(c)))
     jsonschema.validate(doc, json.loads((Path(__file__).resolve().parents[2] / "docs"
                                          / "schemas" / "comparison.schema.json").read_text()))
+
+
+def test_an_undeclared_metric_with_few_values_is_read_as_its_median() -> None:
+    # issue 29: at 20 values a lognormal's sample skewness is at most 1 in ~1 draw of 7, and
+    # the mean's t interval chosen then covered ~91% (bench_metrics); below SMALL_N values
+    # the type no longer depends on that noisy skewness: every such draw is a median
+    from evalband.analysis._metrics import SMALL_N, metric_type
+    from evalband.panel import MetricSpec
+    from evalband.stats._means import skewness
+
+    spec = MetricSpec(name="x")
+    rng = np.random.default_rng(29)
+    draws = [rng.lognormal(0.0, 1.0, 20) for _ in range(300)]
+    assert sum(abs(skewness(x)) <= 1.0 for x in draws) >= 15  # the old rule's failures
+    assert {metric_type(spec, x) for x in draws} == {"skewed"}
+    assert {metric_type(spec, rng.normal(size=20)) for _ in range(50)} == {"skewed"}
+    # paired: the number of matched differences counts
+    assert metric_type(spec, rng.normal(size=80), rng.normal(size=80),
+                       skew_of=[rng.normal(size=SMALL_N - 1)]) == "skewed"
+    # from SMALL_N values a normal metric is a mean again, almost always; below 6 values the
+    # median's 95% interval is unbounded, so the skewness decides
+    big = [metric_type(spec, rng.normal(size=SMALL_N)) for _ in range(200)]
+    assert big.count("unbounded") >= 190
+    assert metric_type(spec, np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == "unbounded"
+    assert metric_type(MetricSpec(name="x", type="unbounded"), draws[0]) == "unbounded"

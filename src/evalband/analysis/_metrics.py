@@ -333,6 +333,15 @@ SKEW_LIMIT = 1.0
 """An undeclared unbounded metric is ``skewed`` above this sample skewness (in size): the
 paired t's rule of thumb (:data:`evalband.stats._means.SKEW_LIMIT`)."""
 
+SMALL_N = 50
+"""An undeclared unbounded metric read from 6 to 49 values (matched pairs when episodes
+pair) is summarised by its median whatever its sample skewness: below 50 values the
+skewness is too noisy to clear a skewed metric (a lognormal's sample skewness is at most 1
+in about 1 draw of 7 at 20 values, and the mean's t interval chosen then covers ~80%), while
+the median's order-statistic interval is exact for any continuous distribution
+(``bench/bench_metrics.py``). Below 6 values the median's exact 95% interval is unbounded, so
+the skewness rule decides there."""
+
 MEDIAN_TYPES = frozenset({"skewed", "ordinal", "progress"})
 """Metric types summarised by their median (the rest by their mean)."""
 
@@ -341,19 +350,25 @@ MEDIAN_PAIRS_DECIDED = 11
 (``2 / 2**11 < 0.001``), the level of a Holm step in a family of up to 50; with fewer the row
 is inconclusive and says so (a descriptive row needs 6 at 95%)."""
 
+MEDIAN_PAIRS_DESCRIPTIVE = 6
+"""Values the median's exact 95% interval needs to be finite (``2 / 2**6 < 0.05``)."""
+
 
 def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
                 skew_of: Sequence[NDArray[np.float64]] | None = None) -> str:
     """The metric's type: declared, else read from ``samples`` (the runs' values).
 
     Unset: ``bounded`` when every value lies in ``[0, 1]`` (or ``bounded: true``), else
-    ``skewed`` when the skewness of any of ``skew_of`` (default ``samples``; the matched
-    differences when episodes pair) exceeds :data:`SKEW_LIMIT` in size, else
-    ``unbounded``. One type per metric and comparison: every slice reports the same
-    estimand.
+    ``skewed`` when any of ``skew_of`` (default ``samples``; the matched differences when
+    episodes pair) holds from 6 to 49 values (:data:`SMALL_N`: too few to read the skewness
+    from) or its skewness exceeds :data:`SKEW_LIMIT` in size, else ``unbounded``. One type
+    per metric and comparison: every slice reports the same estimand.
 
     >>> metric_type(MetricSpec(name="x"), np.array([1.0, 2.0, 3.0, 4.0]))
     'unbounded'
+    >>> metric_type(MetricSpec(name="x"), np.arange(20.0)), metric_type(
+    ...     MetricSpec(name="x"), np.arange(50.0))
+    ('skewed', 'unbounded')
     >>> metric_type(MetricSpec(name="x"), np.array([1.0, 1.1, 0.9, 1.2, 1.0, 30.0]))
     'skewed'
     >>> metric_type(MetricSpec(name="x", type="ordinal"), np.array([0.0, 3.0]))
@@ -365,7 +380,8 @@ def metric_type(spec: MetricSpec, *samples: NDArray[np.float64],
         return spec.type
     if _bounded(spec, *samples):
         return "bounded"
-    if any(x.size >= 3 and abs(skewness(x)) > SKEW_LIMIT
+    if any(MEDIAN_PAIRS_DESCRIPTIVE <= x.size < SMALL_N
+           or (x.size >= 3 and abs(skewness(x)) > SKEW_LIMIT)
            for x in (samples if skew_of is None else skew_of)):
         return "skewed"
     return "unbounded"
@@ -685,7 +701,8 @@ def metric_notes(rows: Sequence[MetricRow], alpha: float, seed: int = 0) -> list
     medians = sorted({m.metric for m in rows if m.estimand == "median"})
     if medians:
         notes.append(
-            f"metric(s) {', '.join(medians)} (skewed, ordinal or progress): the median of the "
+            f"metric(s) {', '.join(medians)} (skewed, ordinal or progress; undeclared with "
+            f"fewer than {SMALL_N} pairs: too few to read the skew from): the median of the "
             "matched differences with its exact order-statistic interval and the sign test "
             "inverted from it (valid for any distribution); the baseline and candidate "
             "columns are medians")
