@@ -143,6 +143,27 @@ def test_check_env_passes_on_robosuite_lift(tmp_path: Path) -> None:
     assert "1/1 episodes of robosuite:lift succeed" in notes and "0.05 s" in notes
 
 
+
+@pytest.mark.parametrize(("name", "factor", "level", "policy"), [
+    ("robosuite-pickplace", "object", "can", "robosuite:pickplace"),
+    ("robosuite-nutassembly", "nut", "round", "robosuite:nut"),
+])
+def test_check_env_scripted_control_reaches_success(tmp_path: Path, name: str, factor: str,
+                                                     level: str, policy: str) -> None:
+    """The PickPlace (can) and NutAssembly (round nut) positive controls succeed through the
+    panel, and lockstep play equals one at a time (their rates over 20 episodes:
+    docs/benchmarks.md)."""
+    data = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    levels = data["factors"][factor]["levels"]
+    path = panel_file(tmp_path, name, factors={factor: {"target": "env_kwargs",
+                                                        "levels": {level: levels[level]}}})
+    out = finish(start(tmp_path, "check-env", path, "-p", policy, "-n", "1", "--json"))
+    report = json.loads(out)
+    assert report["ok"] and all(f["level"] != "problem" for f in report["findings"]), report
+    notes = " ".join(f["message"] for f in report["findings"])
+    assert f"episodes of {policy} succeed by rule any_step" in notes, notes
+
+
 FACTS = """
 import json, re
 from pathlib import Path

@@ -34,6 +34,8 @@ BUILTIN_POLICIES: dict[str, str] = {
     "sim-arm:weak": "evalband.policies.sim_arm:weak",
     "sim-arm:never": "evalband.policies.sim_arm:never",
     "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
+    "robosuite:nut": "evalband.policies.manipulation:robosuite_nut",
+    "robosuite:pickplace": "evalband.policies.manipulation:robosuite_pickplace",
     "robosuite:random": "evalband.policies.manipulation:robosuite_random",
     "robosuite:stack": "evalband.policies.manipulation:robosuite_stack",
 }
