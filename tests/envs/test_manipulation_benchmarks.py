@@ -145,18 +145,20 @@ def test_check_env_passes_on_robosuite_lift(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "factor", "level", "policy"), [
+    ("robosuite-door", "task", "door", "robosuite:door"),
     ("robosuite-pickplace", "object", "can", "robosuite:pickplace"),
     ("robosuite-nutassembly", "nut", "round", "robosuite:nut"),
 ])
 def test_check_env_scripted_control_reaches_success(tmp_path: Path, name: str, factor: str,
                                                      level: str, policy: str) -> None:
-    """The PickPlace (can) and NutAssembly (round nut) positive controls succeed through the
-    panel, and lockstep play equals one at a time (their rates over 20 episodes:
+    """The Door, PickPlace (can) and NutAssembly (round nut) positive controls succeed
+    through the panel, and lockstep play equals one at a time (their rates over 20 episodes:
     docs/benchmarks.md)."""
     data = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
-    levels = data["factors"][factor]["levels"]
-    path = panel_file(tmp_path, name, factors={factor: {"target": "env_kwargs",
-                                                        "levels": {level: levels[level]}}})
+    factor_spec = data["factors"][factor]
+    if "levels" in factor_spec:  # one level of a constructor factor: one robosuite task
+        factor_spec = {**factor_spec, "levels": {level: factor_spec["levels"][level]}}
+    path = panel_file(tmp_path, name, factors={factor: factor_spec})
     out = finish(start(tmp_path, "check-env", path, "-p", policy, "-n", "1", "--json"))
     report = json.loads(out)
     assert report["ok"] and all(f["level"] != "problem" for f in report["findings"]), report

@@ -33,6 +33,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "sim-arm:grasp": "evalband.policies.sim_arm:grasp",
     "sim-arm:weak": "evalband.policies.sim_arm:weak",
     "sim-arm:never": "evalband.policies.sim_arm:never",
+    "robosuite:door": "evalband.policies.manipulation:robosuite_door",
     "robosuite:lift": "evalband.policies.manipulation:robosuite_lift",
     "robosuite:nut": "evalband.policies.manipulation:robosuite_nut",
     "robosuite:pickplace": "evalband.policies.manipulation:robosuite_pickplace",

@@ -15,6 +15,11 @@
   turns to the nut's yaw, grasps the handle (6 cm from the nut's centre along its x axis),
   lifts the nut above the peg while turning the handle away from the far side of the
   workspace, carries the hole over the peg, lowers it and lets go. One observation.
+* :func:`robosuite_door` — robosuite ``Door`` (with its latch): the gripper pitched to point
+  at the door, fingers closing vertically, grasps the handle 4 cm in from its end, pushes
+  it down along its arc (turning the wrist with it, up to 1 rad: the wrist's limit) until
+  the latch clears (handle past 1.3 rad), then pulls the door along its swing. One
+  observation.
 * :class:`UniformRandom` — uniform random actions in ``[-1, 1]^dim`` from the episode's own
   seed (``context.seed``), one generator per lockstep slot: the same actions on every
   backend, batch size and worker count (a chance-level control for any panel whose actions
@@ -31,8 +36,8 @@ from numpy.typing import NDArray
 
 from evalband.policies._contract import EpisodeContext
 
-__all__ = ["UniformRandom", "robosuite_lift", "robosuite_nut", "robosuite_pickplace",
-           "robosuite_random", "robosuite_stack"]
+__all__ = ["UniformRandom", "robosuite_door", "robosuite_lift", "robosuite_nut",
+           "robosuite_pickplace", "robosuite_random", "robosuite_stack"]
 
 Array = NDArray[np.float64]
 
@@ -269,6 +274,72 @@ def robosuite_nut(obs: Any, gain: float = 10.0) -> Array:
 
 def _as_array(value: Any) -> Array:
     return np.asarray(value, dtype=np.float64)
+
+
+_PITCHED = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]) @ _DOWN
+"""The gripper pointing along world -y (at the door), fingers closing along world z."""
+
+DOOR_UNLATCHED_RAD = 1.3
+"""Handle angle past which the latch has cleared the frame (it does at about 1.15 rad)."""
+
+_WRIST_TURN_MAX = 1.0
+"""How far the wrist follows the handle's turn (joint 7 reaches its limit a little further)."""
+
+
+def _about_minus_y(angle: float) -> Array:
+    """Rotation by ``angle`` about world -y (the handle's axis)."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
+
+
+def robosuite_door(obs: Any, gain: float = 10.0, speed: float = 0.5) -> Array:
+    """Robosuite Door (OSC_POSE, latched): grasp the handle, turn it, pull the door open.
+
+    The grasp point is 4 cm from the handle's end toward its pivot (the handle lever turns
+    about the door's normal by ``handle_qpos``). The gripper turns to point at the door
+    (a top-down hand would hit it: the handle is 7.5 cm in front), comes in from 8 cm in
+    front, closes; holding, it moves the grasp point along the handle's arc (wrist turning
+    with it up to :data:`_WRIST_TURN_MAX`) until the handle is past
+    :data:`DOOR_UNLATCHED_RAD` or the door has moved, then along the door's swing
+    (``hinge_qpos``); success is the door open past 0.3 rad.
+
+    >>> obs = {"handle_pos": np.array([-0.1, -0.25, 1.07]), "handle_qpos": np.array(0.0),
+    ...        "hinge_qpos": np.array(0.0), "robot0_eef_pos": np.array([-0.06, -0.25, 1.07]),
+    ...        "robot0_eef_quat": np.array([0.7071, 0.0, 0.0, 0.7071]),
+    ...        "robot0_gripper_qpos": np.array([0.02, -0.02]), "robot0_gripper_qvel": np.zeros(2)}
+    >>> robosuite_door(obs).round(2).tolist()  # holding the handle: push it down its arc
+    [0.0, 0.0, -0.5, 0.0, 0.0, 0.0, 1.0]
+    """
+    turn = float(obs["handle_qpos"])
+    swing = float(obs["hinge_qpos"])
+    grasp = (np.asarray(obs["handle_pos"], dtype=np.float64)
+             + 0.04 * np.array([np.cos(turn), 0.0, np.sin(turn)]))
+    eef = np.asarray(obs["robot0_eef_pos"], dtype=np.float64)
+    fingers = np.asarray(obs["robot0_gripper_qpos"], dtype=np.float64)
+    speeds = np.asarray(obs["robot0_gripper_qvel"], dtype=np.float64)
+    gap = fingers[0] - fingers[1]
+    current = _quat_matrix(_as_array(obs["robot0_eef_quat"]))
+    aim = _about_minus_y(min(max(turn, 0.0), _WRIST_TURN_MAX)) @ _PITCHED
+    rotation = _rotvec(aim @ current.T)
+    rot = np.clip(rotation / 0.25, -1.0, 1.0)
+    error = grasp - eef
+    off = float(np.linalg.norm(error[[0, 2]]))
+    grasping = np.linalg.norm(error) < 0.035 and 0.02 < gap < 0.06
+    near = (off < 0.015 and abs(error[1]) < 0.015) or grasping
+    held = (near and gap < 0.07 and abs(speeds[0] - speeds[1]) < 0.01) or grasping
+    if not near:
+        if np.linalg.norm(rotation) > 0.2:
+            move = np.zeros(3)
+        else:
+            target = grasp + np.array([0.0, 0.08, 0.0]) if off > 0.01 else grasp
+            move = np.clip(gain * (target - eef), -1.0, 1.0)
+    elif not held:
+        move = np.clip(gain * error, -1.0, 1.0)
+    elif turn < DOOR_UNLATCHED_RAD and swing < 0.05:
+        move = speed * np.array([np.sin(turn), 0.0, -np.cos(turn)])
+    else:
+        move = speed * np.array([-np.sin(swing), np.cos(swing), 0.0])
+    return np.concatenate([move, rot, [1.0 if near else -1.0]])
 
 
 class UniformRandom:
