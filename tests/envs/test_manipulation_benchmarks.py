@@ -143,6 +143,29 @@ def test_check_env_passes_on_robosuite_lift(tmp_path: Path) -> None:
     assert "1/1 episodes of robosuite:lift succeed" in notes and "0.05 s" in notes
 
 
+
+@pytest.mark.parametrize(("name", "factor", "level", "policy"), [
+    ("robosuite-door", "task", "door", "robosuite:door"),
+    ("robosuite-pickplace", "object", "can", "robosuite:pickplace"),
+    ("robosuite-nutassembly", "nut", "round", "robosuite:nut"),
+])
+def test_check_env_scripted_control_reaches_success(tmp_path: Path, name: str, factor: str,
+                                                     level: str, policy: str) -> None:
+    """The Door, PickPlace (can) and NutAssembly (round nut) positive controls succeed
+    through the panel, and lockstep play equals one at a time (their rates over 20 episodes:
+    docs/benchmarks.md)."""
+    data = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    factor_spec = data["factors"][factor]
+    if "levels" in factor_spec:  # one level of a constructor factor: one robosuite task
+        factor_spec = {**factor_spec, "levels": {level: factor_spec["levels"][level]}}
+    path = panel_file(tmp_path, name, factors={factor: factor_spec})
+    out = finish(start(tmp_path, "check-env", path, "-p", policy, "-n", "1", "--json"))
+    report = json.loads(out)
+    assert report["ok"] and all(f["level"] != "problem" for f in report["findings"]), report
+    notes = " ".join(f["message"] for f in report["findings"])
+    assert f"episodes of {policy} succeed by rule any_step" in notes, notes
+
+
 FACTS = """
 import json, re
 from pathlib import Path
@@ -234,6 +257,55 @@ def test_libero_assets_found_in_the_local_hub_cache(tmp_path: Path) -> None:
     found = python(tmp_path, "import json; from evalband.envs.libero import assets_dir; "
                              "print(json.dumps(str(assets_dir())))")
     assert found == str(snap)
+
+
+STANDIN_TASK = "KITCHEN_SCENE8_put_both_moka_pots_on_the_stove"  # libero_10 task 8
+
+STANDIN_STATES = """
+import json, sys
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, HERE)
+from libero_standin import build
+from evalband.envs import libero
+root = build(Path(ASSETS))
+env = libero.make("libero_10", 8, assets=str(root), camera_obs=False, settle_steps=0)
+states = libero.task_init_states("libero_10", 8)
+same = []
+for i in (0, 7, 0):
+    env.reset(seed=i)
+    same.append(bool(np.allclose(env.env.sim.get_state().flatten(), states[i])))
+differ = not bool(np.allclose(states[0], states[7]))
+env.close()
+print(json.dumps({"same": same, "states_differ": differ}))
+"""
+
+
+def test_libero_task_runs_on_a_locally_built_stand_in_scene(tmp_path: Path) -> None:
+    """LIBERO's own env code builds libero_10 task 8 on stand-in assets made here
+    (tests/envs/libero_standin.py: the scene's degrees of freedom, simple shapes), resets to
+    LIBERO's fixed initial state i exactly, and a panel run plays it: episode i from state i,
+    the task's instruction to the policy, random actions, records stored."""
+    assets = tmp_path / "libero-assets"
+    code = STANDIN_STATES.replace("HERE", repr(str(Path(__file__).parent))).replace(
+        "ASSETS", repr(str(assets)))
+    facts = python(tmp_path, code)
+    assert facts == {"same": [True, True, True], "states_differ": True}
+    data = yaml.safe_load((EXAMPLES / "libero-10.yaml").read_text())
+    level = data["factors"]["task"]["levels"][STANDIN_TASK]
+    panel = panel_file(tmp_path, "libero-10", episodes=3, budget={"steps": 10},
+                       env_kwargs={"suite": "libero_10", "task_id": 8,  # the bare env too
+                                   "assets": str(assets), "camera_obs": False},
+                       factors={"task": {"target": "env_kwargs",
+                                         "levels": {STANDIN_TASK: level}}})
+    store = tmp_path / "runs.sqlite"
+    finish(start(tmp_path, "run", panel, "-p", "robosuite:random", "--store", str(store),
+                 "--run-id", "standin", "--json"))
+    got = records(store, "standin")
+    assert sorted(r.condition_seed for r in got.values()) == [0, 1, 2]
+    for record in got.values():
+        assert record.outcome.value in ("failure", "timeout"), record.error
+        assert record.steps == 10 and record.slices == {"task": STANDIN_TASK}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -151,7 +151,7 @@ class Reach1DBatchResult:
         and every episode takes at least one step, so all three are that reward for a
         success and ``0.0`` otherwise. Nothing is added to the simulation's steps.
 
-        >>> from evalband.envs import episode_condition_seeds
+        >>> from evalband.envs._reach1d_core import episode_condition_seeds
         >>> from evalband.policies.reach1d import damped
         >>> r = rollout_batch(damped, episode_condition_seeds(7, 2))
         >>> r.outcome.tolist(), r.reward_metrics()["return"].tolist()

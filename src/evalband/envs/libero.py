@@ -277,7 +277,7 @@ def make(suite: str = "libero_spatial", task_id: int = 0, assets: str | None = N
     import libero.libero as libero_root
 
     libero_root._assets_path_cache = str(found)  # LIBERO's own lookup returns this folder
-    from libero.libero.envs import ControlEnv
+    from libero.libero.envs.env_wrapper import ControlEnv
 
     env = ControlEnv(
         bddl_file_name=task["bddl"], use_camera_obs=camera_obs, has_renderer=False,

@@ -363,7 +363,11 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
             records.append(record)
             if until_success and (record.success or record.outcome.value == "error"):
                 break  # a positive control has shown it; an error is said below
-        keys_seen = _info_keys(env, specs[0], task)
+        from evalband.run._execute import task_env
+
+        # the first episode's own env: a cell's constructor arguments (env_kwargs factors)
+        # may make another task than the panel's bare env (robosuite's PickPlaceCan, ...)
+        keys_seen = _info_keys(task_env(task, env, specs[0]), specs[0], task)
     findings: list[Finding] = []
     errors = [r for r in records if r.outcome.value == "error"]
     if errors:
