@@ -524,6 +524,8 @@ def test_29_small_ones(tmp_path: Path, store: Path, capsys, case: str,
     elif case == "shm":
         shm = store.with_name(store.name + "-shm")
         shm.touch()
+        shm.chmod(0o444)  # another user's, read-only (as this user is not its owner)
+        monkeypatch.setattr(os, "geteuid", lambda: shm.stat().st_uid + 1)
         real = os.access
         monkeypatch.setattr(os, "access", lambda p, m, *a, **k: False if Path(p) == shm
                             else real(p, m, *a, **k))

@@ -77,3 +77,17 @@ def test_a_read_only_store_compares_without_recording(lab: tuple[Path, str, str]
     assert not done.recorded and done.notes == ("said first",)
     assert str(done.comparisons[0].verdict) == "regression"
     assert len(_records(copy)) == 1  # only the earlier look
+
+
+def test_a_scorer_without_its_judged_results_is_refused(lab: tuple[Path, str, str],
+                                                        tmp_path: Path) -> None:
+    """Recording ``scorer`` with comparisons of the runs' own outcomes would label a verdict
+    with a judge that never judged it: refused in one line, nothing recorded."""
+    from evalband.errors import InvalidInputError
+
+    db, base, cand = lab
+    copy = tmp_path / "s.sqlite"
+    shutil.copy(db, copy)
+    with pytest.raises(InvalidInputError, match="judged"):
+        record_comparison(copy, base, [cand], scorer="human")
+    assert len(_records(copy)) == 1  # only the earlier look

@@ -103,6 +103,13 @@ def record_comparison(
     else:
         runs = list(refs)  # type: ignore[arg-type]  # all loaded already
     base, cands = runs[0], runs[1:]
+    if results is None and scorer is not None:
+        from evalband.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "`scorer` records the scorer that judged `results`; pass the comparisons judged "
+            "by it (`evalband compare --scorer` does), or store judged runs with "
+            "`rescore_run` and compare those")
     if results is None:
         from evalband.analysis import compare_many
         from evalband.analysis._models import DEFAULT_EFFECT

@@ -383,3 +383,39 @@ def test_an_undeclared_metric_with_few_values_is_read_as_its_median() -> None:
     assert big.count("unbounded") >= 190
     assert metric_type(spec, np.array([1.0, 2.0, 3.0, 4.0, 5.0])) == "unbounded"
     assert metric_type(MetricSpec(name="x", type="unbounded"), draws[0]) == "unbounded"
+
+
+def test_a_declared_type_decides_boundedness_over_the_values() -> None:
+    """``type: unbounded`` on values inside [0, 1] is summarised as unbounded (Student t), and
+    ``type: bounded`` is never read as unbounded (a reviewer found the values deciding)."""
+    import numpy as np
+
+    from evalband.analysis._metrics import _bounded, metric_type
+    from evalband.panel import MetricSpec
+
+    inside = np.array([0.1, 0.5, 0.9, 0.3])
+    spec = MetricSpec(name="x", type="unbounded")
+    assert metric_type(spec, inside) == "unbounded" and not _bounded(spec, inside)
+    spec = MetricSpec(name="x", type="bounded")
+    assert _bounded(spec, inside) and metric_type(spec, inside) == "bounded"
+
+
+def test_a_median_slice_with_too_few_values_is_left_out() -> None:
+    """Per-slice medians need 6 values for a finite exact interval: fewer, the slice is not
+    listed (no ``[-inf, inf]`` row); the overall row stays."""
+    import math
+
+    from evalband.analysis._metrics import MEDIAN_PAIRS_DESCRIPTIVE, metric_summaries
+    from evalband.episode import EpisodeRecord
+    from evalband.panel import load_panel
+
+    panel = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 5,
+                        "budget": {"steps": 1}, "factors": {"p": [0.2, 0.4, 0.6, 0.8]},
+                        "metrics": [{"name": "return", "type": "skewed"}]})
+    records = [EpisodeRecord("r", "p", "f", c.key, i, 0, 7, "timeout", False, True, 5,
+                             extra={"metrics": {"return": float(i * i + j)}})
+               for j, c in enumerate(panel.cells()) for i in range(5)]
+    out = metric_summaries(records, panel, slices=True)
+    assert [s.slice for s in out] == ["overall"]  # 5 < 6 values per slice
+    assert all(math.isfinite(s.mean.low) and math.isfinite(s.mean.high) for s in out)
+    assert MEDIAN_PAIRS_DESCRIPTIVE == 6

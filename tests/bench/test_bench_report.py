@@ -29,7 +29,8 @@ def _band(k: int, n: int) -> str:
 def test_report_bench_quick() -> None:
     result = bench_report.run(quick=True)
     assert result["episodes"] == 4_000  # 2 cells x 2,000 episodes, the quick size
-    assert result["svg_elements"] == 6  # the report's five plots and the outcome breakdown
+    # the metric ECDF and the per-run violins, the report's five plots, the outcome breakdown
+    assert result["svg_elements"] == 8
     assert result["page_bytes"] > 0 and math.isfinite(result["median_seconds"])
     assert isinstance(result["passed"], bool)
 
@@ -43,7 +44,7 @@ def test_bench_run_renders_with_its_own_counts(tmp_path: Path) -> None:
     assert len(records) == 2 * per_cell
     assert len({r.key for r in records}) == 2 * per_cell
     page = render_html([run_id], store_path)
-    assert page.count("<svg") == 6
+    assert page.count("<svg") == 8  # as in test_report_bench_quick
     wins = Counter(r.cell for r in records if r.outcome == Outcome.SUCCESS)
     sizes = Counter(r.cell for r in records)
     k, n = sum(wins.values()), len(records)

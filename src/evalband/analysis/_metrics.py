@@ -325,6 +325,8 @@ def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
 def _bounded(spec: MetricSpec, *arrays: NDArray[np.float64]) -> bool:
     if spec.bounded is not None:
         return spec.bounded
+    if spec.type is not None:  # a declared type decides, as in :func:`metric_type`
+        return spec.type == "bounded"
     found = [a for a in arrays if a.size]
     return bool(found) and all(float(a.min()) >= 0.0 and float(a.max()) <= 1.0 for a in found)
 
@@ -404,7 +406,8 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     factor level, then every cell when there are several factors: the slices ``compare``
     reports), its overall summary last; each interval is at the nominal ``confidence``,
     descriptive (no decision is read off them). A slice where no episode recorded the metric
-    is left out.
+    is left out, and so is a median's slice with fewer than
+    :data:`MEDIAN_PAIRS_DESCRIPTIVE` values (its exact interval has no finite bound).
 
     >>> from evalband.panel import load_panel
     >>> p = load_panel({"name": "p", "env": "evalband/Coin-v0", "episodes": 3,
@@ -450,7 +453,7 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
 
         for j, (level, name, _) in enumerate(definitions):
             inside = x[members[j][run.cells[spec.name]]]
-            if inside.size:
+            if inside.size >= (MEDIAN_PAIRS_DESCRIPTIVE if estimand == "median" else 1):
                 out.append(MetricSummary(spec.name, int(inside.size), summary(inside, j + 1),
                                          bounded, spec.direction, spec.primary, estimand, kind,
                                          slice=name, kind=level))  # type: ignore[arg-type]
