@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "escape", "fail", "pct", "store_path",
-    "read_store",
+    "read_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
 ]
 
 STORE_OPTION = typer.Option(
@@ -28,6 +28,21 @@ STORE_OPTION = typer.Option(
     show_default=False,
 )
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of text.")
+SCORER_OPTION = typer.Option(
+    None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge, "
+    "score; `evalband agreement RUN` lists a run's) instead of the env's success rule; "
+    "episodes it did not judge are left out.")
+SUCCESS_AT_OPTION = typer.Option(
+    1.0, "--success-at", help="With --scorer: a value at least this is a success (an "
+    "ordinal score: the rubric level).")
+
+
+def check_scorer_options(scorer: str | None, success_at: float) -> None:
+    """``--success-at`` only with ``--scorer`` (one line, exit 2)."""
+    if scorer is None and success_at != 1.0:
+        from evalband.errors import InvalidInputError
+
+        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
 
 
 def read_store(path: Path | None) -> RunStore:

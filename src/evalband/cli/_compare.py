@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    SCORER_OPTION,
+    STORE_OPTION,
+    SUCCESS_AT_OPTION,
+    check_scorer_options,
+    console,
+    emit_json,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
@@ -60,13 +69,8 @@ def compare(
         False, "--exploratory", help="With --sequential: accept a design chosen now, after the "
         "data (--effect, --discordant, --max-pairs, --power, --confidence); the output says "
         "first that its error rate does not hold."),
-    scorer: str | None = typer.Option(
-        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge, "
-        "score; `evalband agreement RUN` lists a run's) instead of the env's success rule; "
-        "episodes it did not judge are left out."),
-    success_at: float = typer.Option(
-        1.0, "--success-at", help="With --scorer: a value at least this is a success (an "
-        "ordinal score: the rubric level)."),
+    scorer: str | None = SCORER_OPTION,
+    success_at: float = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -160,8 +164,7 @@ def _refuse_bad_options(*, effect: float | None, sequential: bool, exploratory: 
                            or max_pairs is not None):
         raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
                                 "--sequential; add it, or drop them")
-    if scorer is None and success_at != 1.0:
-        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    check_scorer_options(scorer, success_at)
     if scorer is not None and report is not None:
         raise InvalidInputError("--report renders the runs' own outcomes; for a report judged "
                                 "by a scorer, store the runs with `evalband rescore RUN "

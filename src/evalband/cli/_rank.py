@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    SCORER_OPTION,
+    STORE_OPTION,
+    SUCCESS_AT_OPTION,
+    check_scorer_options,
+    console,
+    emit_json,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from evalband.analysis._compare import RunData
@@ -79,18 +88,14 @@ def rank(
     md: Path | None = typer.Option(None, "--md", help="Also write Markdown here."),
     html: Path | None = typer.Option(
         None, "--html", help="Also write an HTML page (rank-interval plot) here."),
-    scorer: str | None = typer.Option(
-        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge) "
-        "instead of the env's success rule; episodes it did not judge are left out."),
-    success_at: float = typer.Option(
-        1.0, "--success-at", help="With --scorer: a value at least this is a success."),
+    scorer: str | None = SCORER_OPTION,
+    success_at: float = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Rank policies by success rate (or a metric) with simultaneous rank sets and tiers."""
     from evalband.errors import InvalidInputError
 
-    if scorer is None and success_at != 1.0:
-        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    check_scorer_options(scorer, success_at)
     if scorer is not None and by is not None:
         raise InvalidInputError("--scorer ranks stored runs by a scorer; --by step reads a "
                                 "sweep's own outcomes: drop one of them")

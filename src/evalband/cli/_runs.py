@@ -10,7 +10,10 @@ import typer
 
 from evalband.cli._common import (
     JSON_OPTION,
+    SCORER_OPTION,
     STORE_OPTION,
+    SUCCESS_AT_OPTION,
+    check_scorer_options,
     console,
     emit_json,
     pct,
@@ -161,21 +164,15 @@ def runs(store: Path | None = STORE_OPTION, as_json: bool = JSON_OPTION) -> None
 def show(
     run_id: str = typer.Argument(..., help="Run id."),
     store: Path | None = STORE_OPTION,
-    scorer: str | None = typer.Option(
-        None, "--scorer", help="Judge every episode by this named scorer (e.g. human, judge, "
-        "score) instead of the env's success rule; episodes it did not judge are left out."),
-    success_at: float = typer.Option(
-        1.0, "--success-at", help="With --scorer: a value at least this is a success."),
+    scorer: str | None = SCORER_OPTION,
+    success_at: float = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
     from evalband.store._refs import resolve_run
 
-    if scorer is None and success_at != 1.0:
-        from evalband.errors import InvalidInputError
-
-        raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    check_scorer_options(scorer, success_at)
     judged_by = None
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
