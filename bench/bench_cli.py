@@ -35,12 +35,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 from typing import Any
+
+from _source import source_of  # bench/ is on sys.path (run.py, the tests)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -62,14 +62,6 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECOD
 
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
-
-
-def _source_of(commit: str, folder: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    return folder / "src"
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -117,7 +109,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         folder = Path(tmp)
         store = folder / "s.sqlite"
         base, cand = _build_store(store)
-        srcs = {"now": ROOT / "src", "previous": _source_of(commit, folder / "prev")}
+        srcs = {"now": ROOT / "src", "previous": source_of(commit, folder / "prev")}
         envs = {
             "now": {**CHILD_ENV, "PYTHONPATH": str(srcs["now"])},
             "previous": {**CHILD_ENV, "PYTHONPATH": str(srcs["previous"])},

@@ -39,12 +39,12 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 from typing import Any
+
+from _source import source_of  # bench/ is on sys.path (run.py, the tests)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -218,14 +218,6 @@ def small_runs() -> tuple[Any, Any]:
     return build("base", 0.7, 0), build("cand", 0.62, 1)
 
 
-def _source_of(commit: str, folder: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    return folder / "src"
-
-
 def _run(args: list[str], src: Path) -> tuple[float, float, str]:
     """Wall and CPU seconds (this child's rusage) and stdout of one fresh interpreter."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -303,7 +295,7 @@ def run(quick: bool = False, rounds: int | None = None) -> dict[str, Any]:
         folder = Path(tmp)
         store = folder / "runs.sqlite"
         base_id, cand_id = _build_store(store)
-        srcs = {"now": ROOT / "src", "previous": _source_of(PREVIOUS_COMMIT, folder / "prev")}
+        srcs = {"now": ROOT / "src", "previous": source_of(PREVIOUS_COMMIT, folder / "prev")}
         (folder / "worker.py").write_text(WORKER)
         (folder / "limit.py").write_text(CLI_LIMIT)
         inproc: dict[str, Any] = {}

@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _source import source_of  # bench/ is on sys.path (run.py, the tests)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BASE = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
@@ -104,14 +106,6 @@ def measure(quick: bool) -> dict[str, float]:
     return out
 
 
-def _export(rev: str, dest: Path) -> Path:
-    """``rev``'s ``src`` tree under ``dest``; the folder to put on ``PYTHONPATH``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"],
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest / "src"
-
-
 def _round(src: Path, quick: bool) -> dict[str, float]:
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bench_core_types as b; "
             "print('\\n' + json.dumps(b.measure(sys.argv[2] == '1')))")
@@ -130,7 +124,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     rounds = 2 if quick else 7
     each: dict[str, list[dict[str, float]]] = {"base": [], "head": []}
     with tempfile.TemporaryDirectory() as tmp:
-        srcs = {"base": _export(base, Path(tmp)), "head": ROOT / "src"}
+        srcs = {"base": source_of(base, Path(tmp)), "head": ROOT / "src"}
         for r in range(rounds):
             for side in ("base", "head") if r % 2 == 0 else ("head", "base"):
                 each[side].append(_round(srcs[side], quick))
