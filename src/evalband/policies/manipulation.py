@@ -124,6 +124,15 @@ def robosuite_stack(obs: Any, gain: float = 10.0) -> Array:
 robosuite_stack.batched = True  # type: ignore[attr-defined]
 
 
+def _object_in(obs: Any, names: Any, control: str, tasks: str) -> str:
+    """The one object of ``names`` whose ``<Name>_pos`` the observation carries."""
+    name = next((n for n in names if f"{n}_pos" in obs), None)
+    if name is None:
+        raise KeyError(f"{control} needs one of {sorted(names)}_pos in the observation "
+                       f"({tasks})")
+    return str(name)
+
+
 BIN_QUADRANTS = {"Milk": (0.0025, 0.1575), "Bread": (0.1975, 0.1575),
                  "Cereal": (0.0025, 0.4025), "Can": (0.1975, 0.4025)}
 """robosuite 1.4 PickPlace: each object's target quadrant centre in bin 2 (x, y in m), from
@@ -148,10 +157,8 @@ def robosuite_pickplace(obs: Any, gain: float = 10.0) -> Array:
     >>> robosuite_pickplace(obs).tolist()  # over the can's quadrant: let go, rise
     [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0]
     """
-    name = next((n for n in BIN_QUADRANTS if f"{n}_pos" in obs), None)
-    if name is None:
-        raise KeyError(f"robosuite_pickplace needs one of {sorted(BIN_QUADRANTS)}_pos in the "
-                       "observation (robosuite's single-object PickPlace<Object> tasks)")
+    name = _object_in(obs, BIN_QUADRANTS, "robosuite_pickplace",
+                      "robosuite's single-object PickPlace<Object> tasks")
     item = np.asarray(obs[f"{name}_pos"], dtype=np.float64)
     eef = np.asarray(obs["robot0_eef_pos"], dtype=np.float64)
     fingers = np.asarray(obs["robot0_gripper_qpos"], dtype=np.float64)
@@ -227,10 +234,8 @@ def robosuite_nut(obs: Any, gain: float = 10.0) -> Array:
     >>> robosuite_nut(obs).round(2).tolist()  # round the peg: let go, rise
     [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0]
     """
-    name = next((n for n in NUT_PEGS if f"{n}_pos" in obs), None)
-    if name is None:
-        raise KeyError(f"robosuite_nut needs one of {sorted(NUT_PEGS)}_pos in the observation "
-                       "(robosuite's NutAssemblyRound / NutAssemblySquare)")
+    name = _object_in(obs, NUT_PEGS, "robosuite_nut",
+                      "robosuite's NutAssemblyRound / NutAssemblySquare")
     nut = np.asarray(obs[f"{name}_pos"], dtype=np.float64)
     quat = np.asarray(obs[f"{name}_quat"], dtype=np.float64)
     eef = np.asarray(obs["robot0_eef_pos"], dtype=np.float64)
