@@ -522,12 +522,17 @@ def _manifest_from_row(row: Sequence[Any]) -> RunManifest:
 
 
 def _read_only_for_us(path: Path) -> bool:
-    """``path`` exists and this user may not write it.
+    """``path`` exists and this user may not write it (see :func:`_write_access`)."""
+    return _write_access(path) is False
+
+
+def _write_access(path: Path) -> bool | None:
+    """Whether this user may write ``path``; ``None`` when there is no such file.
 
     Other connections create and delete a store's ``-wal``/``-shm`` files at any moment, so
     the answer comes from one ``stat`` (existence and mode together); ``os.access`` is asked
-    only when the mode bits say no (it also reads ACLs), and a file gone by then is not a
-    read-only one. Asking ``exists`` and ``access`` one after the other refused one of six
+    only when the mode bits say no (it also reads ACLs), and a file gone by then counts as
+    absent. Asking ``exists`` and ``access`` one after the other refused one of six
     concurrent writers in CI when the file appeared or vanished between the two calls.
     """
     import stat
@@ -535,19 +540,19 @@ def _read_only_for_us(path: Path) -> bool:
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        return False
+        return None
     uid = os.geteuid()
     if uid == 0:
-        return False  # root writes any file (a read-only mount fails at the write itself)
+        return True  # root writes any file (a read-only mount fails at the write itself)
     if found.st_uid == uid:
         bit = stat.S_IWUSR
     elif found.st_gid == os.getegid() or found.st_gid in os.getgroups():
         bit = stat.S_IWGRP
     else:
         bit = stat.S_IWOTH
-    if found.st_mode & bit:
-        return False
-    return not os.access(path, os.W_OK) and path.exists()
+    if found.st_mode & bit or os.access(path, os.W_OK):
+        return True
+    return False if path.exists() else None
 
 class RunStore:
     """The run store: run manifests and episodes in one SQLite file.
@@ -707,8 +712,7 @@ class RunStore:
                    "user's evalband?); when no evalband uses the store, remove it or make it "
                    "writable")
         elif not os.access(folder, os.W_OK | os.X_OK) and not (
-            self.path.exists() and self.path.with_name(self.path.name + "-shm").exists()
-            and os.access(self.path.with_name(self.path.name + "-shm"), os.W_OK)
+            self.path.exists() and _write_access(side[0]) is True  # an existing -shm we may write
         ):
             why = f"this user cannot write its folder {folder}"
         else:
