@@ -36,12 +36,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from evalband.analysis._ordinal import LevelDifference, LevelShare
 from evalband.episode import EpisodeRecord, Outcome
 from evalband.panel import BUILTIN_METRICS, MetricSpec, Panel
 from evalband.stats import Difference, Interval
@@ -86,7 +87,12 @@ class MetricSummary(msgspec.Struct, frozen=True):
             (declared, or read from the values: :func:`metric_type`).
         slice: the slice summarised (``overall``: every episode of the run).
         kind: ``factor`` (one factor's level), ``cell`` or ``overall``.
+        levels: an ordinal metric's share at each level and at least at it, with Wilson
+            intervals (:func:`evalband.analysis._ordinal.level_shares`); empty (and left out
+            of the JSON) for other types, or values that are not whole numbers.
     """
+
+    __wire_omit_default__: ClassVar[tuple[str, ...]] = ("levels",)
 
     metric: str
     n: int
@@ -98,6 +104,7 @@ class MetricSummary(msgspec.Struct, frozen=True):
     metric_type: str = "unbounded"
     slice: str = OVERALL
     kind: Literal["factor", "cell", "overall"] = "overall"
+    levels: list[LevelShare] = []
 
 
 class MetricRow(msgspec.Struct, frozen=True):
@@ -130,7 +137,13 @@ class MetricRow(msgspec.Struct, frozen=True):
             ``median`` (``delta`` the median of the matched differences; ``mean_*`` the runs'
             medians), by the metric's type.
         metric_type: the metric's type (:func:`metric_type`).
+        levels: an ordinal metric's difference in the share "at least level k" per level,
+            descriptive whatever the row's role
+            (:func:`evalband.analysis._ordinal.level_differences`); empty (and left out of
+            the JSON) for other types.
     """
+
+    __wire_omit_default__: ClassVar[tuple[str, ...]] = ("levels",)
 
     metric: str
     slice: str
@@ -153,6 +166,7 @@ class MetricRow(msgspec.Struct, frozen=True):
     required: bool = True
     estimand: Literal["mean", "median"] = "mean"
     metric_type: str = "unbounded"
+    levels: list[LevelDifference] = []
 
     @property
     def label(self) -> str:
@@ -426,6 +440,7 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
     [('p=0.2', 2, 0.5), ('p=0.8', 2, 10.5), ('overall', 4, 5.5)]
     """
     from evalband.analysis._compare import slice_definitions
+    from evalband.analysis._ordinal import level_shares, ordinal_levels
     from evalband.stats._location import median_interval
     from evalband.stats._means import mean_interval
 
@@ -443,6 +458,7 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
         bounded = _bounded(spec, x)
         kind = metric_type(spec, x)
         estimand = _estimand(kind)
+        levels = ordinal_levels(x) if kind == "ordinal" else []
 
         def summary(v: NDArray[np.float64], stream: int, estimand: str = estimand,
                     bounded: bool = bounded, i: int = i) -> Interval:
@@ -456,9 +472,12 @@ def metric_summaries(records: Sequence[EpisodeRecord], panel: Panel, *,
             if inside.size >= (MEDIAN_PAIRS_DESCRIPTIVE if estimand == "median" else 1):
                 out.append(MetricSummary(spec.name, int(inside.size), summary(inside, j + 1),
                                          bounded, spec.direction, spec.primary, estimand, kind,
-                                         slice=name, kind=level))  # type: ignore[arg-type]
+                                         slice=name, kind=level,  # type: ignore[arg-type]
+                                         levels=level_shares(inside, levels,
+                                                             confidence=confidence)))
         out.append(MetricSummary(spec.name, int(x.size), summary(x, 0), bounded,
-                                 spec.direction, spec.primary, estimand, kind))
+                                 spec.direction, spec.primary, estimand, kind,
+                                 levels=level_shares(x, levels, confidence=confidence)))
     return out
 
 
@@ -587,12 +606,25 @@ def _compare_one(base: MetricValues, cand: MetricValues, spec: MetricSpec, bound
         delta=None if diff is None else diff.interval_at(confidence),
         p_value=None if diff is None else float(diff.p_value),
         margin=spec.margin, reasons=reasons, required=required, estimand=estimand,
-        metric_type=mtype)
+        metric_type=mtype, levels=_levels(base, cand, spec.name, xb, xc, ib, ic, mtype,
+                                          confidence))
     hyp = None
     if primary:
         hyp = MetricHypothesis(diff if diff is not None else _NoTest(), spec.sign, spec.margin,
                                reasons)
     return PendingMetric(row, hyp)
+
+
+def _levels(base: MetricValues, cand: MetricValues, name: str, xb: NDArray[np.float64],
+            xc: NDArray[np.float64], ib: NDArray[np.intp], ic: NDArray[np.intp], mtype: str,
+            confidence: float) -> list[LevelDifference]:
+    """An ordinal metric's per-level differences in a slice (levels from both runs' values)."""
+    if mtype != "ordinal":
+        return []
+    from evalband.analysis._ordinal import level_differences, ordinal_levels
+
+    levels = ordinal_levels(*(run.values[name] for run in (base, cand) if name in run.values))
+    return level_differences(xb, xc, (ib, ic), levels, confidence=confidence)
 
 
 def _centre(x: NDArray[np.float64], estimand: str) -> float | None:

@@ -251,6 +251,14 @@ def show(
                       "(Wilson for 0/1 values); the median with its exact order-statistic "
                       "interval for a skewed, ordinal or progress one; error episodes left out",
                       soft_wrap=True)
+        from evalband.report._terminal import level_table
+
+        levels = level_table(metrics, plain=not sys.stdout.isatty())
+        if levels is not None:
+            from evalband.report._metrics import LEVEL_NOTE
+
+            console.print(levels)
+            console.print(f"  {LEVEL_NOTE}", soft_wrap=True)
 
 
 def _metric_summaries(run_id: str, st: Any, step: Any) -> list[Any]:

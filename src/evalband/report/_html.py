@@ -278,8 +278,13 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
     from evalband.report._markdown import run_verdict_text
     from evalband.report._metric_plots import metric_violin_plot
     from evalband.report._metrics import (
+        LEVEL_DIFFERENCE_HEADERS,
+        LEVEL_HEADERS,
+        LEVEL_NOTE,
         METRIC_HEADERS,
         SUMMARY_HEADERS,
+        level_cells,
+        level_difference_cells,
         metric_cells,
         metric_difference_plot,
         metric_ecdf_plot,
@@ -318,6 +323,8 @@ def report_html(data: ReportData, columns: Sequence[str] | None = None) -> str:
         metric_views=metric_views, metric_comparisons=metric_comparisons, metric_ecdf=ecdf,
         metric_violin=violin, metric_pairs=metric_pairs,
         metric_headers=METRIC_HEADERS, metric_summary_headers=SUMMARY_HEADERS,
-        metric_cells=metric_cells, summary_cells=summary_cells,
+        metric_cells=metric_cells, summary_cells=summary_cells, level_cells=level_cells,
+        level_difference_cells=level_difference_cells, level_headers=LEVEL_HEADERS,
+        level_difference_headers=LEVEL_DIFFERENCE_HEADERS, level_note=LEVEL_NOTE,
         **_table_context(filled(columns, data.comparisons)))
     return html_page(data.title, body.rstrip("\n"))

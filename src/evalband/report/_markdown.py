@@ -84,7 +84,25 @@ def metric_markdown(c: Comparison) -> list[str]:
         cells = metric_cells(row)  # names and reasons are text; the numbers are ours
         lines.append("| " + " | ".join(md(cell) if i in (0, 1, len(cells) - 1) else cell
                                         for i, cell in enumerate(cells)) + " |")
+    from evalband.report._metrics import (
+        LEVEL_DIFFERENCE_HEADERS,
+        LEVEL_NOTE,
+        level_difference_cells,
+    )
+
+    levels = [cells for row in c.metrics for cells in level_difference_cells(row)]
+    if levels:
+        lines += ["", "**Ordinal levels** (share at least at each level, candidate - baseline; "
+                  "descriptive):", "", *_md_table(LEVEL_DIFFERENCE_HEADERS, levels),
+                  "", f"_{md(LEVEL_NOTE)}_"]
     return lines
+
+
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A Markdown table's lines (the first two cells, a metric's and a slice's name, escaped)."""
+    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(md(cell) if i < 2 else cell for i, cell in enumerate(row))
+              + " |" for row in rows)]
 
 
 _MD_SPECIAL = str.maketrans({"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`",
@@ -171,6 +189,12 @@ def run_markdown(view: RunView) -> str:
                   "|" + "---|" * len(SUMMARY_HEADERS)]
         lines += ["| " + " | ".join(md(cell) for cell in summary_cells(m)) + " |"
                   for m in view.metrics]
+        from evalband.report._metrics import LEVEL_HEADERS, LEVEL_NOTE, level_cells
+
+        levels = [cells for m in view.metrics for cells in level_cells(m)]
+        if levels:
+            lines += ["", "**Ordinal levels** (share of episodes at each level and at least at "
+                      "it):", "", *_md_table(LEVEL_HEADERS, levels), "", f"_{md(LEVEL_NOTE)}_"]
     return "\n".join(lines) + "\n"
 
 

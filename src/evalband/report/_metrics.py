@@ -18,6 +18,7 @@ from evalband.report import _format as fmt
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
     from evalband.analysis._metrics import MetricRow, MetricSummary
+    from evalband.stats import Interval
 
 __all__ = [
     "METRIC_HEADERS",
@@ -30,6 +31,11 @@ __all__ = [
     "metric_ecdf_plot",
     "spread_metrics",
     "MAX_ECDF_METRICS",
+    "LEVEL_HEADERS",
+    "LEVEL_DIFFERENCE_HEADERS",
+    "LEVEL_NOTE",
+    "level_cells",
+    "level_difference_cells",
 ]
 
 METRIC_HEADERS = ("metric", "slice", "n", "baseline", "candidate", "Δ candidate - baseline",
@@ -41,6 +47,22 @@ SUMMARY_HEADERS = ("metric", "n", "mean", "interval", "better")
 
 SLICED_SUMMARY_HEADERS = ("metric", "slice", "n", "mean", "interval", "better")
 """The columns of a run's metric table per slice (``show``: a panel with factors)."""
+
+
+LEVEL_HEADERS = ("metric", "slice", "n", "level", "at level", "at least level")
+"""The columns of a run's ordinal levels: each level's share and the share at it or above."""
+
+LEVEL_DIFFERENCE_HEADERS = ("metric", "slice", "n", "at least level", "baseline", "candidate",
+                            "Δ candidate - baseline (points)", "role")
+"""The columns of a comparison's ordinal levels: the share at each level or above."""
+
+LEVEL_NOTE = ("ordinal levels: each level's share of the non-error episodes and the share at "
+              "that level or above, with Wilson intervals; the levels run from the lowest to "
+              "the highest value seen; a comparison's differences in the share at least at "
+              "each level use Newcombe's score interval (paired on matched episodes, else "
+              "hybrid), at the nominal level, not adjusted: descriptive, never in the "
+              "verdict's family (a primary ordinal metric is decided by its median)")
+"""What the level tables are, in words (the terminal, Markdown and HTML print it)."""
 
 
 def number(x: float | None) -> str:
@@ -73,6 +95,8 @@ def interval_words(method: str, bounded: bool | None = None) -> str:
              "bootstrap-t": "studentised bootstrap", "wilson": "Wilson score, 0/1 values",
              "order-statistic-median": "median, exact order statistics",
              "sign-test-median": "median of differences, exact sign test",
+             "newcombe-paired": "Newcombe paired score",
+             "newcombe-hybrid-score": "Newcombe hybrid score",
              }.get(method, method)
     if bounded is None:
         return words
@@ -118,6 +142,54 @@ def metric_cells(row: MetricRow) -> list[str]:
     return [row.metric + better, row.slice, n, number(row.mean_baseline),
             number(row.mean_candidate), delta, fmt.p_value(row.p_value),
             fmt.p_value(row.p_holm) if row.role == "primary" else "-", verdict]
+
+
+def _share(band: Interval | None) -> str:
+    if band is None:
+        return "-"
+    return f"{band.k}/{band.n} = {fmt.rate(band)} {fmt.level(band.confidence)} Wilson"
+
+
+def level_cells(s: MetricSummary, *, sliced: bool = True) -> list[list[str]]:
+    """An ordinal metric's levels as table rows (:data:`LEVEL_HEADERS`), one per level.
+
+    ``sliced``: with the slice column (else it is left out). Empty for a metric with no
+    levels (not ordinal, or values that are not whole numbers).
+
+    >>> from evalband.analysis._metrics import MetricSummary
+    >>> from evalband.analysis._ordinal import level_shares
+    >>> from evalband.stats import Interval
+    >>> import numpy as np
+    >>> x = np.array([0.0, 1.0, 1.0, 3.0])
+    >>> s = MetricSummary("grasp", 4, Interval(1.0, 0.0, 3.0, "order-statistic-median",
+    ...                   0.95), False, levels=level_shares(x, [0, 1, 2, 3]))
+    >>> [row[3:5] for row in level_cells(s)][1]
+    ['1', '2/4 = 50.0% [15.0, 85.0] 95% Wilson']
+    >>> level_cells(s)[3][5]
+    '1/4 = 25.0% [4.6, 69.9] 95% Wilson'
+    """
+    return [[s.metric + (" (primary)" if s.primary else ""), *([s.slice] if sliced else []),
+             str(s.n), str(x.level), _share(x.share),
+             "all" if x.at_least is None else _share(x.at_least)] for x in s.levels]
+
+
+def level_difference_cells(row: MetricRow) -> list[list[str]]:
+    """An ordinal metric's per-level differences as table rows (:data:`LEVEL_DIFFERENCE_HEADERS`).
+
+    One row per level above the lowest: both runs' share at that level or above (over the
+    matched episodes when they pair), the difference in points with its interval, and
+    ``descriptive`` (also for a primary metric: its decision is the median's).
+    """
+    n = (f"{row.n_pairs} pairs" if row.pairing == "paired"
+         else f"{row.n_baseline} + {row.n_candidate}")
+    out = []
+    for x in row.levels:
+        d = x.delta
+        delta = "-" if d is None else (f"{fmt.points(d)} {fmt.level(d.confidence)} "
+                                       f"{interval_words(d.method)}")
+        out.append([row.metric, row.slice, n, f"≥ {x.level}", fmt.percent(x.at_least_baseline),
+                    fmt.percent(x.at_least_candidate), delta, "descriptive"])
+    return out
 
 
 def metric_difference_plot(c: Comparison) -> str:

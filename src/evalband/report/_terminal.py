@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evalband.report._data import SliceSummary
 
 __all__ = ["comparison_renderables", "slice_summary_table", "new_table", "metric_table",
-           "metric_summary_table"]
+           "metric_summary_table", "level_table", "level_difference_table"]
 _OUTCOME_STYLES = {"failure": "red", "timeout": "yellow", "error": "magenta"}
 
 
@@ -96,6 +96,11 @@ def comparison_renderables(c: Comparison, *, plain: bool = False,
                    "regressed while the aggregate does not show it")
     if c.metrics:
         out.append(metric_table(c, plain=plain))
+        if any(m.levels for m in c.metrics):
+            from evalband.report._metrics import LEVEL_NOTE
+
+            out.append(level_difference_table(c, plain=plain))
+            out.append(f"note: {escape(LEVEL_NOTE)}")
     for note in (*c.peeking, *c.notes):
         out.append(f"note: {escape(note)}")
     out.append(f"verdict: {_styled(comparison_sentence(c), look(c.verdict).rich)}")
@@ -161,4 +166,43 @@ def metric_summary_table(summaries: Sequence[MetricSummary], *, plain: bool = Fa
                       keep=max((len(s.metric) for s in summaries), default=0))
     for s in summaries:
         table.add_row(*(escape(cell) for cell in summary_cells(s, sliced=sliced)))
+    return table
+
+
+def level_table(summaries: Sequence[MetricSummary], *, plain: bool = False) -> Table | None:
+    """One run's ordinal metrics: each level's share and the share at it or above.
+
+    ``None`` when no metric is ordinal with levels.
+    """
+    from rich.markup import escape
+
+    from evalband.report._metrics import LEVEL_HEADERS, level_cells
+
+    rows = [row for s in summaries for row in level_cells(s)]
+    if not rows:
+        return None
+    table = new_table("ordinal levels (share of episodes, Wilson intervals)", LEVEL_HEADERS,
+                      plain=plain, right=("n", "level"),
+                      keep=max(len(row[0]) for row in rows))
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
+def level_difference_table(c: Comparison, *, plain: bool = False) -> Table:
+    """A comparison's ordinal metrics: the share at least at each level (descriptive).
+
+    Both runs' shares and the difference with its Newcombe interval, per slice and level.
+    """
+    from rich.markup import escape
+
+    from evalband.report._metrics import LEVEL_DIFFERENCE_HEADERS, level_difference_cells
+
+    rows = [row for m in c.metrics for row in level_difference_cells(m)]
+    table = new_table("ordinal levels (share at least at each level, candidate - baseline; "
+                      "descriptive)", LEVEL_DIFFERENCE_HEADERS, plain=plain,
+                      right=("n", "baseline", "candidate"),
+                      keep=max((len(row[0]) for row in rows), default=0))
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
     return table
