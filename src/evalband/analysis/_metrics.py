@@ -8,7 +8,8 @@ they become typed results:
   chosen by the metric's type (:func:`metric_type`): the mean with Student's t when
   unbounded, with the BCa bootstrap when its values lie in ``[0, 1]``; the median with the
   exact order-statistic interval when skewed, ordinal or a progress score
-  (:mod:`evalband.stats._location`); ``evalband show`` prints them.
+  (:mod:`evalband.stats._location`); ``evalband show`` prints them. An ordinal metric's
+  summary also holds its levels' shares (:mod:`evalband.analysis._ordinal`).
 * :func:`metric_rows`: two runs' mean difference ``candidate - baseline`` per metric, per
   slice (the comparison's slices) and overall: over matched episodes (pairing by ``(cell,
   episode, repeat)``) the paired t test where it is justified (a bounded metric, or
@@ -16,7 +17,8 @@ they become typed results:
   seed; Welch's t test where no episode pairs (:mod:`evalband.stats._means`). A metric of a
   median type (skewed, ordinal, progress) compares matched episodes by the median of their
   differences, with its exact order-statistic interval and the sign test inverted from it,
-  decided or descriptive alike (:mod:`evalband.stats._location`).
+  decided or descriptive alike (:mod:`evalband.stats._location`); an ordinal metric's row
+  also holds each level's "at least level k" difference, descriptive whatever its role.
 
 A metric the panel declares ``primary`` (:class:`evalband.panel.MetricSpec`) is decided:
 each slice's difference, oriented so that "better" is positive (``direction``), is one
