@@ -104,23 +104,29 @@ def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _run(src: Path, worker: Path, folder: Path) -> list[dict[str, str]]:
+def _start(src: Path, worker: Path, folder: Path) -> subprocess.Popen[str]:
     folder.mkdir()
     data = folder / "cases.json"
     data.write_text(json.dumps(CASES))
     env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run([sys.executable, str(worker), str(data), str(folder)],
-                          capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out: list[dict[str, str]] = json.loads(done.stdout)
+    return subprocess.Popen([sys.executable, str(worker), str(data), str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _result(process: subprocess.Popen[str]) -> list[dict[str, str]]:
+    stdout, stderr = process.communicate()
+    assert process.returncode == 0, stderr[-3000:]
+    out: list[dict[str, str]] = json.loads(stdout)
     return out
 
 
 def test_preference_outputs_are_byte_identical_to_the_code_before(
     before: Path, tmp_path: Path,
 ) -> None:
-    old = _run(before / "src", before / "worker.py", tmp_path / "old")
-    now = _run(ROOT / "src", before / "worker.py", tmp_path / "now")
+    # both at once (the second core), each in its own folder
+    started = (_start(before / "src", before / "worker.py", tmp_path / "old"),
+               _start(ROOT / "src", before / "worker.py", tmp_path / "now"))
+    old, now = (_result(p) for p in started)
     assert len(old) == len(now) == len(CASES)
     for case, a, b in zip(CASES, old, now, strict=True):
         for part in ("json", "terminal", "md", "html"):
