@@ -80,7 +80,7 @@ CASES = [
     # one pair
     _case(0, {"a": 0.0, "b": 0.0}, 20, ties=0.2),
     _case(1, {"a": 1.2, "b": 0.0}, 30),
-    _case(2, {"a": 0.8, "b": 0.0}, 40, scenes=8, ties=0.1),  # the scene sign-flip test
+    _case(2, {"a": 0.0, "b": 2.0}, 40, scenes=8, ties=0.1),  # scene sign-flip, b first
     _case(3, {"a": 0.5, "b": 0.0}, 24, tasks=("pick", "wipe"), confidence=0.9),
     _case(4, {"a": 6.0, "b": 0.0}, 10),  # b never wins: penalised strengths
     # several pairs (the multiplicity is the ranking's directional Holm, as before)
@@ -134,4 +134,6 @@ def test_preference_outputs_are_byte_identical_to_the_code_before(
     # the cases decide something: an order established in some, none in others
     established = [json.loads(o["json"])["established"] for o in now]
     assert established[0] == 0 and established[1] == 1 and established[5] == 2
-    assert json.loads(now[2]["json"])["pairs"][0]["test"] == "scene sign-flip"
+    flipped = json.loads(now[2]["json"])["pairs"][0]  # the second policy preferred, on scenes
+    assert (flipped["test"], flipped["better"], flipped["established"]) == (
+        "scene sign-flip", "b", True)
