@@ -16,6 +16,10 @@ Monte Carlo band. Reported:
 * coverage and zero-width count of the comparison interval (``clustered_paired_interval``)
   under alternatives, including rates near 0 and 1;
 * coverage of a per-policy success rate over scenes, and the size of ``session drift``.
+* size of a preference session (``evalband prefer``): identical policies, 1 pair and 3 pairs,
+  one start state per block (the sign test) or shared start states with ties (the scene
+  sign-flip test): how often ``analyze_preferences`` (the one engine's directional Holm over
+  the family) establishes any order.
 
 Pass: every size's Monte Carlo lower bound <= 5% and every coverage >= 93%.
 """
@@ -92,6 +96,26 @@ def _end_to_end(reps: int, seed: int) -> list[dict[str, Any]]:
             hits += any(c.significant for c in analyze_session(plan, trials).comparisons)
         out.append({"attempts": k, "scenes": 26, "policies": 3, "reps": reps,
                     "any_significant_holm": hits / reps, "band": _band(hits, reps)})
+    return out
+
+
+def _preference_size(reps: int, seed: int) -> list[dict[str, Any]]:
+    from evalband.session._preference import plan_preference
+    from evalband.session._preference_analysis import analyze_preferences, simulate_preferences
+
+    out = []
+    for k in (2, 3):
+        names = [f"p{i}" for i in range(k)]
+        for blocks, scenes, ties in ((30, None, 0.0), (40, 10, 0.2)):
+            plan = plan_preference(names, blocks, seed=seed + k, scenes=scenes, session_id="n")
+            hits = sum(
+                analyze_preferences(plan, simulate_preferences(
+                    plan, dict.fromkeys(names, 0.0), tie_prob=ties, seed=seed + 10_000 * k + i),
+                    progress_reps=20).established > 0
+                for i in range(reps))
+            out.append({"policies": k, "pairs": k * (k - 1) // 2, "blocks": blocks,
+                        "scenes": scenes or blocks, "ties": ties, "reps": reps,
+                        "any_established": hits / reps, "band": _band(hits, reps)})
     return out
 
 
@@ -175,6 +199,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     flips = _flip_coverage(reps, 12)
     diffs = _difference_coverage(reps // 2, 13)
     rd = _rate_and_drift(reps, 14)
+    preference = _preference_size(200 if quick else 2000, 15)
     passed = (
         all(row["band"][0] <= 0.05 for row in size)
         and all(row["band"][0] <= 0.05 for row in end_to_end)
@@ -182,6 +207,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         and all(row["coverage"] >= 0.93 and row["zero_width"] == 0 for row in diffs)
         and all(row["coverage"] >= 0.93 for row in rd["rates"])
         and rd["drift_size"]["band"][0] <= 0.05
+        and all(row["band"][0] <= 0.05 for row in preference)
     )
     return {
         "name": "session_scene_level_error_rates",
@@ -193,6 +219,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "difference_coverage": diffs,
         "rate_coverage": rd["rates"],
         "drift_size": rd["drift_size"],
+        "size_preference": preference,
         "seconds": time.perf_counter() - t0,
         "ratio": None,
         "target_ratio": 0.0,

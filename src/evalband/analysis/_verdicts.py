@@ -669,7 +669,7 @@ def decide(
     Every verdict in evalband comes from here: ``compare`` (every slice of every candidate in
     one family), ``compare --sequential`` (:class:`SequentialBonferroni`), a session's
     comparisons and drift (one family each), ``calibrate``'s simulations, and a ranking's
-    pairs (:class:`DirectionalHolm`).
+    pairs and a preference session's pairs (:class:`DirectionalHolm`).
 
     >>> from evalband.stats import Difference
     >>> class H:

@@ -158,7 +158,12 @@ def analyze(
 ) -> None:
     """Bradley-Terry strengths with intervals, rank sets and tiers, the task check."""
     from evalband.cli._rank import write_outputs
-    from evalband.report._preference import preference_html, preference_lines, preference_markdown
+    from evalband.report._preference import (
+        preference_document,
+        preference_html,
+        preference_lines,
+        preference_markdown,
+    )
     from evalband.session._preference import PreferenceSession
     from evalband.session._preference_analysis import analyze_preferences
     from evalband.store import open_store
@@ -169,7 +174,7 @@ def analyze(
     write_outputs(preference_markdown(result) if md else None,
                   preference_html(result) if html else None, md, html)
     if as_json:
-        emit_json(result.as_dict())
+        emit_json(preference_document(result))
         return
     for line in preference_lines(result):
         console.print(line, soft_wrap=True, markup=False, highlight=False)

@@ -5,9 +5,13 @@
   (:mod:`evalband.stats._bradley_terry`).
 * **Rank sets** as ``evalband rank`` makes them (:mod:`evalband.stats._ranks`): per pair
   the exact sign test of its direct comparisons (ties left out; over scenes by the
-  sign-flip test when a pair met more than once on one start state), Holm over both
-  directions of every pair, rank sets and tiers. Model-free: they hold whether or not
-  Bradley-Terry fits.
+  sign-flip test when a pair met more than once on one start state), each pair a
+  :class:`PreferenceTest` decided by the one decision engine
+  (:func:`evalband.analysis._verdicts.decide`: the ranking's directional Holm over both
+  directions of every pair, the interval compatible with the test at the level that decided
+  it, the verdict from ``VERDICT_RULES``: an order is established when its pair is
+  "improved"), then rank sets and tiers. Model-free: they hold whether or not Bradley-Terry
+  fits. The words (the sentence, the renderings) are ``evalband.report._preference``'s.
 * **Task-aware**: with tasks, one Bradley-Terry fit per task and the likelihood-ratio test
   that one set of strengths fits all tasks.
 * **Progress**: each policy's mean progress (0-100) with a band over scenes.
@@ -26,10 +30,10 @@ import numpy as np
 from evalband._util.typed import typed_from_dict
 from evalband.errors import InvalidInputError
 from evalband.session._preference import PreferencePlan, PreferenceResult
-from evalband.stats import Interval
+from evalband.stats import Difference, Interval
 
-__all__ = ["PreferencePolicy", "PreferencePair", "TaskDependence", "PreferenceAnalysis",
-           "analyze_preferences", "simulate_preferences"]
+__all__ = ["PreferencePolicy", "PreferencePair", "PreferenceTest", "TaskDependence",
+           "PreferenceAnalysis", "analyze_preferences", "simulate_preferences"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,8 @@ class PreferencePair:
         ties: tied blocks.
         p_value: the sign test's two-sided p (ties left out).
         adjusted_p: Holm-adjusted over both directions of every pair.
-        established: whether ``better`` is established above ``worse``.
+        established: whether ``better`` is established above ``worse`` (the one engine's
+            verdict of its :class:`PreferenceTest` is "improved").
         test: ``sign test`` or ``scene sign-flip``.
     """
 
@@ -88,6 +93,57 @@ class PreferencePair:
     adjusted_p: float
     established: bool
     test: str
+
+
+@dataclass(frozen=True)
+class PreferenceTest:
+    """One pair's preference test as a hypothesis of the one decision engine.
+
+    The difference is ``better - worse``: the share of the pair's blocks where ``better`` was
+    preferred minus the share where ``worse`` was (ties count as blocks, neither side). Its
+    interval inverts the same test, so it excludes 0 exactly when ``p_value`` is at most one
+    minus its level: the sign test (exact McNemar on the preferences) with the conditional
+    exact interval (:func:`evalband.stats._procedure.compatible_difference`), the scene
+    sign-flip test with :func:`evalband.stats.clustered_paired_interval`.
+
+    Attributes:
+        better: the one preferred more often (first when even).
+        worse: the other.
+        wins: blocks ``better`` was preferred in.
+        losses: blocks ``worse`` was preferred in.
+        ties: tied blocks.
+        p_value: the test's two-sided p (ties left out).
+        test: ``sign test`` or ``scene sign-flip``.
+        scenes: per start state, ``(wins, losses, blocks)`` (the scene sign-flip test; empty
+            for the sign test).
+
+    >>> t = PreferenceTest("a", "b", 9, 1, 2, 0.0215, "sign test")
+    >>> d = t.interval_at(0.95)
+    >>> round(d.estimate, 3), d.low > 0
+    (0.667, True)
+    """
+
+    better: str
+    worse: str
+    wins: int
+    losses: int
+    ties: int
+    p_value: float
+    test: str
+    scenes: tuple[tuple[int, int, int], ...] = ()
+
+    def interval_at(self, confidence: float) -> Difference:
+        """The interval of ``better - worse`` at ``confidence``, compatible with the test."""
+        from evalband.stats import clustered_paired_interval
+        from evalband.stats._procedure import compatible_difference
+
+        if not self.scenes:
+            counts = {"both": 0, "a_only": self.wins, "b_only": self.losses,
+                      "neither": self.ties}
+            return compatible_difference(counts, paired=True, confidence=confidence,
+                                         p_value=self.p_value)
+        per_w, per_l, per_n = zip(*self.scenes, strict=True)
+        return clustered_paired_interval(per_w, per_l, per_n, confidence)
 
 
 @dataclass(frozen=True)
@@ -128,8 +184,10 @@ class PreferenceAnalysis:
         tiers: the tiers (names).
         established: orders established.
         task: the task-aware check (``None`` without two or more tasks).
-        sentence: in words.
         notes: what the reader must know.
+
+    Its sentence and renderings are ``evalband.report._preference``'s (the ``--json``
+    document: ``preference_document``).
     """
 
     session_id: str
@@ -143,16 +201,15 @@ class PreferenceAnalysis:
     tiers: tuple[tuple[str, ...], ...]
     established: int
     task: TaskDependence | None
-    sentence: str
     notes: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON form (``--json``)."""
+        """The typed fields as JSON (the ``--json`` document adds the sentence)."""
         return {"kind": "preference-analysis", **dataclasses.asdict(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PreferenceAnalysis:
-        """The typed result back from :meth:`as_dict`."""
+        """The typed result back from :meth:`as_dict` or the ``--json`` document."""
         return typed_from_dict(cls, data)
 
 
@@ -166,8 +223,8 @@ def _wins(index: Mapping[str, int], rows: Sequence[PreferenceResult]) -> np.ndar
                    [r.outcome for r in rows])
 
 
-def _pair_test(a: str, b: str, rows: Sequence[PreferenceResult]) -> tuple[int, int, int, float,
-                                                                          str]:
+def _pair_test(a: str, b: str, rows: Sequence[PreferenceResult]) -> PreferenceTest:
+    """The pair's test, ``better`` first: the sign test, or over scenes the sign-flip test."""
     from evalband.stats import clustered_paired_test
     from evalband.stats._procedure import paired_exact_p
 
@@ -175,9 +232,13 @@ def _pair_test(a: str, b: str, rows: Sequence[PreferenceResult]) -> tuple[int, i
     wins = sum(r.preferred != "tie" and (r.first == a) == (r.preferred == "A") for r in met)
     ties = sum(r.preferred == "tie" for r in met)
     losses = len(met) - wins - ties
+    flip = losses > wins
+    better, worse = (b, a) if flip else (a, b)
+    won, lost = (losses, wins) if flip else (wins, losses)
     scenes = [r.scene for r in met]
     if len(set(scenes)) == len(scenes):
-        return wins, losses, ties, paired_exact_p(wins, losses), "sign test"
+        return PreferenceTest(better, worse, won, lost, ties, paired_exact_p(wins, losses),
+                              "sign test")
     ids = {s: i for i, s in enumerate(sorted(set(scenes)))}
     per_w, per_l, per_n = (np.zeros(len(ids), dtype=np.int64) for _ in range(3))
     for r in met:
@@ -188,8 +249,27 @@ def _pair_test(a: str, b: str, rows: Sequence[PreferenceResult]) -> tuple[int, i
                 per_w[i] += 1
             else:
                 per_l[i] += 1
-    return wins, losses, ties, clustered_paired_test(per_w, per_l, per_n).p_value, \
-        "scene sign-flip"
+    p = clustered_paired_test(per_w, per_l, per_n).p_value
+    if flip:
+        per_w, per_l = per_l, per_w
+    return PreferenceTest(better, worse, won, lost, ties, float(p), "scene sign-flip",
+                          tuple(zip(per_w.tolist(), per_l.tolist(), per_n.tolist(),
+                                    strict=True)))
+
+
+def _decided_pairs(names: Sequence[str], results: Sequence[PreferenceResult],
+                   confidence: float) -> list[PreferencePair]:
+    """Every pair decided in one family by the one engine, most established first."""
+    from evalband.analysis._verdicts import DIRECTIONAL_HOLM, SliceVerdict, decide
+
+    tests = [_pair_test(names[i], names[j], results)
+             for i in range(len(names)) for j in range(i + 1, len(names))]
+    decided = decide(tests, 1.0 - confidence, procedure=DIRECTIONAL_HOLM)
+    pairs = [PreferencePair(t.better, t.worse, t.wins, t.losses, t.ties, float(t.p_value),
+                            float(d.p_adjusted), d.verdict is SliceVerdict.IMPROVED, t.test)
+             for t, d in zip(tests, decided, strict=True)]
+    pairs.sort(key=lambda q: (not q.established, q.adjusted_p, q.better, q.worse))
+    return pairs
 
 
 def _progress(policy: str, rows: Sequence[PreferenceResult], confidence: float,
@@ -233,7 +313,7 @@ def analyze_preferences(
     """
     from evalband.stats._bradley_terry import bt_fit, bt_heterogeneity
     from evalband.stats._normal import z_value
-    from evalband.stats._ranks import directional_holm, rank_intervals, tiers_of
+    from evalband.stats._ranks import rank_intervals, tiers_of
 
     if not results:
         raise InvalidInputError(f"preference session {plan.session_id} has no recorded block "
@@ -253,20 +333,10 @@ def analyze_preferences(
                      f"likelihood strengths do not exist; penalised (alpha {_PENALTY:g})")
     z = z_value(confidence)
     se = np.sqrt(np.maximum(np.diag(fit.covariance), 0.0))
-    pairs_raw = [(names[i], names[j], *_pair_test(names[i], names[j], results))
-                 for i in range(len(names)) for j in range(i + 1, len(names))]
-    established, adjusted, _ = directional_holm([p[5] for p in pairs_raw], 1.0 - confidence)
+    pairs = _decided_pairs(names, results, confidence)
     better = np.zeros((len(names), len(names)), dtype=bool)
-    pairs = []
-    for (a, b, w, lo, t, p, test), done, adj in zip(pairs_raw, established, adjusted,
-                                                   strict=True):
-        if lo > w:
-            a, b, w, lo = b, a, lo, w
-        if done and w != lo:
-            better[index[a], index[b]] = True
-        pairs.append(PreferencePair(a, b, w, lo, t, float(p), float(adj),
-                                    bool(done and w != lo), test))
-    pairs.sort(key=lambda q: (not q.established, q.adjusted_p, q.better, q.worse))
+    for q in pairs:
+        better[index[q.better], index[q.worse]] = q.established
     low, high = rank_intervals(better)
     tiers = tiers_of(better, fit.strengths)
     tier_of = {i: t + 1 for t, tier in enumerate(tiers) for i in tier}
@@ -301,19 +371,12 @@ def analyze_preferences(
                               f"{verdict} (likelihood ratio G {g:.2f} on {df} df, p {p:.3g})")
     tier_names = tuple(tuple(names[i] for i in tier) for tier in tiers)
     n_est = int(better.sum())
-    if len(tiers) == 1:
-        sentence = (f"at joint {100 * confidence:g}%, no order among the {len(names)} policies "
-                    f"is established by {len(results)} blocks: one tier")
-    else:
-        sentence = (f"at joint {100 * confidence:g}%, {n_est} of {len(pairs)} orders are "
-                    "established; " + "; ".join(f"tier {t + 1}: {', '.join(tier)}"
-                                                for t, tier in enumerate(tier_names)))
     if shared:
         notes.append("blocks share start states: the strengths' intervals and the pair tests "
                      "are clustered by scene")
     return PreferenceAnalysis(plan.session_id, confidence, len(results), len(plan.blocks),
                               fit.method, fit.exists, policies, tuple(pairs), tier_names, n_est,
-                              task, sentence, tuple(notes))
+                              task, tuple(notes))
 
 
 def simulate_preferences(
