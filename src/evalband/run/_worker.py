@@ -23,6 +23,9 @@ Module-level state that stays elsewhere, and why (none of it holds a built env o
   warm pools of *processes* (a process pool, a vector env's sub-env processes), kept across
   runs on purpose so a second run starts no workers; each sub-env keeps its own envs on its
   :class:`~evalband.run._vector.SlotEnv`;
+* what the process pool asked of the forkserver (``_pool._PRELOAD``, ``_pool._ASKED``)
+  and whether forking an encoder failed here once (``_encproc._FORK_BROKEN``): facts of the
+  process, not of a run;
 * :data:`evalband.run._execute._SECOND`: the last second formatted as text (a pure memo);
 * ``functools`` caches of immutable things: parsed panels (``panel_from_yaml``), installed
   versions, compiled report templates, statistical tables, rendered sprites, the classes
