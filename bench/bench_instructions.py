@@ -181,6 +181,13 @@ def measure(name: str, n1: int, n2: int, pool: ThreadPoolExecutor,
         result["runner_vs_base"] = runner_ep / base_ep
         result["runner_fixed_vs_base"] = (r1 - n1 * runner_ep) / result["base"][
             "runner_fixed_instructions"]
+        # the base's own figures against the same bare loop, as the head's above
+        base_fixed_extra = (k[n1]["instructions"] - n1 * base_ep) - (b1 - n1 * bare_ep)
+        result["base"]["per_episode_overhead"] = base_ep / bare_ep - 1.0
+        if "bench_run_episodes" in result:
+            result["base"]["overhead_at_bench_size"] = (
+                result["base"]["per_episode_overhead"]
+                + base_fixed_extra / (result["bench_run_episodes"] * bare_ep))
     return result
 
 
