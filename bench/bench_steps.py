@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from evalband.panel import Panel, load_panel
-from evalband.run import _execute, run_panel
+from evalband.run import run_panel
 from evalband.store import RunStore, open_store, read_steps
 from evalband.store._media import media_dir
 from evalband.store._steps import steps_ref
@@ -64,7 +64,6 @@ def pusht_panel(episodes: int) -> Panel:
 
 def _timed_run(store: RunStore, panel: Panel, run_id: str, steps: bool) -> tuple[float, float]:
     """(wall s, this process's CPU s) of one whole run."""
-    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
     w0, c0 = time.perf_counter(), time.process_time()
     run_panel(panel, POLICY, store, run_id=run_id, record_steps=steps)
     return time.perf_counter() - w0, time.process_time() - c0

@@ -34,7 +34,7 @@ from typing import Any
 
 from evalband.envs.pusht import ENV_ID
 from evalband.panel import Panel, load_panel
-from evalband.run import _encproc, _execute, run_panel
+from evalband.run import _encproc, run_panel
 from evalband.store import RunStore, open_store
 from evalband.store._media import media_dir
 
@@ -69,7 +69,6 @@ def _timed_run(
     store: RunStore, panel: Panel, run_id: str, record: str | None, mode: str = "process"
 ) -> tuple[float, float, float, float]:
     """(wall s, this process's CPU s, the playing thread's CPU s, the encoder's CPU s)."""
-    _execute._CACHE.clear()  # build the env and policy inside the run, as a fresh process
     _encproc.MODE = mode
     try:
         w0, c0, t0, e0 = (time.perf_counter(), time.process_time(), time.thread_time(),

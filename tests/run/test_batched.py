@@ -155,18 +155,21 @@ def test_torch_probe_falls_back_to_one_pass_per_row(monkeypatch) -> None:
 
 def test_pusht_bc_per_row_fallback_equals_one_at_a_time(store, bc_checkpoint,
                                                          monkeypatch) -> None:
-    from evalband.run import _execute
+    from evalband.run._worker import Worker
 
     panel = pusht_panel(episodes=4)
     single_finals = _run_finals(store, panel, bc_checkpoint, "single")
-    monkeypatch.setattr(_execute, "_CACHE", {})  # a fresh worker policy, probed under the patch
+    built = []  # the runtimes the run's worker built (a fresh policy, probed under the patch)
+    real = Worker.policy
+    monkeypatch.setattr(Worker, "policy", lambda self, task, resolved=None: built.append(
+        real(self, task, resolved)) or built[-1])
     monkeypatch.setattr(TorchPolicy, "_rows_differ", staticmethod(lambda batch, singles: True))
     finals = _run_finals(store, panel, bc_checkpoint, "rows", batch_size=5)
     assert _records(store, "rows") == _records(store, "single")
     assert finals == single_finals
     assert store.get_run("rows").extra == {"batch_size": 5, "batch_mode": "per-row"}
-    (_, worker_policy), = _execute._CACHE.values()
-    assert worker_policy.policy.batch_mode == "per-row"  # the runtime wraps it
+    assert len({id(runtime) for runtime in built}) == 1  # one policy for the run
+    assert built[-1].policy.batch_mode == "per-row"  # the runtime wraps it
 
 
 # -- PushT with a BC policy: records and final states -----------------------------------

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from evalband.run import _execute, run_panel
+from evalband.run import _execute, _worker, run_panel
 from testkit import coin_panel
 
 
@@ -30,8 +30,8 @@ def test_now_reads_the_clock() -> None:
 
 def test_the_trace_hook_and_control_period_are_asked_once_per_env(store, monkeypatch) -> None:
     asked: list[object] = []
-    real = _execute.traceable
-    monkeypatch.setattr(_execute, "traceable", lambda env: asked.append(env) or real(env))
+    real = _worker.traceable
+    monkeypatch.setattr(_worker, "traceable", lambda env: asked.append(env) or real(env))
     run_panel(coin_panel(episodes=12), "evalband.policies._builtin:zero_action", store,
               run_id="r", batch=False)
     assert len(store.episode_records("r")) == 24  # two cells (reset options), one env
@@ -50,16 +50,14 @@ def test_a_traceable_env_is_still_traced(store, batch_size: int | None) -> None:
 def test_lockstep_asks_the_facts_of_one_env_not_of_every_slot(store, monkeypatch) -> None:
     # the facts cache holds what it is asked of until the run ends: a cell's slot envs,
     # closed when the next cell starts, must not be kept alive by it
-    from evalband.run import _lockstep
-
     asked: set[int] = set()
-    real = _execute.env_facts
+    real = _worker.Worker.env_facts
 
-    def counting(env, task):
+    def counting(self, env, task):
         asked.add(id(env))
-        return real(env, task)
+        return real(self, env, task)
 
-    monkeypatch.setattr(_lockstep, "env_facts", counting)
+    monkeypatch.setattr(_worker.Worker, "env_facts", counting)
     run_panel(coin_panel(episodes=8), "evalband.policies._builtin:zero_action", store,
               run_id="l", batch=False, batch_size=4)
     assert len(store.episode_records("l")) == 16

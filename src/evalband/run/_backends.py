@@ -2,11 +2,15 @@
 
 A backend takes a :class:`~evalband.run._execute.RunTask` and the planned specs and yields
 records as they finish. Serial plays them in this process; process uses a pool of worker
-processes; ray (:mod:`evalband.run._ray`) sends chunks to Ray tasks on a cluster.
+processes; ray (:mod:`evalband.run._ray`) sends chunks to Ray tasks on a cluster. Episodes
+the driver plays itself use the run's :class:`~evalband.run._worker.Worker` (its built envs
+and policy); a worker process plays with its own
+(:func:`~evalband.run._worker.process_worker`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections import deque
@@ -16,6 +20,7 @@ from typing import Any, Protocol
 from evalband.episode import EpisodeRecord, EpisodeSpec
 from evalband.errors import BackendError, InvalidParameterError
 from evalband.run._execute import RunTask, execute_chunk, execute_chunk_list
+from evalband.run._worker import Worker
 
 __all__ = [
     "Backend",
@@ -35,8 +40,9 @@ class Backend(Protocol):
     name: str
     workers: int
 
-    def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-        """Yield one record per spec."""
+    def run(self, task: RunTask, specs: Sequence[EpisodeSpec],
+            worker: Worker | None = None) -> Iterator[EpisodeRecord]:
+        """Yield one record per spec; ``worker``: the run's, for what the driver plays."""
         ...
 
 
@@ -126,10 +132,15 @@ class SerialBackend:
         self.workers = 1
         self.chunk_size = chunk_size
 
-    def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-        """Yield records in plan order."""
-        for chunk in chunked(specs, max(self.chunk_size, task.batch_size)):
-            yield from execute_chunk(task, chunk)
+    def run(self, task: RunTask, specs: Sequence[EpisodeSpec],
+            worker: Worker | None = None) -> Iterator[EpisodeRecord]:
+        """Yield records in plan order, played by ``worker`` (the run's).
+
+        Without one, a worker of its own, closed when the last record is yielded.
+        """
+        with _worker_for(worker) as playing:
+            for chunk in chunked(specs, max(self.chunk_size, task.batch_size)):
+                yield from execute_chunk(task, chunk, playing)
 
 
 class ProcessBackend:
@@ -160,11 +171,13 @@ class ProcessBackend:
         task = RunTask(run_id="", policy=policy, panel_fingerprint="", env=env)
         prestart(self.workers, worker_modules(task), worker_init, (os.getpid(),))
 
-    def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
+    def run(self, task: RunTask, specs: Sequence[EpisodeSpec],
+            worker: Worker | None = None) -> Iterator[EpisodeRecord]:
         """Yield records chunk by chunk as workers finish them.
 
         Chunks shrink as the work runs out (:func:`guided_chunks`); while the workers start,
-        the driver plays the last (smallest) chunks itself.
+        the driver plays the last (smallest) chunks itself, with ``worker`` (the run's;
+        without one, a worker of its own, closed at the end).
         """
         import threading
         from collections import deque
@@ -194,7 +207,7 @@ class ProcessBackend:
         if not _driver_may_play(task):
             yield from self._run_isolated(task, chunks, context, new_pool)
             return
-        with new_pool() as pool:
+        with new_pool() as pool, _worker_for(worker) as playing:
             queue = deque(chunks)
             # The first submit starts a worker and blocks until it is forked: a fresh
             # forkserver first imports numpy, MuJoCo, ... (~0.5 s here), a warm one forks in
@@ -213,7 +226,7 @@ class ProcessBackend:
             starter = threading.Thread(target=start_worker, daemon=True)
             starter.start()
             while queue and starter.is_alive():
-                yield from execute_chunk(task, queue.pop())
+                yield from execute_chunk(task, queue.pop(), playing)
             starter.join()
             if failures:
                 raise failures[0]
@@ -281,6 +294,16 @@ class ProcessBackend:
                 check_workers_start(context, task)  # a worker that cannot start at all
             for chunk in broken:  # retried alone, then episode by episode
                 yield from play_isolated(context, task, chunk)
+
+
+@contextlib.contextmanager
+def _worker_for(worker: Worker | None) -> Iterator[Worker]:
+    """``worker``, or a new one closed on the way out (a backend run without a run's)."""
+    if worker is not None:
+        yield worker
+        return
+    with Worker() as own:
+        yield own
 
 
 def _driver_may_play(task: RunTask) -> bool:

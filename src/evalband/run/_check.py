@@ -29,6 +29,7 @@ from evalband.panel import Panel, as_factor_spec
 
 if TYPE_CHECKING:
     from evalband.run._execute import RunTask
+    from evalband.run._worker import Worker
 
 __all__ = ["Finding", "check_env", "clock_finding", "factor_findings", "never_met_finding",
            "refuse_ignored_factors", "reproduction_finding", "same_obs", "same_play",
@@ -75,7 +76,7 @@ def _first_obs(task: RunTask, cell_kwargs: dict[str, Any], seed: int,
                options: dict[str, Any]) -> Any:
     from evalband.envs._resolve import close_env
     from evalband.episode import TASK_OPTION_KEYS
-    from evalband.run._execute import make_task_env
+    from evalband.run._worker import make_task_env
 
     env = make_task_env(task, cell_kwargs)
     kept = {k: v for k, v in options.items() if k not in TASK_OPTION_KEYS}  # the policy's
@@ -212,7 +213,7 @@ def reproduction_finding(task: RunTask, seed: int) -> Finding | None:
     ``check-env`` says per seed, and what ``run`` warns about before its first episode.
     """
     from evalband.envs._resolve import close_env
-    from evalband.run._execute import make_task_env
+    from evalband.run._worker import make_task_env
 
     env = make_task_env(task)
     try:
@@ -245,7 +246,7 @@ def success_key_finding(task: RunTask, spec: Any, steps: int = 200) -> Finding |
     closed): one line saying the panel can never succeed instead of a silent 0/N.
     """
     from evalband.envs._resolve import close_env
-    from evalband.run._execute import make_task_env
+    from evalband.run._worker import make_task_env
 
     env = make_task_env(task)
     try:
@@ -298,11 +299,12 @@ def check_env(panel: Panel, policy: str | None = None,
             :data:`UNTIL_SUCCESS` episodes.
     """
     from evalband.envs._resolve import close_env, prepare_imports
-    from evalband.run._execute import close_task_envs, make_task_env
     from evalband.run._runner import panel_task
+    from evalband.run._worker import Worker, make_task_env
 
     prepare_imports(imports=panel.imports)
     findings: list[Finding] = []
+    worker = Worker()  # the rollouts' envs and policy, closed at the end
     try:
         task = panel_task(panel, "check-env", policy or "random")
         env = make_task_env(task)
@@ -328,7 +330,7 @@ def check_env(panel: Panel, policy: str | None = None,
             ("factors", lambda: factor_findings(panel, task)),
             # Lockstep vs one-at-a-time is only comparable when a seed fixes the episode.
             ("success", lambda: _rollout_findings(panel, task, env, policy, episodes,
-                                                  compare=not reset)),
+                                                  worker, compare=not reset)),
         ]
         for name, check in checks:
             try:
@@ -340,12 +342,13 @@ def check_env(panel: Panel, policy: str | None = None,
                 findings.append(Finding("problem", name, f"{who} raised: {_one_line(exc)}"))
     finally:
         close_env(env)
-        close_task_envs()
+        worker.close()
     return findings
 
 
 def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
-                      episodes: int | None, compare: bool = True) -> list[Finding]:
+                      episodes: int | None, worker: Worker,
+                      compare: bool = True) -> list[Finding]:
     from evalband.run._execute import execute_chunk
 
     until_success = policy is not None and episodes is None
@@ -359,15 +362,13 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
 
         single = replace(task, policy=policy, batch=False, batch_size=0)
         records = []
-        for record in execute_chunk(single, specs):
+        for record in execute_chunk(single, specs, worker):
             records.append(record)
             if until_success and (record.success or record.outcome.value == "error"):
                 break  # a positive control has shown it; an error is said below
-        from evalband.run._execute import task_env
-
         # the first episode's own env: a cell's constructor arguments (env_kwargs factors)
         # may make another task than the panel's bare env (robosuite's PickPlaceCan, ...)
-        keys_seen = _info_keys(task_env(task, env, specs[0]), specs[0], task)
+        keys_seen = _info_keys(worker.task_env(task, env, specs[0]), specs[0], task, worker)
     findings: list[Finding] = []
     errors = [r for r in records if r.outcome.value == "error"]
     if errors:
@@ -390,9 +391,7 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
                                 f"succeed by rule {rule.rule} ({what}{bar}){until}"))
     refusal = None
     if policy is not None and compare:
-        from evalband.run._execute import task_policy
-
-        refusal = task_policy(task).batch_refusal(policy)
+        refusal = worker.policy(task).batch_refusal(policy)
         if refusal is not None:  # run refuses --batch for it: nothing to compare
             findings.append(Finding("note", "batch", "lockstep play not compared: "
                                     + refusal.split(", so ")[0]))
@@ -401,7 +400,7 @@ def _rollout_findings(panel: Panel, task: RunTask, env: Any, policy: str | None,
 
         played = specs[:min(len(records), 3)]  # lockstep vs one at a time: a few suffice
         batched = replace(task, policy=policy, batch=True, batch_size=min(2, len(played)))
-        lock = {r.key: r for r in execute_chunk(batched, played)}
+        lock = {r.key: r for r in execute_chunk(batched, played, worker)}
         for record in records[:len(played)]:
             other = lock.get(record.key)
             if other is None or not same_play(record, other):
@@ -435,15 +434,15 @@ def same_play(a: Any, b: Any, rel_tol: float = 1e-9) -> bool:
     )
 
 
-def _info_keys(env: Any, spec: Any, task: RunTask) -> set[str]:
+def _info_keys(env: Any, spec: Any, task: RunTask, worker: Worker) -> set[str]:
     """The info keys of one short episode of the task's policy (what the rule can read).
 
-    The policy is the runner's own handle on it (:func:`~evalband.run._execute.task_policy`),
+    The policy is the runner's own handle on it (:meth:`~evalband.run._worker.Worker.policy`),
     so every kind ``run`` takes works here: reset with the episode's context, then acted.
     """
-    from evalband.run._execute import env_options, episode_context, task_policy
+    from evalband.run._execute import env_options, episode_context
 
-    runtime = task_policy(task)
+    runtime = worker.policy(task)
     if runtime.resets():
         runtime.reset(episode_context(task, spec, env=env))
     act = runtime.actor()

@@ -3,29 +3,29 @@
 Every backend calls :func:`execute_chunk` on a list of :class:`~evalband.panel.EpisodeSpec`;
 it yields one :class:`~evalband.episode.EpisodeRecord` per spec, in order. An exception in the
 policy or the env becomes an ``error`` episode with its message: never a failure, never dropped.
+The envs and the policy it plays with are its :class:`~evalband.run._worker.Worker`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from evalband.envs import EvalEnv, control_dt, make_env
-from evalband.envs._resolve import accepts_kwarg, close_env, env_class, prepare_imports
+from evalband.envs import EvalEnv
 from evalband.episode import TASK_OPTION_KEYS, EpisodeRecord, EpisodeSpec, Outcome
 from evalband.policies import EpisodeContext
 from evalband.policies._contract import episode_seed
-from evalband.policies._runtime import PolicyRuntime, as_runtime
+from evalband.policies._runtime import as_runtime
 from evalband.run._judge import DEFAULT_RULE, Judge, Rule
 from evalband.run._steps import StepRecorder
 from evalband.run._trace import TRACE_EPISODES, start_trace, traceable, traces
+from evalband.run._worker import Worker, process_worker
 
-__all__ = ["RunTask", "close_policies", "close_task_envs", "env_options", "episode_context",
-           "execute_chunk", "resolve_task_policy", "task_env", "task_policy"]
+__all__ = ["RunTask", "env_options", "episode_context", "execute_chunk", "resolve_task_policy"]
 
 
 @dataclass(frozen=True)
@@ -89,81 +89,11 @@ class RunTask:
         return StepRecorder(self.metrics, observations=self.record_obs)
 
 
-_CACHE: dict[tuple[str, str, str, int], tuple[Any, PolicyRuntime]] = {}
-_POLICIES: dict[tuple[str, str], PolicyRuntime] = {}
-_CELL_ENVS: dict[str, Any] = {}  # env per cell constructor arguments (env_kwargs factors)
-_CELL_ENVS_KEPT = 4
-_FINALIZER: list[object] = []
-
-
 def resolve_task_policy(name: str) -> Any:
     """Resolve a policy name, server URL or import path to a policy."""
     from evalband.policies import resolve_policy
 
     return resolve_policy(name)
-
-
-def _policy_key(task: RunTask) -> tuple[str, str]:
-    # A policy object is one per run (a worker keeps the first copy it unpickles).
-    return (task.policy, task.run_id if task.policy_obj is not None else "")
-
-
-def task_policy(task: RunTask, resolved: Any = None) -> PolicyRuntime:
-    """The process's runtime for the task's policy, set up once (outside every timed region).
-
-    ``resolved`` seeds the cache with a policy the caller already holds (the driver's).
-    The previous task's policy, if any, is closed. In a worker process the policy is closed
-    when the process exits.
-    """
-    key = _policy_key(task)
-    if key not in _POLICIES:
-        close_policies()
-        source = resolved if resolved is not None else task.policy_obj
-        runtime = as_runtime(source if source is not None else resolve_task_policy(task.policy))
-        _POLICIES[key] = runtime
-        import multiprocessing
-
-        if multiprocessing.parent_process() is not None:
-            from multiprocessing.util import Finalize
-
-            Finalize(runtime, runtime.close, exitpriority=10)
-        runtime.setup()
-    return _POLICIES[key]
-
-
-def close_policies() -> None:
-    """Close and forget this process's cached policy runtimes."""
-    runtimes = list(_POLICIES.values())
-    _POLICIES.clear()
-    for runtime in runtimes:
-        runtime.close()
-
-
-def _env_and_policy(task: RunTask) -> tuple[Any, PolicyRuntime]:
-    """Build (once per process) the env and policy for a task.
-
-    Names resolve from the task's ``cwd`` and ``imports`` (:func:`prepare_imports`), the same
-    in the driver and in every worker. Envs are closed by :func:`close_task_envs` (the
-    runner, when a run ends; a worker process, when it exits).
-    """
-    import json
-
-    prepare_imports(task.cwd, task.imports)
-    if not _FINALIZER:  # close this process's envs when it exits (workers included)
-        from multiprocessing import util
-
-        _FINALIZER.append(util.Finalize(None, close_task_envs, exitpriority=100))
-    # The budget is part of the key: it is the env's max_steps when the env takes one.
-    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.policy,
-           task.budget_steps)
-    cached = _CACHE.get(key)
-    if cached is None:
-        close_task_envs()
-        _CACHE.clear()
-        cached = _CACHE[key] = (make_task_env(task), task_policy(task))
-    elif cached[0] is None:  # closed at the end of the last run: build it again
-        cached = _CACHE[key] = (make_task_env(task), cached[1])
-    return cached[0], task_policy(task)
 
 
 def env_options(spec: EpisodeSpec) -> dict[str, Any] | None:
@@ -200,57 +130,6 @@ def episode_context(task: RunTask, spec: EpisodeSpec, slot: int = 0,
         action_space=getattr(env, "action_space", None),
         observation_space=getattr(env, "observation_space", None),
     )
-
-
-def close_task_envs() -> list[str]:
-    """Close every env this process built for tasks; the messages of closes that raised.
-
-    Cached policies stay (a re-run in this process reuses them); envs are built again.
-    """
-    from evalband.run import _lockstep
-
-    failures: list[str] = []
-    envs = [env for env, _ in _CACHE.values() if env is not None]
-    envs += list(_CELL_ENVS.values())
-    envs += [env for group in _lockstep._ENVS.values() for env in group]
-    for key, (_, policy) in list(_CACHE.items()):
-        _CACHE[key] = (None, policy)
-    _CELL_ENVS.clear()
-    _lockstep._ENVS.clear()
-    _ENV_FACTS.clear()
-    for env in envs:
-        message = close_env(env)
-        if message is not None:
-            failures.append(message)
-    return failures
-
-
-def make_task_env(task: RunTask, cell_kwargs: dict[str, Any] | None = None) -> Any:
-    """A new env for a task and a cell's constructor arguments.
-
-    The budget is passed as ``max_steps`` only to a constructor that names it, and replaces
-    the registered ``TimeLimit`` unless the panel keeps it (``time_limit: env``).
-    """
-    kwargs = {**task.env_kwargs, **(cell_kwargs or {})}
-    cls = env_class(task.env)
-    if cls is not None and accepts_kwarg(cls, "max_steps"):
-        kwargs.setdefault("max_steps", task.budget_steps)
-    return make_env(task.env, kwargs, keep_time_limit=task.time_limit == "env")
-
-
-def task_env(task: RunTask, env: EvalEnv, spec: EpisodeSpec) -> EvalEnv:
-    """The env for ``spec``: the task's ``env``, or one built for the cell's constructor args."""
-    if not spec.env_kwargs:
-        return env
-    import json
-
-    key = json.dumps(spec.env_kwargs, sort_keys=True, default=str)
-    made = _CELL_ENVS.get(key)
-    if made is None:
-        while len(_CELL_ENVS) >= _CELL_ENVS_KEPT:  # cells come in order: drop the oldest
-            close_env(_CELL_ENVS.pop(next(iter(_CELL_ENVS))))
-        made = _CELL_ENVS[key] = make_task_env(task, dict(spec.env_kwargs))
-    return made  # type: ignore[no-any-return]
 
 
 _SECOND: tuple[int, str] = (-1, "")
@@ -314,30 +193,6 @@ def judge(task: RunTask) -> Judge:
     return Judge(task.success, task.budget_steps, task.metrics)
 
 
-_IN_FLIGHT: list[Callable[[EpisodeSpec], None]] = []
-"""Called with each episode's spec before it is played (the serial runner's crash marker)."""
-
-_ENV_FACTS: list[tuple[Any, float | None, bool]] = []
-"""Per env this process built and played: the env, its control period and whether it has a
-trace hook. A handful (the task's env, the kept cell envs, a lockstep group's first), found
-by identity (``is``) and forgotten with the envs (:func:`close_task_envs`)."""
-
-
-def env_facts(env: Any, task: RunTask) -> tuple[float | None, bool]:
-    """A built env's control period and whether it can be traced, asked once per env.
-
-    Both are fixed for the env's life (:func:`control_dt`,
-    :func:`~evalband.run._trace.traceable`), and the trace hook's check (a runtime Protocol
-    ``isinstance``) costs ~20 us.
-    """
-    for known in _ENV_FACTS:
-        if known[0] is env:
-            return known[1], known[2]
-    known = (env, control_dt(env, task.control_dt).dt, traceable(env))
-    _ENV_FACTS.append(known)
-    return known[1], known[2]
-
-
 class EpisodeTimeout(Exception):  # noqa: N818 - the episode's cause, as recorded
     """An episode ran past its wall-time limit (a hung policy or env): an error episode."""
 
@@ -378,11 +233,13 @@ def _sim_time(steps: int, dt: float | None) -> float | None:
     return steps * dt if dt else None
 
 
-def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) -> EpisodeRecord:
+def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask,
+                 worker: Worker) -> EpisodeRecord:
     """Play one episode to its end (the panel's success rule) and return its record.
 
     ``policy`` is a :class:`~evalband.policies._runtime.PolicyRuntime` or anything it wraps;
-    it is reset with the episode's context before the env is.
+    it is reset with the episode's context before the env is. ``worker`` built ``env``
+    (it knows the env's facts) and notes the episode before it is played.
     """
     runtime = as_runtime(policy)
     runtime.setup()  # once per runtime (a no-op after the first), before the timing starts
@@ -394,11 +251,11 @@ def play_episode(env: EvalEnv, policy: Any, spec: EpisodeSpec, task: RunTask) ->
     outcome = Outcome.TIMEOUT
     error: str | None = None
     tally = judge(task)
-    dt, can_trace = env_facts(env, task)
+    dt, can_trace = worker.env_facts(env, task)
     trace = start_trace(env, spec, dt, task.trace_episodes) if can_trace else None
     steps = task.step_recorder()
-    if _IN_FLIGHT:  # the serial runner notes the episode before it plays (a crash names it)
-        _IN_FLIGHT[0](spec)
+    if worker.note is not None:  # the driver notes the episode before it plays (a crash names it)
+        worker.note(spec)
     try:
         with episode_deadline(task.episode_timeout_s):
             if runtime.resets():  # the context (a SeedSequence draw): for a policy that reads it
@@ -482,7 +339,7 @@ def _record(
 
 
 def _batch_records(
-    env: Any, policy: Any, specs: Sequence[EpisodeSpec], task: RunTask
+    env: Any, policy: Any, specs: Sequence[EpisodeSpec], task: RunTask, worker: Worker
 ) -> list[EpisodeRecord] | None:
     """Play specs in lockstep through the env's batch simulator, or ``None`` if unsupported.
 
@@ -518,7 +375,8 @@ def _batch_records(
         return None  # its records would lack the metrics one-at-a-time play stores
     per_call_ms = result.get("policy_call_ms", [])
     latency = _latency_fields([ms / 1000.0 for ms in per_call_ms])
-    records = {s.key: play_episode(env, runtime, s, task) for s in specs if s.key in traced}
+    records = {s.key: play_episode(env, runtime, s, task, worker)
+               for s in specs if s.key in traced}
     for i, spec in enumerate(rest):
         played = {name: float(values[i]) for name, values in metrics.items()}
         records[spec.key] = _record(
@@ -538,30 +396,38 @@ def _batch_records(
     return [records[spec.key] for spec in specs]
 
 
-def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
+def execute_chunk(task: RunTask, specs: Sequence[EpisodeSpec],
+                  worker: Worker | None = None) -> Iterator[EpisodeRecord]:
     """Yield one record per spec, in order (batched when the env and policy allow it).
 
     With ``task.batch_size`` set, episodes are played in lockstep and yielded as they finish.
+    ``worker`` builds (or reuses) the env and the policy: the run's in the driver; ``None``:
+    this process's (:func:`~evalband.run._worker.process_worker`).
     """
-    env, policy = _env_and_policy(task)
+    worker = worker if worker is not None else process_worker()
+    env, policy = worker.env_and_policy(task)
     if task.record is not None:  # filming: one episode at a time, frames from env.render()
         from evalband.run._video import play_recorded
 
-        yield from play_recorded(task, specs, env, policy, play_episode)
+        yield from play_recorded(task, specs, env, policy, worker, play_episode)
         return
     if task.batch_size:
         from evalband.run._lockstep import play_lockstep
 
-        yield from play_lockstep(task, specs, env, policy)
+        yield from play_lockstep(task, specs, env, policy, worker)
         return
-    batched = _batch_records(env, policy, specs, task)
+    batched = _batch_records(env, policy, specs, task, worker)
     if batched is not None:
         yield from batched
         return
     for spec in specs:
-        yield play_episode(task_env(task, env, spec), policy, spec, task)
+        yield play_episode(worker.task_env(task, env, spec), policy, spec, task, worker)
 
 
 def execute_chunk_list(task: RunTask, specs: Sequence[EpisodeSpec]) -> list[EpisodeRecord]:
-    """:func:`execute_chunk` as a list (what a worker process sends back)."""
-    return list(execute_chunk(task, specs))
+    """:func:`execute_chunk` as a list, with this process's worker.
+
+    What a worker process runs and sends back: a pool's worker, an isolated chunk's child,
+    a Ray task.
+    """
+    return list(execute_chunk(task, specs, process_worker()))

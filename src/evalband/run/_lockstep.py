@@ -36,7 +36,6 @@ episode(s) whose observation raises, as it would be one at a time.
 
 from __future__ import annotations
 
-import json
 import numbers
 import time
 from collections import deque
@@ -54,21 +53,17 @@ from evalband.run._execute import (
     _now,
     _record,
     _sim_time,
-    env_facts,
     env_options,
     episode_context,
     judge,
-    make_task_env,
     metrics_extra,
-    task_env,
 )
 from evalband.run._judge import Judge
 from evalband.run._steps import StepRecorder
 from evalband.run._trace import TraceRecorder, start_trace
+from evalband.run._worker import Worker
 
 __all__ = ["check_batch_size", "play_lockstep"]
-
-_ENVS: dict[tuple[str, str, int, str], list[Any]] = {}
 
 
 def check_batch_size(value: object) -> int:
@@ -109,24 +104,6 @@ class _Episode:
     def steps(self) -> int:
         """Actions taken so far."""
         return self.tally.steps
-
-
-def _envs(task: RunTask, first: Any, n: int, cell_kwargs: dict[str, Any]) -> list[Any]:
-    """``n`` envs for the task: ``first`` (the worker's cached env) and cached copies."""
-    from evalband.envs._resolve import close_env
-
-    key = (task.env, json.dumps(task.env_kwargs, sort_keys=True), task.budget_steps,
-           json.dumps(cell_kwargs, sort_keys=True, default=str))
-    if key not in _ENVS:
-        for group in _ENVS.values():
-            for env in group:
-                close_env(env)
-        _ENVS.clear()
-        _ENVS[key] = []
-    extra = _ENVS[key]
-    while len(extra) < n - 1:
-        extra.append(make_task_env(task, cell_kwargs))
-    return [first, *extra[: n - 1]]
 
 
 def _error(exc: Exception) -> str:
@@ -183,7 +160,7 @@ def _finish(
 
 
 def play_lockstep(
-    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Any
+    task: RunTask, specs: Sequence[EpisodeSpec], env: Any, policy: Any, worker: Worker
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` in lockstep, ``task.batch_size`` at a time; yield records as they end.
 
@@ -194,6 +171,8 @@ def play_lockstep(
         policy: the policy (a :class:`~evalband.policies._runtime.PolicyRuntime` or what it
             wraps); its batched call is used when it declares one, each episode reset in
             its slot first.
+        worker: the :class:`~evalband.run._worker.Worker` that built ``env``; it builds
+            and keeps the other slots' envs and a cell's own env.
 
     Yields:
         One record per spec, in the order the episodes end.
@@ -215,16 +194,16 @@ def play_lockstep(
             while end < len(specs) and specs[end].env_kwargs == specs[start].env_kwargs:
                 end += 1
             group = specs[start:end]
-            yield from _play_lockstep(task, group, task_env(task, env, group[0]), runtime,
-                                      dict(group[0].env_kwargs))
+            yield from _play_lockstep(task, group, worker.task_env(task, env, group[0]),
+                                      runtime, dict(group[0].env_kwargs), worker)
             start = end
         return
-    yield from _play_lockstep(task, specs, env, runtime, {})
+    yield from _play_lockstep(task, specs, env, runtime, {}, worker)
 
 
 def _play_lockstep(
     task: RunTask, specs: Sequence[EpisodeSpec], env: Any, runtime: PolicyRuntime,
-    cell_kwargs: dict[str, Any],
+    cell_kwargs: dict[str, Any], worker: Worker,
 ) -> Iterator[EpisodeRecord]:
     """:func:`play_lockstep` for specs that share one cell's constructor arguments."""
     size = max(1, min(task.batch_size, len(specs)))
@@ -234,7 +213,7 @@ def _play_lockstep(
         todo: list[EpisodeSpec] = []
         for start in range(0, len(specs), size):
             group = specs[start : start + size]
-            records = _batch_records(env, runtime, group, task)
+            records = _batch_records(env, runtime, group, task, worker)
             if records is None:
                 todo.extend(group)
             else:
@@ -242,8 +221,8 @@ def _play_lockstep(
         specs = todo
         if not specs:
             return
-    envs = _envs(task, env, size, cell_kwargs)
-    dt, can_trace = env_facts(env, task)  # the slots' envs are built alike: asked of the first
+    envs = worker.lockstep_envs(task, env, size, cell_kwargs)
+    dt, can_trace = worker.env_facts(env, task)  # the slots' envs are built alike: the first
     pending = deque(specs)
     slots: list[_Episode | None] = [None] * size
     while True:

@@ -31,6 +31,7 @@ from evalband.errors import BackendError, EvalbandError, InvalidParameterError
 from evalband.panel import EpisodeSpec
 from evalband.run._backends import chunked, guided_chunks
 from evalband.run._execute import RunTask, execute_chunk_list
+from evalband.run._worker import Worker
 
 __all__ = [
     "RayBackend",
@@ -271,8 +272,13 @@ class RayBackend:
             num_cpus=1, max_retries=0, retry_exceptions=False
         )
 
-    def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-        """Yield records chunk by chunk as Ray tasks finish (any order)."""
+    def run(self, task: RunTask, specs: Sequence[EpisodeSpec],
+            worker: Worker | None = None) -> Iterator[EpisodeRecord]:
+        """Yield records chunk by chunk as Ray tasks finish (any order).
+
+        Every episode is played in a Ray worker, by that process's own
+        :func:`~evalband.run._worker.process_worker`: the driver's ``worker`` is not used.
+        """
         if not specs:
             return
         ray = self._ray

@@ -15,16 +15,10 @@ from evalband.errors import InvalidParameterError, PanelMismatchError, StoreErro
 from evalband.panel import Panel
 from evalband.policies._runtime import as_runtime, policy_label
 from evalband.run._backends import get_backend
-from evalband.run._execute import (
-    RunTask,
-    _env_and_policy,
-    close_policies,
-    close_task_envs,
-    resolve_task_policy,
-    task_policy,
-)
+from evalband.run._execute import RunTask, resolve_task_policy
 from evalband.run._judge import Rule
 from evalband.run._options import RunOptions
+from evalband.run._worker import Worker
 from evalband.store._lease import RunLease, discard_empty_run
 
 if TYPE_CHECKING:
@@ -371,6 +365,7 @@ class _PlannedRun:
     plan: Any  # the video recording plan, or None
     task: Any
     errors_as_failures: bool
+    worker: Worker  # the run's envs and policy in this process; closed when the run ends
 
 
 def _plan_run(panel: Panel, policy: str | Any, options: RunOptions) -> _PlannedRun:
@@ -435,15 +430,16 @@ def _plan_run(panel: Panel, policy: str | Any, options: RunOptions) -> _PlannedR
                       env_kwargs=env_kwargs, record=plan, policy_obj=policy_obj,
                       episode_timeout_s=episode_timeout, record_steps=bool(record_steps),
                       record_obs=record_steps == "obs")
+    worker = Worker()
     try:
         refuse_ignored_factors(panel, task)
         if backend_impl.name == "serial":  # the env it plays: a broken one fails in one line
-            _env_and_policy(task)  # (a process run's driver need not import the env)
+            worker.env_and_policy(task)  # (a process run's driver need not import the env)
     except BaseException:
-        close_task_envs()
+        worker.close()
         raise
     return _PlannedRun(panel, policy, resolved, run_id, backend_impl, lockstep, batch_extra,
-                       specs, plan, task, options.errors_as_failures)
+                       specs, plan, task, options.errors_as_failures, worker)
 
 
 def _open_run(
@@ -570,7 +566,7 @@ def _play_run(
         if todo and backend_impl.name in ("serial", "process"):
             # The driver plays episodes itself (all of them, or while workers start): set
             # its policy up now, outside every episode's timing, and record the warm-up.
-            runtime = task_policy(task, resolved)
+            runtime = planned.worker.policy(task, resolved)
             if runtime.has_setup:
                 extra = store.require_run(run_id).extra
                 setup_s = round(runtime.setup(), 6)
@@ -578,13 +574,12 @@ def _play_run(
         watch = _PanelWatch(task, todo, on_note)
         watch.before()
         breaker = _Breaker(run_id)
-        from evalband.run import _execute
         from evalband.run._flight import FlightRecorder
 
         with store.reproducible_writes(), FlightRecorder(store.path, run_id) as flight:
-            _execute._IN_FLIGHT[:] = [flight.note]  # the driver's own episodes
+            planned.worker.note = flight.note  # the driver's own episodes
             with GroupCommit(store, options.on_episode) as group:
-                for record in backend_impl.run(task, todo):
+                for record in backend_impl.run(task, todo, planned.worker):
                     watch.after(record)
                     key = (record.cell, record.episode, record.repeat)
                     if key in retried:
@@ -603,11 +598,8 @@ def _play_run(
                             break
         status = "finished"
     finally:
-        from evalband.run import _execute
-
-        _execute._IN_FLIGHT.clear()
-        close_policies()
-        close_task_envs()  # every env this run built here, also after an error
+        planned.worker.note = None
+        planned.worker.close()  # the policy and every env this run built here, also on error
         try:
             # a new run that failed before its first episode leaves nothing behind
             if not (status != "finished" and existing is None
@@ -667,7 +659,11 @@ def run_panel(
     """
     options = (options or _DEFAULT_OPTIONS).with_changes(**changes)
     planned = _plan_run(panel, policy, options)
-    existing, lease = _open_run(store, planned, options)
+    try:
+        existing, lease = _open_run(store, planned, options)
+    except BaseException:
+        planned.worker.close()  # the env a serial run built to check it
+        raise
     return _play_run(store, planned, existing, lease, options)
 
 

@@ -54,9 +54,9 @@ from evalband.run._execute import (
     env_options,
     episode_context,
     judge,
-    task_policy,
 )
 from evalband.run._lockstep import _actions, _Episode, _error, _finish
+from evalband.run._worker import Worker
 
 __all__ = ["SlotEnv", "VectorBackend", "close_vector_envs"]
 
@@ -91,7 +91,7 @@ class SlotEnv(gymnasium.Env):
     def _env_for(self, cell_kwargs: dict[str, Any]) -> Any:
         from evalband.envs import control_dt
         from evalband.envs._resolve import close_env, prepare_imports
-        from evalband.run._execute import make_task_env
+        from evalband.run._worker import make_task_env
 
         key = json.dumps(cell_kwargs, sort_keys=True, default=str)
         env = self._envs.get(key)
@@ -210,9 +210,18 @@ class VectorBackend:
                 parameters=("workers",))
         self.workers = workers
 
-    def run(self, task: RunTask, specs: Sequence[EpisodeSpec]) -> Iterator[EpisodeRecord]:
-        """Yield one record per spec, in the order the episodes end."""
-        runtime = task_policy(task)
+    def run(self, task: RunTask, specs: Sequence[EpisodeSpec],
+            worker: Worker | None = None) -> Iterator[EpisodeRecord]:
+        """Yield one record per spec, in the order the episodes end.
+
+        The policy is ``worker``'s (the run's; without one, a worker of its own, closed at
+        the end); the envs are the sub-envs' own.
+        """
+        if worker is None:
+            with Worker() as own:
+                yield from self.run(task, specs, own)
+            return
+        runtime = worker.policy(task)
         refusal = runtime.batch_refusal(task.policy)
         if refusal is not None:
             raise InvalidParameterError(

@@ -33,6 +33,7 @@ from evalband.run._encode import ClipStream, encode_video, frame_for_encoder
 
 if TYPE_CHECKING:
     from evalband.run._encproc import EncoderProcess, ProcessClip
+    from evalband.run._worker import Worker
 
 __all__ = ["RecordPlan", "check_recording", "encode_video", "parse_record", "parse_record_size",
            "play_recorded", "record_kwargs", "resize_frame", "store_pending_media"]
@@ -371,7 +372,8 @@ def play_recorded(
     specs: Sequence[EpisodeSpec],
     env: Any,
     policy: Any,
-    play: Callable[[Any, Any, EpisodeSpec, Any], EpisodeRecord],
+    worker: Worker,
+    play: Callable[[Any, Any, EpisodeSpec, Any, Worker], EpisodeRecord],
 ) -> Iterator[EpisodeRecord]:
     """Play ``specs`` one at a time with ``play``, filming the episodes ``task.record`` picks.
 
@@ -385,24 +387,22 @@ def play_recorded(
     """
     from collections import deque
 
-    from evalband.run._execute import task_env
-
     plan: RecordPlan = task.record
     waiting: deque[_Filmed] = deque()
     cameras: dict[int, _Camera] = {}
     clips = _Clips()
     try:
         for spec in specs:
-            played = task_env(task, env, spec)
+            played = worker.task_env(task, env, spec)
             if not plan.films(spec):
-                waiting.append(_Filmed(play(played, policy, spec, task), plan, None, None))
+                waiting.append(_Filmed(play(played, policy, spec, task, worker), plan, None, None))
             else:
                 camera = cameras.get(id(played))
                 if camera is None or camera._env is not played:
                     camera = cameras[id(played)] = _Camera(played, clips, plan.resize)
                 camera.start(plan)
                 try:
-                    record = play(camera, policy, spec, task)
+                    record = play(camera, policy, spec, task, worker)
                 finally:
                     stream, held = camera.stop()
                 if record.env_ms is not None:
