@@ -7,6 +7,7 @@ its ``close()`` called by the time ``run_panel`` returns or raises (whatever hel
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 import pytest
@@ -24,17 +25,22 @@ POLICY = "evalband.policies._builtin:zero_action"
 
 @pytest.fixture
 def coins(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[int]]:
-    """The ids of every Coin env built and of every one closed, from now on."""
+    """A serial number for every Coin env built, and those of every one closed, from now on.
+
+    Serial numbers, not ``id()``: a closed env's id can be reused by the next one built.
+    """
     seen: dict[str, set[int]] = {"built": set(), "closed": set()}
+    serials = itertools.count()
     real_init, real_close = CoinEnv.__init__, CoinEnv.close
 
     @functools.wraps(real_init)  # the runner reads the constructor's signature
     def init(self: CoinEnv, *args: Any, **kwargs: Any) -> None:
-        seen["built"].add(id(self))
+        self._test_serial = next(serials)  # type: ignore[attr-defined]
+        seen["built"].add(self._test_serial)  # type: ignore[attr-defined]
         real_init(self, *args, **kwargs)
 
     def close(self: CoinEnv) -> None:
-        seen["closed"].add(id(self))
+        seen["closed"].add(self._test_serial)  # type: ignore[attr-defined]
         real_close(self)
 
     monkeypatch.setattr(CoinEnv, "__init__", init)
