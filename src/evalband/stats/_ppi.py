@@ -268,7 +268,7 @@ def mover_limits(table: npt.NDArray[np.float64], k_u: npt.NDArray[np.float64], b
     """
     from scipy.special import stdtrit
 
-    from evalband.stats._intervals import _wilson
+    from evalband.stats._intervals import _clopper_pearson, _wilson
 
     n = table.sum(axis=1)
     values = np.stack([1.0 - lam, np.ones_like(lam), -lam, np.zeros_like(lam)], axis=1)
@@ -279,7 +279,11 @@ def mover_limits(table: npt.NDArray[np.float64], k_u: npt.NDArray[np.float64], b
     estimate = lam * m + r
     low = np.maximum(0.0, estimate - np.hypot(lam * (m - imp_low), r - rect_low))
     high = np.minimum(1.0, estimate + np.hypot(lam * (imp_high - m), rect_high - r))
-    return estimate, low, high, r
+    # lam 0 (the cheap labels get no weight, e.g. a constant cheap scorer): the trusted
+    # labels alone, by their exact interval (Wilson's dips to 93.6-93.9% at p 0.9-0.95)
+    exact_low, exact_high = _clopper_pearson(table[:, 0] + table[:, 1], n, confidence)
+    zero = lam == 0.0
+    return (estimate, np.where(zero, exact_low, low), np.where(zero, exact_high, high), r)
 
 
 def _constrained_variance(counts: npt.NDArray[np.float64], values: npt.NDArray[np.float64],
