@@ -4,35 +4,37 @@ An error-rate claim, not a speed one. A run of ``n + N`` episodes with true succ
 ``p``; a trusted scorer (an operator) judged a random ``n`` of them, a cheap one (the env's
 success rule, a model judge) judged all. The cheap scorer agrees with the trusted one with
 probability ``agree``: its errors either symmetric (a flip either way) or one-sided (it calls
-failures successes, the usual fault of a lenient success rule). Each design draws ``reps``
-runs and computes, through :func:`evalband.stats.ppi_mean` (what ``evalband agreement``
-calls), the default ``mover`` interval (power-tuned: PPI++'s lambda, and the trusted labels'
-Wilson interval wherever the tuned one would be wider), the paper's ``mover`` (lambda 1), the
-paper's ``clt`` interval and the power-tuned ``clt`` (PPI++), beside the Wilson interval of
-the trusted labels alone.
+failures successes, the usual fault of a lenient success rule; where ``1 - agree`` exceeds
+the failure rate it calls every episode a success). The grid: ``p`` 0.05-0.95, ``agree``
+0.70-0.98, ``n`` 20-300, ``N`` 2,000, both error kinds.
 
-Stated (``passed``): the default ``mover`` interval covers ``p`` in >= 95% of draws in every
-design (its 99% Clopper-Pearson band reaches 0.95 and the estimate is >= 0.94), rates 0.03
-and 0.97 with 30 trusted labels included -- except where the trusted labels' own Wilson
-interval covers less than 95% (``trusted_wilson_exact_coverage``, by enumeration: 93.9-94.0%
-at rates 0.03, 0.05, 0.95 and 0.97 with 30 labels), where it must reach that; it is never
-wider than the trusted-only Wilson interval (``share_wider`` 0, by construction); and in
-every design where the cheap scorer agrees >= 85% and is informative -- PPI's best large-
-sample variance, ``p(1 - p)(1 - rho^2 N / (n + N))`` with ``rho`` the correlation of the two
-scorers, is at most 0.8 of the trusted labels' own (``best_variance_ratio``) -- and the
-trusted labels hold about ten failures and successes' worth of information (``n p (1 - p) >=
-10``), its mean width is below the trusted-only width.
+Each design draws ``reps`` runs as counts (the 2x2 table of the labelled episodes and the
+cheap successes among the rest: all the ``mover`` interval depends on) and computes the
+default ``mover`` interval (PPI++'s weight, score interval of the rectifier at Student's
+quantile, MOVER; :func:`evalband.stats._ppi.mover_limits`, what ``ppi_mean`` and so
+``evalband agreement`` call) for all of them at once, beside the Wilson interval of the
+trusted labels alone (the interval to beat, and its exact coverage by enumeration). The
+first draw of each design also goes through :func:`evalband.stats._ppi.ppi_mean` from label
+vectors and must give the same limits (``ppi_mean_matches``).
 
-Where narrower is impossible: agreement alone does not make a scorer informative. Near a
-rate of 0 or 1 an 85%-agreeing scorer's errors swamp the rare class (at ``p = 0.03`` with
-symmetric errors ``rho^2`` is about 0.10; with one-sided errors near 1 the cheap scorer says
-"success" to every episode and ``rho`` is 0): the best power-tuned estimator of this form,
-``lam * mean(Yhat_u) + mean(Y - lam * Yhat)`` at its optimal ``lam``, has a large-sample
-variance of ``1 - rho^2 N / (n + N)`` (about 0.91 there) of the trusted labels' alone, i.e.
-an interval at most ~5% narrower, which the discrete limits of a score interval at 1 or 2
-successes in 30 do not deliver: the default is then the trusted labels' Wilson interval.
-``best_variance_ratio`` shows that bound per design; ``share_narrower`` how often each
-interval beat the trusted-only one.
+Stated (``passed``), the issue's claim unloosened: in every design the Monte Carlo coverage
+of the default interval (the point estimate, its 99% Clopper-Pearson band beside it) is at
+least 95%, and in every design where the cheap scorer agrees at least 85% its mean width is
+below the trusted labels' Wilson interval's. ``failing`` lists the designs that miss either,
+with by how much; ``designs_band_below_95`` counts those whose 99% band lies below 95% (a
+shortfall beyond the Monte Carlo noise of ``reps`` draws: an interval whose coverage is
+exactly 95% lands below 95% in about half the designs), and
+``passed_coverage_beyond_noise_and_width`` is ``passed`` with coverage judged by that band
+(labelled beside it; ``passed`` is not loosened).
+``designs_wider_than_wilson_at_85_constant_scorer`` counts the width misses where the cheap
+scorer is constant (``cheap_scorer_constant``: it calls every episode a success), where
+``lam`` is 0 and the interval is the trusted labels' Clopper-Pearson one (Wilson's
+coverage dips there, ``trusted_wilson_exact_coverage``). Expect misses where no interval of
+this kind can deliver both: near a rate of 0 or 1 an 85%-agreeing scorer carries almost
+nothing about the rare class (``rho2``, the squared correlation of the two scorers, and
+``best_variance_ratio``, PPI's best large-sample variance over the trusted labels' own, show
+it), and with 20 labels Student's quantile (6.8% above the normal one) outweighs the little
+the cheap labels add.
 """
 
 from __future__ import annotations
@@ -45,108 +47,128 @@ from typing import Any
 import numpy as np
 
 from evalband.stats import interval
-from evalband.stats._ppi import ppi_mean
+from evalband.stats._ppi import mover_limits, ppi_mean, tuned_lambda_counts
 
-RATES = (0.03, 0.1, 0.3, 0.5, 0.8, 0.95, 0.97)
-AGREEMENT = (0.85, 0.95)
-TRUSTED = (30, 60, 150)
+RATES = (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
+AGREEMENT = (0.7, 0.85, 0.95, 0.98)
+TRUSTED = (20, 30, 100, 300)
 ERRORS = ("symmetric", "one-sided")
+UNLABELLED = 2000
 
 
-def _draw(p: float, agree: float, errors: str, size: int,
-          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    y = rng.random(size) < p
+def _cells(p: float, agree: float, errors: str) -> list[float]:
+    """Probabilities of (both success, trusted only, cheap only, neither) for one episode."""
     if errors == "symmetric":
-        wrong = rng.random(size) > agree
-    else:  # failures called successes, at the rate that leaves `agree` overall
-        rate = min(1.0, (1.0 - agree) / max(1.0 - p, 1e-9))
-        wrong = ~y & (rng.random(size) < rate)
-    return y.astype(float), np.where(wrong, ~y, y).astype(float)
+        e = 1.0 - agree
+        return [p * (1 - e), p * e, (1 - p) * e, (1 - p) * (1 - e)]
+    rate = min(1.0, (1.0 - agree) / max(1.0 - p, 1e-9))  # failures called successes
+    return [p, 0.0, (1 - p) * rate, (1 - p) * (1 - rate)]
+
+
+def _labels(table: np.ndarray, k_u: int, big_n: int) -> tuple[np.ndarray, ...]:
+    """Label vectors with these counts (for the check through ``ppi_mean``)."""
+    a, b, c, d = (int(x) for x in table)
+    y = np.repeat([1.0, 1.0, 0.0, 0.0], [a, b, c, d])
+    yhat = np.repeat([1.0, 0.0, 1.0, 0.0], [a, b, c, d])
+    return y, yhat, (np.arange(big_n) < k_u).astype(float)
+
+
+def _band(hits: int, reps: int) -> list[float]:
+    from scipy.stats import beta
+
+    return [round(float(beta.ppf(0.005, hits, reps - hits + 1)) if hits else 0.0, 4),
+            round(float(beta.ppf(0.995, hits + 1, reps - hits)) if hits < reps else 1.0, 4)]
 
 
 def design(p: float, agree: float, n: int, errors: str, reps: int,
            seed: int) -> dict[str, Any]:
     """Coverage and width of the intervals for one design."""
-    from scipy.stats import beta, binom
+    from scipy.stats import binom
+
+    from evalband.stats._intervals import _wilson
 
     rng = np.random.default_rng(seed)
-    big_n = 10 * n
-    kinds = {"mover": {"method": "mover"}, "mover_lam1": {"method": "mover", "lam": 1.0},
-             "clt": {"lam": 1.0}, "clt_tuned": {}}
-    cover = {**dict.fromkeys(kinds, 0), "trusted_wilson": 0}
-    width = dict.fromkeys(cover, 0.0)
-    narrower = dict.fromkeys(kinds, 0)
-    wider = dict.fromkeys(kinds, 0)
-    disagree = ratio = rho2 = lam = 0.0
-    for _ in range(reps):
-        y, yhat = _draw(p, agree, errors, n + big_n, rng)
-        disagree += float(np.mean(y != yhat))
-        ratio += (float(np.var(y - yhat)) + n / big_n * float(np.var(yhat))) / (p * (1 - p))
-        c = np.corrcoef(y, yhat)[0, 1] if np.ptp(y) and np.ptp(yhat) else 0.0
-        rho2 += float(c * c)
-        trusted = interval(int(y[:n].sum()), n)
-        t_width = trusted.high - trusted.low
-        cover["trusted_wilson"] += trusted.low <= p <= trusted.high
-        width["trusted_wilson"] += t_width
-        for name, kwargs in kinds.items():
-            r = ppi_mean(y[:n], yhat[:n], yhat[n:], **kwargs)  # type: ignore[arg-type]
-            cover[name] += r.low <= p <= r.high
-            width[name] += r.high - r.low
-            narrower[name] += (r.high - r.low) < t_width - 1e-12
-            wider[name] += (r.high - r.low) > t_width + 1e-12
-            if name == "mover":
-                lam += r.lam
-    c = cover["mover"]
+    big_n = UNLABELLED
+    probs = _cells(p, agree, errors)
+    tables = rng.multinomial(n, probs, size=reps).astype(float)
+    k_u = rng.binomial(big_n, sum(probs[i] for i in (0, 2)), size=reps).astype(float)
+    tuned = tuned_lambda_counts(tables, k_u, big_n)
+    cover: dict[str, float] = {}
+    width: dict[str, float] = {}
+    hits: dict[str, int] = {}
+    limits = {"mover": mover_limits(tables, k_u, big_n, tuned, 0.95)[1:3],
+              "trusted_wilson": _wilson(tables[:, 0] + tables[:, 1], np.full(reps, float(n)),
+                                        0.95)}
+    for name, (low, high) in limits.items():
+        hits[name] = int(((low <= p) & (p <= high)).sum())
+        cover[name] = round(hits[name] / reps, 4)
+        width[name] = round(float(np.mean(high - low)), 4)
+    r = ppi_mean(*_labels(tables[0], int(k_u[0]), big_n), method="mover")
+    low, high = limits["mover"]
+    same = bool(abs(r.low - low[0]) + abs(r.high - high[0]) < 1e-9)
     wilson_exact = float(sum(  # the trusted-only Wilson interval's exact coverage here
         binom.pmf(k, n, p) for k in range(n + 1)
         if (lambda i: i.low <= p <= i.high)(interval(k, n))))
-    band = [round(float(beta.ppf(0.005, c, reps - c + 1)) if c else 0.0, 4),
-            round(float(beta.ppf(0.995, c + 1, reps - c)) if c < reps else 1.0, 4)]
+    q = probs[0] + probs[2]
+    rho2 = (probs[0] - p * q) ** 2 / (p * (1 - p) * q * (1 - q)) if 0 < q < 1 else 0.0
     return {"p": p, "agree": agree, "errors": errors, "n": n, "N": big_n, "reps": reps,
-            "disagreement": round(disagree / reps, 4),
-            "coverage": {k: round(c / reps, 4) for k, c in cover.items()},
-            "mover_coverage_band_99": band,
+            "coverage": cover, "mover_coverage_band_99": _band(hits["mover"], reps),
             "trusted_wilson_exact_coverage": round(wilson_exact, 4),
-            "mean_width": {k: round(w / reps, 4) for k, w in width.items()},
-            "share_narrower": {k: round(v / reps, 4) for k, v in narrower.items()},
-            "share_wider": {k: round(v / reps, 4) for k, v in wider.items()},
-            "mean_lambda_mover": round(lam / reps, 4),
-            "variance_ratio_lam1": round(ratio / reps, 4),
-            "rho2": round(rho2 / reps, 4),
-            "best_variance_ratio": round(1 - rho2 / reps * big_n / (n + big_n), 4),
-            "can_beat_trusted": (agree >= 0.85 and 1 - rho2 / reps * big_n / (n + big_n) <= 0.8
-                                 and n * p * (1 - p) >= 10)}
+            "mean_width": width,
+            "width_ratio_to_wilson": round(width["mover"] / width["trusted_wilson"], 4),
+            "mean_lambda": round(float(tuned.mean()), 4), "ppi_mean_matches": same,
+            "rho2": round(rho2, 4), "cheap_scorer_constant": not 0 < q < 1,
+            "best_variance_ratio": round(1 - rho2 * big_n / (n + big_n), 4)}
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     """The audit; ``quick`` uses fewer replicates."""
     t0 = time.perf_counter()
     load = os.getloadavg()
-    reps = 200 if quick else 1000
+    reps = 300 if quick else int(os.environ.get("EVALBAND_BENCH_PPI_REPS", "2000"))
     rows = [design(p, a, n, e, reps, 1000 + i)
             for i, (p, a, n, e) in enumerate(product(RATES, AGREEMENT, TRUSTED, ERRORS))]
-    # >= 95%, or where the trusted labels' own Wilson interval covers less (its dip at a few
-    # failures in 30), no less than it: the default is that interval when the cheap scorer
-    # carries nothing, and never wider than it.
-    covered = all(
-        r["mover_coverage_band_99"][1] >= min(0.95, r["trusted_wilson_exact_coverage"])
-        and r["coverage"]["mover"] >= min(0.94, r["trusted_wilson_exact_coverage"] - 0.01)
-        for r in rows)
-    beat = [r for r in rows if r["can_beat_trusted"]]
-    narrower = all(r["mean_width"]["mover"] < r["mean_width"]["trusted_wilson"] for r in beat)
-    never_wider = all(r["share_wider"]["mover"] == 0 for r in rows)
+    failing = []
+    for r in rows:
+        short = r["coverage"]["mover"] < 0.95
+        wide = r["agree"] >= 0.85 and r["mean_width"]["mover"] >= r["mean_width"][
+            "trusted_wilson"]
+        if short or wide:
+            failing.append({k: r[k] for k in ("p", "agree", "errors", "n")} | {
+                "coverage": r["coverage"]["mover"], "band_99": r["mover_coverage_band_99"],
+                "coverage_short_by": round(max(0.0, 0.95 - r["coverage"]["mover"]), 4),
+                "width_ratio_to_wilson": r["width_ratio_to_wilson"],
+                "trusted_wilson_exact_coverage": r["trusted_wilson_exact_coverage"],
+                "rho2": r["rho2"]})
+    worst = min(rows, key=lambda r: r["coverage"]["mover"])
     return {"name": "ppi_coverage_width", "kind": "audit", "designs": rows,
             "min_coverage": {k: min(r["coverage"][k] for r in rows)
-                             for k in ("mover", "mover_lam1", "clt", "clt_tuned",
-                                       "trusted_wilson")},
-            "mover_never_wider_than_trusted": never_wider,
-            "designs_where_lam1_mover_was_wider_on_average": sum(
-                r["mean_width"]["mover_lam1"] > r["mean_width"]["trusted_wilson"] for r in rows),
-            "designs_that_can_beat_trusted": len(beat),
-            "narrower_in_all_of_them": narrower,
+                             for k in ("mover", "trusted_wilson")},
+            "worst_design": {k: worst[k] for k in ("p", "agree", "errors", "n")} | {
+                "coverage": worst["coverage"]["mover"],
+                "band_99": worst["mover_coverage_band_99"]},
+            "designs_below_95": sum(r["coverage"]["mover"] < 0.95 for r in rows),
+            # below 95% beyond Monte Carlo noise: the 99% band's upper end under 0.95
+            "designs_band_below_95": sum(r["mover_coverage_band_99"][1] < 0.95 for r in rows),
+            "designs_wider_than_wilson_at_85": sum(
+                r["agree"] >= 0.85 and r["width_ratio_to_wilson"] >= 1 for r in rows),
+            # of those, the designs whose cheap scorer is constant (it says nothing: PPI is
+            # the trusted labels alone, so no narrowing is possible)
+            "designs_wider_than_wilson_at_85_constant_scorer": sum(
+                r["agree"] >= 0.85 and r["width_ratio_to_wilson"] >= 1
+                and r["cheap_scorer_constant"] for r in rows),
+            "failing": failing, "n_designs": len(rows),
+            "ppi_mean_matches": all(r["ppi_mean_matches"] for r in rows),
             "load_average_1_5_15": [round(x, 2) for x in load],
             "seconds": time.perf_counter() - t0, "ratio": None, "target_ratio": 0.0,
-            "passed": covered and narrower and never_wider}
+            "passed": not failing and all(r["ppi_mean_matches"] for r in rows),
+            # beside ``passed`` (which stays the issue's rule, every point estimate): the same
+            # with coverage judged beyond Monte Carlo noise (no 99% band wholly below 95%)
+            "passed_coverage_beyond_noise_and_width": (
+                all(r["mover_coverage_band_99"][1] >= 0.95 for r in rows)
+                and not any(r["agree"] >= 0.85 and r["width_ratio_to_wilson"] >= 1
+                            for r in rows)
+                and all(r["ppi_mean_matches"] for r in rows))}
 
 
 if __name__ == "__main__":
