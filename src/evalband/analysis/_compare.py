@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from operator import is_
 from types import MappingProxyType
@@ -143,8 +143,8 @@ class RunData:
         kept = self._kept(cells)
         if kept.columns is None:
             cols = run_columns(self.records, cells)
-            for array in vars(cols).values():
-                array.flags.writeable = False
+            for column in fields(cols):
+                getattr(cols, column.name).flags.writeable = False
             kept.columns = cols
         return kept.columns
 

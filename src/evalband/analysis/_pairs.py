@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, overload
 
 import numpy as np
@@ -99,10 +100,45 @@ class RunColumns:
     time_to_success: NDArray[np.float64]
 
     def counted(self, errors_as_failures: bool) -> NDArray[np.bool_]:
-        """Which records a rate counts (every one, or the non-errors)."""
-        if errors_as_failures:
-            return np.ones(self.cell.size, dtype=np.bool_)
-        return ~self.error
+        """Which records a rate counts (every one, or the non-errors; read-only, kept)."""
+        return self._every if errors_as_failures else self._not_error
+
+    # What a comparison derives from one run's columns alone, computed once and kept with
+    # them (the columns are read-only): a run compared again reads them without recomputing.
+
+    @cached_property
+    def _every(self) -> NDArray[np.bool_]:
+        return _read_only(np.ones(self.cell.size, dtype=np.bool_))
+
+    @cached_property
+    def _not_error(self) -> NDArray[np.bool_]:
+        return _read_only(~self.error)
+
+    @cached_property
+    def spans(self) -> tuple[int, int]:
+        """One past the largest episode and repeat index (1 without records).
+
+        A pairing key ``(cell * episodes + episode) * repeats + repeat`` of two runs takes
+        each span as the larger of the two runs'.
+        """
+        return int(self.episode.max(initial=0)) + 1, int(self.repeat.max(initial=0)) + 1
+
+    @cached_property
+    def timed(self) -> NDArray[np.bool_]:
+        """Which records succeeded with a recorded time to success (read-only)."""
+        return _read_only(self.success & ~np.isnan(self.time_to_success))
+
+    @cached_property
+    def in_key_order(self) -> bool:
+        """Whether the records are in strictly increasing pairing-key order (this run's spans)."""
+        episodes, repeats = self.spans
+        keys = (self.cell * episodes + self.episode) * repeats + self.repeat
+        return bool(np.all(keys[1:] > keys[:-1]))
+
+
+def _read_only(array: NDArray[Any]) -> NDArray[Any]:
+    array.flags.writeable = False
+    return array
 
 
 def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunColumns:
@@ -309,8 +345,7 @@ def cell_table_counts(
     mb, mc = base.counted(errors_as_failures), cand.counted(errors_as_failures)
     cb, cc = base.cell[mb], cand.cell[mc]
     sb, sc = base.success[mb], cand.success[mc]
-    rep_span = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
-    ep_span = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    ep_span, rep_span = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
     if n_cells * ep_span * rep_span >= 2**62:  # pragma: no cover - absurd indices
         raise OverflowError("episode indices too large to pair column-wise")
     kb = (cb * ep_span + base.episode[mb]) * rep_span + base.repeat[mb]

@@ -324,7 +324,7 @@ def latency_budget_ms(data: SliceData) -> float | None:
 
 def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     cols = side.columns
-    timed = side.use & cols.success & ~np.isnan(cols.time_to_success)
+    timed = side.use & cols.timed
     return cols.time_to_success[timed], cols.cell[timed]
 
 
@@ -370,21 +370,18 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     """
     base, cand = data.baseline.side.columns, data.candidate.side.columns
     n_cells = data.baseline.side.n_cells
-    ok_b = base.success & ~np.isnan(base.time_to_success)
-    ok_c = cand.success & ~np.isnan(cand.time_to_success)
-    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
-    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+    ok_b, ok_c = base.timed, cand.timed
+    ep, rep = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
 
     def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
         out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
         return out
 
+    # the same episodes in key order (the spans are then the baseline's own): the pairs are
+    # where both have a time
     same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
             and np.array_equal(base.episode, cand.episode)
-            and np.array_equal(base.repeat, cand.repeat))
-    if same:  # the same episodes: in key order, the pairs are where both have a time
-        full = keys(base, slice(None))
-        same = bool(np.all(full[1:] > full[:-1]))
+            and np.array_equal(base.repeat, cand.repeat) and base.in_key_order)
     if same:
         both = ok_b & ok_c
         cell = base.cell[both]
