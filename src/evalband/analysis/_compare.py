@@ -87,6 +87,7 @@ from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import Difference, Interval
 from evalband.stats._discrete import FisherNull, McNemarNull
+from evalband.stats._power_statement import pair_correlation, power_statement
 from evalband.stats._procedure import compatible_difference, paired_exact_p, unpaired_exact_p
 from evalband.stats._stratified import stratified_difference
 
@@ -705,8 +706,6 @@ def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
 
 def _statement(c: Any, n: int, paired: bool, alpha: float, effect: float) -> Any:
     """The power statement of one slice design (:func:`evalband.stats.power_statement`)."""
-    from evalband.stats._power_statement import pair_correlation, power_statement
-
     if paired:
         pr = c.pairs
         rate = (pr["both"] + pr["baseline_only"]) / n
