@@ -114,6 +114,23 @@ class RunColumns:
     def _not_error(self) -> NDArray[np.bool_]:
         return _read_only(~self.error)
 
+    def counted_columns(self, errors_as_failures: bool) -> tuple[NDArray[np.int64], ...]:
+        """The counted records' cell, episode, repeat and success (read-only, kept).
+
+        The success column is an ``int64`` 0/1 column (what a pair's code adds up).
+        """
+        return self._every_column if errors_as_failures else self._counted_column
+
+    @cached_property
+    def _every_column(self) -> tuple[NDArray[np.int64], ...]:
+        return self.cell, self.episode, self.repeat, _read_only(self.success.astype(np.int64))
+
+    @cached_property
+    def _counted_column(self) -> tuple[NDArray[np.int64], ...]:
+        use = self._not_error
+        return (_read_only(self.cell[use]), _read_only(self.episode[use]),
+                _read_only(self.repeat[use]), _read_only(self.success[use].astype(np.int64)))
+
     @cached_property
     def spans(self) -> tuple[int, int]:
         """One past the largest episode and repeat index (1 without records).
@@ -342,24 +359,23 @@ def cell_table_counts(
 
     One row per cell, one column per :class:`PairTable` field (in its order).
     """
-    mb, mc = base.counted(errors_as_failures), cand.counted(errors_as_failures)
-    cb, cc = base.cell[mb], cand.cell[mc]
-    sb, sc = base.success[mb], cand.success[mc]
+    cb, eb, rb, sb = base.counted_columns(errors_as_failures)
+    cc, ec, rc, sc = cand.counted_columns(errors_as_failures)
     ep_span, rep_span = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
     if n_cells * ep_span * rep_span >= 2**62:  # pragma: no cover - absurd indices
         raise OverflowError("episode indices too large to pair column-wise")
-    kb = (cb * ep_span + base.episode[mb]) * rep_span + base.repeat[mb]
-    kc = (cc * ep_span + cand.episode[mc]) * rep_span + cand.repeat[mc]
+    kb = (cb * ep_span + eb) * rep_span + rb
+    kc = (cc * ep_span + ec) * rep_span + rc
     if kb.size == kc.size and np.array_equal(kb, kc):  # the same episodes: every one pairs
-        code = cb * 4 + 2 * sc.astype(np.int64) + sb.astype(np.int64)
+        code = cb * 4 + 2 * sc + sb
     else:
         _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
-        code = cb[ib] * 4 + 2 * sc[ic].astype(np.int64) + sb[ib].astype(np.int64)
+        code = cb[ib] * 4 + 2 * sc[ic] + sb[ib]
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
     n_b = np.bincount(cb, minlength=n_cells)
     n_c = np.bincount(cc, minlength=n_cells)
-    k_b = np.bincount(cb[sb], minlength=n_cells)
-    k_c = np.bincount(cc[sc], minlength=n_cells)
+    k_b = np.bincount(cb, weights=sb, minlength=n_cells)
+    k_c = np.bincount(cc, weights=sc, minlength=n_cells)
     unmatched = n_b + n_c - 2 * types.sum(axis=1)
     return np.column_stack((k_b, n_b, k_c, n_c, types[:, 3], types[:, 1], types[:, 2],
                             types[:, 0], unmatched)).astype(np.int64)
