@@ -687,7 +687,8 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
     """
     c = row.counts
     paired = c.pairing == "paired"
-    n = (sum(v for k, v in c.pairs.items() if k != "unmatched") if paired
+    pr = c.pairs
+    n = (pr["both"] + pr["baseline_only"] + pr["candidate_only"] + pr["neither"] if paired
          else min(c.n_baseline, c.n_candidate))
     if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _with(row, effect=effect)

@@ -317,6 +317,8 @@ def latency_p95_candidate_ms(data: SliceData) -> float | None:
 def latency_budget_ms(data: SliceData) -> float | None:
     """The smallest budget keyed ``factor=value`` or ``value`` (None when none applies)."""
     budgets = data.panel.latency_budget_ms
+    if not budgets:
+        return None
     found = [budgets[key] for factor, value in data.slices.items()
              for key in (f"{factor}={value}", value) if key in budgets]
     return min(found) if found else None
