@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, overload
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -29,13 +30,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PairTable:
+class PairTable(msgspec.Struct, frozen=True):
     """The counts a slice's (or a cell's) decision needs, and nothing else.
 
     ``k_*``/``n_*``: each arm's successes and episodes (errors excluded unless counted as
     failures); ``both`` .. ``neither``: matched pair types; ``unmatched``: episodes in one
-    run only. A table with no matched pair is compared unpaired.
+    run only. A table with no matched pair is compared unpaired. (A frozen struct: a
+    comparison makes one per cell and per slice.)
     """
 
     k_baseline: int = 0
@@ -65,7 +66,7 @@ class PairTable:
                 "n_b": self.n_baseline}
 
 
-_TABLE_FIELDS = tuple(f.name for f in fields(PairTable))
+_TABLE_FIELDS: tuple[str, ...] = PairTable.__struct_fields__
 
 
 def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:

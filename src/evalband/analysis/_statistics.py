@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -191,9 +191,10 @@ _KEPT_SIDES: dict[tuple[int, int, bool], RunSide] = {}
 """Per run's columns (by ``id``, dropped with them): its :class:`RunSide`."""
 
 
-@dataclass(frozen=True, slots=True)
-class ArmData:
+class ArmData(msgspec.Struct, frozen=True):
     """One run's side of a compared slice: its episode counts and the run they come from.
+
+    (A frozen struct, as :class:`SliceData`: a comparison makes two per slice.)
 
     Attributes:
         side: the run (its columns and memo).
@@ -226,8 +227,7 @@ class ArmData:
         return values[self.members[cells]]
 
 
-@dataclass(frozen=True)
-class SliceData:
+class SliceData(msgspec.Struct, frozen=True):
     """What a statistic (and a slice check) reads of one compared slice.
 
     Attributes:
@@ -250,7 +250,7 @@ class SliceData:
     candidate: ArmData
     panel: Panel
     confidence: float
-    shared: dict[str, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def memo(self, key: str, build: Callable[[SliceData], Any]) -> Any:
         """``build(self)`` computed once per comparison (every slice shares it)."""
