@@ -335,7 +335,7 @@ def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
 def mean_time_to_success(data: SliceData, arm: ArmData) -> float | None:
     """Mean of the slice's recorded times to success (None without one)."""
     times = arm.select("timed", _timed)
-    return float(times.sum() / times.size) if times.size else None
+    return float(np.add.reduce(times) / times.size) if times.size else None
 
 
 class PairedTimeDelta(msgspec.Struct, frozen=True):
@@ -393,7 +393,7 @@ def _paired_times(data: SliceData) -> _PairedTimes:
                                    return_indices=True)
         cell = base.cell[ok_b][ib]
         d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
-    shift = float(d.sum() / d.size) if d.size else 0.0  # d.mean(), without its wrapper
+    shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
     def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -436,12 +436,12 @@ def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
         return None
     times: _PairedTimes = data.memo("paired times", _paired_times)
     members = data.baseline.members
-    n = int(times.count[members].sum())
+    n = int(np.add.reduce(times.count[members]))
     if n < 2:
         return None
-    total = float(times.total[members].sum())
+    total = float(np.add.reduce(times.total[members]))
     centred = total / n
-    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
+    var = max(float(np.add.reduce(times.squares[members])) - total * centred, 0.0) / (n - 1)
     mean = times.shift + centred
     half = _t_quantile(n - 1, data.confidence) * math.sqrt(var / n)
     return PairedTimeDelta(mean, mean - half, mean + half, n, data.confidence,
