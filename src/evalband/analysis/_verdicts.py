@@ -123,9 +123,8 @@ SEVERITY: tuple[Verdict, ...] = (
 # ---------------------------------------------------------------------------- the ladder
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What a verdict rule reads about one decided difference ``A - B``.
+class Evidence(msgspec.Struct, frozen=True):
+    """What a verdict rule reads about one decided difference ``A - B`` (a frozen struct).
 
     Attributes:
         rejected: the procedure rejected "no difference".
