@@ -48,11 +48,12 @@ from _source import source_of  # bench/ is on sys.path (run.py, the tests)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
-"""The code before the second speed pass of issue 34 (metric values kept per run, a stored
-run's ``extra`` read only where it may hold metrics, one query per run). The first pass was
-measured against 5bd041d, the code before the decision engine, the result models and the
-speed work (``bench/performance_history.md``)."""
+PREVIOUS_COMMIT = "8f5f089ac40040177174db1b7fc274fb2d0d5c2b"
+"""The code before the third speed pass of issue 34 (the in-memory compare's per-comparison
+Python and numpy calls). The second pass was measured against 5639f0c (metric values kept per
+run, a stored run's ``extra`` read only where it may hold metrics, one query per run), the
+first against 5bd041d, the code before the decision engine, the result models and the speed
+work (``bench/performance_history.md``)."""
 TARGETS = {"memory_ratio": 2.0, "store_ratio": 2.0, "cli_s": 0.3, "previous_ratio": 1.1}
 
 # One process measures one code base (``PYTHONPATH``): its compare and the limit, interleaved.
@@ -286,11 +287,12 @@ def run(quick: bool = False, rounds: int | None = None) -> dict[str, Any]:
     """Every case, this code and the previous, each beside its limit; bench/run.py's dict.
 
     ``rounds``: interleaved rounds of the timed cases (default 3 quick, 9 otherwise; on a
-    loaded machine fewer, as ``python bench/bench_compare.py --rounds 3``); the instruction
-    counts are the full run's either way.
+    loaded machine fewer, as ``python bench/bench_compare.py --rounds 3`` or, through
+    ``bench/run.py``, ``BENCH_COMPARE_ROUNDS=3``); the instruction counts are the full run's
+    either way.
     """
     t0 = time.perf_counter()
-    rounds = rounds or (3 if quick else 9)
+    rounds = rounds or int(os.environ.get("BENCH_COMPARE_ROUNDS", "0")) or (3 if quick else 9)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         store = folder / "runs.sqlite"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import msgspec
@@ -167,7 +167,8 @@ def _own_slice_data(kind: str, name: str, slices: dict[str, str], members: NDArr
     """The slice's data built from its own episodes alone (each run's columns cut to it)."""
 
     def arm(cols: RunColumns, k: int, n: int) -> _statistics.ArmData:
-        own = RunColumns(**{f: v[members[cols.cell]] for f, v in vars(cols).items()})
+        own = RunColumns(**{f.name: getattr(cols, f.name)[members[cols.cell]]
+                              for f in fields(cols)})
         use = own.counted(eaf)
         side = _statistics.RunSide(own, members.size, eaf)
         return _statistics.ArmData(side, members, int(own.cell.size), int(use.sum()),

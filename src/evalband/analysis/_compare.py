@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from operator import is_
 from types import MappingProxyType
@@ -87,6 +87,7 @@ from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import Difference, Interval
 from evalband.stats._discrete import FisherNull, McNemarNull
+from evalband.stats._power_statement import pair_correlation, power_statement
 from evalband.stats._procedure import compatible_difference, paired_exact_p, unpaired_exact_p
 from evalband.stats._stratified import stratified_difference
 
@@ -143,8 +144,8 @@ class RunData:
         kept = self._kept(cells)
         if kept.columns is None:
             cols = run_columns(self.records, cells)
-            for array in vars(cols).values():
-                array.flags.writeable = False
+            for column in fields(cols):
+                getattr(cols, column.name).flags.writeable = False
             kept.columns = cols
         return kept.columns
 
@@ -686,7 +687,8 @@ def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceCompa
     """
     c = row.counts
     paired = c.pairing == "paired"
-    n = (sum(v for k, v in c.pairs.items() if k != "unmatched") if paired
+    pr = c.pairs
+    n = (pr["both"] + pr["baseline_only"] + pr["candidate_only"] + pr["neither"] if paired
          else min(c.n_baseline, c.n_candidate))
     if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
         return _with(row, effect=effect)
@@ -705,8 +707,6 @@ def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
 
 def _statement(c: Any, n: int, paired: bool, alpha: float, effect: float) -> Any:
     """The power statement of one slice design (:func:`evalband.stats.power_statement`)."""
-    from evalband.stats._power_statement import pair_correlation, power_statement
-
     if paired:
         pr = c.pairs
         rate = (pr["both"] + pr["baseline_only"]) / n

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, overload
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -28,13 +30,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PairTable:
+class PairTable(msgspec.Struct, frozen=True):
     """The counts a slice's (or a cell's) decision needs, and nothing else.
 
     ``k_*``/``n_*``: each arm's successes and episodes (errors excluded unless counted as
     failures); ``both`` .. ``neither``: matched pair types; ``unmatched``: episodes in one
-    run only. A table with no matched pair is compared unpaired.
+    run only. A table with no matched pair is compared unpaired. (A frozen struct: a
+    comparison makes one per cell and per slice.)
     """
 
     k_baseline: int = 0
@@ -64,7 +66,7 @@ class PairTable:
                 "n_b": self.n_baseline}
 
 
-_TABLE_FIELDS = tuple(f.name for f in fields(PairTable))
+_TABLE_FIELDS: tuple[str, ...] = PairTable.__struct_fields__
 
 
 def pair_table(base: Sequence[EpisodeRecord], cand: Sequence[EpisodeRecord]) -> PairTable:
@@ -99,10 +101,62 @@ class RunColumns:
     time_to_success: NDArray[np.float64]
 
     def counted(self, errors_as_failures: bool) -> NDArray[np.bool_]:
-        """Which records a rate counts (every one, or the non-errors)."""
-        if errors_as_failures:
-            return np.ones(self.cell.size, dtype=np.bool_)
-        return ~self.error
+        """Which records a rate counts (every one, or the non-errors; read-only, kept)."""
+        return self._every if errors_as_failures else self._not_error
+
+    # What a comparison derives from one run's columns alone, computed once and kept with
+    # them (the columns are read-only): a run compared again reads them without recomputing.
+
+    @cached_property
+    def _every(self) -> NDArray[np.bool_]:
+        return _read_only(np.ones(self.cell.size, dtype=np.bool_))
+
+    @cached_property
+    def _not_error(self) -> NDArray[np.bool_]:
+        return _read_only(~self.error)
+
+    def counted_columns(self, errors_as_failures: bool) -> tuple[NDArray[np.int64], ...]:
+        """The counted records' cell, episode, repeat and success (read-only, kept).
+
+        The success column is an ``int64`` 0/1 column (what a pair's code adds up).
+        """
+        return self._every_column if errors_as_failures else self._counted_column
+
+    @cached_property
+    def _every_column(self) -> tuple[NDArray[np.int64], ...]:
+        return self.cell, self.episode, self.repeat, _read_only(self.success.astype(np.int64))
+
+    @cached_property
+    def _counted_column(self) -> tuple[NDArray[np.int64], ...]:
+        use = self._not_error
+        return (_read_only(self.cell[use]), _read_only(self.episode[use]),
+                _read_only(self.repeat[use]), _read_only(self.success[use].astype(np.int64)))
+
+    @cached_property
+    def spans(self) -> tuple[int, int]:
+        """One past the largest episode and repeat index (1 without records).
+
+        A pairing key ``(cell * episodes + episode) * repeats + repeat`` of two runs takes
+        each span as the larger of the two runs'.
+        """
+        return int(self.episode.max(initial=0)) + 1, int(self.repeat.max(initial=0)) + 1
+
+    @cached_property
+    def timed(self) -> NDArray[np.bool_]:
+        """Which records succeeded with a recorded time to success (read-only)."""
+        return _read_only(self.success & ~np.isnan(self.time_to_success))
+
+    @cached_property
+    def in_key_order(self) -> bool:
+        """Whether the records are in strictly increasing pairing-key order (this run's spans)."""
+        episodes, repeats = self.spans
+        keys = (self.cell * episodes + self.episode) * repeats + self.repeat
+        return bool(np.all(keys[1:] > keys[:-1]))
+
+
+def _read_only(array: NDArray[Any]) -> NDArray[Any]:
+    array.flags.writeable = False
+    return array
 
 
 def run_columns(records: Sequence[EpisodeRecord], cells: Sequence[str]) -> RunColumns:
@@ -306,28 +360,27 @@ def cell_table_counts(
 
     One row per cell, one column per :class:`PairTable` field (in its order).
     """
-    mb, mc = base.counted(errors_as_failures), cand.counted(errors_as_failures)
-    cb, cc = base.cell[mb], cand.cell[mc]
-    sb, sc = base.success[mb], cand.success[mc]
-    rep_span = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
-    ep_span = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
+    cb, eb, rb, sb = base.counted_columns(errors_as_failures)
+    cc, ec, rc, sc = cand.counted_columns(errors_as_failures)
+    ep_span, rep_span = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
     if n_cells * ep_span * rep_span >= 2**62:  # pragma: no cover - absurd indices
         raise OverflowError("episode indices too large to pair column-wise")
-    kb = (cb * ep_span + base.episode[mb]) * rep_span + base.repeat[mb]
-    kc = (cc * ep_span + cand.episode[mc]) * rep_span + cand.repeat[mc]
+    kb = (cb * ep_span + eb) * rep_span + rb
+    kc = (cc * ep_span + ec) * rep_span + rc
     if kb.size == kc.size and np.array_equal(kb, kc):  # the same episodes: every one pairs
-        code = cb * 4 + 2 * sc.astype(np.int64) + sb.astype(np.int64)
+        code = cb * 4 + 2 * sc + sb
     else:
         _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
-        code = cb[ib] * 4 + 2 * sc[ic].astype(np.int64) + sb[ib].astype(np.int64)
+        code = cb[ib] * 4 + 2 * sc[ic] + sb[ib]
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
     n_b = np.bincount(cb, minlength=n_cells)
     n_c = np.bincount(cc, minlength=n_cells)
-    k_b = np.bincount(cb[sb], minlength=n_cells)
-    k_c = np.bincount(cc[sc], minlength=n_cells)
+    k_b = np.bincount(cb, weights=sb, minlength=n_cells)
+    k_c = np.bincount(cc, weights=sc, minlength=n_cells)
     unmatched = n_b + n_c - 2 * types.sum(axis=1)
-    return np.column_stack((k_b, n_b, k_c, n_c, types[:, 3], types[:, 1], types[:, 2],
-                            types[:, 0], unmatched)).astype(np.int64)
+    fields_by_row = np.array((k_b, n_b, k_c, n_c, types[:, 3], types[:, 1], types[:, 2],
+                              types[:, 0], unmatched))  # one array call (counts: exact)
+    return fields_by_row.T.astype(np.int64, order="C")
 
 
 def stored_columns(records: Sequence[EpisodeRecord]) -> Mapping[str, NDArray[Any]] | None:

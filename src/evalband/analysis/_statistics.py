@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -191,9 +191,10 @@ _KEPT_SIDES: dict[tuple[int, int, bool], RunSide] = {}
 """Per run's columns (by ``id``, dropped with them): its :class:`RunSide`."""
 
 
-@dataclass(frozen=True, slots=True)
-class ArmData:
+class ArmData(msgspec.Struct, frozen=True):
     """One run's side of a compared slice: its episode counts and the run they come from.
+
+    (A frozen struct, as :class:`SliceData`: a comparison makes two per slice.)
 
     Attributes:
         side: the run (its columns and memo).
@@ -226,8 +227,7 @@ class ArmData:
         return values[self.members[cells]]
 
 
-@dataclass(frozen=True)
-class SliceData:
+class SliceData(msgspec.Struct, frozen=True):
     """What a statistic (and a slice check) reads of one compared slice.
 
     Attributes:
@@ -250,7 +250,7 @@ class SliceData:
     candidate: ArmData
     panel: Panel
     confidence: float
-    shared: dict[str, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def memo(self, key: str, build: Callable[[SliceData], Any]) -> Any:
         """``build(self)`` computed once per comparison (every slice shares it)."""
@@ -317,6 +317,8 @@ def latency_p95_candidate_ms(data: SliceData) -> float | None:
 def latency_budget_ms(data: SliceData) -> float | None:
     """The smallest budget keyed ``factor=value`` or ``value`` (None when none applies)."""
     budgets = data.panel.latency_budget_ms
+    if not budgets:
+        return None
     found = [budgets[key] for factor, value in data.slices.items()
              for key in (f"{factor}={value}", value) if key in budgets]
     return min(found) if found else None
@@ -324,7 +326,7 @@ def latency_budget_ms(data: SliceData) -> float | None:
 
 def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     cols = side.columns
-    timed = side.use & cols.success & ~np.isnan(cols.time_to_success)
+    timed = side.use & cols.timed
     return cols.time_to_success[timed], cols.cell[timed]
 
 
@@ -333,7 +335,7 @@ def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
 def mean_time_to_success(data: SliceData, arm: ArmData) -> float | None:
     """Mean of the slice's recorded times to success (None without one)."""
     times = arm.select("timed", _timed)
-    return float(times.sum() / times.size) if times.size else None
+    return float(np.add.reduce(times) / times.size) if times.size else None
 
 
 class PairedTimeDelta(msgspec.Struct, frozen=True):
@@ -370,21 +372,18 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     """
     base, cand = data.baseline.side.columns, data.candidate.side.columns
     n_cells = data.baseline.side.n_cells
-    ok_b = base.success & ~np.isnan(base.time_to_success)
-    ok_c = cand.success & ~np.isnan(cand.time_to_success)
-    ep = max(int(base.episode.max(initial=0)), int(cand.episode.max(initial=0))) + 1
-    rep = max(int(base.repeat.max(initial=0)), int(cand.repeat.max(initial=0))) + 1
+    ok_b, ok_c = base.timed, cand.timed
+    ep, rep = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
 
     def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
         out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
         return out
 
+    # the same episodes in key order (the spans are then the baseline's own): the pairs are
+    # where both have a time
     same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
             and np.array_equal(base.episode, cand.episode)
-            and np.array_equal(base.repeat, cand.repeat))
-    if same:  # the same episodes: in key order, the pairs are where both have a time
-        full = keys(base, slice(None))
-        same = bool(np.all(full[1:] > full[:-1]))
+            and np.array_equal(base.repeat, cand.repeat) and base.in_key_order)
     if same:
         both = ok_b & ok_c
         cell = base.cell[both]
@@ -394,7 +393,7 @@ def _paired_times(data: SliceData) -> _PairedTimes:
                                    return_indices=True)
         cell = base.cell[ok_b][ib]
         d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
-    shift = float(d.mean()) if d.size else 0.0
+    shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
     def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -437,12 +436,12 @@ def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
         return None
     times: _PairedTimes = data.memo("paired times", _paired_times)
     members = data.baseline.members
-    n = int(times.count[members].sum())
+    n = int(np.add.reduce(times.count[members]))
     if n < 2:
         return None
-    total = float(times.total[members].sum())
+    total = float(np.add.reduce(times.total[members]))
     centred = total / n
-    var = max(float(times.squares[members].sum()) - total * centred, 0.0) / (n - 1)
+    var = max(float(np.add.reduce(times.squares[members])) - total * centred, 0.0) / (n - 1)
     mean = times.shift + centred
     half = _t_quantile(n - 1, data.confidence) * math.sqrt(var / n)
     return PairedTimeDelta(mean, mean - half, mean + half, n, data.confidence,

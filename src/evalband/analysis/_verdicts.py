@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+import msgspec
+
 from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
@@ -121,9 +123,8 @@ SEVERITY: tuple[Verdict, ...] = (
 # ---------------------------------------------------------------------------- the ladder
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """What a verdict rule reads about one decided difference ``A - B``.
+class Evidence(msgspec.Struct, frozen=True):
+    """What a verdict rule reads about one decided difference ``A - B`` (a frozen struct).
 
     Attributes:
         rejected: the procedure rejected "no difference".
@@ -417,9 +418,8 @@ class Hypothesis(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """What a multiplicity procedure decided for one hypothesis.
+class Step(msgspec.Struct, frozen=True):
+    """What a multiplicity procedure decided for one hypothesis (a frozen struct, as the rows).
 
     Attributes:
         p_adjusted: the adjusted p-value (NaN for tests that read e-values instead).
@@ -635,9 +635,8 @@ class SequentialBonferroni:
         return out
 
 
-@dataclass(frozen=True)
-class Decided:
-    """One hypothesis decided within its family.
+class Decided(msgspec.Struct, frozen=True):
+    """One hypothesis decided within its family (a frozen struct, as the rows).
 
     Attributes:
         p_adjusted: the adjusted p-value (NaN for an anytime-valid test).
