@@ -234,3 +234,27 @@ def wait_gone(pids: set[int], timeout: float) -> set[int]:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def source_at(folder: Path, commit: str, worker: str) -> Path:
+    """``folder`` holding the ``src`` tree of ``commit`` (from this checkout's git) and
+    ``worker.py`` with ``worker``: the code before, for tests that hold outputs to it.
+
+    Skips the test where git or the commit is missing (a checkout without its history).
+    """
+    import subprocess
+    import tarfile
+    from io import BytesIO
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        archive = subprocess.run(["git", "-C", str(root), "archive", commit, "src"],
+                                 capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"commit {commit[:12]} (the code before) is not in this checkout")
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "worker.py").write_text(worker)
+    return folder

@@ -25,14 +25,14 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from testkit import source_at
 
 BEFORE = "60a1b9d7e50814a72f08c6640e075581ba17381a"
 """The reference commit: speed work and the statistics work merged (see the module's text)."""
@@ -100,16 +100,7 @@ METRICS_WORKER = (WORKER  # a stored episode's extra goes through rec.log(**e) a
 
 def _source(tmp_path_factory: pytest.TempPathFactory, commit: str, worker: str) -> Path:
     """The source tree of ``commit`` with ``worker`` (skipped where git or it is missing)."""
-    folder = tmp_path_factory.mktemp("before")
-    try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "src"],
-                                 capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"commit {commit[:12]} (the code before) is not in this checkout")
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "worker.py").write_text(worker)
-    return folder
+    return source_at(tmp_path_factory.mktemp("before"), commit, worker)
 
 
 @pytest.fixture(scope="module")

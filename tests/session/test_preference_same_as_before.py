@@ -2,7 +2,7 @@
 
 The preference pairs moved from their own directional Holm call and sentence to the one
 decision engine (``analysis._verdicts.decide``, issue 32) and the sentence to ``report/``.
-The code of :data:`BEFORE` (the branch point ``mdef``) is taken from git into a temporary
+The code of :data:`BEFORE` (the commit before preferences went through the one engine) is taken from git into a temporary
 folder and run in a subprocess on the same seeded sessions as this checkout: one pair (plain
 blocks, ties, scenes shared so that the scene sign-flip test runs, tasks, a one-sided session
 whose strengths are penalised, another level) and several pairs. ``evalband prefer analyze``'s
@@ -16,15 +16,15 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from testkit import source_at
+
 BEFORE = "8f5f089ac40040177174db1b7fc274fb2d0d5c2b"
-"""The reference commit: ``mdef``, the preference code before it called ``decide``."""
+"""The reference commit: the preference code before it called ``decide``."""
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,16 +92,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source tree of :data:`BEFORE` with the worker (skipped where git or it is missing)."""
-    folder = tmp_path_factory.mktemp("before")
-    try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", BEFORE, "src"],
-                                 capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip(f"commit {BEFORE[:12]} (the code before) is not in this checkout")
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    (folder / "worker.py").write_text(WORKER)
-    return folder
+    return source_at(tmp_path_factory.mktemp("before"), BEFORE, WORKER)
 
 
 def _start(src: Path, worker: Path, folder: Path) -> subprocess.Popen[str]:
