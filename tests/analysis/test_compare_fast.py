@@ -431,3 +431,20 @@ def test_stored_metrics_read_only_where_an_episode_may_hold_them(
         slow = compare_many(as_records(base), [as_records(cand), as_records(plain)])
     assert [comparison_json(c) for c in fast] == [comparison_json(c) for c in slow]
     assert fast[0].metrics and not any(m.metric == "note" for m in fast[0].metrics)
+
+
+def test_what_a_comparison_kept_stays_with_the_run_and_out_of_its_copies() -> None:
+    """The arrays and layout a comparison derived are kept on the run object (no table keyed
+    by ``id``): compared again, the same arrays; pickled, the copy carries none of them and
+    compares the same."""
+    import pickle
+
+    base = build("b", [("success", True, False, 2.0), ("failure", True, True, None)])
+    cand = build("c", [("failure", True, False, None), ("success", True, False, 5.0)])
+    first = comparison_json(compare_many(base, [cand])[0])
+    kept = base._memo["kept"].columns
+    assert comparison_json(compare_many(base, [cand])[0]) == first
+    assert base._memo["kept"].columns is kept and "layout" in base._memo
+    copy = pickle.loads(pickle.dumps(base))
+    assert "_memo" not in vars(copy)
+    assert comparison_json(compare_many(copy, [cand])[0]) == first

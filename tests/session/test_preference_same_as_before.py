@@ -2,12 +2,12 @@
 
 The preference pairs moved from their own directional Holm call and sentence to the one
 decision engine (``analysis._verdicts.decide``, issue 32) and the sentence to ``report/``.
-The code of :data:`BEFORE` (the commit before preferences went through the one engine) is taken from git into a temporary
-folder and run in a subprocess on the same seeded sessions as this checkout: one pair (plain
-blocks, ties, scenes shared so that the scene sign-flip test runs, tasks, a one-sided session
-whose strengths are penalised, another level) and several pairs. ``evalband prefer analyze``'s
-``--json`` and terminal output, and its ``--md`` and ``--html`` files, must be equal byte for
-byte.
+The code of :data:`BEFORE` (the commit before preferences went through the one engine) is
+taken from git into a temporary folder and run in a subprocess on the same seeded sessions
+as this checkout: one pair (plain blocks, ties, scenes shared so that the scene sign-flip
+test runs, tasks, a one-sided session whose strengths are penalised, another level) and
+several pairs. ``evalband prefer analyze``'s ``--json`` and terminal output, and its
+``--md`` and ``--html`` files, must be equal byte for byte.
 """
 
 from __future__ import annotations

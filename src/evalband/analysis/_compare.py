@@ -19,10 +19,9 @@ needed to catch a declared effect.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import is_
 from types import MappingProxyType
 from typing import Any
@@ -167,16 +166,27 @@ class RunData:
             return self.compare_columns(cells), self.metric_values(cells)
         return kept.columns, kept.metrics
 
+    @cached_property
+    def _memo(self) -> dict[str, Any]:
+        """What comparisons derived from this run, kept with it.
+
+        The records' arrays (``"kept"``, a :class:`_Kept`) and its panel's :class:`_Layout`
+        (``"layout"``).
+        """
+        return {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The run without what comparisons kept (a copy reads its records again)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}
+
     def _kept(self, cells: Sequence[str]) -> _Kept:
         """What was read from these very records for these cells (empty when they changed)."""
-        kept = _KEPT_COLUMNS.get(id(self))
+        kept: _Kept | None = self._memo.get("kept")
         if (kept is not None and kept.cells == tuple(cells)
                 and len(kept.records) == len(self.records)
                 and all(map(is_, kept.records, self.records))):
             return kept
-        if kept is None:
-            weakref.finalize(self, _KEPT_COLUMNS.pop, id(self), None)
-        kept = _KEPT_COLUMNS[id(self)] = _Kept(tuple(cells), tuple(self.records))
+        kept = self._memo["kept"] = _Kept(tuple(cells), tuple(self.records))
         return kept
 
 
@@ -190,8 +200,6 @@ class _Kept:
     metrics: MetricValues | None = None
 
 
-_KEPT_COLUMNS: dict[int, _Kept] = {}
-"""Per in-memory :class:`RunData` (by ``id``, dropped with it): its cells, records, arrays."""
 
 
 def _example_comparison() -> Comparison:
@@ -497,7 +505,7 @@ def compare_many(
             ``allow_panel_mismatch`` is not set.
     """
     panel = baseline.panel
-    layout = _layout(panel)
+    layout = _layout(baseline)
     cells, cell_keys, definitions, members = (layout.cells, layout.cell_keys,
                                               layout.definitions, layout.members)
     base_cols, base_metrics = baseline._arrays(cell_keys)
@@ -531,7 +539,7 @@ def compare_many(
 
 @dataclass(frozen=True)
 class _Layout:
-    """A panel's cells and slices as a comparison reads them (kept while the panel lives)."""
+    """A panel's cells and slices as a comparison reads them (kept with the run)."""
 
     cells: list[Cell]
     cell_keys: list[str]
@@ -540,24 +548,23 @@ class _Layout:
     weights: Mapping[str, float]  # the cells' normalised weights (the aggregate's)
 
 
-def _layout(panel: Panel) -> _Layout:
-    """The panel's :class:`_Layout`, kept per panel object (a panel is immutable)."""
-    kept = _KEPT_LAYOUTS.get(id(panel))
-    if kept is not None and kept[0]() is panel:
-        return kept[1]
+def _layout(run: RunData) -> _Layout:
+    """The :class:`_Layout` of ``run``'s panel, kept with the run (its panel never changes)."""
+    layout: _Layout | None = run._memo.get("layout")
+    if layout is not None:
+        return layout
+    panel = run.panel
     cells = panel.cells()
     definitions = slice_definitions(panel, cells)
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
-    layout = _Layout(cells, [c.key for c in cells], definitions, members,
-                     MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
-    weakref.finalize(panel, _KEPT_LAYOUTS.pop, id(panel), None)
-    _KEPT_LAYOUTS[id(panel)] = (weakref.ref(panel), layout)
+    layout = run._memo["layout"] = _Layout(
+        cells, [c.key for c in cells], definitions, members,
+        MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
     return layout
 
 
-_KEPT_LAYOUTS: dict[int, tuple[weakref.ref[Panel], _Layout]] = {}
 
 
 def decide_family(

@@ -108,6 +108,14 @@ class RunColumns:
     # them (the columns are read-only): a run compared again reads them without recomputing.
 
     @cached_property
+    def sides(self) -> dict[tuple[int, bool], Any]:
+        """The run's sides as comparisons count them, kept with these columns.
+
+        Per (cells, errors rule), a :class:`~evalband.analysis._statistics.RunSide`.
+        """
+        return {}
+
+    @cached_property
     def _every(self) -> NDArray[np.bool_]:
         return _read_only(np.ones(self.cell.size, dtype=np.bool_))
 

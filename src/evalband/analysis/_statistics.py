@@ -24,7 +24,6 @@ and the comparison's confidence. A name with ``{arm}`` registers the function on
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -171,13 +170,10 @@ class RunSide:
         A sweep of candidates or a report after a comparison reads the same run's sums
         without computing them twice.
         """
-        key = (id(columns), n_cells, errors_as_failures)
-        kept = _KEPT_SIDES.get(key)
-        if kept is not None and kept.columns is columns:
-            return kept
-        side = cls(columns, n_cells, errors_as_failures)
-        weakref.finalize(columns, _KEPT_SIDES.pop, key, None)
-        _KEPT_SIDES[key] = side
+        sides = columns.sides
+        side = sides.get((n_cells, errors_as_failures))
+        if side is None:
+            side = sides[n_cells, errors_as_failures] = cls(columns, n_cells, errors_as_failures)
         return side
 
     def memo(self, key: str, build: Callable[[RunSide], Any]) -> Any:
@@ -187,8 +183,6 @@ class RunSide:
         return self._memo[key]
 
 
-_KEPT_SIDES: dict[tuple[int, int, bool], RunSide] = {}
-"""Per run's columns (by ``id``, dropped with them): its :class:`RunSide`."""
 
 
 class ArmData(msgspec.Struct, frozen=True):
