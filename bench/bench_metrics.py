@@ -225,7 +225,7 @@ class _Design:
     """One family design: the panel, its slices, and each episode's pairing key and level."""
 
     def __init__(self, n: int, metric: str, paired: bool) -> None:
-        from evalband.analysis._compare import _layout
+        from evalband.analysis._compare import _panel_layout
         from evalband.panel import load_panel
 
         declared = {"type": "skewed"} if "declared" in metric else {}
@@ -236,7 +236,7 @@ class _Design:
         specs = self.panel.episode_specs()
         self.levels = np.array([np.random.default_rng(s.condition_seed).normal()
                                 for s in specs])
-        layout = _layout(self.panel)
+        layout = _panel_layout(self.panel)
         self.definitions, self.members = layout.definitions, layout.members
         cell = np.array([layout.cell_keys.index(s.cell) for s in specs], dtype=np.int64)
         self.in_slice = [self.members[j][cell] for j in range(len(self.definitions))]

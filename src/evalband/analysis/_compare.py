@@ -551,19 +551,20 @@ class _Layout:
 def _layout(run: RunData) -> _Layout:
     """The :class:`_Layout` of ``run``'s panel, kept with the run (its panel never changes)."""
     layout: _Layout | None = run._memo.get("layout")
-    if layout is not None:
-        return layout
-    panel = run.panel
+    if layout is None:
+        layout = run._memo["layout"] = _panel_layout(run.panel)
+    return layout
+
+
+def _panel_layout(panel: Panel) -> _Layout:
+    """The panel's cells and slices as a comparison reads them (:class:`_Layout`)."""
     cells = panel.cells()
     definitions = slice_definitions(panel, cells)
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
-    layout = run._memo["layout"] = _Layout(
-        cells, [c.key for c in cells], definitions, members,
-        MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
-    return layout
-
+    return _Layout(cells, [c.key for c in cells], definitions, members,
+                   MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
 
 
 
