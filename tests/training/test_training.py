@@ -8,6 +8,7 @@ own summary file is read back.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,8 @@ def _wandb_records(path: Path) -> Any:
         if length == 0 and kind == 0:
             pos += left
             continue
+        if pos + 7 + length > len(data):
+            return  # the writer is still on this record
         buf += data[pos + 7:pos + 7 + length]
         pos += 7 + length
         if kind in (1, 4):  # FULL or LAST: a whole record
@@ -124,6 +127,22 @@ def _wandb_records(path: Path) -> Any:
             record.ParseFromString(buf)
             buf = b""
             yield record
+
+
+def _finished_records(path: Path, wait_s: float = 120.0) -> list[Any]:
+    """The run's records once W&B's own service has written its ``exit`` record.
+
+    ``run.finish()`` returns when the service has handled the exit, not when its writer has
+    flushed the transaction log to disk; on a loaded machine the file can still lack the tail
+    (the history row among it) for a moment, so wait for the record that ends every run.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        records = list(_wandb_records(path))
+        if any(r.WhichOneof("record_type") == "exit" for r in records):
+            return records
+        assert time.monotonic() < deadline, f"no exit record in {path} after {wait_s:.0f} s"
+        time.sleep(0.2)
 
 
 def test_wandb_offline_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,8 +155,8 @@ def test_wandb_offline_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     logger.close()
     files = list(tmp_path.glob("wandb/offline-run-*/run-*.wandb"))
     assert len(files) == 1  # offline: written here, nothing sent
-    history = [r.history for r in _wandb_records(files[0])
-               if r.WhichOneof("record_type") == "history"]
+    records = _finished_records(files[0])
+    history = [r.history for r in records if r.WhichOneof("record_type") == "history"]
     assert len(history) == 1 and history[0].step.num == 7
     logged = {item.key or "/".join(item.nested_key): json.loads(item.value_json)
               for item in history[0].item}
