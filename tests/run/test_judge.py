@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -86,18 +85,34 @@ class _Named(str):
     extra: dict[str, object] = {}  # noqa: RUF012 - read only
 
 
+class _Clock:
+    """The ``time`` module as GroupCommit sees it: a clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
 def test_group_commit_groups_quick_episodes_and_commits_slow_ones_at_once(monkeypatch) -> None:
-    monkeypatch.setattr(GroupCommit, "WINDOW_S", 0.5)  # wide: a loaded machine stays "quick"
-    monkeypatch.setattr(GroupCommit, "MAX_WAIT_S", 60.0)
+    # the gaps between episodes are set on a hand-moved clock, not slept: a loaded machine
+    # can stall the test longer than any real window between two "quick" episodes
+    import evalband.run._runner as runner
+
+    clock = _Clock()
+    monkeypatch.setattr(runner, "time", clock)
     store, seen = _Store(), []
     with GroupCommit(store, seen.append) as group:  # type: ignore[arg-type]
         group.add(_Named("a"))  # type: ignore[arg-type]
         assert store.commits == [["a"]] and seen == ["a"]  # the first one: at once
         for name in "bcd":
+            clock.now += GroupCommit.WINDOW_S / 2
             group.add(_Named(name))  # type: ignore[arg-type]  # within the window: grouped
         assert store.commits == [["a"]] and seen == ["a"]  # not reported before the commit
-        time.sleep(0.6)
+        clock.now += GroupCommit.WINDOW_S * 1.2
         group.add(_Named("e"))  # type: ignore[arg-type]  # slow: the group first, then this one
+        clock.now += GroupCommit.WINDOW_S / 2
         group.add(_Named("f"))  # type: ignore[arg-type]
     assert store.commits == [["a"], ["b", "c", "d"], ["e"], ["f"]]
     assert seen == list("abcdef")
