@@ -277,9 +277,14 @@ def test_the_alignment_number_falls_as_the_block_is_moved_onto_its_reference(
             next_frame(socket, 0)
             numbers = []
             for step in (16.0, -4.0, -4.0, -4.0, -4.0):  # pushed out, slid back in steps
-                r.robot.move_block(dx_mm=step)
-                r.clock.advance(0.1)  # the camera shows the scene 40 ms late
-                numbers.append(next_frame(socket, r.console.frame_seq)["alignment"])
+                # moved while the worker cannot be reading the camera (it reads it holding the
+                # machine's lock), and the clock past the camera's 40 ms lag
+                with r.console.machine._lock:
+                    r.robot.move_block(dx_mm=step)
+                    r.clock.advance(0.1)
+                # a frame the worker was taking meanwhile may get the next number with the
+                # old scene in it; the one after it was read after the move
+                numbers.append(next_frame(socket, r.console.frame_seq + 1)["alignment"])
         assert all(a > b for a, b in zip(numbers, numbers[1:], strict=False)), numbers
         assert numbers[-1] < numbers[0] / 3
 
