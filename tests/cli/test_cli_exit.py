@@ -67,11 +67,15 @@ def test_exit_status_is_the_commands(args: list[str], status: int) -> None:
 def test_closed_pipe_exits_quietly() -> None:
     # `evalband ... | head -0`: the reader is gone before the command writes. It stops
     # quietly with status 1 (Python's documented handling of a closed pipe), no traceback.
-    code = "import time; time.sleep(0.5); " + ENTRY + "entry()"
+    # the command starts once its stdin ends, which this test closes after stdout: the order
+    # is the pipes', not a head start that a loaded machine can outlast
+    code = "import sys; sys.stdin.read(); " + ENTRY + "entry()"
     proc = subprocess.Popen([sys.executable, "-c", code, "ci", "8", "20"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader leaves before the command writes
+    proc.stdin.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1
     assert err == ""
