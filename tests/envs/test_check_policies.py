@@ -68,10 +68,10 @@ def test_a_served_policy_is_checked() -> None:
 def test_a_dead_server_is_one_problem_line(capsys) -> None:
     import socket
 
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, never listening: refused, and no one else's
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    findings = check_env(load_panel(COIN), f"ws://127.0.0.1:{port}?retries=0")
+        findings = check_env(load_panel(COIN), f"ws://127.0.0.1:{port}?retries=0")
     problems = [f.line() for f in findings if f.level == "problem"]
     assert len(problems) == 1 and "ws://127.0.0.1" in problems[0], problems
 

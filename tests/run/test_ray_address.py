@@ -28,8 +28,12 @@ def test_a_listening_address_passes_the_probe() -> None:
         port = server.getsockname()[1]
         probe_address(f"127.0.0.1:{port}")
         probe_address(f"ray://127.0.0.1:{port}")
-    with pytest.raises(BackendError, match="127.0.0.1"):
-        probe_address(f"ray://127.0.0.1:{port}", timeout_s=1.0)  # closed now
+        server.close()
+        with socket.socket() as bound:  # the port bound again, not listening: refused, and
+            bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past a TIME_WAIT
+            bound.bind(("127.0.0.1", port))  # no other test's server can take it meanwhile
+            with pytest.raises(BackendError, match="127.0.0.1"):
+                probe_address(f"ray://127.0.0.1:{port}", timeout_s=1.0)  # closed now
 
 
 def test_the_ray_extra_has_the_client() -> None:
