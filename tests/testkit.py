@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RELEASED_WORDS", "REPLACED_METHODS", "TIMING_FIELDS", "as_released", "coin_panel",
            "comparable", "mask_replaced", "raising", "side_venv_python", "store_session",
-           "free_port", "start_serve", "descendants", "wait_gone"]
+           "start_serve", "descendants", "wait_gone"]
 
 TIMING_FIELDS = ("latency_ms_p50", "latency_ms_p95", "latency_ms_max", "env_ms", "wall_s",
                  "started_at", "run_id")
@@ -157,15 +157,6 @@ def store_session(path: Path, plan: SessionPlan, trials: pd.DataFrame) -> None:
             ss.record(plan.session_id, int(row.trial_index), status=str(row.status),
                       score=None if skipped else int(row.score), assisted=bool(row.assisted),
                       scored_at=str(row.scored_at))
-
-
-def free_port() -> int:
-    """A loopback TCP port that was free a moment ago (for a server told ``--port``)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_serve(*args: str) -> tuple[Any, str]:

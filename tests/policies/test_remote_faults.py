@@ -22,7 +22,7 @@ import yaml
 from evalband.cli import main
 from evalband.episode import Outcome
 from evalband.store import open_store
-from testkit import free_port, start_serve
+from testkit import start_serve
 
 pytest.importorskip("websockets")
 
@@ -101,8 +101,8 @@ def test_a_hung_server_stops_the_run_within_three_timeouts(tmp_path: Path, capsy
 
 @pytest.mark.slow
 def test_a_killed_server_stops_the_run_then_it_resumes(tmp_path: Path, capsys) -> None:
-    port = free_port()
-    proc, _ = start_serve("reach1d:damped", "--port", str(port))
+    proc, first = start_serve("reach1d:damped", "--port", "0")  # the OS's free port, kept
+    port = int(first.rsplit(":", 1)[1])  # for the restart (no port probed free, then taken)
     store = tmp_path / "s.sqlite"
     url = f"ws://127.0.0.1:{port}?timeout=2&retries=1"
     died: list[float] = []
