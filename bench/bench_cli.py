@@ -67,6 +67,8 @@ COMPARE_IMPORTS = {
     "numpy": "import_numpy",
     "numpy_scipy_special": "import_numpy_scipy_special",
     "and_pydantic": "import_numpy_scipy_special_pydantic",
+    "and_the_panels_libraries": "numpy, scipy.special, pydantic.main, pydantic.types, "
+                                "pydantic.functional_validators, yaml, evalband.episode",
     "and_pydantic_panel": "numpy, scipy.special, yaml, pydantic.main, evalband.panel",
     "and_typer_and_the_rest": "numpy, scipy.special, yaml, pydantic.main, evalband.panel, "
                               "typer, msgspec, sqlite3, evalband.analysis._compare, "
