@@ -18,9 +18,12 @@ ratios now / previous. Three code bases:
   isolates what ``os._exit`` saved.
 
 Commands: ``--help``, ``ci 8 20``, and ``compare A B --store S --json`` of two stored runs of
-200 paired episodes (``simulate_hidden_regression``). ``python -c pass`` and ``python -c
-"import typer"`` run in the same rounds as floors. With ``valgrind`` present, the
-instructions each command executes (load-independent) are counted once per code base, and
+200 paired episodes (``simulate_hidden_regression``). The floors (:data:`FLOORS`: ``python -c
+pass``, ``import numpy``, ``import numpy, scipy.special``, the same with ``pydantic``,
+``import typer``, and every third-party module the command imports) run in the same rounds,
+so the share of ``compare --json`` that no change to evalband can remove while it computes
+with ``scipy.special`` is measured beside it. With ``valgrind`` present, the instructions
+each command and floor executes (load-independent) are counted once per code base, and
 those of importing what ``compare --json`` imports (:data:`COMPARE_IMPORTS`), to say how
 much of it is imports.
 
@@ -47,11 +50,25 @@ ROOT = HERE.parent
 PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
 """The last commit with the short path and ``os._exit`` (branch mdef, issue 32's start)."""
 TARGETS = {"compare_json_s": 0.3, "startup_ratio": 1.1}
-#: What ``compare --json`` imports, cumulatively (each line adds to the one before): the
-#: share of its instructions that are imports, and which.
+#: Fresh interpreters that do no more than start and import: the floors ``compare --json``
+#: stands on (timed in the same rounds as the commands, and counted).
+FLOORS = {
+    "python": "pass",
+    "import_numpy": "import numpy",
+    "import_numpy_scipy_special": "import numpy, scipy.special",
+    "import_numpy_scipy_special_pydantic": "import numpy, scipy.special, pydantic",
+    "import_typer": "import typer",
+    "import_third_party": "import numpy, scipy.special, pydantic.main, pydantic.types, yaml, "
+                          "typer, msgspec, sqlite3",
+}
+#: What ``compare --json`` imports, cumulatively (each line adds to the one before; the first
+#: three are floors): the share of its instructions that are imports, and which.
 COMPARE_IMPORTS = {
-    "numpy": "numpy",
-    "numpy_scipy_special": "numpy, scipy.special",
+    "numpy": "import_numpy",
+    "numpy_scipy_special": "import_numpy_scipy_special",
+    "and_pydantic": "import_numpy_scipy_special_pydantic",
+    "and_the_panels_libraries": "numpy, scipy.special, pydantic.main, pydantic.types, "
+                                "pydantic.functional_validators, yaml, evalband.episode",
     "and_pydantic_panel": "numpy, scipy.special, yaml, pydantic.main, evalband.panel",
     "and_typer_and_the_rest": "numpy, scipy.special, yaml, pydantic.main, evalband.panel, "
                               "typer, msgspec, sqlite3, evalband.analysis._compare, "
@@ -122,8 +139,8 @@ def run(quick: bool = False) -> dict[str, Any]:
                                      "--json"]}
         jobs: dict[str, tuple[list[str], dict[str, str]]] = {
             f"{c}_{e}": (argv, env) for c, argv in commands.items() for e, env in envs.items()}
-        jobs["python"] = ([sys.executable, "-c", "pass"], CHILD_ENV)
-        jobs["import_typer"] = ([sys.executable, "-c", "import typer"], CHILD_ENV)
+        jobs.update({name: ([sys.executable, "-c", code], CHILD_ENV)
+                     for name, code in FLOORS.items()})
         names = list(jobs)
         wall: dict[str, list[float]] = {k: [] for k in names}
         cpu: dict[str, list[float]] = {k: [] for k in names}
@@ -136,7 +153,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         counted = {name: _instructions(*jobs[name]) for name in names
                    if not name.endswith("normal_exit") or name.startswith("help")}
         now_env = envs["now"]
-        imports = {label: _instructions([sys.executable, "-c", f"import {modules}"], now_env)
+        imports = {label: counted[modules] if modules in FLOORS else
+                   _instructions([sys.executable, "-c", f"import {modules}"], now_env)
                    for label, modules in COMPARE_IMPORTS.items()}
     load_after = _load()
 
@@ -173,6 +191,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "instructions": instructions,
         "instruction_ratios": instruction_ratios,
         "compare_json_imports": result_imports,
+        "floors": _floors(med, wall, instructions),
         "targets": TARGETS,
     }
     result["passed_each"] = {
@@ -186,6 +205,29 @@ def run(quick: bool = False) -> dict[str, Any]:
     result["load_average"] = load_before
     result["passed"] = all(result["passed_each"].values())
     return result
+
+
+def _floors(med: dict[str, dict[str, float]], wall: dict[str, list[float]],
+            instructions: dict[str, int]) -> dict[str, Any]:
+    """Each floor's wall median and instructions, and its share of ``compare --json``'s.
+
+    ``share_of_compare_json``: the floor's instructions over the command's (both counted in
+    this run); ``wall_ratio``: the median over rounds of floor wall / command wall (the two ran
+    in the same round).
+    """
+    whole = instructions.get("compare_json_now")
+    out: dict[str, Any] = {}
+    for name, code in FLOORS.items():
+        count = instructions.get(name)
+        out[name] = {
+            "code": code,
+            "wall_s": med[name]["wall_s"],
+            "instructions": count,
+            "share_of_compare_json": count / whole if count and whole else None,
+            "wall_ratio": statistics.median(
+                f / c for f, c in zip(wall[name], wall["compare_json_now"], strict=True)),
+        }
+    return out
 
 
 if __name__ == "__main__":
