@@ -225,6 +225,10 @@ def run(quick: bool = False) -> dict[str, Any]:
                     for r in rows if r["cheap_scorer_constant"]]},
             "failing": failing, "n_designs": len(rows),
             "ppi_mean_matches": matches,
+            "claim": "PPI success rate (agreement): coverage >= 95% in every design (exact "
+                     "where computed) and narrower than the trusted labels' Wilson interval "
+                     "where the cheap scorer agrees >= 85% and is not constant (audit)",
+            "load_average_1min": round(load[0], 2),
             "load_average_1_5_15": [round(x, 2) for x in load],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
             "seconds": time.perf_counter() - t0, "ratio": None, "target_ratio": 0.0,
