@@ -659,10 +659,7 @@ class _SliceHypothesis:
 
     def null(self) -> McNemarNull | FisherNull:
         """The exact test's attainable p-values (its discordant pairs, or both margins)."""
-        c = dict(self.counts)
-        if self.paired:
-            return McNemarNull(c["a_only"] + c["b_only"])
-        return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
+        return _null(self.counts, self.paired)
 
     def interval_at(self, confidence: float) -> Difference:
         """The score interval at ``confidence`` made compatible with the exact test."""
@@ -695,6 +692,15 @@ def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
         "possible_regression": bool(d.difference.estimate < 0
                                     and d.verdict != SliceVerdict.REGRESSED),
     }
+
+
+@lru_cache(maxsize=8192)
+def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | FisherNull:
+    """A slice's exact null distribution from its counts (memoised: it is frozen)."""
+    c = dict(counts)
+    if paired:
+        return McNemarNull(c["a_only"] + c["b_only"])
+    return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
 
 
 @lru_cache(maxsize=8192)
@@ -769,10 +775,16 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
         if r.counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
-    discrete = multiplicity == DISCRETE_HOLM.name
-    notes.append(
-        f"procedure: exact "
-        f"{'McNemar' if any(r.counts.pairing == 'paired' for r in rows) else 'Fisher'} "
+    notes.append(_procedure_note(any(r.counts.pairing == "paired" for r in rows), family,
+                                 alpha, multiplicity == DISCRETE_HOLM.name))
+    return notes
+
+
+@lru_cache(maxsize=256)
+def _procedure_note(paired: bool, family: int, alpha: float, discrete: bool) -> str:
+    """The note that says the procedure (the same words for the same family)."""
+    return (
+        f"procedure: exact {'McNemar' if paired else 'Fisher'} "
         f"test per slice, {'discrete ' if discrete else ''}Holm across {family} slice test(s) "
         f"at family-wise {100 * alpha:g}% ({100 * alpha / 2:g}% per direction)"
         + ("; each exact test is charged only the p-values it can attain, so a slice too "
@@ -780,7 +792,6 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
         + "; each slice's interval is at the level Holm used for it, so it excludes 0 exactly "
         "when the slice is decided"
     )
-    return notes
 
 
 def comparison_of(

@@ -370,14 +370,14 @@ class PairedTimeDelta(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class _PairedTimes:
-    """Per cell: pairs where both succeeded with a recorded time, and their sums.
+    """Per cell: pairs where both succeeded with a recorded time (``count``), and their sums.
 
     ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
     candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
     variance exact to rounding).
     """
 
-    count: NDArray[np.float64]
+    count: NDArray[np.int64]
     total: NDArray[np.float64]
     squares: NDArray[np.float64]
     shift: float
@@ -407,10 +407,9 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
-    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
-        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
-
-    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
+    return _PairedTimes(np.bincount(cell, minlength=n_cells),
+                        np.bincount(cell, weights=d, minlength=n_cells),
+                        np.bincount(cell, weights=d * d, minlength=n_cells), shift)
 
 
 _PLAYED_TO_THE_END = ("return", "final_step")
