@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -407,9 +407,11 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
-    return _PairedTimes(np.bincount(cell, minlength=n_cells),
-                        np.bincount(cell, weights=d, minlength=n_cells),
-                        np.bincount(cell, weights=d * d, minlength=n_cells), shift)
+    def weighted(weights: NDArray[np.float64]) -> NDArray[np.float64]:  # float64 sums
+        return cast("NDArray[np.float64]", np.bincount(cell, weights=weights, minlength=n_cells))
+
+    return _PairedTimes(np.bincount(cell, minlength=n_cells), weighted(d), weighted(d * d),
+                        shift)
 
 
 _PLAYED_TO_THE_END = ("return", "final_step")
