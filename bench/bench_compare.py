@@ -260,10 +260,16 @@ def _build_store(path: Path) -> tuple[str, str]:
 
 
 def _instructions(args: list[str], src: Path) -> int:
-    """Instructions one interpreter executes (valgrind's callgrind): the load does not move it."""
+    """Instructions one interpreter executes (valgrind's callgrind): the load does not move it.
+
+    With one hash seed and one BLAS thread, so that two runs of the same path differ only in
+    what they do (a per-call count is a difference of two runs: with random hash seeds the
+    imports' counts alone moved it by ~0.1 M).
+    """
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            sys.executable, *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(src)})
+                          env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0",
+                               "OPENBLAS_NUM_THREADS": "1"})
     found = [line for line in done.stderr.splitlines() if "Collected" in line]
     if not found:
         raise RuntimeError(done.stderr[-2000:])
