@@ -7,9 +7,12 @@ the same counts and tests (the *limit*: what the machine allows), in interleaved
 * ``memory``: 200 vs 200 paired episodes on a three-slice panel, the runs in memory (their
   columns read once). evalband: :func:`evalband.analysis.compare_many` (every slice's row,
   tests, compatible intervals, power statements, aggregate; memoised bands and searches
-  warm). The limit: numpy on the same arrays -- the pairs' codes counted per cell, the
-  slices' tables by one product, the exact McNemar p of every slice (``scipy.special.bdtr``),
-  Holm, both arms' Wilson bands. Target <= 2x.
+  warm; what it derives from one run alone kept with the run). The limit: numpy on the same
+  arrays -- the pairs' codes counted per cell, the slices' tables by one product, the exact
+  McNemar p of every slice (``scipy.special.bdtr``), Holm, both arms' Wilson bands. The worker
+  checks that the limit computes the same numbers: every p-value equal, every band equal to
+  rounding (1e-12); its Holm is the plain one (evalband's discrete Holm does more work).
+  Target <= 2x.
 * ``store``: the same runs read from a run store. evalband: ``open_store`` (read-only), two
   ``load_run`` and ``compare_many``. The limit: one ``sqlite3`` query per run of the
   comparison's columns (cell, episode, repeat, outcome, assistance, interventions, latency,
@@ -48,12 +51,15 @@ from _source import source_of  # bench/ is on sys.path (run.py, the tests)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PREVIOUS_COMMIT = "8f5f089ac40040177174db1b7fc274fb2d0d5c2b"
-"""The code before the third speed pass of issue 34 (the in-memory compare's per-comparison
-Python and numpy calls). The second pass was measured against 5639f0c (metric values kept per
-run, a stored run's ``extra`` read only where it may hold metrics, one query per run), the
-first against 5bd041d, the code before the decision engine, the result models and the speed
-work (``bench/performance_history.md``)."""
+PREVIOUS_COMMIT = "2e598cad11806d838afd83fa55b275a537a949b4"
+"""The code before the fourth speed pass of issue 34 (what a compare derives from one run kept
+with the run: its pairing keys, pair codes, per-cell and per-slice counts and per-slice
+statistics; the slices' McNemar p-values in one binomial call; each row finished in one
+replacement). The third pass (the in-memory compare's per-comparison Python and numpy calls)
+was measured against 8f5f089, the second against 5639f0c (metric values kept per run, a
+stored run's ``extra`` read only where it may hold metrics, one query per run), the first
+against 5bd041d, the code before the decision engine, the result models and the speed work
+(``bench/performance_history.md``)."""
 TARGETS = {"memory_ratio": 2.0, "store_ratio": 2.0, "cli_s": 0.3, "previous_ratio": 1.1}
 
 # One process measures one code base (``PYTHONPATH``): its compare and the limit, interleaved.
@@ -137,8 +143,11 @@ cells = [c.key for c in base.panel.cells()]
 bc, cc = base.compare_columns(cells), cand.compare_columns(cells)
 doc = document(compare_many(base, [cand])[0])
 assert json.dumps(document(from_store())) == json.dumps(doc)
-p, _, _ = limit_numbers(bc.cell, bc.success, cc.success, len(cells))
+p, _, bands = limit_numbers(bc.cell, bc.success, cc.success, len(cells))
 assert [row["p_value"] for row in doc["slices"]] == p.tolist()  # the limit computes the same
+for arm, (low, high) in zip(("rate_baseline", "rate_candidate"), bands):  # bands to rounding
+    for key, limit in (("low", low), ("high", high)):
+        assert np.allclose([row[arm][key] for row in doc["slices"]], limit, rtol=0, atol=1e-12)
 
 
 if MODE != "time":  # run one path ``rounds`` times (instructions are counted outside)
@@ -251,10 +260,16 @@ def _build_store(path: Path) -> tuple[str, str]:
 
 
 def _instructions(args: list[str], src: Path) -> int:
-    """Instructions one interpreter executes (valgrind's callgrind): the load does not move it."""
+    """Instructions one interpreter executes (valgrind's callgrind): the load does not move it.
+
+    With one hash seed and one BLAS thread, so that two runs of the same path differ only in
+    what they do (a per-call count is a difference of two runs: with random hash seeds the
+    imports' counts alone moved it by ~0.1 M).
+    """
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            sys.executable, *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(src)})
+                          env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0",
+                               "OPENBLAS_NUM_THREADS": "1"})
     found = [line for line in done.stderr.splitlines() if "Collected" in line]
     if not found:
         raise RuntimeError(done.stderr[-2000:])

@@ -102,6 +102,15 @@ def _reference_with_power(row: SliceComparison, alpha: float, effect: float) -> 
                                            level=st.level, power=st.power, test=st.test))
 
 
+def _reference_finished(row: SliceComparison, engine: tuple[Any, Decided] | None,
+                        alpha: float, power_alpha: float | None,
+                        effect: float) -> SliceComparison:
+    """The decided row, then its power statements, each as before."""
+    if engine is not None:
+        row = _reference_with_decision(row, *engine, alpha)
+    return row if power_alpha is None else _reference_with_power(row, power_alpha, effect)
+
+
 def _reference_slice_row(kind: str, name: str, slices: dict[str, str],
                          members: NDArray[np.bool_], tables: list[PairTable],
                          base: RunColumns, cand: RunColumns, panel: Panel, eaf: bool,
@@ -240,10 +249,9 @@ def _reference_stratified(counts: tuple[tuple[tuple[str, int], ...], ...],
 @contextmanager
 def reference_path() -> Iterator[None]:
     """The comparison as computed before the fast path (monkeypatched in, then restored)."""
-    names = ("_rate", "_with_decision", "_with_power", "_slice_rows", "_stratified")
+    names = ("_rate", "_finished", "_slice_rows", "_stratified")
     saved = [getattr(_compare, name) for name in names]
-    for name, reference in zip(names, (_reference_rate, _reference_with_decision,
-                                       _reference_with_power,
+    for name, reference in zip(names, (_reference_rate, _reference_finished,
                                        _reference_slice_rows, _reference_stratified),
                                strict=True):
         setattr(_compare, name, reference)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from enum import Enum
 from functools import cached_property, lru_cache
 from operator import is_
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -87,7 +88,7 @@ from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import Difference, Interval
 from evalband.stats._discrete import FisherNull, McNemarNull
 from evalband.stats._power_statement import pair_correlation, power_statement
-from evalband.stats._procedure import compatible_difference, paired_exact_p, unpaired_exact_p
+from evalband.stats._procedure import compatible_difference, paired_exact_ps, unpaired_exact_p
 from evalband.stats._stratified import stratified_difference
 
 __all__ = [
@@ -246,6 +247,38 @@ def _rate(k: int, n: int, confidence: float) -> Interval:
 _UNDECIDED = SliceDecision(SliceVerdict.INCONCLUSIVE, [])
 
 
+class _Untested(Enum):
+    """``_row_from_table``'s ``test`` when the caller did not make it."""
+
+    UNTESTED = 0
+
+
+def _exact_tests(tables: Sequence[PairTable]) -> list[SliceTest | None]:
+    """Each table's exact test: McNemar's where episodes pair, else Fisher's (None: no arm).
+
+    Both two-sided as twice the smaller tail; the paired tables' p-values in one array call
+    (:func:`~evalband.stats._procedure.paired_exact_ps`, elementwise: the same bits).
+    """
+    paired = [t for t in tables if t.paired]
+    p_paired = iter(paired_exact_ps([t.candidate_only for t in paired],
+                                    [t.baseline_only for t in paired]))
+    tests: list[SliceTest | None] = []
+    for t in tables:
+        if t.paired:
+            tests.append(SliceTest(
+                "mcnemar-exact", next(p_paired), TWO_SIDED,
+                {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only}))
+        elif t.n_baseline and t.n_candidate:
+            tests.append(SliceTest(
+                "fisher-exact", unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline,
+                                                 t.n_baseline), TWO_SIDED,
+                {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
+                 "k_baseline": t.k_baseline, "n_baseline": t.n_baseline}))
+        else:
+            tests.append(None)
+    return tests
+
+
 def _row_from_table(
     kind: str,
     name: str,
@@ -255,30 +288,22 @@ def _row_from_table(
     confidence: float,
     data: SliceData | None = None,
     margin: float | None = None,
+    test: SliceTest | None | Literal[_Untested.UNTESTED] = _Untested.UNTESTED,
 ) -> SliceComparison:
     """A slice row before the decision: counts, rates, the exact test's raw p, statistics.
 
     With ``data`` (the slice's episodes, :class:`~evalband.analysis._statistics.SliceData`)
     the registered statistics are computed and every check of
     :data:`~evalband.analysis._verdicts.SLICE_CHECKS` gives its reason; simulated tables
-    (``calibrate``) have their counts only.
+    (``calibrate``) have their counts only. ``test``: the table's test when the caller made
+    it already (:func:`_exact_tests` of every slice at once).
     """
     t = table
     pairs: dict[str, int] = {}
-    test: SliceTest | None = None
     if t.paired:
         pairs = {"both": t.both, "baseline_only": t.baseline_only,
                  "candidate_only": t.candidate_only, "neither": t.neither,
                  "unmatched": t.unmatched}
-        test = SliceTest("mcnemar-exact", paired_exact_p(t.candidate_only, t.baseline_only),
-                         TWO_SIDED,
-                         {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only})
-    elif t.n_baseline and t.n_candidate:
-        test = SliceTest("fisher-exact",
-                         unpaired_exact_p(t.k_candidate, t.n_candidate, t.k_baseline,
-                                          t.n_baseline), TWO_SIDED,
-                         {"k_candidate": t.k_candidate, "n_candidate": t.n_candidate,
-                          "k_baseline": t.k_baseline, "n_baseline": t.n_baseline})
     row = SliceComparison(
         kind=kind,  # type: ignore[arg-type]  # slice_definitions names one of the three
         name=name,
@@ -288,19 +313,13 @@ def _row_from_table(
         rates=SliceRates(
             _rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
             _rate(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
-        test=test,
+        test=_exact_tests([t])[0] if test is _Untested.UNTESTED else test,
         decision=_UNDECIDED,
         extras={} if data is None else compute_statistics(data),
     )
     reasons, excluded = check_slice(row, data)
     return msgspec.structs.replace(row, decision=SliceDecision(
         SliceVerdict.INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
-
-
-def _four(counts: list[int]) -> tuple[int, int, int, int]:
-    """A slice's episodes, counted, unaided and helped episodes of one run."""
-    episodes, counted, unaided, helped = counts
-    return episodes, counted, unaided, helped
 
 
 def _slice_rows(
@@ -319,28 +338,28 @@ def _slice_rows(
     ``members``: slices x cells, whether the cell is in the slice; ``tables``: cells x
     :class:`PairTable` fields (:func:`cell_table_counts`). Each run's per-cell counts are
     computed once (:class:`~evalband.analysis._statistics.RunSide`), and what a statistic
-    derives from a whole run is shared by every slice.
+    derives from a whole run is shared by every slice; the slices' exact tests are made
+    together (:func:`_exact_tests`).
     """
     n_cells = members.shape[1]
     sb = RunSide.of(base, n_cells, errors_as_failures)
     sc = RunSide.of(cand, n_cells, errors_as_failures)
-    weights = members.astype(np.int64)
-    slice_tables = (weights @ tables).tolist()
-    counts_b = (sb.counts @ weights.T).T.tolist()
-    counts_c = (sc.counts @ weights.T).T.tolist()
+    slice_tables = [PairTable(*row) for row in (members @ tables).tolist()]
+    tests = _exact_tests(slice_tables)
+    counts_b, counts_c = sb.slice_counts(members), sc.slice_counts(members)
     shared: dict[str, Any] = {}
     rows = []
     for s, (kind, name, slices) in enumerate(definitions):
         inside = members[s]
-        table = PairTable(*slice_tables[s])
+        table = slice_tables[s]
         data = SliceData(
             kind, name, slices, table,
-            ArmData(sb, inside, *_four(counts_b[s]), table.k_baseline, table.n_baseline),
-            ArmData(sc, inside, *_four(counts_c[s]), table.k_candidate, table.n_candidate),
+            ArmData(sb, inside, *counts_b[s], table.k_baseline, table.n_baseline),
+            ArmData(sc, inside, *counts_c[s], table.k_candidate, table.n_candidate),
             panel, confidence, shared)
         rows.append(_row_from_table(
             kind, name, table, panel, confidence=confidence, data=data,
-            margin=_margin_for(name, slices, panel.non_inferiority_margin)))
+            margin=_margin_for(name, slices, panel.non_inferiority_margin), test=tests[s]))
     return rows
 
 
@@ -603,16 +622,15 @@ def decide_family(
     family = len(flat) + len(flat_metrics)
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
-        new_rows = list(rows)
-        for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True):
-            if ci == i:
-                new_rows[j] = _with_decision(new_rows[j], h, d, alpha)
+        engine = {j: (h, d) for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True)
+                  if ci == i}
+        new_rows = [_finished(row, engine.get(j), alpha,
+                              alpha / max(family, 1) if power_statements else None, effect)
+                    for j, row in enumerate(rows)]
         metric_out = [m.row for m in pending[i]]
         for (ci, j), d in zip(flat_metrics, decided_metrics, strict=True):
             if ci == i:
                 metric_out[j] = decided_row(pending[i][j], d)
-        if power_statements:
-            new_rows = [_with_power(r, alpha / max(family, 1), effect) for r in new_rows]
         notes = comparison_notes(baseline, cand, mismatch, new_rows, family, alpha,
                                  procedure.name)
         notes.extend(metric_notes(metric_out, alpha, seed))
@@ -641,30 +659,48 @@ class _SliceHypothesis:
 
     def null(self) -> McNemarNull | FisherNull:
         """The exact test's attainable p-values (its discordant pairs, or both margins)."""
-        c = dict(self.counts)
-        if self.paired:
-            return McNemarNull(c["a_only"] + c["b_only"])
-        return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
+        return _null(self.counts, self.paired)
 
     def interval_at(self, confidence: float) -> Difference:
         """The score interval at ``confidence`` made compatible with the exact test."""
         return _compatible(self.counts, self.paired, confidence, self.p_value)
 
 
-def _with_decision(row: SliceComparison, h: _SliceHypothesis, d: Decided,
-                   alpha: float) -> SliceComparison:
-    """The row with the engine's decision: adjusted p, level, intervals, verdict."""
-    unadjusted = h.interval_at(1.0 - alpha)
-    return msgspec.structs.replace(row, decision=msgspec.structs.replace(
-        row.decision,
-        p_holm=d.p_adjusted,
-        level=1.0 - d.level,
-        delta=d.difference,
-        delta_unadjusted=unadjusted,
-        verdict=d.verdict,
-        possible_regression=bool(d.difference.estimate < 0
-                                 and d.verdict != SliceVerdict.REGRESSED),
-    ))
+def _finished(row: SliceComparison, engine: tuple[_SliceHypothesis, Decided] | None,
+              alpha: float, power_alpha: float | None, effect: float) -> SliceComparison:
+    """The row with its decision finished, in one replacement.
+
+    ``engine``: the engine's hypothesis and decision of the row (None: a row without a test);
+    ``power_alpha``: the level of the power statements (None: none asked).
+    """
+    fields = {} if engine is None else _decision(*engine, alpha)
+    if power_alpha is not None:
+        fields.update(_power(row, fields.get("verdict", row.decision.verdict), power_alpha,
+                             effect))
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(row.decision,
+                                                                         **fields))
+
+
+def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
+    """The engine's decision of a row: adjusted p, level, intervals, verdict."""
+    return {
+        "p_holm": d.p_adjusted,
+        "level": 1.0 - d.level,
+        "delta": d.difference,
+        "delta_unadjusted": h.interval_at(1.0 - alpha),
+        "verdict": d.verdict,
+        "possible_regression": bool(d.difference.estimate < 0
+                                    and d.verdict != SliceVerdict.REGRESSED),
+    }
+
+
+@lru_cache(maxsize=8192)
+def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | FisherNull:
+    """A slice's exact null distribution from its counts (memoised: it is frozen)."""
+    c = dict(counts)
+    if paired:
+        return McNemarNull(c["a_only"] + c["b_only"])
+    return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
 
 
 @lru_cache(maxsize=8192)
@@ -685,32 +721,28 @@ def _difference_counts(row: SliceComparison) -> dict[str, int]:
             "k_b": c.successes_baseline, "n_b": c.n_baseline}
 
 
-def _with_power(row: SliceComparison, alpha: float, effect: float) -> SliceComparison:
+def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
+           effect: float) -> dict[str, Any]:
     """Prospective power statements for the design of this slice (never the observed gap).
 
     The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
     strictest step), this slice's episodes, the baseline's observed rate and (matched pairs)
     the observed correlation of a pair, and the declared ``effect``
-    (:func:`evalband.stats.power_statement`, exact under these stated assumptions).
+    (:func:`evalband.stats.power_statement`, exact under these stated assumptions). The
+    decision's fields they fill; ``verdict``: the row's.
     """
     c = row.counts
     paired = c.pairing == "paired"
     pr = c.pairs
     n = (pr["both"] + pr["baseline_only"] + pr["candidate_only"] + pr["neither"] if paired
          else min(c.n_baseline, c.n_candidate))
-    if n < 2 or row.decision.verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
-        return _with(row, effect=effect)
+    if n < 2 or verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+        return {"effect": effect}
     st = _statement(c, int(n), paired, alpha, effect)
-    return _with(row, detectable_drop=st.detectable_drop,
-                 episodes_for_effect=st.episodes_for_effect, effect=effect,
-                 power_basis=PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
-                                        level=st.level, power=st.power, test=st.test))
-
-
-def _with(row: SliceComparison, **decision: Any) -> SliceComparison:
-    """The row with some of its decision's fields replaced."""
-    return msgspec.structs.replace(row, decision=msgspec.structs.replace(row.decision,
-                                                                         **decision))
+    return {"detectable_drop": st.detectable_drop, "episodes_for_effect": st.episodes_for_effect,
+            "effect": effect,
+            "power_basis": PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
+                                      level=st.level, power=st.power, test=st.test)}
 
 
 def _statement(c: Any, n: int, paired: bool, alpha: float, effect: float) -> Any:
@@ -743,10 +775,16 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
         if r.counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
-    discrete = multiplicity == DISCRETE_HOLM.name
-    notes.append(
-        f"procedure: exact "
-        f"{'McNemar' if any(r.counts.pairing == 'paired' for r in rows) else 'Fisher'} "
+    notes.append(_procedure_note(any(r.counts.pairing == "paired" for r in rows), family,
+                                 alpha, multiplicity == DISCRETE_HOLM.name))
+    return notes
+
+
+@lru_cache(maxsize=256)
+def _procedure_note(paired: bool, family: int, alpha: float, discrete: bool) -> str:
+    """The note that says the procedure (the same words for the same family)."""
+    return (
+        f"procedure: exact {'McNemar' if paired else 'Fisher'} "
         f"test per slice, {'discrete ' if discrete else ''}Holm across {family} slice test(s) "
         f"at family-wise {100 * alpha:g}% ({100 * alpha / 2:g}% per direction)"
         + ("; each exact test is charged only the p-values it can attain, so a slice too "
@@ -754,7 +792,6 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
         + "; each slice's interval is at the level Holm used for it, so it excludes 0 exactly "
         "when the slice is decided"
     )
-    return notes
 
 
 def comparison_of(

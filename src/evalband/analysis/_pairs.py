@@ -25,7 +25,7 @@ from evalband.episode import EpisodeRecord, Outcome
 __all__ = [
     "PairTable", "pair_table", "RunColumns", "run_columns", "columns_from_arrays",
     "COMPARE_COLUMNS", "HAS_METRICS", "StoredRecords", "cell_tables",
-    "cell_table_counts", "stored_columns", "cell_ranks",
+    "cell_table_counts", "pair_spans", "stored_columns", "cell_ranks",
     "records_where",
 ]
 
@@ -157,9 +157,56 @@ class RunColumns:
     @cached_property
     def in_key_order(self) -> bool:
         """Whether the records are in strictly increasing pairing-key order (this run's spans)."""
-        episodes, repeats = self.spans
-        keys = (self.cell * episodes + self.episode) * repeats + self.repeat
+        keys = self.keys(self.spans, True)
         return bool(np.all(keys[1:] > keys[:-1]))
+
+    def keys(self, spans: tuple[int, int], errors_as_failures: bool) -> NDArray[np.int64]:
+        """The counted records' pairing keys ``(cell * episodes + episode) * repeats + repeat``.
+
+        ``spans``: (episodes, repeats), each at least this run's (:func:`pair_spans` of two
+        runs); ``errors_as_failures``: every record (True) or the non-errors. Read-only, kept.
+        """
+        found: NDArray[np.int64] | None = self._derived.get((spans, errors_as_failures))
+        if found is None:
+            cell, episode, repeat, _ = self.counted_columns(errors_as_failures)
+            found = _read_only((cell * spans[0] + episode) * spans[1] + repeat)
+            self._derived[spans, errors_as_failures] = found
+        return found
+
+    def cell_counts(self, n_cells: int, errors_as_failures: bool) -> NDArray[np.int64]:
+        """Per cell (rows x ``n_cells``, read-only, kept): the run's counts a comparison reads.
+
+        The rows: episodes, counted episodes (errors left out unless counted as failures),
+        counted episodes that succeeded unaided, counted episodes that were helped, counted
+        successes.
+        """
+        found: NDArray[np.int64] | None = self._derived.get((n_cells, errors_as_failures))
+        if found is None:
+            use = self.counted(errors_as_failures)
+            found = _read_only(np.stack([
+                np.bincount(self.cell[mask], minlength=n_cells)
+                for mask in (slice(None), use, use & self.unaided, use & self.intervened,
+                             use & self.success)]).astype(np.int64))
+            self._derived[n_cells, errors_as_failures] = found
+        return found
+
+    def pair_codes(self, errors_as_failures: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """The counted records' parts of a pair's type code ``cell * 4 + 2 * c + b``.
+
+        As the baseline (``cell * 4 + success``) and as the candidate (``2 * success``), where
+        ``b`` and ``c`` are the baseline's and the candidate's success (read-only, kept).
+        """
+        found: Any = self._derived.get(("codes", errors_as_failures))
+        if found is None:
+            cell, _, _, success = self.counted_columns(errors_as_failures)
+            found = (_read_only(cell * 4 + success), _read_only(2 * success))
+            self._derived["codes", errors_as_failures] = found
+        return found  # type: ignore[no-any-return]
+
+    @cached_property
+    def _derived(self) -> dict[Any, Any]:
+        """What :meth:`keys`, :meth:`cell_counts` and :meth:`pair_codes` computed, by argument."""
+        return {}
 
 
 def _read_only(array: NDArray[Any]) -> NDArray[Any]:
@@ -361,34 +408,60 @@ def cell_tables(
             for row in cell_table_counts(base, cand, n_cells, errors_as_failures).tolist()]
 
 
+def pair_spans(base: RunColumns, cand: RunColumns) -> tuple[int, int]:
+    """The spans of two runs' pairing keys: each run's largest episode and repeat, plus one."""
+    (eb, rb), (ec, rc) = base.spans, cand.spans
+    return max(eb, ec), max(rb, rc)
+
+
+_PAIR_TYPES = np.zeros((4, len(_TABLE_FIELDS)), dtype=np.int64)
+"""A cell's pair-type counts (by ``2 * candidate success + baseline success``) to its
+:class:`PairTable` fields: ``neither``, ``baseline_only``, ``candidate_only``, ``both``, and
+minus two ``unmatched`` per matched pair."""
+for _code, _field in enumerate(("neither", "baseline_only", "candidate_only", "both")):
+    _PAIR_TYPES[_code, _TABLE_FIELDS.index(_field)] = 1
+_PAIR_TYPES[:, _TABLE_FIELDS.index("unmatched")] = -2
+_PAIR_TYPES.flags.writeable = False
+
+
 def cell_table_counts(
     base: RunColumns, cand: RunColumns, n_cells: int, errors_as_failures: bool
 ) -> NDArray[np.int64]:
     """:func:`cell_tables` as an array, so that a slice's table is a sum of rows.
 
-    One row per cell, one column per :class:`PairTable` field (in its order).
+    One row per cell, one column per :class:`PairTable` field (in its order): each run's
+    successes and episodes per cell (:meth:`RunColumns.cell_counts`, kept with the run), plus
+    the matched pairs' types counted per cell (``_PAIR_TYPES``), the only count of the pair.
     """
-    cb, eb, rb, sb = base.counted_columns(errors_as_failures)
-    cc, ec, rc, sc = cand.counted_columns(errors_as_failures)
-    ep_span, rep_span = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
-    if n_cells * ep_span * rep_span >= 2**62:  # pragma: no cover - absurd indices
+    spans = pair_spans(base, cand)
+    if n_cells * spans[0] * spans[1] >= 2**62:  # pragma: no cover - absurd indices
         raise OverflowError("episode indices too large to pair column-wise")
-    kb = (cb * ep_span + eb) * rep_span + rb
-    kc = (cc * ep_span + ec) * rep_span + rc
-    if kb.size == kc.size and np.array_equal(kb, kc):  # the same episodes: every one pairs
-        code = cb * 4 + 2 * sc + sb
+    kb, kc = base.keys(spans, errors_as_failures), cand.keys(spans, errors_as_failures)
+    as_base, _ = base.pair_codes(errors_as_failures)
+    _, as_cand = cand.pair_codes(errors_as_failures)
+    if kb.size == kc.size and (kb == kc).all():  # the same episodes: every one pairs
+        code = as_base + as_cand
     else:
         _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
-        code = cb[ib] * 4 + 2 * sc[ic] + sb[ib]
+        code = as_base[ib] + as_cand[ic]
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)
-    n_b = np.bincount(cb, minlength=n_cells)
-    n_c = np.bincount(cc, minlength=n_cells)
-    k_b = np.bincount(cb, weights=sb, minlength=n_cells)
-    k_c = np.bincount(cc, weights=sc, minlength=n_cells)
-    unmatched = n_b + n_c - 2 * types.sum(axis=1)
-    fields_by_row = np.array((k_b, n_b, k_c, n_c, types[:, 3], types[:, 1], types[:, 2],
-                              types[:, 0], unmatched))  # one array call (counts: exact)
-    return fields_by_row.T.astype(np.int64, order="C")
+    return (_run_table(base, n_cells, errors_as_failures, "baseline")
+            + _run_table(cand, n_cells, errors_as_failures, "candidate")
+            + types @ _PAIR_TYPES)
+
+
+def _run_table(columns: RunColumns, n_cells: int, errors_as_failures: bool,
+               arm: str) -> NDArray[np.int64]:
+    """A run's part of the cells' tables as the ``arm``: its ``k``, its ``n``, ``unmatched``."""
+    key = (n_cells, errors_as_failures, arm)
+    found: NDArray[np.int64] | None = columns._derived.get(key)
+    if found is None:
+        counts = columns.cell_counts(n_cells, errors_as_failures)
+        found = np.zeros((n_cells, len(_TABLE_FIELDS)), dtype=np.int64)
+        for field, row in ((f"k_{arm}", 4), (f"n_{arm}", 1), ("unmatched", 1)):
+            found[:, _TABLE_FIELDS.index(field)] = counts[row]
+        columns._derived[key] = _read_only(found)
+    return found
 
 
 def stored_columns(records: Sequence[EpisodeRecord]) -> Mapping[str, NDArray[Any]] | None:

@@ -24,16 +24,16 @@ and the comparison's confidence. A name with ``{arm}`` registers the function on
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from evalband.analysis._pairs import PairTable, RunColumns
+from evalband.analysis._pairs import PairTable, RunColumns, pair_spans
 from evalband.panel import Panel
 from evalband.stats import Interval, interval
 
@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 ARMS = ("baseline", "candidate")
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -79,13 +80,18 @@ class StatisticColumn:
 
 @dataclass(frozen=True)
 class SliceStatistic:
-    """One registered statistic: its name, JSON type, meaning, function and column."""
+    """One registered statistic: its name, JSON type, meaning, function and column.
+
+    ``arm``: for a statistic registered once per run, the run (``compute`` is then called as
+    ``compute(data, data.<arm>)``; :func:`compute_statistics` does it).
+    """
 
     name: str
     type: Any
     doc: str
-    compute: Callable[[SliceData], Any]
+    compute: Callable[..., Any]
     column: StatisticColumn | None = None
+    arm: str | None = None
 
 
 STATISTICS: list[SliceStatistic] = []
@@ -108,8 +114,8 @@ def slice_statistic(
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if "{arm}" in name:
             for arm in ARMS:
-                _add(SliceStatistic(name.format(arm=arm), type_, doc.format(arm=arm),
-                                    _for_arm(fn, arm), column))
+                _add(SliceStatistic(name.format(arm=arm), type_, doc.format(arm=arm), fn,
+                                    column, arm))
         else:
             _add(SliceStatistic(name, type_, doc, fn, column))
         return fn
@@ -121,13 +127,6 @@ def _add(stat: SliceStatistic) -> None:
     if any(s.name == stat.name for s in STATISTICS):
         raise ValueError(f"a slice statistic named {stat.name!r} is registered already")
     STATISTICS.append(stat)
-
-
-def _for_arm(fn: Callable[[SliceData, ArmData], Any], arm: str) -> Callable[[SliceData], Any]:
-    def compute(data: SliceData) -> Any:
-        return fn(data, getattr(data, arm))
-
-    return compute
 
 
 def statistic(name: str) -> SliceStatistic:
@@ -148,8 +147,9 @@ def statistic(name: str) -> SliceStatistic:
 class RunSide:
     """One run within a comparison: its columns and per-cell counts, shared by every slice.
 
-    ``counts`` (4 x cells): episodes, counted episodes (errors left out unless failures),
-    counted episodes that succeeded unaided, counted episodes that were helped. :meth:`memo`
+    ``counts`` (:meth:`~evalband.analysis._pairs.RunColumns.cell_counts`, rows x cells):
+    episodes, counted episodes (errors left out unless failures), counted episodes that
+    succeeded unaided, counted episodes that were helped, counted successes. :meth:`memo`
     keeps what a statistic derives from the whole run once per comparison.
     """
 
@@ -157,11 +157,8 @@ class RunSide:
         self.columns = columns
         self.n_cells = n_cells
         self.use = columns.counted(errors_as_failures)
-        self.counts = np.stack([
-            np.bincount(columns.cell[mask], minlength=n_cells)
-            for mask in (slice(None), self.use, self.use & columns.unaided,
-                         self.use & columns.intervened)]).astype(np.int64)
-        self._memo: dict[str, Any] = {}
+        self.counts = columns.cell_counts(n_cells, errors_as_failures)
+        self._memo: dict[Hashable, Any] = {}
 
     @classmethod
     def of(cls, columns: RunColumns, n_cells: int, errors_as_failures: bool) -> RunSide:
@@ -176,11 +173,25 @@ class RunSide:
             side = sides[n_cells, errors_as_failures] = cls(columns, n_cells, errors_as_failures)
         return side
 
-    def memo(self, key: str, build: Callable[[RunSide], Any]) -> Any:
+    def slice_counts(self, members: NDArray[np.bool_]) -> list[tuple[int, int, int, int]]:
+        """The run's episode counts per slice (``members``: slices x cells), kept per slices.
+
+        Per slice: episodes, counted episodes, counted unaided successes, counted helped
+        episodes.
+        """
+        key = ("slice counts", members.tobytes(), members.shape)
+        found: list[tuple[int, int, int, int]] | None = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = [
+                (e, n, u, h) for e, n, u, h in (members @ self.counts[:4].T).tolist()]
+        return found
+
+    def memo(self, key: Hashable, build: Callable[[RunSide], Any]) -> Any:
         """``build(self)``, computed once per run under ``key`` (kept with the run's side)."""
-        if key not in self._memo:
-            self._memo[key] = build(self)
-        return self._memo[key]
+        found = self._memo.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._memo[key] = build(self)
+        return found
 
 
 
@@ -215,10 +226,20 @@ class ArmData(msgspec.Struct, frozen=True):
         """Error episodes left out of the rate."""
         return self.episodes - self.counted
 
-    def select(self, key: str, build: Callable[[RunSide], tuple[Any, Any]]) -> Any:
-        """The slice's part of a per-run array: ``build`` gives ``(values, cells)`` once."""
-        values, cells = self.side.memo(key, build)
-        return values[self.members[cells]]
+    def of_slice(self, key: str, build: Callable[[RunSide], tuple[Any, Any]],
+                 reduce: Callable[[Any], Any]) -> Any:
+        """``reduce`` of the slice's part of a per-run array (``build`` gives ``(values, cells)``).
+
+        A statistic of this run's episodes alone: kept with the run's side, per slice (its
+        cells), so a run compared again computes it once.
+        """
+        kept = self.side._memo
+        part = (key, reduce, self.members.tobytes())
+        found = kept.get(part, _MISSING)
+        if found is _MISSING:
+            values, cells = self.side.memo(key, build)
+            found = kept[part] = reduce(values[self.members[cells]])
+        return found
 
 
 class SliceData(msgspec.Struct, frozen=True):
@@ -261,7 +282,8 @@ def wilson(k: int, n: int, confidence: float) -> Interval:
 
 def compute_statistics(data: SliceData) -> dict[str, Any]:
     """Every registered statistic of one slice, by name, in registration order."""
-    return {stat.name: stat.compute(data) for stat in STATISTICS}
+    return {stat.name: stat.compute(data) if stat.arm is None
+            else stat.compute(data, getattr(data, stat.arm)) for stat in STATISTICS}
 
 
 # ---------------------------------------------------------------------------- the statistics
@@ -299,11 +321,11 @@ def _latencies(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
                  doc="95th percentile of the candidate's per-episode p95 policy latency, ms")
 def latency_p95_candidate_ms(data: SliceData) -> float | None:
     """The 95th percentile of the slice's p95 latencies (None when none was measured)."""
-    values, _ = data.candidate.side.memo("latency", _latencies)
-    if not values.size:
-        return None
-    lat = data.candidate.select("latency", _latencies)
-    return float(np.percentile(lat, 95)) if lat.size else None
+    return data.candidate.of_slice("latency", _latencies, _p95)  # type: ignore[no-any-return]
+
+
+def _p95(latencies: NDArray[np.float64]) -> float | None:
+    return float(np.percentile(latencies, 95)) if latencies.size else None
 
 
 @slice_statistic("latency_budget_ms", float | None,
@@ -328,7 +350,10 @@ def _timed(side: RunSide) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
                  doc="mean time to success of the {arm}'s timed successes, seconds")
 def mean_time_to_success(data: SliceData, arm: ArmData) -> float | None:
     """Mean of the slice's recorded times to success (None without one)."""
-    times = arm.select("timed", _timed)
+    return arm.of_slice("timed", _timed, _mean)  # type: ignore[no-any-return]
+
+
+def _mean(times: NDArray[np.float64]) -> float | None:
     return float(np.add.reduce(times) / times.size) if times.size else None
 
 
@@ -345,14 +370,14 @@ class PairedTimeDelta(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class _PairedTimes:
-    """Per cell: pairs where both succeeded with a recorded time, and their sums.
+    """Per cell: pairs where both succeeded with a recorded time (``count``), and their sums.
 
     ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
     candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
     variance exact to rounding).
     """
 
-    count: NDArray[np.float64]
+    count: NDArray[np.int64]
     total: NDArray[np.float64]
     squares: NDArray[np.float64]
     shift: float
@@ -367,33 +392,26 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     base, cand = data.baseline.side.columns, data.candidate.side.columns
     n_cells = data.baseline.side.n_cells
     ok_b, ok_c = base.timed, cand.timed
-    ep, rep = max(base.spans[0], cand.spans[0]), max(base.spans[1], cand.spans[1])
-
-    def keys(cols: RunColumns, ok: Any) -> NDArray[np.int64]:
-        out: NDArray[np.int64] = (cols.cell[ok] * ep + cols.episode[ok]) * rep + cols.repeat[ok]
-        return out
-
-    # the same episodes in key order (the spans are then the baseline's own): the pairs are
-    # where both have a time
-    same = (base.cell.size == cand.cell.size and np.array_equal(base.cell, cand.cell)
-            and np.array_equal(base.episode, cand.episode)
-            and np.array_equal(base.repeat, cand.repeat) and base.in_key_order)
-    if same:
+    spans = pair_spans(base, cand)
+    kb, kc = base.keys(spans, True), cand.keys(spans, True)  # every record's key
+    # the same episodes in key order: the pairs are where both have a time
+    if kb.size == kc.size and (kb == kc).all() and base.in_key_order:
         both = ok_b & ok_c
         cell = base.cell[both]
         d = cand.time_to_success[both] - base.time_to_success[both]
     else:
-        _, ib, ic = np.intersect1d(keys(base, ok_b), keys(cand, ok_c), assume_unique=True,
+        _, ib, ic = np.intersect1d(kb[ok_b], kc[ok_c], assume_unique=True,
                                    return_indices=True)
         cell = base.cell[ok_b][ib]
         d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
     shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
-    def per_cell(weights: NDArray[np.float64] | None) -> NDArray[np.float64]:
-        return np.bincount(cell, weights=weights, minlength=n_cells).astype(np.float64)
+    def weighted(weights: NDArray[np.float64]) -> NDArray[np.float64]:  # float64 sums
+        return cast("NDArray[np.float64]", np.bincount(cell, weights=weights, minlength=n_cells))
 
-    return _PairedTimes(per_cell(None), per_cell(d), per_cell(d * d), shift)
+    return _PairedTimes(np.bincount(cell, minlength=n_cells), weighted(d), weighted(d * d),
+                        shift)
 
 
 _PLAYED_TO_THE_END = ("return", "final_step")

@@ -53,6 +53,7 @@ __all__ = [
     "HolmDecision",
     "holm_decisions",
     "paired_exact_p",
+    "paired_exact_ps",
     "unpaired_exact_p",
     "score_interval_unpaired",
     "compatible_difference",
@@ -82,12 +83,22 @@ def paired_exact_p(a_only: int, b_only: int) -> float:
     >>> paired_exact_p(0, 0)
     1.0
     """
+    return paired_exact_ps([a_only], [b_only])[0]
+
+
+def paired_exact_ps(a_only: Sequence[int], b_only: Sequence[int]) -> list[float]:
+    """:func:`paired_exact_p` of many tables at once: one binomial call for all of them.
+
+    (The binomial tail is elementwise, so each p is the same float as one table's alone.)
+
+    >>> [round(p, 4) for p in paired_exact_ps([1, 0, 3], [7, 0, 3])]
+    [0.0703, 1.0, 1.0]
+    """
     from scipy.special import bdtr
 
-    m = int(a_only) + int(b_only)
-    if m == 0:
-        return 1.0
-    return float(min(1.0, 2.0 * bdtr(min(a_only, b_only), m, 0.5)))
+    m = [int(a) + int(b) for a, b in zip(a_only, b_only, strict=True)]
+    tails = bdtr([min(a, b) for a, b in zip(a_only, b_only, strict=True)], m, 0.5).tolist()
+    return [min(1.0, 2.0 * tail) if n else 1.0 for tail, n in zip(tails, m, strict=True)]
 
 
 def _log_choose(n: int, k: NDArray[np.int64]) -> NDArray[np.float64]:
