@@ -113,6 +113,10 @@ designs below 95% (93.2% at a 50% rate, 85% one-sided agreement, 30 labels; 94.8
 there and at least 95.33% in all 56 designs with 20 labels, but is wider than Wilson's in
 30 of the 156 informative designs (up to 10%). The skewness at the constrained MLE instead
 of the sample's made the shortfall worse (94.73%): the MLE gives the empty rare cell no mass.
+Half a count in each empty cell for the variance only (Haldane's and Anscombe's zero-cell
+correction) covers 95.91% there and 95.69% at a 50% rate, 70%, 20 labels, but widens the
+one-sided designs with 20-30 labels, where the "only the trusted scorer says success" cell
+is always empty, to 4.6-8.9% wider than Wilson's (in simulation, 2,000 draws).
 Clopper-Pearson where ``lam`` is 0 made the interval wider than Wilson's where 20-30 labels
 often show a constant cheap label although the scorer is informative.
 Beside it the classical interval of the trusted labels alone: Wilson for ``mover``, the CLT
