@@ -13,6 +13,7 @@ numbers), on random tables, on stored runs and on the reaching lab.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields, replace
@@ -201,7 +202,7 @@ def _reference_time_delta(times: Any, members: NDArray[np.bool_],
     total = float(times.total[members].sum())
     var = max(float(times.squares[members].sum()) - total * (total / n), 0.0) / (n - 1)
     mean = times.shift + total / n
-    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * (var / n) ** 0.5
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * math.sqrt(var / n)
     return _statistics.PairedTimeDelta(mean, mean - half, mean + half, n, confidence,
                                        "paired t, pairs where both succeeded")
 
@@ -316,6 +317,25 @@ def test_fast_path_equals_the_reference_on_random_tables(b_draws, c_draws, d_dra
         expected = [comparison_json(c) for c in compare_many(base, cands)]
     for _ in range(2):  # first and memoised
         assert [comparison_json(c) for c in compare_many(base, cands)] == expected
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(episode, min_size=1, max_size=30), st.lists(episode, min_size=1, max_size=30),
+       st.integers(0, 2**16))
+def test_fast_path_equals_the_reference_with_both_runs_in_one_other_order(b_draws, c_draws,
+                                                                         order) -> None:
+    """Both runs hold the same episodes in one order that is not the pairing keys' order."""
+    every = [(outcome, True, assisted, lat) for outcome, _, assisted, lat in b_draws]
+    base = shuffled(build("b", every), order)
+    cand = build("c", [(o, True, a, lat) for o, _, a, lat in c_draws])
+    slower = np.random.default_rng(order).random(len(cand.records))  # times that differ
+    cand = shuffled(replace(cand, records=[
+        r if r.time_to_success_s is None else replace(r, time_to_success_s=r.time_to_success_s
+                                                      + float(extra))
+        for r, extra in zip(cand.records, slower, strict=True)]), order)
+    with reference_path():
+        expected = comparison_json(compare_many(base, [cand])[0])
+    assert comparison_json(compare_many(base, [cand])[0]) == expected
 
 
 def _store_random(store: Any, run_id: str, draws: list[tuple[str, bool, bool, float | None]]

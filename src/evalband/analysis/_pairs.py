@@ -160,6 +160,15 @@ class RunColumns:
         keys = self.keys(self.spans, True)
         return bool(np.all(keys[1:] > keys[:-1]))
 
+    @cached_property
+    def key_order(self) -> NDArray[np.int64]:
+        """Every record's index in increasing pairing-key order (read-only).
+
+        The order of ``(cell, episode, repeat)``, the same under any spans at least this
+        run's (:meth:`keys`).
+        """
+        return _read_only(np.argsort(self.keys(self.spans, True), kind="stable"))
+
     def keys(self, spans: tuple[int, int], errors_as_failures: bool) -> NDArray[np.int64]:
         """The counted records' pairing keys ``(cell * episodes + episode) * repeats + repeat``.
 

@@ -394,9 +394,13 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     ok_b, ok_c = base.timed, cand.timed
     spans = pair_spans(base, cand)
     kb, kc = base.keys(spans, True), cand.keys(spans, True)  # every record's key
-    # the same episodes in key order: the pairs are where both have a time
-    if kb.size == kc.size and (kb == kc).all() and base.in_key_order:
-        both = ok_b & ok_c
+    # the same episodes: the pairs are where both have a time, taken in key order (the
+    # order of the intersection below, so the sums below add in the same order)
+    if kb.size == kc.size and (kb == kc).all():
+        both: NDArray[np.bool_] | NDArray[np.int64] = ok_b & ok_c
+        if not base.in_key_order:
+            order = base.key_order
+            both = order[both[order]]
         cell = base.cell[both]
         d = cand.time_to_success[both] - base.time_to_success[both]
     else:
