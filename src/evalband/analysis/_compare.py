@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from enum import Enum
 from functools import cached_property, lru_cache
-from operator import is_
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -135,8 +134,8 @@ class RunData:
         """The arrays a comparison reads, for the panel's ``cells`` (other cells left out).
 
         Records in memory are read into arrays once per run: the arrays are kept (read-only)
-        with the records they came from and used again while ``records`` holds the very
-        same record objects in the same order (records are immutable), so comparing one run
+        with the records they came from and used again while ``records`` holds the same
+        (equal) records in the same order (records are immutable), so comparing one run
         again -- a sweep of candidates, a report after a comparison -- reads no record twice.
         """
         if isinstance(self.records, StoredRecords):
@@ -181,13 +180,17 @@ class RunData:
         return {k: v for k, v in self.__dict__.items() if k != "_memo"}
 
     def _kept(self, cells: Sequence[str]) -> _Kept:
-        """What was read from these very records for these cells (empty when they changed)."""
+        """What was read from these records for these cells (empty when they changed).
+
+        The records are the same when they are equal, in order (a list's comparison, which
+        takes the very same record objects as equal without reading them; records are
+        immutable, and equal records give equal arrays).
+        """
         kept: _Kept | None = self._memo.get("kept")
-        if (kept is not None and kept.cells == tuple(cells)
-                and len(kept.records) == len(self.records)
-                and all(map(is_, kept.records, self.records))):
+        records = self.records if isinstance(self.records, list) else list(self.records)
+        if kept is not None and kept.cells == tuple(cells) and kept.records == records:
             return kept
-        kept = self._memo["kept"] = _Kept(tuple(cells), tuple(self.records))
+        kept = self._memo["kept"] = _Kept(tuple(cells), list(records))
         return kept
 
 
@@ -196,7 +199,7 @@ class _Kept:
     """An in-memory run's cells and records, and what a comparison read from them."""
 
     cells: tuple[str, ...]
-    records: tuple[EpisodeRecord, ...]
+    records: list[EpisodeRecord]  # a copy: the run's list may change in place
     columns: RunColumns | None = None
     metrics: MetricValues | None = None
 
@@ -733,29 +736,43 @@ def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
     """
     c = row.counts
     paired = c.pairing == "paired"
-    pr = c.pairs
-    n = (pr["both"] + pr["baseline_only"] + pr["candidate_only"] + pr["neither"] if paired
-         else min(c.n_baseline, c.n_candidate))
-    if n < 2 or verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
-        return {"effect": effect}
-    st = _statement(c, int(n), paired, alpha, effect)
-    return {"detectable_drop": st.detectable_drop, "episodes_for_effect": st.episodes_for_effect,
-            "effect": effect,
-            "power_basis": PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
-                                      level=st.level, power=st.power, test=st.test)}
-
-
-def _statement(c: Any, n: int, paired: bool, alpha: float, effect: float) -> Any:
-    """The power statement of one slice design (:func:`evalband.stats.power_statement`)."""
+    design: tuple[int, ...]
     if paired:
         pr = c.pairs
-        rate = (pr["both"] + pr["baseline_only"]) / n
-        phi = pair_correlation(pr["both"], pr["candidate_only"], pr["baseline_only"],
-                               pr["neither"])
-        return power_statement(n, round(rate, 6), alpha, effect, paired=True,
-                               correlation=round(phi, 3))
-    return power_statement(int(c.n_candidate), round(c.successes_baseline / c.n_baseline, 6),
-                           alpha, effect, paired=False, n_baseline=int(c.n_baseline))
+        design = (pr["both"], pr["baseline_only"], pr["candidate_only"], pr["neither"])
+        n = design[0] + design[1] + design[2] + design[3]
+    else:
+        design = (c.n_candidate, c.successes_baseline, c.n_baseline)
+        n = min(c.n_baseline, c.n_candidate)
+    if n < 2 or verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+        return {"effect": effect}
+    return dict(_statement(design, paired, alpha, effect))
+
+
+@lru_cache(maxsize=8192)
+def _statement(design: tuple[int, ...], paired: bool, alpha: float,
+               effect: float) -> tuple[tuple[str, Any], ...]:
+    """The power statement's fields of one slice design (memoised: it is frozen).
+
+    ``design``: matched pairs (both, baseline only, candidate only, neither), or the
+    candidate's episodes, the baseline's successes and episodes
+    (:func:`evalband.stats.power_statement`).
+    """
+    if paired:
+        both, b_only, a_only, neither = design
+        n = both + b_only + a_only + neither
+        rate = (both + b_only) / n
+        phi = pair_correlation(both, a_only, b_only, neither)
+        st = power_statement(n, round(rate, 6), alpha, effect, paired=True,
+                             correlation=round(phi, 3))
+    else:
+        n_c, k_b, n_b = design
+        st = power_statement(int(n_c), round(k_b / n_b, 6), alpha, effect, paired=False,
+                             n_baseline=int(n_b))
+    return (("detectable_drop", st.detectable_drop),
+            ("episodes_for_effect", st.episodes_for_effect), ("effect", effect),
+            ("power_basis", PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
+                                       level=st.level, power=st.power, test=st.test)))
 
 
 def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
+from evalband.errors import InvalidParameterError
 from evalband.stats._types import SliceVerdict
 
 if TYPE_CHECKING:
@@ -550,8 +551,6 @@ class DiscreteHolm:
 
     def steps(self, hypotheses: Sequence[Hypothesis], alpha: float) -> list[Step]:
         """The discrete step-down over the hypotheses' raw p-values and null distributions."""
-        from evalband.errors import InvalidParameterError
-
         a = float(alpha)
         if not 0.0 < a < 1.0:
             raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
@@ -562,17 +561,17 @@ class DiscreteHolm:
         order = sorted(range(m), key=raw.__getitem__)  # stable, as Holm's mergesort
         adjusted = [0.0] * m
         running = 0.0
+        continuous = sum(1 for null in nulls if null is None)  # among those not yet rejected
         for rank, i in enumerate(order):
             t = raw[i]
-            rest = order[rank:]
-            continuous = sum(1 for j in rest if nulls[j] is None)
             total = continuous * t
-            for j in rest:
+            for j in order[rank:]:
                 null = nulls[j]
                 if null is not None and total < 1.0:
                     total += null.at_most(t)
             running = max(running, min(1.0, total))
             adjusted[i] = running
+            continuous -= nulls[i] is None
         out: list[Step | None] = [None] * m
         stop: float | None = None
         for rank, i in enumerate(order):
