@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, cast
 
 import msgspec
@@ -382,6 +382,26 @@ class _PairedTimes:
     squares: NDArray[np.float64]
     shift: float
 
+    def sums(self, members: NDArray[np.bool_]) -> tuple[int, float, float]:
+        """The pairs, their total and their squares over the cells in ``members``.
+
+        Each sum as ``numpy.add.reduce`` of the cells' values in order adds them; a slice of
+        one cell takes that cell's values as they are (a sum of one number is that number,
+        to the bit), without a call into numpy per sum.
+        """
+        cells = [i for i, inside in enumerate(members.tolist()) if inside]
+        if len(cells) == 1:
+            count, total, squares = self._cells[cells[0]]
+            return count, total, squares
+        return (int(np.add.reduce(self.count[members])),
+                float(np.add.reduce(self.total[members])),
+                float(np.add.reduce(self.squares[members])))
+
+    @cached_property
+    def _cells(self) -> list[tuple[int, float, float]]:
+        return list(zip(self.count.tolist(), self.total.tolist(), self.squares.tolist(),
+                        strict=True))
+
 
 def _paired_times(data: SliceData) -> _PairedTimes:
     """The time-to-success differences of every pair where both episodes succeeded.
@@ -451,13 +471,11 @@ def time_to_success_delta_s(data: SliceData) -> PairedTimeDelta | None:
     if data.panel.success.rule in _PLAYED_TO_THE_END:
         return None
     times: _PairedTimes = data.memo("paired times", _paired_times)
-    members = data.baseline.members
-    n = int(np.add.reduce(times.count[members]))
+    n, total, squares = times.sums(data.baseline.members)
     if n < 2:
         return None
-    total = float(np.add.reduce(times.total[members]))
     centred = total / n
-    var = max(float(np.add.reduce(times.squares[members])) - total * centred, 0.0) / (n - 1)
+    var = max(squares - total * centred, 0.0) / (n - 1)
     mean = times.shift + centred
     half = _t_quantile(n - 1, data.confidence) * math.sqrt(var / n)
     return PairedTimeDelta(mean, mean - half, mean + half, n, data.confidence,
