@@ -161,13 +161,33 @@ class RunColumns:
         return bool(np.all(keys[1:] > keys[:-1]))
 
     @cached_property
-    def key_order(self) -> NDArray[np.int64]:
-        """Every record's index in increasing pairing-key order (read-only).
+    def timed_by_key(self) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.float64]]:
+        """Every record's cell, :attr:`timed` and time to success, in pairing-key order.
 
         The order of ``(cell, episode, repeat)``, the same under any spans at least this
-        run's (:meth:`keys`).
+        run's (:meth:`keys`); the columns themselves when they are in it (read-only).
         """
-        return _read_only(np.argsort(self.keys(self.spans, True), kind="stable"))
+        if self.in_key_order:
+            return self.cell, self.timed, self.time_to_success
+        order = np.argsort(self.keys(self.spans, True), kind="stable")
+        return (_read_only(self.cell[order]), _read_only(self.timed[order]),
+                _read_only(self.time_to_success[order]))
+
+    def same_keys(self, other: RunColumns, spans: tuple[int, int],
+                  errors_as_failures: bool) -> bool:
+        """Whether both runs' counted records have the same pairing keys in the same order.
+
+        (The keys' bytes compared, kept with each run: equal bytes are equal keys.)
+        """
+        return self._key_bytes(spans, errors_as_failures) == other._key_bytes(
+            spans, errors_as_failures)
+
+    def _key_bytes(self, spans: tuple[int, int], errors_as_failures: bool) -> bytes:
+        found: bytes | None = self._derived.get(("bytes", spans, errors_as_failures))
+        if found is None:
+            found = self.keys(spans, errors_as_failures).tobytes()
+            self._derived["bytes", spans, errors_as_failures] = found
+        return found
 
     def keys(self, spans: tuple[int, int], errors_as_failures: bool) -> NDArray[np.int64]:
         """The counted records' pairing keys ``(cell * episodes + episode) * repeats + repeat``.
@@ -448,7 +468,7 @@ def cell_table_counts(
     kb, kc = base.keys(spans, errors_as_failures), cand.keys(spans, errors_as_failures)
     as_base, _ = base.pair_codes(errors_as_failures)
     _, as_cand = cand.pair_codes(errors_as_failures)
-    if kb.size == kc.size and (kb == kc).all():  # the same episodes: every one pairs
+    if base.same_keys(cand, spans, errors_as_failures):  # the same episodes: every one pairs
         code = as_base + as_cand
     else:
         _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)

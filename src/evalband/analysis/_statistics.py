@@ -411,24 +411,23 @@ def _paired_times(data: SliceData) -> _PairedTimes:
     """
     base, cand = data.baseline.side.columns, data.candidate.side.columns
     n_cells = data.baseline.side.n_cells
-    ok_b, ok_c = base.timed, cand.timed
     spans = pair_spans(base, cand)
-    kb, kc = base.keys(spans, True), cand.keys(spans, True)  # every record's key
     # the same episodes: the pairs are where both have a time, taken in key order (the
     # order of the intersection below, so the sums below add in the same order)
-    if kb.size == kc.size and (kb == kc).all():
-        both: NDArray[np.bool_] | NDArray[np.int64] = ok_b & ok_c
-        if not base.in_key_order:
-            order = base.key_order
-            both = order[both[order]]
-        cell = base.cell[both]
-        d = cand.time_to_success[both] - base.time_to_success[both]
+    if base.same_keys(cand, spans, True):
+        cell_b, ok_b, time_b = base.timed_by_key
+        _, ok_c, time_c = cand.timed_by_key
+        both = ok_b & ok_c
+        cell = cell_b[both]
+        d = time_c[both] - time_b[both]
     else:
+        ok_b, ok_c = base.timed, cand.timed
+        kb, kc = base.keys(spans, True), cand.keys(spans, True)  # every record's key
         _, ib, ic = np.intersect1d(kb[ok_b], kc[ok_c], assume_unique=True,
                                    return_indices=True)
         cell = base.cell[ok_b][ib]
         d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
-    shift = float(np.add.reduce(d) / d.size) if d.size else 0.0  # d.mean(), unwrapped
+    shift = float(np.add.reduce(d)) / d.size if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
 
     def weighted(weights: NDArray[np.float64]) -> NDArray[np.float64]:  # float64 sums
