@@ -51,12 +51,16 @@ from _source import source_of  # bench/ is on sys.path (run.py, the tests)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PREVIOUS_COMMIT = "2e598cad11806d838afd83fa55b275a537a949b4"
-"""The code before the fourth speed pass of issue 34 (what a compare derives from one run kept
-with the run: its pairing keys, pair codes, per-cell and per-slice counts and per-slice
-statistics; the slices' McNemar p-values in one binomial call; each row finished in one
-replacement). The third pass (the in-memory compare's per-comparison Python and numpy calls)
-was measured against 8f5f089, the second against 5639f0c (metric values kept per run, a
+PREVIOUS_COMMIT = "b2d8aaa57d2dbac0fbade5fc95a3aa6e21186dbb"
+"""The code before the fifth speed pass of issue 34 (an in-memory run's kept arrays checked by
+a list comparison instead of a walk over its records; paired times read from each run's kept
+key-ordered columns, without ``intersect1d``; two runs' same episodes found by comparing their
+kept key bytes; a one-cell slice's sums read from the cell's; each slice design's power
+statement memoised whole). The fourth pass (what a compare derives from one run kept with the
+run: its pairing keys, pair codes, per-cell and per-slice counts and per-slice statistics; the
+slices' McNemar p-values in one binomial call; each row finished in one replacement) was
+measured against 2e598ca, the third pass (the in-memory compare's per-comparison Python and
+numpy calls) against 8f5f089, the second against 5639f0c (metric values kept per run, a
 stored run's ``extra`` read only where it may hold metrics, one query per run), the first
 against 5bd041d, the code before the decision engine, the result models and the speed work
 (``bench/performance_history.md``)."""
