@@ -78,7 +78,7 @@ FLOORS = {
 COMPARE_IMPORTS = {
     "numpy": "import_numpy",
     "numpy_scipy_special": "import_numpy_scipy_special_deferred",
-    "and_pydantic": "import_numpy_scipy_special_pydantic",
+    "and_pydantic": "pydantic",
     "and_the_panels_libraries": "pydantic.main, pydantic.types, "
                                 "pydantic.functional_validators, yaml, evalband.episode",
     "and_pydantic_panel": "yaml, pydantic.main, evalband.panel",
@@ -111,9 +111,13 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _instructions(argv: list[str], env: dict[str, str]) -> int | None:
-    """Instructions one process executes (valgrind's callgrind), or None without valgrind."""
+    """Instructions one process executes (valgrind's callgrind), or None without valgrind.
+
+    With one hash seed and one BLAS thread (an idle BLAS thread's spinning is counted too).
+    """
     if shutil.which("valgrind") is None:
         return None
+    env = {**env, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}  # one count per code
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            *argv], capture_output=True, text=True, check=False, env=env)
     for line in done.stderr.splitlines():
