@@ -36,7 +36,7 @@ def test_scipy_import_leaves_numpy_submodules_unexecuted_until_touched() -> None
         "import scipy.special\n"
         "from evalband.cli._lazy_numpy import _BeforeScipy\n"
         "lazy = [n for n in DEFERRED if type(sys.modules.get('numpy.' + n)).__name__ =="
-        " '_LazyModule']\n"
+        " '_Deferred']\n"
         "inner = sorted(m for m in sys.modules if m.startswith(('numpy.f2py.',"
         " 'numpy.testing.', 'numpy.polynomial.', 'numpy.ma.', 'numpy.random.')))\n"
         "print(json.dumps([lazy, inner, _BeforeScipy in sys.meta_path]))\n"
@@ -52,6 +52,29 @@ def test_deferred_submodules_give_what_numpy_gives() -> None:
                       "import scipy.special\n" + USE)
     assert deferred == plain
     assert abs(float(plain[-1]) - 176 / 1024) < 1e-15  # P(X <= 3), X ~ Bin(10, 1/2)
+
+
+def test_threads_touching_a_deferred_submodule_at_once_all_get_it_whole() -> None:
+    got = _child(
+        "import json, threading\n"
+        "from evalband.cli._lazy_numpy import install\n"
+        "install()\n"
+        "import scipy.special, numpy\n"
+        "barrier, out = threading.Barrier(8), []\n"
+        "def touch(i):\n"
+        "    barrier.wait()\n"
+        "    try:\n"
+        "        out.append(float(numpy.random.default_rng(i).random()))\n"
+        "    except Exception as exc:\n"
+        "        out.append(repr(exc))\n"
+        "threads = [threading.Thread(target=touch, args=(i,)) for i in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(json.dumps(sorted(out, key=str)))\n"
+    )
+    plain = sorted(_child("import json, numpy\nprint(json.dumps([float(numpy.random."
+                          "default_rng(i).random()) for i in range(8)]))\n"), key=str)
+    assert got == plain
 
 
 def test_main_leaves_no_finder_behind() -> None:

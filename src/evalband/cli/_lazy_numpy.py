@@ -10,9 +10,10 @@ statistics that ``evalband compare`` computes with ``bdtr`` and ``gammaln``.
 
 :func:`install` (called by :func:`evalband.cli.main` for the command it runs) puts a finder first on
 ``sys.meta_path`` that, at the first ``import scipy`` of the process, registers each of
-those submodules that is not yet imported as an :class:`importlib.util.LazyLoader`
-module (in ``sys.modules`` and as numpy's attribute, so numpy's ``__getattr__`` does not
-import it eagerly) and then steps aside. The copy then holds the same module objects,
+those submodules that is not yet imported as a module not yet executed (in ``sys.modules``
+and as numpy's attribute, so numpy's ``__getattr__`` does not import it eagerly; as
+:class:`importlib.util.LazyLoader` does, with a lock so that threads wait for the one
+executing it) and then steps aside. The copy then holds the same module objects,
 unexecuted; the first attribute anyone reads from one (``numpy.random.default_rng``,
 ``import numpy.testing``, a policy's ``from numpy.polynomial import Polynomial``) executes
 it then, in full, as an ordinary import would have: every value is the one numpy gives.
@@ -25,9 +26,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
+import types
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import Any
 
 __all__ = ["DEFERRED", "defer_numpy_submodules", "install", "uninstall"]
 
@@ -36,6 +40,31 @@ __all__ = ["DEFERRED", "defer_numpy_submodules", "install", "uninstall"]
 #: ``exceptions``, ``dtypes``: cheap or used by scipy itself, left to numpy).
 DEFERRED = ("f2py", "testing", "polynomial", "ma", "random", "ctypeslib", "rec", "char",
             "strings")
+
+
+class _Deferred(types.ModuleType):
+    """A module not yet executed: the first attribute read executes it, in one thread.
+
+    :class:`importlib.util.LazyLoader`'s module on Python 3.11 turns itself into a plain
+    module *before* executing its code, so a second thread reading an attribute meanwhile
+    would see it half made (CPython gh-114763); here other threads wait for the execution,
+    and the executing thread's own reads (the loader's, the module's) pass straight through.
+    """
+
+    def __getattribute__(self, attr: str) -> Any:
+        spec = object.__getattribute__(self, "__spec__")
+        state = spec.loader_state
+        with state["lock"]:
+            if object.__getattribute__(self, "__class__") is _Deferred:
+                if state["loading"]:  # this thread, executing the module
+                    return object.__getattribute__(self, attr)
+                state["loading"] = True
+                try:
+                    state["loader"].exec_module(self)
+                finally:
+                    state["loading"] = False
+                self.__class__ = types.ModuleType  # type: ignore[assignment]
+        return getattr(self, attr)
 
 
 def defer_numpy_submodules(names: Sequence[str] = DEFERRED) -> list[str]:
@@ -57,10 +86,10 @@ def defer_numpy_submodules(names: Sequence[str] = DEFERRED) -> list[str]:
         spec = importlib.util.find_spec(full)
         if spec is None or spec.loader is None:
             continue
-        spec.loader = importlib.util.LazyLoader(spec.loader)
         module = importlib.util.module_from_spec(spec)
+        spec.loader_state = {"lock": threading.RLock(), "loading": False, "loader": spec.loader}
+        module.__class__ = _Deferred
         sys.modules[full] = module
-        spec.loader.exec_module(module)
         setattr(numpy, name, module)
         deferred.append(name)
     return deferred
