@@ -27,12 +27,20 @@ each command and floor executes (load-independent) are counted once per code bas
 those of importing what ``compare --json`` imports (:data:`COMPARE_IMPORTS`), to say how
 much of it is imports.
 
+``compare --json`` also runs from :data:`BEFORE_COMMIT` (``before``: issue 34's start,
+before numpy's unused submodules were deferred, :mod:`evalband.cli._lazy_numpy`), and each
+round runs ``bench/cli_breakdown.py`` once: one fresh process that imports what the command
+imports in steps (numpy, scipy.special, pydantic and PyYAML, the panel models, typer and the
+command line, the rest) and then runs the command with nothing left to import, its parts
+timed (store read, compute, record, JSON, the rest); medians per part under ``breakdown``.
+
 Every child runs with bytecode caching on (as an installed package has it); a first,
 untimed round writes the caches.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -49,6 +57,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PREVIOUS_COMMIT = "5639f0ccceadfd0af38635c0aa16dbc6a9b71dbc"
 """The last commit with the short path and ``os._exit`` (branch mdef, issue 32's start)."""
+BEFORE_COMMIT = "b2d8aaa"
+"""Issue 34's start for ``compare --json`` (branch mdef): numpy's submodules executed by scipy."""
 TARGETS = {"compare_json_s": 0.3, "startup_ratio": 1.1}
 #: Fresh interpreters that do no more than start and import: the floors ``compare --json``
 #: stands on (timed in the same rounds as the commands, and counted).
@@ -56,6 +66,8 @@ FLOORS = {
     "python": "pass",
     "import_numpy": "import numpy",
     "import_numpy_scipy_special": "import numpy, scipy.special",
+    "import_numpy_scipy_special_deferred": "from evalband.cli._lazy_numpy import install; "
+                                           "install(); import numpy, scipy.special",
     "import_numpy_scipy_special_pydantic": "import numpy, scipy.special, pydantic",
     "import_typer": "import typer",
     "import_third_party": "import numpy, scipy.special, pydantic.main, pydantic.types, yaml, "
@@ -65,15 +77,17 @@ FLOORS = {
 #: three are floors): the share of its instructions that are imports, and which.
 COMPARE_IMPORTS = {
     "numpy": "import_numpy",
-    "numpy_scipy_special": "import_numpy_scipy_special",
-    "and_pydantic": "import_numpy_scipy_special_pydantic",
-    "and_the_panels_libraries": "numpy, scipy.special, pydantic.main, pydantic.types, "
+    "numpy_scipy_special": "import_numpy_scipy_special_deferred",
+    "and_pydantic": "pydantic",
+    "and_the_panels_libraries": "pydantic.main, pydantic.types, "
                                 "pydantic.functional_validators, yaml, evalband.episode",
-    "and_pydantic_panel": "numpy, scipy.special, yaml, pydantic.main, evalband.panel",
-    "and_typer_and_the_rest": "numpy, scipy.special, yaml, pydantic.main, evalband.panel, "
+    "and_pydantic_panel": "yaml, pydantic.main, evalband.panel",
+    "and_typer_and_the_rest": "yaml, pydantic.main, evalband.panel, "
                               "typer, msgspec, sqlite3, evalband.analysis._compare, "
                               "evalband.store._sqlite, evalband.cli._compare",
 }
+#: What the command line does before its ``import scipy`` (:mod:`evalband.cli._lazy_numpy`).
+DEFERRED = "from evalband.cli._lazy_numpy import install; install(); import numpy, scipy.special; "
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -97,15 +111,49 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _instructions(argv: list[str], env: dict[str, str]) -> int | None:
-    """Instructions one process executes (valgrind's callgrind), or None without valgrind."""
+    """Instructions one process executes (valgrind's callgrind), or None without valgrind.
+
+    With one hash seed and one BLAS thread (an idle BLAS thread's spinning is counted too).
+    """
     if shutil.which("valgrind") is None:
         return None
+    env = {**env, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}  # one count per code
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            *argv], capture_output=True, text=True, check=False, env=env)
     for line in done.stderr.splitlines():
         if "Collected :" in line:
             return int(line.rsplit(":", 1)[1].strip())
     return None
+
+
+class _Breakdown:
+    """``bench/cli_breakdown.py`` once per round: the command's parts, each round's seconds."""
+
+    def __init__(self, folder: Path, store: Path, base: str, cand: str,
+                 env: dict[str, str]) -> None:
+        script = str(HERE / "cli_breakdown.py")
+        self.argv = [sys.executable, script, str(store), base, cand]
+        listed = subprocess.run(self.argv, capture_output=True, text=True, check=True, env=env)
+        modules = folder / "modules.txt"
+        modules.write_text(listed.stdout)
+        self.argv += ["--modules", str(modules)]
+        self.env = env
+        self.rounds: list[dict[str, Any]] = []
+
+    def once(self, keep: bool) -> None:
+        done = subprocess.run(self.argv, capture_output=True, text=True, check=True,
+                              env=self.env)
+        if keep:
+            self.rounds.append(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    def medians(self) -> dict[str, Any]:
+        """Each part's median over the rounds (seconds), and what the command imported late."""
+        out: dict[str, Any] = {}
+        for side in ("imports", "command"):
+            out[side] = {part: statistics.median(r[side][part] for r in self.rounds)
+                         for part in self.rounds[0][side]}
+        out["imported_during_command"] = max(r["imported_during_command"] for r in self.rounds)
+        return out
 
 
 def _build_store(path: Path) -> tuple[str, str]:
@@ -126,7 +174,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         folder = Path(tmp)
         store = folder / "s.sqlite"
         base, cand = _build_store(store)
-        srcs = {"now": ROOT / "src", "previous": source_of(commit, folder / "prev")}
+        srcs = {"now": ROOT / "src", "previous": source_of(commit, folder / "prev"),
+                "before": source_of(BEFORE_COMMIT, folder / "before")}
         envs = {
             "now": {**CHILD_ENV, "PYTHONPATH": str(srcs["now"])},
             "previous": {**CHILD_ENV, "PYTHONPATH": str(srcs["previous"])},
@@ -139,8 +188,11 @@ def run(quick: bool = False) -> dict[str, Any]:
                                      "--json"]}
         jobs: dict[str, tuple[list[str], dict[str, str]]] = {
             f"{c}_{e}": (argv, env) for c, argv in commands.items() for e, env in envs.items()}
-        jobs.update({name: ([sys.executable, "-c", code], CHILD_ENV)
+        jobs["compare_json_before"] = (commands["compare_json"],
+                                       {**CHILD_ENV, "PYTHONPATH": str(srcs["before"])})
+        jobs.update({name: ([sys.executable, "-c", code], envs["now"])
                      for name, code in FLOORS.items()})
+        breakdown = _Breakdown(folder, store, base, cand, envs["now"])
         names = list(jobs)
         wall: dict[str, list[float]] = {k: [] for k in names}
         cpu: dict[str, list[float]] = {k: [] for k in names}
@@ -150,11 +202,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                 if r:  # round 0 writes the bytecode caches
                     wall[name].append(w)
                     cpu[name].append(c)
+            breakdown.once(keep=r > 0)
         counted = {name: _instructions(*jobs[name]) for name in names
                    if not name.endswith("normal_exit") or name.startswith("help")}
         now_env = envs["now"]
         imports = {label: counted[modules] if modules in FLOORS else
-                   _instructions([sys.executable, "-c", f"import {modules}"], now_env)
+                   _instructions([sys.executable, "-c", f"{DEFERRED}import {modules}"], now_env)
                    for label, modules in COMPARE_IMPORTS.items()}
     load_after = _load()
 
@@ -191,6 +244,15 @@ def run(quick: bool = False) -> dict[str, Any]:
         "instructions": instructions,
         "instruction_ratios": instruction_ratios,
         "compare_json_imports": result_imports,
+        "breakdown": breakdown.medians(),
+        "compare_json_now_vs_before": {
+            "before_commit": BEFORE_COMMIT,
+            "wall": ratio("compare_json_now", "compare_json_before", wall),
+            "cpu": ratio("compare_json_now", "compare_json_before", cpu),
+            "instructions": (instructions["compare_json_now"]
+                             / instructions["compare_json_before"])
+            if "compare_json_before" in instructions and "compare_json_now" in instructions
+            else None},
         "floors": _floors(med, wall, instructions),
         "targets": TARGETS,
     }
@@ -231,6 +293,4 @@ def _floors(med: dict[str, dict[str, float]], wall: dict[str, list[float]],
 
 
 if __name__ == "__main__":
-    import json
-
     print(json.dumps(run(quick="--quick" in sys.argv), indent=1))

@@ -11,11 +11,17 @@ from pathlib import Path
 UNUSED = ("pandas", "pyarrow", "matplotlib", "rich", "jinja2", "torch", "mujoco", "gymnasium",
           "scipy.optimize", "scipy.stats", "evalband.report._html", "evalband.run._runner",
           "concurrent.futures.process", "evalband.report._markdown", "evalband.report._terminal",
-          "typer.rich_utils", "evalband.run", "evalband.session", "evalband.web")
+          "typer.rich_utils", "evalband.run", "evalband.session", "evalband.web",
+          # numpy's submodules that scipy's namespace copy names, left unexecuted
+          # (evalband.cli._lazy_numpy): their modules load, their contents do not (numpy.ma
+          # does: numpy.unique reads it)
+          "numpy.f2py.f2py2e", "numpy.testing._private.utils", "numpy.polynomial._polybase",
+          "charset_normalizer")
 
 #: The command modules ``compare`` uses: its own, the group's and the shared helpers.
 CLI_MODULES = {"evalband.cli", "evalband.cli._app", "evalband.cli._coerce",
                "evalband.cli._common", "evalband.cli._compare", "evalband.cli._errors",
+               "evalband.cli._lazy_numpy",
                "evalband.cli._out", "evalband.cli._progress"}
 
 

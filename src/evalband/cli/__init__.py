@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     from evalband.cli._out import _ARGS
 
     _ARGS.append(args)
+    from evalband.cli._lazy_numpy import install, uninstall
+
+    install()  # numpy's unused submodules stay unexecuted if the command loads scipy
     try:
         from evalband.cli._app import run
 
@@ -58,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         _ARGS.pop()
+        uninstall()
     return code
 
 
