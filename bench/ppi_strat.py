@@ -1,0 +1,352 @@
+"""Experiment (issue 29): PPI++ for success labels as double sampling for stratification.
+
+Results and conclusions: see ``bench/ppi_strat.json`` and the table at the end of this
+docstring (filled in as the runs finish).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_ppi import AGREEMENT, ERRORS, RATES, _cells  # noqa: E402
+
+from evalband.stats._intervals import _wilson  # noqa: E402
+from evalband.stats._ppi import blaker_limits, mover_covers, tuned_lambda_counts  # noqa: E402
+
+Array = npt.NDArray[np.float64]
+BIG_N = 2000
+Z = 1.959963984540054
+
+
+TOL_TABLE = float(os.environ.get("PPI_STRAT_TOL_TABLE", "1e-13"))
+TOL_K = float(os.environ.get("PPI_STRAT_TOL_K", "1e-15"))
+
+
+def outcomes(p: float, agree: float, n: int, errors: str, big_n: int = BIG_N,
+             tol_table: float = TOL_TABLE, tol_k: float = TOL_K
+             ) -> tuple[Array, Array, Array, Array, float]:
+    """Labelled tables (a, b, c, d) with their multinomial mass, unlabelled cheap-success
+    counts with their binomial mass, both truncated by mass; and the dropped mass bound."""
+    from scipy.stats import binom, multinomial
+
+    probs = _cells(p, agree, errors)
+    tables = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
+                       for c in range(n + 1 - a - b)], dtype=float)
+    p_table = multinomial.pmf(tables, n, probs)
+    keep = p_table > tol_table
+    tables, p_table = tables[keep], p_table[keep]
+    k_u = np.arange(big_n + 1.0)
+    p_k = binom.pmf(k_u, big_n, probs[0] + probs[2])
+    keep = p_k > tol_k
+    k_u, p_k = k_u[keep], p_k[keep]
+    dropped = 1.0 - float(p_table.sum()) * float(p_k.sum())
+    return tables, p_table, k_u, p_k, dropped
+
+
+# --- interval rules: (tables[T, 4], k_u[K]) -> (low[T, K], high[T, K]) --------------------
+
+def current_covers(tables: Array, k_u: Array, big_n: int, p: float) -> npt.NDArray[np.bool_]:
+    """The interval on ``mdef`` (``mover_covers``), as a T x K array."""
+    t, k = np.repeat(tables, k_u.size, axis=0), np.tile(k_u, len(tables))
+    lam = tuned_lambda_counts(t, k, big_n)
+    covered: npt.NDArray[np.bool_] = mover_covers(t, k, big_n, lam, 0.95, p).reshape(
+        len(tables), k_u.size)
+    return covered
+
+
+def _limits(kind: str, k: Array, m: Array) -> tuple[Array, Array]:
+    """Per-proportion limits of ``k`` successes of ``m`` (``m`` > 0)."""
+    from scipy.special import betaincinv
+
+    if kind == "wilson":
+        return _wilson(k, m, 0.95)
+    if kind == "jeffreys":
+        low = np.where(k > 0, betaincinv(k + 0.5, m - k + 0.5, 0.025), 0.0)
+        high = np.where(k < m, betaincinv(k + 0.5, m - k + 0.5, 0.975), 1.0)
+        return low, high
+    if kind == "wilson_cc_edge":  # continuity-corrected Wilson only at 0 or m successes
+        low, high = _wilson(k, m, 0.95)
+        lc, hc = _wilson_cc(k, m)
+        edge = (k == 0) | (k == m)
+        return np.where(edge, lc, low), np.where(edge, hc, high)
+    if kind == "wilson_cc":
+        return _wilson_cc(k, m)
+    if kind == "agresti_coull":
+        mt = m + Z * Z
+        pt = (k + Z * Z / 2) / mt
+        h = Z * np.sqrt(pt * (1 - pt) / mt)
+        return np.clip(pt - h, 0, 1), np.clip(pt + h, 0, 1)
+    raise ValueError(kind)
+
+
+def _wilson_cc(k: Array, m: Array) -> tuple[Array, Array]:
+    """Wilson's interval with continuity correction (Newcombe 1998, method 4)."""
+    z2 = Z * Z
+    p = k / m
+    den = 2 * (m + z2)
+    with np.errstate(invalid="ignore"):
+        low = (2 * m * p + z2 - 1 - Z * np.sqrt(np.maximum(
+            z2 - 2 - 1 / m + 4 * p * (m * (1 - p) + 1), 0))) / den
+        high = (2 * m * p + z2 + 1 + Z * np.sqrt(np.maximum(
+            z2 + 2 - 1 / m + 4 * p * (m * (1 - p) - 1), 0))) / den
+    return np.where(k == 0, 0.0, np.maximum(low, 0)), np.where(k == m, 1.0, np.minimum(high, 1))
+
+
+def strat_limits(tables: Array, k_u: Array, big_n: int, *, kind: str = "wilson",
+                 centre: str = "strat", pi_kind: str = "wilson") -> tuple[Array, ...]:
+    """The candidate: MOVER of the per-stratum limits, T x K arrays ``(est, low, high)``.
+
+    theta = pi q1 + (1 - pi) q0; q1 = P(Y=1 | Yhat=1), q0 = P(Y=1 | Yhat=0) from the labelled
+    strata (binomial given the stratum sizes), pi the cheap-success share of all n + N items.
+    lam = 0 (PPI++'s weight; cheap labels constant on the labelled items, or no positive
+    covariance): Blaker's interval of the trusted labels, as on mdef.
+    """
+    a, b, c, d = (tables[:, i:i + 1] for i in range(4))
+    n = a + b + c + d
+    n1, n0 = a + c, b + d
+    kk = k_u[None, :]
+    lam = tuned_lambda_counts(np.repeat(tables, k_u.size, axis=0), np.tile(k_u, len(tables)),
+                              big_n).reshape(len(tables), k_u.size)
+    s1, s0 = np.maximum(n1, 1), np.maximum(n0, 1)
+    q1, q0 = a / s1, b / s0
+    l1, u1 = _limits(kind, a, s1)
+    l0, u0 = _limits(kind, b, s0)
+    pi = (n1 + kk) / (n + big_n)
+    lp, up = _limits(pi_kind, n1 + kk, n + big_n + 0 * kk)
+    dd = q1 - q0
+    theta = pi * q1 + (1 - pi) * q0
+    ppi = (a + b) / n + lam * (kk / big_n - n1 / n)
+    centre_value = theta if centre == "strat" else ppi
+    pi_low = np.where(dd >= 0, dd * (pi - lp), -dd * (up - pi))
+    pi_high = np.where(dd >= 0, dd * (up - pi), -dd * (pi - lp))
+    low = centre_value - np.sqrt((pi * (q1 - l1)) ** 2 + ((1 - pi) * (q0 - l0)) ** 2
+                                 + pi_low ** 2)
+    high = centre_value + np.sqrt((pi * (u1 - q1)) ** 2 + ((1 - pi) * (u0 - q0)) ** 2
+                                  + pi_high ** 2)
+    el, eh = blaker_limits((a + b)[:, 0], n[:, 0], 0.95)
+    zero = lam == 0.0
+    low = np.where(zero, el[:, None], np.clip(low, 0, 1))
+    high = np.where(zero, eh[:, None], np.clip(high, 0, 1))
+    return np.where(zero, (a + b) / n, ppi), low, high, theta
+
+
+def _constrained(k1: Array, n1: Array, k0: Array, n0: Array, w: Array, theta: Array
+                 ) -> tuple[Array, Array]:
+    """``(q1, q0)`` maximising the two binomial likelihoods under ``w q1 + (1 - w) q0 =
+    theta`` (the restricted MLE of the score test; concave in ``q1``: bisection on the
+    derivative over the feasible range)."""
+    lo = np.maximum(0.0, (theta - (1 - w)) / w)
+    hi = np.minimum(1.0, theta / w)
+    eps = 1e-12
+
+    def slope(q1: Array) -> Array:
+        q0 = np.clip((theta - w * q1) / (1 - w), eps, 1 - eps)
+        q1c = np.clip(q1, eps, 1 - eps)
+        return ((k1 - n1 * q1c) / (q1c * (1 - q1c))
+                - w / (1 - w) * (k0 - n0 * q0) / (q0 * (1 - q0)))
+
+    a, b = lo + 0 * theta, hi + 0 * theta
+    for _ in range(60):
+        mid = 0.5 * (a + b)
+        up = slope(mid) > 0
+        a, b = np.where(up, mid, a), np.where(up, b, mid)
+    q1 = 0.5 * (a + b)
+    return q1, np.clip((theta - w * q1) / (1 - w), 0.0, 1.0)
+
+
+def score_accepts(tables: Array, k_u: Array, big_n: int, theta: Array,
+                  z: float = Z, mn: bool = False, rows: bool = False, skew: bool = False
+                  ) -> npt.NDArray[np.bool_]:
+    """Score test of ``pi q1 + (1 - pi) q0 = theta`` (T x K; ``theta`` broadcastable):
+    ``(theta_hat - theta)^2 <= z^2 V``, ``V = pi^2 q1 (1 - q1) / n1 + (1 - pi)^2 q0 (1 - q0)
+    / n0 + (q1 - q0)^2 pi (1 - pi) / (n + N)`` at the restricted MLE ``(q1, q0)``."""
+    a, b, c, d = (tables[:, i:i + 1] for i in range(4))
+    n = a + b + c + d
+    n1, n0 = a + c, b + d
+    kk = k_u[:, None] if rows else k_u[None, :]
+    pi = (n1 + kk) / (n + big_n)
+    s1, s0 = np.maximum(n1, 1), np.maximum(n0, 1)
+    est = pi * a / s1 + (1 - pi) * b / s0
+    q1, q0 = _constrained(a + 0 * pi, s1 + 0 * pi, b + 0 * pi, s0 + 0 * pi, pi,
+                          theta + 0 * pi)
+    var = (pi ** 2 * q1 * (1 - q1) / s1 + (1 - pi) ** 2 * q0 * (1 - q0) / s0
+           + (q1 - q0) ** 2 * pi * (1 - pi) / (n + big_n))
+    if mn:  # Miettinen & Nurminen's (1985) variance factor n / (n - 1), n the labelled items
+        var = var * n / (n - 1.0)
+    if not skew:
+        accepted: npt.NDArray[np.bool_] = (est - theta) ** 2 <= z * z * var
+        return accepted
+    # Gart & Nam (1988, 1990) / Laud (2017) skewness correction: the third central moment
+    # of the estimate at the restricted MLE; accept where |S - g (z^2 - 1) / 6| <= z (the
+    # correction on the critical values, first-order equal to |S - g (S^2 - 1) / 6| <= z
+    # and monotone in S)
+    mu3 = (pi ** 3 * q1 * (1 - q1) * (1 - 2 * q1) / s1 ** 2
+           + (1 - pi) ** 3 * q0 * (1 - q0) * (1 - 2 * q0) / s0 ** 2
+           + (q1 - q0) ** 3 * pi * (1 - pi) * (1 - 2 * pi) / (n + big_n) ** 2)
+    safe = np.where(var > 0, var, 1.0)
+    stat = np.where(var > 0, (est - theta) / np.sqrt(safe), np.where(est == theta, 0.0, np.inf))
+    gamma = np.where(var > 0, mu3 / safe ** 1.5, 0.0)
+    corrected = stat - gamma * (z * z - 1.0) / 6.0
+    accepted = np.abs(np.nan_to_num(corrected, nan=np.inf)) <= z
+    return accepted
+
+
+def score_covers(tables: Array, k_u: Array, big_n: int, p: float, mn: bool = False,
+                 skew: bool = False) -> tuple[Array, ...]:
+    """Coverage-only rule (no limits): the score test at ``p``; Blaker where lam is 0.
+    Returns ``(est, low, high)``, the limits stand-ins: ``p`` when covered, else +-inf."""
+    a, b, c, d = (tables[:, i:i + 1] for i in range(4))
+    n = a + b + c + d
+    lam = tuned_lambda_counts(np.repeat(tables, k_u.size, axis=0), np.tile(k_u, len(tables)),
+                              big_n).reshape(len(tables), k_u.size)
+    ok = score_accepts(tables, k_u, big_n, np.full((1, 1), p), mn=mn, skew=skew)
+    el, eh = blaker_limits((a + b)[:, 0], n[:, 0], 0.95)
+    ok = np.where(lam == 0.0, (el[:, None] <= p) & (p <= eh[:, None]), ok)
+    pi = (a + c + k_u[None, :]) / (n + big_n)
+    est = np.where(lam == 0.0, (a + b) / n,
+                   pi * a / np.maximum(a + c, 1) + (1 - pi) * b / np.maximum(b + d, 1))
+    side = np.where(est > p, np.inf, -np.inf)  # a miss: the interval lies beyond p there
+    low = np.where(ok, p, side)
+    return est, low, low
+
+
+def score_limits(tables: Array, k_u: Array, big_n: int, mn: bool = True,
+                 rows: bool = False, skew: bool = True) -> tuple[Array, ...]:
+    """The score interval's limits (T x K), by bisection on ``theta`` from the estimate to
+    0 (1): ``(est, low, high)``; Blaker's interval where PPI++'s lam is 0."""
+    a, b, c, d = (tables[:, i:i + 1] for i in range(4))
+    n = a + b + c + d
+    kk = k_u[:, None] if rows else k_u[None, :]
+    pi = (a + c + kk) / (n + big_n)
+    est = pi * a / np.maximum(a + c, 1) + (1 - pi) * b / np.maximum(b + d, 1)
+    ends = []
+    for edge in (0.0, 1.0):
+        inner, outer = est.copy(), np.full_like(est, edge)
+        for _ in range(40):
+            mid = 0.5 * (inner + outer)
+            ok = score_accepts(tables, k_u, big_n, mid, mn=mn, rows=rows, skew=skew)
+            inner, outer = np.where(ok, mid, inner), np.where(ok, outer, mid)
+        at_edge = score_accepts(tables, k_u, big_n, np.full_like(est, edge), mn=mn,
+                                rows=rows, skew=skew)
+        ends.append(np.where(at_edge, edge, 0.5 * (inner + outer)))
+    lam = (tuned_lambda_counts(tables, k_u, big_n)[:, None] if rows else tuned_lambda_counts(
+        np.repeat(tables, k_u.size, axis=0), np.tile(k_u, len(tables)), big_n).reshape(
+        len(tables), k_u.size))
+    el, eh = blaker_limits((a + b)[:, 0], n[:, 0], 0.95)
+    zero = lam == 0.0
+    ppi = (a + b) / n + lam * (kk / big_n - (a + c) / n)
+    return (np.where(zero, (a + b) / n, est), np.where(zero, el[:, None], ends[0]),
+            np.where(zero, eh[:, None], ends[1]), ppi)
+
+
+def mc_width(p: float, agree: float, n: int, errors: str, reps: int = 2000,
+             seed: int = 0, mn: bool = True, skew: bool = True) -> dict[str, Any]:
+    """Monte Carlo mean width of the score interval beside the trusted-only Wilson's (same
+    draws), and how often PPI++'s estimate falls outside the interval."""
+    rng = np.random.default_rng(seed)
+    probs = _cells(p, agree, errors)
+    tables = rng.multinomial(n, probs, size=reps).astype(float)
+    k_u = rng.binomial(BIG_N, probs[0] + probs[2], size=reps).astype(float)
+    est, low, high, ppi = (v[:, 0] for v in score_limits(tables, k_u, BIG_N, mn, rows=True,
+                                                                  skew=skew))
+    wl, wh = _wilson(tables[:, 0] + tables[:, 1], np.full(reps, float(n)), 0.95)
+    return {"p": p, "agree": agree, "errors": errors, "n": n, "reps": reps,
+            "width_ratio": round(float(np.mean(high - low) / np.mean(wh - wl)), 4),
+            "mc_coverage": float(np.mean((low <= p) & (p <= high))),
+            "ppi_outside": float(np.mean((ppi < low) | (ppi > high))),
+            "max_ppi_gap": float(np.max(np.abs(ppi - est)))}
+
+
+def audit(p: float, agree: float, n: int, errors: str,
+          rule: Callable[[Array, Array, int], tuple[Array, ...]] | None = None,
+          chunk: int = 2_000_000) -> dict[str, Any]:
+    """Exact coverage and expected width of ``rule`` (None: the current interval)."""
+    from scipy.stats import binom
+
+    tables, p_table, k_u, p_k, dropped = outcomes(p, agree, n, errors)
+    covered = width = 0.0
+    step = max(1, chunk // k_u.size)
+    below = above = outside = 0.0
+    for i in range(0, len(tables), step):
+        part = tables[i:i + step]
+        w = p_table[i:i + step, None] * p_k[None, :]
+        if rule is None:
+            covered += float(w[current_covers(part, k_u, BIG_N, p)].sum())
+            continue
+        est, low, high, *_ = rule(part, k_u, BIG_N)
+        outside += float(w[(est < low - 1e-12) | (est > high + 1e-12)].sum())
+        covered += float(w[(low <= p) & (p <= high)].sum())
+        below += float(w[high < p].sum())
+        above += float(w[low > p].sum())
+        width += float((w * (high - low)).sum())
+    k = np.arange(n + 1.0)
+    wl, wh = _wilson(k, np.full_like(k, float(n)), 0.95)
+    pk = binom.pmf(k, n, p)
+    wilson_width = float((pk * (wh - wl)).sum())
+    out: dict[str, Any] = {"p": p, "agree": agree, "errors": errors, "n": n,
+                           "coverage": round(covered, 6), "dropped_mass": dropped}
+    if rule is not None:
+        q = _cells(p, agree, errors)
+        out |= {"width": round(width, 5), "wilson_width": round(wilson_width, 5),
+                "width_ratio": round(width / wilson_width, 4),
+                "miss_low": round(below, 5), "miss_high": round(above, 5),
+                "estimate_outside": outside,
+                "constant": not 0 < q[0] + q[2] < 1}
+    return out
+
+
+def grid(ns: tuple[int, ...], rule: Callable[..., tuple[Array, ...]]) -> list[dict[str, Any]]:
+    """Audit every design of the bench grid with these trusted-label counts."""
+    return [audit(p, a, n, e, rule) for n, p, a, e in product(ns, RATES, AGREEMENT, ERRORS)]
+
+
+def failing(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Designs that miss 95% coverage (with the dropped mass added) or the width target."""
+    return [r for r in rows if r["coverage"] + r["dropped_mass"] < 0.95
+            or (r["agree"] >= 0.85 and not r["constant"] and r["width_ratio"] >= 1)]
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    which = sys.argv[1] if len(sys.argv) > 1 else "validate"
+    print("load", os.getloadavg())
+    if which == "validate":
+        for design in [(0.5, 0.7, 20, "symmetric"), (0.7, 0.85, 20, "one-sided")]:
+            print(audit(*design), flush=True)
+    elif which == "widths":  # the SCAS rule  # Monte Carlo widths over the whole bench grid (2,000 draws)
+        from bench_ppi import TRUSTED
+
+        rows = []
+        start_load = os.getloadavg()
+        for i, (p, a, n, e) in enumerate(product(RATES, AGREEMENT, TRUSTED, ERRORS)):
+            rows.append(mc_width(p, a, n, e, reps=2000, seed=1000 + i))
+            print(rows[-1], flush=True)
+            Path(__file__).with_name("ppi_strat_scas_widths.json").write_text(json.dumps(
+                {"load_at_start": start_load, "rows": rows}, indent=1) + "\n")
+    else:  # N1,N2 RULE: exact coverage of RULE over the bench grid, rows to bench/NAME.json
+        ns = tuple(int(x) for x in which.split(","))
+        rule_name = sys.argv[2] if len(sys.argv) > 2 else "mover_wilson"
+        name = f"ppi_strat_{rule_name}_" + "_".join(map(str, ns))
+        rows = []
+        start_load = os.getloadavg()
+        for n, p, a, e in product(ns, RATES, AGREEMENT, ERRORS):
+            rule = (strat_limits if rule_name == "mover_wilson" else functools.partial(
+                score_covers, p=p, mn="mn" in rule_name, skew="skew" in rule_name))
+            rows.append(audit(p, a, n, e, rule))
+            print(rows[-1], flush=True)
+            Path(__file__).with_name(name + ".json").write_text(json.dumps(
+                {"load_at_start": start_load, "rows": rows}, indent=1) + "\n")
+    print(json.dumps({"seconds": time.perf_counter() - t0}))
