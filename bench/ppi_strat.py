@@ -22,7 +22,6 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ppi import AGREEMENT, ERRORS, RATES, _cells  # noqa: E402
-
 from evalband.stats._intervals import _wilson  # noqa: E402
 from evalband.stats._ppi import blaker_limits, mover_covers, tuned_lambda_counts  # noqa: E402
 
@@ -33,6 +32,7 @@ Z = 1.959963984540054
 
 TOL_TABLE = float(os.environ.get("PPI_STRAT_TOL_TABLE", "1e-13"))
 TOL_K = float(os.environ.get("PPI_STRAT_TOL_K", "1e-15"))
+BARTLETT = os.environ.get("PPI_STRAT_BARTLETT") == "1"  # Gart-Nam's S - g (S^2 - 1) / 6
 
 
 def outcomes(p: float, agree: float, n: int, errors: str, big_n: int = BIG_N,
@@ -199,7 +199,7 @@ def score_accepts(tables: Array, k_u: Array, big_n: int, theta: Array,
     safe = np.where(var > 0, var, 1.0)
     stat = np.where(var > 0, (est - theta) / np.sqrt(safe), np.where(est == theta, 0.0, np.inf))
     gamma = np.where(var > 0, mu3 / safe ** 1.5, 0.0)
-    corrected = stat - gamma * (z * z - 1.0) / 6.0
+    corrected = stat - gamma * ((stat * stat if BARTLETT else z * z) - 1.0) / 6.0
     accepted = np.abs(np.nan_to_num(corrected, nan=np.inf)) <= z
     return accepted
 
@@ -326,7 +326,7 @@ if __name__ == "__main__":
     if which == "validate":
         for design in [(0.5, 0.7, 20, "symmetric"), (0.7, 0.85, 20, "one-sided")]:
             print(audit(*design), flush=True)
-    elif which == "widths":  # the SCAS rule  # Monte Carlo widths over the whole bench grid (2,000 draws)
+    elif which == "widths":  # SCAS: Monte Carlo widths over the bench grid, 2,000 draws
         from bench_ppi import TRUSTED
 
         rows = []
@@ -339,7 +339,8 @@ if __name__ == "__main__":
     else:  # N1,N2 RULE: exact coverage of RULE over the bench grid, rows to bench/NAME.json
         ns = tuple(int(x) for x in which.split(","))
         rule_name = sys.argv[2] if len(sys.argv) > 2 else "mover_wilson"
-        name = f"ppi_strat_{rule_name}_" + "_".join(map(str, ns))
+        name = (f"ppi_strat_{rule_name}{'_bartlett' if BARTLETT else ''}_"
+                + "_".join(map(str, ns)))
         rows = []
         start_load = os.getloadavg()
         for n, p, a, e in product(ns, RATES, AGREEMENT, ERRORS):
