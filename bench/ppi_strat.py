@@ -1,7 +1,91 @@
 """Experiment (issue 29): PPI++ for success labels as double sampling for stratification.
 
-Results and conclusions: see ``bench/ppi_strat.json`` and the table at the end of this
-docstring (filled in as the runs finish).
+Not adopted (see the verdict at the end). Run: ``PYTHONPATH=src .venv/bin/python
+bench/ppi_strat.py validate`` (the harness on the interval of ``mdef``), ``... 20,30 RULE``
+(exact coverage of every 20- and 30-label design of ``bench/bench_ppi.py``'s grid, RULE one
+of ``mover_wilson``, ``score``, ``score_mn``, ``score_mn_skew``; ``PPI_STRAT_BARTLETT=1``
+for Gart and Nam's original form of the skewness correction; rows to
+``bench/ppi_strat_RULE_NS.json``), ``... widths`` (the SCAS interval's mean width beside the
+trusted-only Wilson's, 2,000 draws per design, all 224 designs, same seeds as the bench).
+``PPI_STRAT_TOL_TABLE`` / ``PPI_STRAT_TOL_K`` truncate the labelled tables / unlabelled counts
+by mass (defaults 1e-13 / 1e-15; the n = 100 runs used 1e-11 / 1e-13); every row reports the
+mass left out (``dropped_mass``, at most 1e-8), which bounds the truncation error.
+
+**Identity** (checked exactly): with ``b = q1 - q0`` (the least-squares slope of ``Y`` on
+``Yhat`` in the labelled set) the PPI estimate at ``lam = b N / (N + n)`` is the
+post-stratified double-sampling estimate ``pi q1 + (1 - pi) q0`` (``pi`` the cheap-success
+share of all ``n + N`` episodes; Cochran 1977, section 12.2). PPI++'s weight (``ppi_py``'s)
+is ``lam_ppi = b N / (N + n) * h (1 - h) / s2`` -- ``h`` the labelled cheap rate, ``s2`` the
+``1/(m - 1)`` variance of all cheap labels -- so the two estimates differ by ``(lam_ppi -
+lam) (m_u - h)``: up to 0.017 with 30 labels in random cases, up to 0.23 with 20 labels at
+70% agreement (``max_ppi_gap`` in the widths file). Centring a Wilson-MOVER on PPI++'s
+estimate instead of the stratified one costs coverage (94.86% at p 0.5, 70% symmetric, 20),
+and PPI++'s estimate falls outside the SCAS interval in up to 5.65% of draws (p 0.05-0.1 or
+0.9-0.95, agreement 95-98%, 20-30 labels): the interval cannot be centred on the current
+estimate; adopting it means printing the double-sampling estimate (the paper's point
+estimate at ``lam = b N / (N + n)``, exactly unbiased given both strata non-empty).
+
+**Candidates** (all: PPI++'s weight 0 -- a constant labelled cheap label or no positive
+covariance -- gives the trusted labels' Blaker interval, as on ``mdef``; otherwise both strata
+hold a labelled item):
+
+* ``mover_wilson``: Zou, Huang & Zhang (2009) MOVER of per-stratum Wilson limits plus the
+  share's Wilson term times ``|q1 - q0|``. Exact, 20/30 labels: 15 of 112 designs below 95%
+  (lowest 93.55% at p 0.1 / 0.9, 70% symmetric, 20 labels; 93.80% at p 0.05, 85% symmetric,
+  20), all symmetric errors at p <= 0.1 or >= 0.9 plus p 0.3-0.7 at 70% with 30 labels
+  (94.80-94.97%). Jeffreys, Wilson with continuity correction at 0 or m successes, and
+  Agresti-Coull limits were tried on those: each leaves some below 95% (Jeffreys 94.03% at
+  0.5/70% sym/20; CC-edge 93.60% at 0.1/70% sym/20; Agresti-Coull 94.58% at 0.05/70%/20, and
+  wider than Wilson's at 0.05/85%/20).
+* ``score``: the score test of ``theta = pi q1 + (1 - pi) q0`` (restricted MLE of the two
+  binomials, variance plus Cochran's share term). 94.80% at 0.5/70% sym/20, 94.51% at
+  0.3/70% sym/30.
+* ``score_mn``: with Miettinen & Nurminen's ``n / (n - 1)``. Exact, 20/30: all 112 >= 95%
+  (lowest 95.04%, 0.3/70% sym/30); 100 labels: 94.96% at 0.1/70% sym.
+* ``score_mn_skew`` (SCAS: MN plus the Gart & Nam 1988/1990, Laud 2017 skewness correction
+  at the restricted MLE, put on the critical values: ``|S - g (z^2 - 1) / 6| <= z``).
+  Exact, 20/30: all 112 >= 95% (lowest 95.09%, 0.3 and 0.7 / 70% sym / 30). Exact, 300
+  labels: 96.31% at 0.1/98% sym (``mdef``: 94.94%), 95.07% at 0.1/70% one-sided. Exact, 100
+  labels: see the table. Width (2,000 draws): narrower than the trusted-only Wilson in all
+  156 informative designs (agreement >= 85%, scorer not constant), max ratio 0.943 (0.7/85%
+  one-sided/20; ``mdef`` 1.035), median 0.772; ``mdef``'s three wide designs 0.943, 0.908,
+  0.877.
+* Gart & Nam's original form ``|S - g (S^2 - 1) / 6| <= z`` (``PPI_STRAT_BARTLETT=1``):
+  exact, 20/30: all 112 >= 95.15%; 95.05% at 0.1/85% sym/100. But ``S - g (S^2 - 1) / 6``
+  is not monotone in ``S``: it accepts rates far from the estimate wherever ``g`` is large,
+  and the hull of the accepted rates (a grid of 401, 400 draws) is 2.4-2.9 times as wide as
+  the trusted-only Wilson interval in five informative 20/30-label designs (the SCAS form's
+  hull there: 0.80-0.94, equal to its bisection limits). Dead.
+* Cochran's per-stratum ``n_h / (n_h - 1)`` instead of MN's ``n / (n - 1)``
+  (``PPI_STRAT_STRATA_FACTOR=1``): 95.34% at 0.1/85% sym/100, but 1.010 times Wilson's width
+  at 0.7/85% one-sided/20 (1,000 draws). Fails the width target.
+
+**The four designs ``mdef`` fails, and the designs SCAS fails** (exact coverage by
+enumeration, ``dropped_mass`` <= 3e-8; width = mean width / the trusted-only Wilson's, 2,000
+draws, bench seeds):
+
+=====================================  ===================  ===================
+design (rate, agreement, errors, n)    ``mdef`` interval    SCAS (strata)
+=====================================  ===================  ===================
+0.1, 98%, symmetric, 300: coverage     94.94%               96.31%
+0.7, 85%, one-sided, 20: width         1.035                0.943
+0.9, 95%, one-sided, 20: width         1.015                0.908
+0.9, 95%, one-sided, 30: width         1.005                0.877
+0.1, 85%, symmetric, 100: coverage     MDEF100              **94.97%**
+0.9, 85%, symmetric, 100: coverage     (mirror)             **94.97%**
+=====================================  ===================  ===================
+
+SCAS, all exact: 112 designs with 20/30 labels >= 95.09%; 56 with 100 labels: 54 >= 95.02%,
+two at 94.9716% (the pair above, mirror images); 300 labels (not the whole grid -- the
+symmetric designs at mid rates hold ~10^8 outcomes): N300.
+Width: all 156 informative designs narrower than Wilson's (max 0.943, median 0.772).
+
+**Verdict**: SCAS fixes all four ``mdef`` failures, and its coverage misses 95% in two
+designs by 0.03 points (94.97% at rate 0.1 / 0.9, 85% symmetric agreement, 100 labels;
+both tails 2.3-2.6%, no skew left: a plain discreteness shortfall). By the rule of the
+brief it is not moved into ``src`` (the implementation, with tests, waits on branch
+``ppi6-src``); the two published refinements that close the gap either break the width
+target (Cochran's per-stratum factor) or the interval itself (Gart & Nam's original form).
 """
 
 from __future__ import annotations
@@ -33,6 +117,7 @@ Z = 1.959963984540054
 TOL_TABLE = float(os.environ.get("PPI_STRAT_TOL_TABLE", "1e-13"))
 TOL_K = float(os.environ.get("PPI_STRAT_TOL_K", "1e-15"))
 BARTLETT = os.environ.get("PPI_STRAT_BARTLETT") == "1"  # Gart-Nam's S - g (S^2 - 1) / 6
+STRATA_FACTOR = os.environ.get("PPI_STRAT_STRATA_FACTOR") == "1"  # n_h / (n_h - 1) each
 
 
 def outcomes(p: float, agree: float, n: int, errors: str, big_n: int = BIG_N,
@@ -184,7 +269,12 @@ def score_accepts(tables: Array, k_u: Array, big_n: int, theta: Array,
                           theta + 0 * pi)
     var = (pi ** 2 * q1 * (1 - q1) / s1 + (1 - pi) ** 2 * q0 * (1 - q0) / s0
            + (q1 - q0) ** 2 * pi * (1 - pi) / (n + big_n))
-    if mn:  # Miettinen & Nurminen's (1985) variance factor n / (n - 1), n the labelled items
+    if mn and STRATA_FACTOR:  # Cochran's s_h^2: n_h / (n_h - 1) in each stratum
+        f1 = s1 / np.maximum(s1 - 1.0, 1e-9)
+        f0 = s0 / np.maximum(s0 - 1.0, 1e-9)
+        var = (f1 * pi ** 2 * q1 * (1 - q1) / s1 + f0 * (1 - pi) ** 2 * q0 * (1 - q0) / s0
+               + (q1 - q0) ** 2 * pi * (1 - pi) / (n + big_n))
+    elif mn:  # Miettinen & Nurminen's (1985) variance factor n / (n - 1), n the labelled items
         var = var * n / (n - 1.0)
     if not skew:
         accepted: npt.NDArray[np.bool_] = (est - theta) ** 2 <= z * z * var
