@@ -313,6 +313,9 @@ def widths(p: float, agree: float, n: int, errors: str, reps: int, seed: int,
                            "current": round(float(np.mean(high - low)) / wilson, 4)}
     q = probs[0] + probs[2]
     out["constant"] = not 0 < q < 1
+    est = np.clip(est, 0.0, 1.0)  # the printed PPI++ estimate, outside [0, 1] clipped
+    out["current_misses_ppi"] = round(float(np.mean((est < low - 1e-9) | (est > high + 1e-9))),
+                                      4)
     zero = lam == 0.0
     b_low, b_high = blaker_limits(table[:, 0] + table[:, 1], np.full(reps, float(n)), 0.95)
     for kind in kinds:
@@ -331,7 +334,6 @@ def main(argv: list[str]) -> None:
     what = argv[1] if len(argv) > 1 else "failing"
     t0 = time.perf_counter()
     load = os.getloadavg()
-    report: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if what == "validate":  # the current interval, two known figures
         rows = [exact(0.5, 0.7, 20, "symmetric", True), exact(0.1, 0.98, 300, "symmetric", True)]
     elif what == "failing":
@@ -344,10 +346,11 @@ def main(argv: list[str]) -> None:
         reps = int(argv[3]) if len(argv) > 3 else 2000
         rows = []
         for i, (p, a, e) in enumerate(product(RATES, AGREEMENT, ERRORS)):
-            row = exact(p, a, n, e) if n <= 100 else {"p": p, "agree": a, "errors": e, "n": n}
+            row = exact(p, a, n, e) if n <= 30 else {"p": p, "agree": a, "errors": e, "n": n}
             rows.append(row | {"width": widths(p, a, n, e, reps, 1000 + i)})
             print(json.dumps(rows[-1]), flush=True)
         what = f"grid_n{n}"
+    report: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     report[what] = {"rows": rows, "seconds": round(time.perf_counter() - t0, 1),
                     "load_average_start": [round(x, 2) for x in load],
                     "load_average_end": [round(x, 2) for x in os.getloadavg()]}
