@@ -37,7 +37,41 @@ the labelled episodes times each count of cheap successes among the unlabelled o
 below ``TOL`` dropped and reported); widths from ``REPS`` draws per design (the limits by
 bisection of ``S``), paired with the trusted labels' Wilson interval on the same draws.
 
-Run: ``PYTHONPATH=src .venv/bin/python bench/ppi_score.py [validate|failing|grid]``.
+Kinds: ``score`` (expected information), ``score_cond`` (``D_j = n_j``), ``score_obs`` (observed
+information ``s/r^2 + (n - s)/(1 - r)^2``: at an empty stratum's boundary fit ``r_j = 0`` its
+term is ``n_j`` instead of 0, coverage collapses, kept only as a record), ``lr``; each also
+with ``+b``: Blaker's interval where PPI++'s tuned weight is 0 (the current interval's rule).
+
+Results (``bench/ppi_score_results.json``; 2-core VM shared with 4 engineers, 1-minute load
+average 2.9-7.5 during the runs; ``python bench/ppi_score.py summary`` prints them):
+
+* harness check: the current interval's exact coverage at p 0.5, 70% symmetric, n 20 sums to
+  95.002% here too (``exact(..., current=True)``), as bench_ppi's audit;
+* ``score+b``, 20 labels (exact, all 56 designs): at least 95% everywhere (lowest 95.069% at
+  p 0.5, 70% symmetric); width below Wilson's in all 39 informative designs (max 0.954,
+  median 0.870; the current interval: max 1.032, median 0.960, 2 over 1 on these draws);
+* ``score+b``, 30 labels (exact): **94.836%** at p 0.3 and 0.7, 70% symmetric (two designs
+  below 95%); width below Wilson's in all 39 (max 0.928, median 0.828; current 0.999/0.904);
+* 100 labels (500 draws each): width max 0.893, median 0.702 (current 0.943/0.760); one
+  exact check, p 0.5, 85% one-sided: 95.042%;
+* 300 labels (500 draws): width max 0.919, median 0.667 (current 0.937/0.691); exact
+  **94.877%** at p 0.1, 98% symmetric (current 94.94%; misses on both sides alike, 2.72%
+  below and 2.41% above: not skewness) and **94.933%** at p 0.3, 98% symmetric;
+* plain ``score`` (no Blaker at weight 0): 94.625% at p 0.05/0.95, 70% symmetric, 20 labels
+  (Wilson's dip: the cheap scorer says little there); ``score_cond`` and ``lr`` lower still
+  (``lr`` 92.0% at p 0.1, 70%, 20 labels);
+* the PPI++ estimate (clipped to [0, 1]) falls outside ``score+b`` in up to 7% of draws with
+  30 labels (p 0.05/0.95 at 95-98% agreement), 4.4% with 100 and 1.2% with 300 (8.3% at p
+  0.05, 98% symmetric, 20 labels): the full model knows ``P(Y=1 | Yhat=0) >= 0`` where the
+  additive PPI correction does not; the MLE (post-stratified estimate) differs from PPI++'s
+  by 0.002-0.018 on average.
+
+Verdict: narrower than Wilson in every informative design and than the current interval in
+almost all, but coverage below 95% in 2 designs with 30 labels and at least 2 with 300: it
+does not pass the issue's claim either.
+
+Run: ``PYTHONPATH=src .venv/bin/python bench/ppi_score.py [validate|failing|grid N REPS|
+summary]`` (grid 20: 10 min, grid 30: 26 min under load 4-5).
 """
 
 from __future__ import annotations
@@ -330,8 +364,36 @@ def widths(p: float, agree: float, n: int, errors: str, reps: int, seed: int,
     return out
 
 
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """Per grid: lowest exact coverage and designs below 95% per kind; width ratios."""
+    out: dict[str, Any] = {}
+    for name, block in report.items():
+        rows = [r for r in block.get("rows", []) if "width" in r]
+        if not name.startswith("grid") or not rows:
+            continue
+        entry: dict[str, Any] = {}
+        if "coverage" in rows[0]:
+            for kind in (*VARIANTS,):
+                cov = [(r["coverage"][kind], r["p"], r["agree"], r["errors"]) for r in rows]
+                entry[kind] = {"min": min(cov), "below_95": [c for c in cov if c[0] < 0.95]}
+        informative = [r["width"] for r in rows if r["agree"] >= 0.85
+                       and not r["width"]["constant"]]
+        for kind in ("current", "score", "score+b"):
+            ratios = sorted(w[kind] for w in informative)
+            entry["width_" + kind] = {
+                "designs": len(ratios), "max": ratios[-1], "median": ratios[len(ratios) // 2],
+                "not_narrower": [(w["p"], w["agree"], w["errors"], w[kind])
+                                 for w in informative if w[kind] >= 1]}
+        entry["score+b_misses_ppi_max"] = max(r["width"]["score+b_misses_ppi"] for r in rows)
+        out[name] = entry
+    return out
+
+
 def main(argv: list[str]) -> None:
     what = argv[1] if len(argv) > 1 else "failing"
+    if what == "summary":
+        print(json.dumps(summary(json.loads(RESULTS.read_text())), indent=1))
+        return
     t0 = time.perf_counter()
     load = os.getloadavg()
     if what == "validate":  # the current interval, two known figures
