@@ -45,8 +45,9 @@ with ``+b``: Blaker's interval where PPI++'s tuned weight is 0 (the current inte
 Results (``bench/ppi_score_results.json``; 2-core VM shared with 4 engineers, 1-minute load
 average 2.9-7.5 during the runs; ``python bench/ppi_score.py summary`` prints them):
 
-* harness check: the current interval's exact coverage at p 0.5, 70% symmetric, n 20 sums to
-  95.002% here too (``exact(..., current=True)``), as bench_ppi's audit;
+* harness check (``validate``): the current interval's exact coverage sums to 95.002% at p
+  0.5, 70% symmetric, 20 labels and 94.943% at p 0.1, 98% symmetric, 300 labels, as
+  bench_ppi's audit (``mover_covers`` over the same enumeration);
 * ``score+b``, 20 labels (exact, all 56 designs): at least 95% everywhere (lowest 95.069% at
   p 0.5, 70% symmetric); width below Wilson's in all 39 informative designs (max 0.954,
   median 0.870; the current interval: max 1.032, median 0.960, 2 over 1 on these draws);
