@@ -134,21 +134,32 @@ def design(p: float, agree: float, n: int, errors: str, reps: int,
             "best_variance_ratio": round(1 - rho2 * big_n / (n + big_n), 4)}
 
 
-def exact(p: float, agree: float, n: int, errors: str, tol: float = 1e-11) -> dict[str, Any]:
-    """The default interval's coverage summed over every outcome of one design."""
+def outcomes(p: float, agree: float, n: int, errors: str, big_n: int = UNLABELLED,
+             tol_table: float = 1e-11, tol_k: float = 1e-11
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Every outcome of one design: the labelled tables (both, trusted only, cheap only,
+    neither) with their multinomial mass and the unlabelled episodes' cheap-success counts
+    with their binomial mass, each kept where its mass exceeds its tolerance; and the mass
+    left out (1 - kept tables' mass x kept counts' mass)."""
     from scipy.stats import binom, multinomial
 
-    big_n = UNLABELLED
     probs = _cells(p, agree, errors)
     tables = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
                        for c in range(n + 1 - a - b)], dtype=float)
     p_table = multinomial.pmf(tables, n, probs)
-    keep = p_table > tol
+    keep = p_table > tol_table
     tables, p_table = tables[keep], p_table[keep]
     k_u = np.arange(big_n + 1.0)
     p_k = binom.pmf(k_u, big_n, probs[0] + probs[2])
-    keep = p_k > tol
+    keep = p_k > tol_k
     k_u, p_k = k_u[keep], p_k[keep]
+    return tables, p_table, k_u, p_k, 1.0 - float(p_table.sum()) * float(p_k.sum())
+
+
+def exact(p: float, agree: float, n: int, errors: str, tol: float = 1e-11) -> dict[str, Any]:
+    """The default interval's coverage summed over every outcome of one design."""
+    big_n = UNLABELLED
+    tables, p_table, k_u, p_k, _ = outcomes(p, agree, n, errors, big_n, tol, tol)
     covered = total = 0.0
     step = max(1, 200_000 // k_u.size)  # tables per chunk: ~200,000 outcomes at a time
     for i in range(0, len(tables), step):

@@ -88,27 +88,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalband.stats._ppi import blaker_limits, mover_covers, mover_limits, tuned_lambda_counts
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_ppi  # noqa: E402
+from bench_ppi import AGREEMENT, ERRORS, RATES, UNLABELLED  # noqa: E402
+from bench_ppi import _cells as cells  # noqa: E402
+from evalband.stats._ppi import (  # noqa: E402
+    blaker_limits,
+    mover_covers,
+    mover_limits,
+    tuned_lambda_counts,
+)
 
 Array = npt.NDArray[np.float64]
-RATES = (0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95)
-AGREEMENT = (0.7, 0.85, 0.95, 0.98)
-ERRORS = ("symmetric", "one-sided")
-UNLABELLED = 2000
 Z2 = 1.959963984540054 ** 2
 TOL = 1e-15
 KINDS = ("score", "score_cond", "score_obs", "lr")
 VARIANTS = KINDS + tuple(k + "+b" for k in KINDS)
 RESULTS = Path(__file__).with_name("ppi_score_results.json")
-
-
-def cells(p: float, agree: float, errors: str) -> list[float]:
-    """(both success, trusted only, cheap only, neither), as ``bench_ppi._cells``."""
-    if errors == "symmetric":
-        e = 1.0 - agree
-        return [p * (1 - e), p * e, (1 - p) * e, (1 - p) * (1 - e)]
-    rate = min(1.0, (1.0 - agree) / max(1.0 - p, 1e-9))
-    return [p, 0.0, (1 - p) * rate, (1 - p) * (1 - rate)]
 
 
 def _root(a: Array, s: Array, n: Array) -> Array:
@@ -293,19 +290,8 @@ def limits(table: Array, k_u: Array, big_n: int, kind: str,
 
 def outcomes(p: float, agree: float, n: int, errors: str
              ) -> tuple[Array, Array, Array, Array, float]:
-    """Every (table, k_u) with its probability, and the mass left out."""
-    from scipy.stats import binom, multinomial
-
-    probs = cells(p, agree, errors)
-    tables = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
-                       for c in range(n + 1 - a - b)], dtype=float)
-    p_table = multinomial.pmf(tables, n, probs)
-    keep = p_table > TOL
-    k_u = np.arange(UNLABELLED + 1.0)
-    p_k = binom.pmf(k_u, UNLABELLED, probs[0] + probs[2])
-    keep_k = p_k > TOL
-    dropped = 1.0 - float(p_table[keep].sum()) * float(p_k[keep_k].sum())
-    return tables[keep], p_table[keep], k_u[keep_k], p_k[keep_k], dropped
+    """Every (table, k_u) with its probability, and the mass left out (``bench_ppi``'s)."""
+    return bench_ppi.outcomes(p, agree, n, errors, UNLABELLED, TOL, TOL)
 
 
 def exact(p: float, agree: float, n: int, errors: str, current: bool = False) -> dict[str, Any]:

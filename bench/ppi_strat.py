@@ -109,6 +109,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_ppi  # noqa: E402
 from bench_ppi import AGREEMENT, ERRORS, RATES, _cells  # noqa: E402
 from evalband.stats._intervals import _wilson  # noqa: E402
 from evalband.stats._ppi import blaker_limits, mover_covers, tuned_lambda_counts  # noqa: E402
@@ -127,22 +128,8 @@ STRATA_FACTOR = os.environ.get("PPI_STRAT_STRATA_FACTOR") == "1"  # n_h / (n_h -
 def outcomes(p: float, agree: float, n: int, errors: str, big_n: int = BIG_N,
              tol_table: float = TOL_TABLE, tol_k: float = TOL_K
              ) -> tuple[Array, Array, Array, Array, float]:
-    """Labelled tables (a, b, c, d) with their multinomial mass, unlabelled cheap-success
-    counts with their binomial mass, both truncated by mass; and the dropped mass bound."""
-    from scipy.stats import binom, multinomial
-
-    probs = _cells(p, agree, errors)
-    tables = np.array([(a, b, c, n - a - b - c) for a in range(n + 1) for b in range(n + 1 - a)
-                       for c in range(n + 1 - a - b)], dtype=float)
-    p_table = multinomial.pmf(tables, n, probs)
-    keep = p_table > tol_table
-    tables, p_table = tables[keep], p_table[keep]
-    k_u = np.arange(big_n + 1.0)
-    p_k = binom.pmf(k_u, big_n, probs[0] + probs[2])
-    keep = p_k > tol_k
-    k_u, p_k = k_u[keep], p_k[keep]
-    dropped = 1.0 - float(p_table.sum()) * float(p_k.sum())
-    return tables, p_table, k_u, p_k, dropped
+    """``bench_ppi.outcomes`` at this experiment's tolerances."""
+    return bench_ppi.outcomes(p, agree, n, errors, big_n, tol_table, tol_k)
 
 
 # --- interval rules: (tables[T, 4], k_u[K]) -> (low[T, K], high[T, K]) --------------------
