@@ -15,6 +15,16 @@ over the ladder for every design of the bench grid with these trusted-label coun
 ``bench/ppi_thulin_grid_NS.json``); ``... dense NS`` (the denser verification grid);
 ``... widths Z`` (Monte Carlo mean width at critical value ``Z`` beside the trusted-only
 Wilson's, 2,000 draws, the bench seeds, the 156 informative designs).
+``PPI_THULIN_LEVEL`` (0.95), ``PPI_THULIN_RATES`` / ``_AGREE`` / ``_ERRORS`` (the dense grid),
+``PPI_THULIN_TAG`` (the JSON's name), ``PPI_THULIN_TOL_TABLE`` / ``_TOL_K`` (mass left out;
+each row reports it, ``dropped_mass``).
+
+**Verdict: not adopted.** The bench grid needs ``z`` = 1.9625 (a nominal 95.03%); at it the
+dense grid (``ppi_thulin_dense_95_20_25_30_40_50.json``) has three designs below 95%
+(94.50% at p 0.75, 85% one-sided, 20 labels) and a fine one-sided grid
+(``ppi_thulin_fine_95_onesided_20to30.json``) 25 of 660, lowest 93.54% (p 0.8, 87%, 24
+labels); the top of the ladder (2.06) leaves five below 95% (lowest 94.52%). See
+docs/scorers.md.
 """
 
 from __future__ import annotations
@@ -188,9 +198,12 @@ if __name__ == "__main__":
                 "0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,0.98").split(","))
             agrees = tuple(float(x) for x in os.environ.get(
                 "PPI_THULIN_AGREE", "0.85,0.9,0.95,0.98").split(","))
-            designs = [d for d in product(ns, rates, agrees, ERRORS)  # not the bench grid's
+            errors = tuple(os.environ.get("PPI_THULIN_ERRORS", ",".join(ERRORS)).split(","))
+            designs = [d for d in product(ns, rates, agrees, errors)  # not the bench grid's
                        if not (d[0] in TRUSTED and d[1] in RATES and d[2] in AGREEMENT)]
-        name = f"ppi_thulin_{which}_{int(LEVEL * 100)}_{'_'.join(map(str, ns))}.json"
+        name = os.environ.get("PPI_THULIN_TAG") or (
+            f"ppi_thulin_{which}_{int(LEVEL * 100)}_{'_'.join(map(str, ns))}")
+        name += ".json"
         rows: list[dict[str, Any]] = []
         for n, p, a, e in designs:
             t1 = time.perf_counter()
