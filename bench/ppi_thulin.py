@@ -19,9 +19,11 @@ Wilson's, 2,000 draws, the bench seeds, the 156 informative designs).
 ``PPI_THULIN_TAG`` (the JSON's name), ``PPI_THULIN_TOL_TABLE`` / ``_TOL_K`` (mass left out;
 each row reports it, ``dropped_mass``).
 
-**Verdict: not adopted.** The bench grid needs ``z`` = 1.9625 (a nominal 95.03%); at it the
-dense grid (``ppi_thulin_dense_95_20_25_30_40_50.json``) has three designs below 95%
-(94.50% at p 0.75, 85% one-sided, 20 labels) and a fine one-sided grid
+**Verdict: not adopted.** The bench grid needs ``z`` = 1.9625 (a nominal 95.03%; all 224
+designs exact, lowest 95.005%); at it the dense grids (``ppi_thulin_dense_95_*.json``, 852
+designs) have four below 95% (94.50% at p 0.75, 85% one-sided, 20 labels; 94.84% at 0.8 /
+85% / 25; 94.96% at 0.85 / 90% / 50; 94.998% at 0.15, 85% symmetric, 100) and a fine
+one-sided grid
 (``ppi_thulin_fine_95_onesided_20to30.json``) 25 of 660, lowest 93.54% (p 0.8, 87%, 24
 labels); the top of the ladder (2.06) leaves five below 95% (lowest 94.52%). See
 docs/scorers.md.
