@@ -182,7 +182,11 @@ def mc_width(p: float, agree: float, n: int, errors: str, z: float, reps: int = 
 
 
 def _write(name: str, payload: dict[str, Any]) -> None:
-    Path(__file__).with_name(name).write_text(json.dumps(payload, indent=1) + "\n")
+    """The payload with one row a line (the rows hold the whole ladder)."""
+    head = {k: v for k, v in payload.items() if k != "rows"}
+    rows = ",\n".join(json.dumps(r) for r in payload["rows"])
+    Path(__file__).with_name(name).write_text(
+        json.dumps(head)[:-1] + ', "rows": [\n' + rows + "\n]}\n")
 
 
 if __name__ == "__main__":
