@@ -247,7 +247,12 @@ def _rate(k: int, n: int, confidence: float) -> Interval:
     return wilson(k, n, confidence)
 
 
-_UNDECIDED = SliceDecision(SliceVerdict.INCONCLUSIVE, [])
+_REGRESSED, _IMPROVED, _INCONCLUSIVE = (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED,
+                                        SliceVerdict.INCONCLUSIVE)
+"""The verdicts the hot path reads, bound once (an enum member read off its class goes
+through the enum type's ``__getattr__`` hook: ~1 k instructions each time)."""
+_DECIDED = (_REGRESSED, _IMPROVED)
+_UNDECIDED = SliceDecision(_INCONCLUSIVE, [])
 
 
 class _Untested(Enum):
@@ -322,7 +327,7 @@ def _row_from_table(
     )
     reasons, excluded = check_slice(row, data)
     return msgspec.structs.replace(row, decision=SliceDecision(
-        SliceVerdict.INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
+        _INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
 
 
 def _slice_rows(
@@ -693,7 +698,7 @@ def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
         "delta_unadjusted": h.interval_at(1.0 - alpha),
         "verdict": d.verdict,
         "possible_regression": bool(d.difference.estimate < 0
-                                    and d.verdict != SliceVerdict.REGRESSED),
+                                    and d.verdict != _REGRESSED),
     }
 
 
@@ -744,7 +749,7 @@ def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
     else:
         design = (c.n_candidate, c.successes_baseline, c.n_baseline)
         n = min(c.n_baseline, c.n_candidate)
-    if n < 2 or verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+    if n < 2 or verdict in _DECIDED:
         return {"effect": effect}
     return dict(_statement(design, paired, alpha, effect))
 
@@ -830,15 +835,27 @@ def comparison_of(
     A primary metric's slice counts as a slice: regressed in a required slice, it blocks;
     inconclusive, it leaves the comparison unsure.
     """
-    regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]
-    decided = [m for m in metrics if m.role == "primary"]
-    blocking = tuple([r.name for r in rows
-                      if r.decision.verdict == SliceVerdict.REGRESSED and r.primary]
-                     + [m.label for m in decided
-                        if m.verdict == SliceVerdict.REGRESSED and m.required])
-    unsure = tuple([r.name for r in rows
-                    if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded]
-                   + [m.label for m in decided if m.verdict == SliceVerdict.INCONCLUSIVE])
+    regressed: list[str] = []
+    blocking: list[str] = []
+    unsure: list[str] = []
+    possible: list[str] = []
+    for r in rows:  # one pass over the rows, each list in row order
+        decision = r.decision
+        verdict = decision.verdict
+        if verdict == _REGRESSED:
+            regressed.append(r.name)
+            if r.primary:
+                blocking.append(r.name)
+        if verdict == _INCONCLUSIVE or decision.excluded:
+            unsure.append(r.name)
+        if decision.possible_regression:
+            possible.append(r.name)
+    for m in metrics:
+        if m.role == "primary":
+            if m.verdict == _REGRESSED and m.required:
+                blocking.append(m.label)
+            elif m.verdict == _INCONCLUSIVE:
+                unsure.append(m.label)
     return Comparison(
         baseline=baseline.run_id,
         candidate=cand.run_id,
@@ -850,8 +867,8 @@ def comparison_of(
         slice_rows=rows,
         aggregate=agg,
         hidden_regressions=hidden_regressions(regressed, agg.delta, agg.low, agg.high),
-        possible_regressions=[r.name for r in rows if r.decision.possible_regression],
-        verdict=overall_verdict(FamilyFacts(blocking, unsure, agg.low)),
+        possible_regressions=possible,
+        verdict=overall_verdict(FamilyFacts(tuple(blocking), tuple(unsure), agg.low)),
         notes=notes,
         confidence=confidence,
         effect=effect,

@@ -337,9 +337,10 @@ def check_slice(
 # ---------------------------------------------------------------------------- overall
 
 
-@dataclass(frozen=True)
-class FamilyFacts:
+class FamilyFacts(msgspec.Struct, frozen=True):
     """What the overall rules read of one candidate's decided slices and aggregate.
+
+    (A frozen struct, as :class:`Evidence`: a comparison makes one per candidate.)
 
     Attributes:
         blocking: required (primary) slices that regressed.
