@@ -267,12 +267,19 @@ def _exact_tests(tables: Sequence[PairTable]) -> list[SliceTest | None]:
     Both two-sided as twice the smaller tail; the paired tables' p-values in one array call
     (:func:`~evalband.stats._procedure.paired_exact_ps`, elementwise: the same bits).
     """
-    paired = [t for t in tables if t.paired]
-    p_paired = iter(paired_exact_ps([t.candidate_only for t in paired],
-                                    [t.baseline_only for t in paired]))
+    paired: list[bool] = []
+    a_only: list[int] = []
+    b_only: list[int] = []
+    for t in tables:  # PairTable.paired, read once per table
+        is_paired = t.both + t.baseline_only + t.candidate_only + t.neither > 0
+        paired.append(is_paired)
+        if is_paired:
+            a_only.append(t.candidate_only)
+            b_only.append(t.baseline_only)
+    p_paired = iter(paired_exact_ps(a_only, b_only))
     tests: list[SliceTest | None] = []
-    for t in tables:
-        if t.paired:
+    for i, t in enumerate(tables):
+        if paired[i]:
             tests.append(SliceTest(
                 "mcnemar-exact", next(p_paired), TWO_SIDED,
                 {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only}))
