@@ -282,8 +282,25 @@ def wilson(k: int, n: int, confidence: float) -> Interval:
 
 def compute_statistics(data: SliceData) -> dict[str, Any]:
     """Every registered statistic of one slice, by name, in registration order."""
-    return {stat.name: stat.compute(data) if stat.arm is None
-            else stat.compute(data, getattr(data, stat.arm)) for stat in STATISTICS}
+    arms = (data.baseline, data.candidate)
+    out: dict[str, Any] = {}
+    for name, compute, arm in _plan():
+        out[name] = compute(data) if arm < 0 else compute(data, arms[arm])
+    return out
+
+
+_PLAN: list[tuple[str, Callable[..., Any], int]] = []
+
+
+def _plan() -> list[tuple[str, Callable[..., Any], int]]:
+    """:data:`STATISTICS` as (name, function, arm: 0 baseline, 1 candidate, -1 none).
+
+    Made again when a statistic was registered since (registration only appends).
+    """
+    if len(_PLAN) != len(STATISTICS):
+        _PLAN[:] = [(stat.name, stat.compute, -1 if stat.arm is None else ARMS.index(stat.arm))
+                    for stat in STATISTICS]
+    return _PLAN
 
 
 # ---------------------------------------------------------------------------- the statistics
@@ -394,9 +411,9 @@ class _PairedTimes:
         one cell takes that cell's values as they are (a sum of one number is that number,
         to the bit), without a call into numpy per sum.
         """
-        cells = [i for i, inside in enumerate(members.tolist()) if inside]
-        if len(cells) == 1:
-            return self._cells[cells[0]]
+        inside: list[bool] = members.tolist()
+        if inside.count(True) == 1:
+            return self._cells[inside.index(True)]
         return (int(np.add.reduce(self.count[members])),
                 float(np.add.reduce(self.total[members])),
                 float(np.add.reduce(self.squares[members])))
