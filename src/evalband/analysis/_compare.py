@@ -414,19 +414,24 @@ def aggregate_from_tables(
     ``panel_cells``: ``panel.cells()`` when the caller has them already; ``cell_weights``:
     their normalised weights (:func:`_cell_weights`) likewise.
     """
-    cells = [(c.key, c.slices) for c in (panel_cells or panel.cells())]
-    weights = _cell_weights(panel, cells) if cell_weights is None else cell_weights
+    cells = panel_cells or panel.cells()
+    weights = (_cell_weights(panel, [(c.key, c.slices) for c in cells]) if cell_weights is None
+               else cell_weights)
     used: dict[str, float] = {}
-    counts: list[dict[str, int]] = []
+    counts: list[tuple[tuple[str, int], ...]] = []
+    paired = True
     rate_b = rate_c = 0.0
-    for key, _ in cells:
+    for cell in cells:
+        key = cell.key
         t = tables.get(key)
         if t is None or not t.n_baseline or not t.n_candidate:
             continue
-        used[key] = weights[key]
-        rate_b += weights[key] * t.k_baseline / t.n_baseline
-        rate_c += weights[key] * t.k_candidate / t.n_candidate
-        counts.append(t.difference_counts())
+        w = used[key] = weights[key]
+        rate_b += w * t.k_baseline / t.n_baseline
+        rate_c += w * t.k_candidate / t.n_candidate
+        found = t.difference_counts()
+        paired = paired and "both" in found
+        counts.append(tuple(found.items()))
     total = sum(used.values())
     norm = {k: w / total for k, w in used.items()} if total > 0 else used
     if not counts:
@@ -434,9 +439,7 @@ def aggregate_from_tables(
         return Aggregate(weights=norm, rate_baseline=nan, rate_candidate=nan, delta=nan,
                          low=nan, high=nan, method="no cell has episodes in both runs",
                          confidence=confidence)
-    paired = all("both" in c for c in counts)
-    estimate, low, high, method = _stratified(tuple(tuple(c.items()) for c in counts),
-                                              tuple(norm.values()), confidence)
+    estimate, low, high, method = _stratified(tuple(counts), tuple(norm.values()), confidence)
     return Aggregate(
         weights=norm,
         rate_baseline=rate_b / total,
@@ -688,12 +691,16 @@ def _finished(row: SliceComparison, engine: tuple[_SliceHypothesis, Decided] | N
     ``engine``: the engine's hypothesis and decision of the row (None: a row without a test);
     ``power_alpha``: the level of the power statements (None: none asked).
     """
-    fields = {} if engine is None else _decision(*engine, alpha)
+    decision = row.decision
+    if engine is None:
+        fields: dict[str, Any] = {}
+        verdict = decision.verdict
+    else:
+        fields = _decision(*engine, alpha)
+        verdict = fields["verdict"]
     if power_alpha is not None:
-        fields.update(_power(row, fields.get("verdict", row.decision.verdict), power_alpha,
-                             effect))
-    return msgspec.structs.replace(row, decision=msgspec.structs.replace(row.decision,
-                                                                         **fields))
+        fields.update(_power(row, verdict, power_alpha, effect))
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(decision, **fields))
 
 
 def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
@@ -737,7 +744,7 @@ def _difference_counts(row: SliceComparison) -> dict[str, int]:
 
 
 def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
-           effect: float) -> dict[str, Any]:
+           effect: float) -> Mapping[str, Any]:
     """Prospective power statements for the design of this slice (never the observed gap).
 
     The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
@@ -758,13 +765,13 @@ def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
         n = min(c.n_baseline, c.n_candidate)
     if n < 2 or verdict in _DECIDED:
         return {"effect": effect}
-    return dict(_statement(design, paired, alpha, effect))
+    return _statement(design, paired, alpha, effect)  # read-only (kept)
 
 
 @lru_cache(maxsize=8192)
 def _statement(design: tuple[int, ...], paired: bool, alpha: float,
-               effect: float) -> tuple[tuple[str, Any], ...]:
-    """The power statement's fields of one slice design (memoised: it is frozen).
+               effect: float) -> Mapping[str, Any]:
+    """The power statement's fields of one slice design (memoised: a read-only mapping).
 
     ``design``: matched pairs (both, baseline only, candidate only, neither), or the
     candidate's episodes, the baseline's successes and episodes
@@ -781,10 +788,11 @@ def _statement(design: tuple[int, ...], paired: bool, alpha: float,
         n_c, k_b, n_b = design
         st = power_statement(int(n_c), round(k_b / n_b, 6), alpha, effect, paired=False,
                              n_baseline=int(n_b))
-    return (("detectable_drop", st.detectable_drop),
-            ("episodes_for_effect", st.episodes_for_effect), ("effect", effect),
-            ("power_basis", PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
-                                       level=st.level, power=st.power, test=st.test)))
+    return MappingProxyType({
+        "detectable_drop": st.detectable_drop, "episodes_for_effect": st.episodes_for_effect,
+        "effect": effect, "power_basis": PowerBasis(
+            base_rate=st.base_rate, correlation=st.correlation, level=st.level,
+            power=st.power, test=st.test)})
 
 
 def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
