@@ -626,24 +626,31 @@ def decide_family(
     primary metrics are hypotheses of the same family, decided in the same call.
     """
     alpha = 1.0 - confidence
-    flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
-            for j, row in enumerate(rows) if row.p_value is not None]
-    hypotheses = [_SliceHypothesis(prepared[i][2][j]) for i, j in flat]
+    flat: list[tuple[int, int]] = []  # (candidate, row) of each slice hypothesis
+    hypotheses: list[Any] = []
+    for i, prep in enumerate(prepared):
+        for j, row in enumerate(prep[2]):
+            if row.p_value is not None:
+                flat.append((i, j))
+                hypotheses.append(_SliceHypothesis(row))
     pending = list(metrics) if metrics is not None else [[] for _ in prepared]
-    flat_metrics = [(i, j) for i, rows in enumerate(pending) for j, m in enumerate(rows)
-                    if m.hypothesis is not None]
-    metric_hypotheses = [hyp for i, j in flat_metrics
-                         if (hyp := pending[i][j].hypothesis) is not None]
-    decided_all = decide([*hypotheses, *metric_hypotheses], alpha,  # one family
-                         procedure=procedure)
-    decided, decided_metrics = decided_all[:len(flat)], decided_all[len(flat):]
+    flat_metrics: list[tuple[int, int]] = []
+    for i, metric_rows_i in enumerate(pending):
+        for j, m in enumerate(metric_rows_i):
+            if m.hypothesis is not None:
+                flat_metrics.append((i, j))
+                hypotheses.append(m.hypothesis)
+    decided_all = decide(hypotheses, alpha, procedure=procedure)  # one family
+    decided_metrics = decided_all[len(flat):]
     family = len(flat) + len(flat_metrics)
+    engine: list[dict[int, tuple[_SliceHypothesis, Decided]]] = [{} for _ in prepared]
+    for k, (ci, j) in enumerate(flat):
+        engine[ci][j] = (hypotheses[k], decided_all[k])
+    power_alpha = alpha / max(family, 1) if power_statements else None
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
-        engine = {j: (h, d) for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True)
-                  if ci == i}
-        new_rows = [_finished(row, engine.get(j), alpha,
-                              alpha / max(family, 1) if power_statements else None, effect)
+        found = engine[i]
+        new_rows = [_finished(row, found.get(j), alpha, power_alpha, effect)
                     for j, row in enumerate(rows)]
         metric_out = [m.row for m in pending[i]]
         for (ci, j), d in zip(flat_metrics, decided_metrics, strict=True):
