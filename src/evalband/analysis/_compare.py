@@ -677,10 +677,19 @@ class _SliceHypothesis:
     def __init__(self, row: SliceComparison) -> None:
         p = row.p_value
         self.p_value = 1.0 if p is None else float(p)
-        self.counts = tuple(_difference_counts(row).items())
-        self.paired = row.counts.pairing == "paired"
-        self.reasons = row.decision.reasons
-        self.margin = row.decision.margin
+        c = row.counts
+        self.paired = paired = c.pairing == "paired"
+        # the counts of _difference_counts, in its order, as plain integers (_COUNT_NAMES)
+        if paired:
+            pairs = c.pairs
+            self.counts = (pairs["both"], pairs["candidate_only"], pairs["baseline_only"],
+                           pairs["neither"])
+        else:
+            self.counts = (c.successes_candidate, c.n_candidate, c.successes_baseline,
+                           c.n_baseline)
+        decision = row.decision
+        self.reasons = decision.reasons
+        self.margin = decision.margin
 
     def null(self) -> McNemarNull | FisherNull:
         """The exact test's attainable p-values (its discordant pairs, or both margins)."""
@@ -723,10 +732,18 @@ def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
     }
 
 
+_COUNT_NAMES = {True: ("both", "a_only", "b_only", "neither"),
+                False: ("k_a", "n_a", "k_b", "n_b")}
+"""The names of :func:`_difference_counts`' counts, matched pairs (True) or not."""
+
+
 @lru_cache(maxsize=8192)
-def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | FisherNull:
-    """A slice's exact null distribution from its counts (memoised: it is frozen)."""
-    c = dict(counts)
+def _null(counts: tuple[int, ...], paired: bool) -> McNemarNull | FisherNull:
+    """A slice's exact null distribution from its counts (memoised: it is frozen).
+
+    ``counts``: :func:`_difference_counts`' values in its order (:data:`_COUNT_NAMES`).
+    """
+    c = dict(zip(_COUNT_NAMES[paired], counts, strict=True))
     if paired:
         return McNemarNull(c["a_only"] + c["b_only"])
     return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
@@ -734,11 +751,11 @@ def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | Fi
 
 @lru_cache(maxsize=8192)
 def _compatible(
-    counts: tuple[tuple[str, int], ...], paired: bool, confidence: float, p_value: float
+    counts: tuple[int, ...], paired: bool, confidence: float, p_value: float
 ) -> Difference:
-    """:func:`compatible_difference`, memoised (it is frozen)."""
-    return compatible_difference(dict(counts), paired=paired, confidence=confidence,
-                                 p_value=p_value)
+    """:func:`compatible_difference`, memoised (it is frozen; ``counts`` as :func:`_null`'s)."""
+    return compatible_difference(dict(zip(_COUNT_NAMES[paired], counts, strict=True)),
+                                 paired=paired, confidence=confidence, p_value=p_value)
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:
