@@ -347,6 +347,7 @@ def _slice_rows(
     *,
     errors_as_failures: bool,
     confidence: float,
+    slice_tables: Sequence[PairTable] | None = None,
 ) -> list[SliceComparison]:
     """Every slice's row at once: counts summed over its cells for all slices in one product.
 
@@ -354,12 +355,14 @@ def _slice_rows(
     :class:`PairTable` fields (:func:`cell_table_counts`). Each run's per-cell counts are
     computed once (:class:`~evalband.analysis._statistics.RunSide`), and what a statistic
     derives from a whole run is shared by every slice; the slices' exact tests are made
-    together (:func:`_exact_tests`).
+    together (:func:`_exact_tests`). ``slice_tables``: the slices' tables when the caller
+    has them (each slice one cell: its cell's table, the product's row to the integer).
     """
     n_cells = members.shape[1]
     sb = RunSide.of(base, n_cells, errors_as_failures)
     sc = RunSide.of(cand, n_cells, errors_as_failures)
-    slice_tables = [PairTable(*row) for row in (members @ tables).tolist()]
+    if slice_tables is None:
+        slice_tables = [PairTable(*row) for row in (members @ tables).tolist()]
     tests = _exact_tests(slice_tables)
     counts_b, counts_c = sb.slice_counts(members), sc.slice_counts(members)
     shared: dict[str, Any] = {}
@@ -561,9 +564,11 @@ def compare_many(
         cand_cols, cand_metrics = cand._arrays(cell_keys)
         metrics.append(cand_metrics)
         counts = cell_table_counts(base_cols, cand_cols, len(cell_keys), eaf)
-        rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
-                           errors_as_failures=eaf, confidence=confidence)
         tables = [PairTable(*row) for row in counts.tolist()]
+        single = layout.single_cells  # a one-cell slice's table is its cell's
+        rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
+                           errors_as_failures=eaf, confidence=confidence,
+                           slice_tables=None if single is None else [tables[c] for c in single])
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells, cell_weights=layout.weights)
         prepared.append((cand, mismatch, rows, agg))
@@ -583,6 +588,7 @@ class _Layout:
     definitions: list[tuple[str, str, dict[str, str]]]
     members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
     weights: Mapping[str, float]  # the cells' normalised weights (the aggregate's)
+    single_cells: tuple[int, ...] | None  # each slice's one cell, when every slice has one
 
 
 def _layout(run: RunData) -> _Layout:
@@ -600,8 +606,12 @@ def _panel_layout(panel: Panel) -> _Layout:
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
+    inside: list[list[bool]] = members.tolist()
+    single = (tuple(row.index(True) for row in inside)
+              if all(row.count(True) == 1 for row in inside) else None)
     return _Layout(cells, [c.key for c in cells], definitions, members,
-                   MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
+                   MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])),
+                   single)
 
 
 
