@@ -369,11 +369,12 @@ def _slice_rows(
     rows = []
     for s, (kind, name, slices) in enumerate(definitions):
         inside = members[s]
+        key = inside.tobytes()  # the slice's cells, as both arms' kept statistics read them
         table = slice_tables[s]
         data = SliceData(
             kind, name, slices, table,
-            ArmData(sb, inside, *counts_b[s], table.k_baseline, table.n_baseline),
-            ArmData(sc, inside, *counts_c[s], table.k_candidate, table.n_candidate),
+            ArmData(sb, inside, *counts_b[s], table.k_baseline, table.n_baseline, key),
+            ArmData(sc, inside, *counts_c[s], table.k_candidate, table.n_candidate, key),
             panel, confidence, shared)
         rows.append(_row_from_table(
             kind, name, table, panel, confidence=confidence, data=data,
@@ -839,15 +840,18 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
             f"PANEL MISMATCH: {baseline.run_id} and {cand.run_id} were run on different panels "
             "(compared anyway, as asked); episodes pair only where keys coincide"
         )
+    any_paired = False
     for r in rows:
-        unmatched = r.counts.pairs.get("unmatched", 0)
+        counts = r.counts
+        unmatched = counts.pairs.get("unmatched", 0)
         if unmatched:
             notes.append(f"{r.name}: {unmatched} unmatched episode(s) left out of the pairing")
-        if r.counts.pairing == "unpaired" and r.decision.delta is not None:
+        if counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
-    notes.append(_procedure_note(any(r.counts.pairing == "paired" for r in rows), family,
-                                 alpha, multiplicity == DISCRETE_HOLM.name))
+        any_paired = any_paired or counts.pairing == "paired"
+    notes.append(_procedure_note(any_paired, family, alpha,
+                                 multiplicity == DISCRETE_HOLM.name))
     return notes
 
 

@@ -210,6 +210,8 @@ class ArmData(msgspec.Struct, frozen=True):
         helped: counted episodes with an intervention or assistance.
         successes: the slice's successes of the rate (the :class:`PairTable`'s ``k``).
         n: the rate's denominator (the :class:`PairTable`'s ``n``).
+        members_key: ``members.tobytes()`` when the caller made it already (both arms of a
+            slice share it), else ``None``.
     """
 
     side: RunSide
@@ -220,6 +222,7 @@ class ArmData(msgspec.Struct, frozen=True):
     helped: int
     successes: int
     n: int
+    members_key: bytes | None = None
 
     @property
     def errors(self) -> int:
@@ -234,7 +237,8 @@ class ArmData(msgspec.Struct, frozen=True):
         cells), so a run compared again computes it once.
         """
         kept = self.side._memo
-        part = (key, reduce, self.members.tobytes())
+        cells = self.members_key
+        part = (key, reduce, self.members.tobytes() if cells is None else cells)
         found = kept.get(part, _MISSING)
         if found is _MISSING:
             values, cells = self.side.memo(key, build)
