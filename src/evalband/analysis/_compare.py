@@ -84,7 +84,7 @@ from evalband.analysis._verdicts import (
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
-from evalband.stats import Difference, Interval
+from evalband.stats import Difference
 from evalband.stats._discrete import FisherNull, McNemarNull
 from evalband.stats._power_statement import pair_correlation, power_statement
 from evalband.stats._procedure import compatible_difference, paired_exact_ps, unpaired_exact_p
@@ -242,11 +242,6 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _rate(k: int, n: int, confidence: float) -> Interval:
-    """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
-    return wilson(k, n, confidence)
-
-
 _REGRESSED, _IMPROVED, _INCONCLUSIVE = (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED,
                                         SliceVerdict.INCONCLUSIVE)
 """The verdicts the hot path reads, bound once (an enum member read off its class goes
@@ -315,19 +310,21 @@ def _row_from_table(
     """
     t = table
     pairs: dict[str, int] = {}
-    if t.paired:
+    paired = t.paired
+    if paired:
         pairs = {"both": t.both, "baseline_only": t.baseline_only,
                  "candidate_only": t.candidate_only, "neither": t.neither,
                  "unmatched": t.unmatched}
+    required = panel.required_slices
     row = SliceComparison(
         kind=kind,  # type: ignore[arg-type]  # slice_definitions names one of the three
         name=name,
-        primary=not panel.required_slices or name in panel.required_slices,
+        primary=not required or name in required,
         counts=SliceCounts(t.n_baseline, t.k_baseline, t.n_candidate, t.k_candidate,
-                           "paired" if t.paired else "unpaired", pairs),
-        rates=SliceRates(
-            _rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
-            _rate(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
+                           "paired" if paired else "unpaired", pairs),
+        rates=SliceRates(  # the Wilson bands (memoised)
+            wilson(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
+            wilson(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
         test=_exact_tests([t])[0] if test is _Untested.UNTESTED else test,
         decision=_UNDECIDED,
         extras={} if data is None else compute_statistics(data),

@@ -697,13 +697,14 @@ def decide(
     for h, step in zip(hyps, procedure.steps(hyps, alpha), strict=True):
         difference = h.interval_at(1.0 - step.level)
         estimate = difference.estimate
-        direction = (_direction(step.rejected, estimate) if step.direction is None
-                     else step.direction)
-        evidence = Evidence(step.rejected, direction, estimate, difference.low,
+        rejected = step.rejected
+        direction = step.direction
+        if direction is None:  # _direction, written out
+            direction = 0 if not rejected or estimate == 0 else (-1 if estimate < 0 else 1)
+        evidence = Evidence(rejected, direction, estimate, difference.low,
                             bool(getattr(h, "reasons", ())), getattr(h, "margin", None),
                             step.final)
         verdict, reason = apply_rules(evidence, rules)
-        out.append(Decided(step.p_adjusted, step.level, step.rejected, difference, verdict,
-                           reason))
+        out.append(Decided(step.p_adjusted, step.level, rejected, difference, verdict, reason))
     return out
 
