@@ -232,7 +232,10 @@ def _reference_paired_times(base: RunColumns, cand: RunColumns,
 def _reference_slice_rows(definitions: list[tuple[str, str, dict[str, str]]],
                           members: NDArray[np.bool_], tables: NDArray[np.int64],
                           base: RunColumns, cand: RunColumns, panel: Panel, *,
-                          errors_as_failures: bool, confidence: float) -> list[SliceComparison]:
+                          errors_as_failures: bool, confidence: float,
+                          slice_tables: object = None) -> list[SliceComparison]:
+    # ``slice_tables`` (the fast path's one-cell slices' tables) is ignored: each slice's
+    # table is summed here from its cells, so the fast path's shortcut is checked against it
     cell_tables = [PairTable(*row) for row in tables.tolist()]
     return [_reference_slice_row(kind, name, slices, inside, cell_tables, base, cand, panel,
                                  errors_as_failures, confidence)
@@ -250,7 +253,7 @@ def _reference_stratified(counts: tuple[tuple[tuple[str, int], ...], ...],
 @contextmanager
 def reference_path() -> Iterator[None]:
     """The comparison as computed before the fast path (monkeypatched in, then restored)."""
-    names = ("_rate", "_finished", "_slice_rows", "_stratified")
+    names = ("wilson", "_finished", "_slice_rows", "_stratified")  # the rows' bands: wilson
     saved = [getattr(_compare, name) for name in names]
     for name, reference in zip(names, (_reference_rate, _reference_finished,
                                        _reference_slice_rows, _reference_stratified),

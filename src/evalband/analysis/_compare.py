@@ -84,7 +84,7 @@ from evalband.analysis._verdicts import (
 from evalband.episode import EpisodeRecord
 from evalband.errors import PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
-from evalband.stats import Difference, Interval
+from evalband.stats import Difference
 from evalband.stats._discrete import FisherNull, McNemarNull
 from evalband.stats._power_statement import pair_correlation, power_statement
 from evalband.stats._procedure import compatible_difference, paired_exact_ps, unpaired_exact_p
@@ -242,12 +242,12 @@ def _margin_for(name: str, slices: Mapping[str, str], margin: Any) -> float | No
     return margin.get("*")  # type: ignore[no-any-return]
 
 
-def _rate(k: int, n: int, confidence: float) -> Interval:
-    """The Wilson band of ``k`` of ``n`` (memoised: the same counts recur; it is frozen)."""
-    return wilson(k, n, confidence)
-
-
-_UNDECIDED = SliceDecision(SliceVerdict.INCONCLUSIVE, [])
+_REGRESSED, _IMPROVED, _INCONCLUSIVE = (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED,
+                                        SliceVerdict.INCONCLUSIVE)
+"""The verdicts the hot path reads, bound once (an enum member read off its class goes
+through the enum type's ``__getattr__`` hook: ~1 k instructions each time)."""
+_DECIDED = (_REGRESSED, _IMPROVED)
+_UNDECIDED = SliceDecision(_INCONCLUSIVE, [])
 
 
 class _Untested(Enum):
@@ -262,12 +262,19 @@ def _exact_tests(tables: Sequence[PairTable]) -> list[SliceTest | None]:
     Both two-sided as twice the smaller tail; the paired tables' p-values in one array call
     (:func:`~evalband.stats._procedure.paired_exact_ps`, elementwise: the same bits).
     """
-    paired = [t for t in tables if t.paired]
-    p_paired = iter(paired_exact_ps([t.candidate_only for t in paired],
-                                    [t.baseline_only for t in paired]))
+    paired: list[bool] = []
+    a_only: list[int] = []
+    b_only: list[int] = []
+    for t in tables:  # PairTable.paired, read once per table
+        is_paired = t.both + t.baseline_only + t.candidate_only + t.neither > 0
+        paired.append(is_paired)
+        if is_paired:
+            a_only.append(t.candidate_only)
+            b_only.append(t.baseline_only)
+    p_paired = iter(paired_exact_ps(a_only, b_only))
     tests: list[SliceTest | None] = []
-    for t in tables:
-        if t.paired:
+    for i, t in enumerate(tables):
+        if paired[i]:
             tests.append(SliceTest(
                 "mcnemar-exact", next(p_paired), TWO_SIDED,
                 {"candidate_only": t.candidate_only, "baseline_only": t.baseline_only}))
@@ -303,26 +310,28 @@ def _row_from_table(
     """
     t = table
     pairs: dict[str, int] = {}
-    if t.paired:
+    paired = t.paired
+    if paired:
         pairs = {"both": t.both, "baseline_only": t.baseline_only,
                  "candidate_only": t.candidate_only, "neither": t.neither,
                  "unmatched": t.unmatched}
+    required = panel.required_slices
     row = SliceComparison(
         kind=kind,  # type: ignore[arg-type]  # slice_definitions names one of the three
         name=name,
-        primary=not panel.required_slices or name in panel.required_slices,
+        primary=not required or name in required,
         counts=SliceCounts(t.n_baseline, t.k_baseline, t.n_candidate, t.k_candidate,
-                           "paired" if t.paired else "unpaired", pairs),
-        rates=SliceRates(
-            _rate(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
-            _rate(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
+                           "paired" if paired else "unpaired", pairs),
+        rates=SliceRates(  # the Wilson bands (memoised)
+            wilson(t.k_baseline, t.n_baseline, confidence) if t.n_baseline else None,
+            wilson(t.k_candidate, t.n_candidate, confidence) if t.n_candidate else None),
         test=_exact_tests([t])[0] if test is _Untested.UNTESTED else test,
         decision=_UNDECIDED,
         extras={} if data is None else compute_statistics(data),
     )
     reasons, excluded = check_slice(row, data)
     return msgspec.structs.replace(row, decision=SliceDecision(
-        SliceVerdict.INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
+        _INCONCLUSIVE, reasons, excluded=excluded, margin=margin))
 
 
 def _slice_rows(
@@ -335,6 +344,7 @@ def _slice_rows(
     *,
     errors_as_failures: bool,
     confidence: float,
+    slice_tables: Sequence[PairTable] | None = None,
 ) -> list[SliceComparison]:
     """Every slice's row at once: counts summed over its cells for all slices in one product.
 
@@ -342,23 +352,26 @@ def _slice_rows(
     :class:`PairTable` fields (:func:`cell_table_counts`). Each run's per-cell counts are
     computed once (:class:`~evalband.analysis._statistics.RunSide`), and what a statistic
     derives from a whole run is shared by every slice; the slices' exact tests are made
-    together (:func:`_exact_tests`).
+    together (:func:`_exact_tests`). ``slice_tables``: the slices' tables when the caller
+    has them (each slice one cell: its cell's table, the product's row to the integer).
     """
     n_cells = members.shape[1]
     sb = RunSide.of(base, n_cells, errors_as_failures)
     sc = RunSide.of(cand, n_cells, errors_as_failures)
-    slice_tables = [PairTable(*row) for row in (members @ tables).tolist()]
+    if slice_tables is None:
+        slice_tables = [PairTable(*row) for row in (members @ tables).tolist()]
     tests = _exact_tests(slice_tables)
     counts_b, counts_c = sb.slice_counts(members), sc.slice_counts(members)
     shared: dict[str, Any] = {}
     rows = []
     for s, (kind, name, slices) in enumerate(definitions):
         inside = members[s]
+        key = inside.tobytes()  # the slice's cells, as both arms' kept statistics read them
         table = slice_tables[s]
         data = SliceData(
             kind, name, slices, table,
-            ArmData(sb, inside, *counts_b[s], table.k_baseline, table.n_baseline),
-            ArmData(sc, inside, *counts_c[s], table.k_candidate, table.n_candidate),
+            ArmData(sb, inside, *counts_b[s], table.k_baseline, table.n_baseline, key),
+            ArmData(sc, inside, *counts_c[s], table.k_candidate, table.n_candidate, key),
             panel, confidence, shared)
         rows.append(_row_from_table(
             kind, name, table, panel, confidence=confidence, data=data,
@@ -402,19 +415,24 @@ def aggregate_from_tables(
     ``panel_cells``: ``panel.cells()`` when the caller has them already; ``cell_weights``:
     their normalised weights (:func:`_cell_weights`) likewise.
     """
-    cells = [(c.key, c.slices) for c in (panel_cells or panel.cells())]
-    weights = _cell_weights(panel, cells) if cell_weights is None else cell_weights
+    cells = panel_cells or panel.cells()
+    weights = (_cell_weights(panel, [(c.key, c.slices) for c in cells]) if cell_weights is None
+               else cell_weights)
     used: dict[str, float] = {}
-    counts: list[dict[str, int]] = []
+    counts: list[tuple[tuple[str, int], ...]] = []
+    paired = True
     rate_b = rate_c = 0.0
-    for key, _ in cells:
+    for cell in cells:
+        key = cell.key
         t = tables.get(key)
         if t is None or not t.n_baseline or not t.n_candidate:
             continue
-        used[key] = weights[key]
-        rate_b += weights[key] * t.k_baseline / t.n_baseline
-        rate_c += weights[key] * t.k_candidate / t.n_candidate
-        counts.append(t.difference_counts())
+        w = used[key] = weights[key]
+        rate_b += w * t.k_baseline / t.n_baseline
+        rate_c += w * t.k_candidate / t.n_candidate
+        found = t.difference_counts()
+        paired = paired and "both" in found
+        counts.append(tuple(found.items()))
     total = sum(used.values())
     norm = {k: w / total for k, w in used.items()} if total > 0 else used
     if not counts:
@@ -422,9 +440,7 @@ def aggregate_from_tables(
         return Aggregate(weights=norm, rate_baseline=nan, rate_candidate=nan, delta=nan,
                          low=nan, high=nan, method="no cell has episodes in both runs",
                          confidence=confidence)
-    paired = all("both" in c for c in counts)
-    estimate, low, high, method = _stratified(tuple(tuple(c.items()) for c in counts),
-                                              tuple(norm.values()), confidence)
+    estimate, low, high, method = _stratified(tuple(counts), tuple(norm.values()), confidence)
     return Aggregate(
         weights=norm,
         rate_baseline=rate_b / total,
@@ -546,9 +562,11 @@ def compare_many(
         cand_cols, cand_metrics = cand._arrays(cell_keys)
         metrics.append(cand_metrics)
         counts = cell_table_counts(base_cols, cand_cols, len(cell_keys), eaf)
-        rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
-                           errors_as_failures=eaf, confidence=confidence)
         tables = [PairTable(*row) for row in counts.tolist()]
+        single = layout.single_cells  # a one-cell slice's table is its cell's
+        rows = _slice_rows(definitions, members, counts, base_cols, cand_cols, panel,
+                           errors_as_failures=eaf, confidence=confidence,
+                           slice_tables=None if single is None else [tables[c] for c in single])
         agg = aggregate_from_tables(panel, dict(zip(cell_keys, tables, strict=True)),
                                     confidence, panel_cells=cells, cell_weights=layout.weights)
         prepared.append((cand, mismatch, rows, agg))
@@ -568,6 +586,7 @@ class _Layout:
     definitions: list[tuple[str, str, dict[str, str]]]
     members: NDArray[np.bool_]  # slices x cells: whether the cell is in the slice
     weights: Mapping[str, float]  # the cells' normalised weights (the aggregate's)
+    single_cells: tuple[int, ...] | None  # each slice's one cell, when every slice has one
 
 
 def _layout(run: RunData) -> _Layout:
@@ -585,8 +604,12 @@ def _panel_layout(panel: Panel) -> _Layout:
     members = np.array([[all(c.slices.get(f) == v for f, v in sl.items()) for c in cells]
                         for _, _, sl in definitions], dtype=np.bool_).reshape(-1, len(cells))
     members.flags.writeable = False
+    inside: list[list[bool]] = members.tolist()
+    single = (tuple(row.index(True) for row in inside)
+              if all(row.count(True) == 1 for row in inside) else None)
     return _Layout(cells, [c.key for c in cells], definitions, members,
-                   MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])))
+                   MappingProxyType(_cell_weights(panel, [(c.key, c.slices) for c in cells])),
+                   single)
 
 
 
@@ -611,24 +634,31 @@ def decide_family(
     primary metrics are hypotheses of the same family, decided in the same call.
     """
     alpha = 1.0 - confidence
-    flat = [(i, j) for i, (_, _, rows, _) in enumerate(prepared)
-            for j, row in enumerate(rows) if row.p_value is not None]
-    hypotheses = [_SliceHypothesis(prepared[i][2][j]) for i, j in flat]
+    flat: list[tuple[int, int]] = []  # (candidate, row) of each slice hypothesis
+    hypotheses: list[Any] = []
+    for i, prep in enumerate(prepared):
+        for j, row in enumerate(prep[2]):
+            if row.p_value is not None:
+                flat.append((i, j))
+                hypotheses.append(_SliceHypothesis(row))
     pending = list(metrics) if metrics is not None else [[] for _ in prepared]
-    flat_metrics = [(i, j) for i, rows in enumerate(pending) for j, m in enumerate(rows)
-                    if m.hypothesis is not None]
-    metric_hypotheses = [hyp for i, j in flat_metrics
-                         if (hyp := pending[i][j].hypothesis) is not None]
-    decided_all = decide([*hypotheses, *metric_hypotheses], alpha,  # one family
-                         procedure=procedure)
-    decided, decided_metrics = decided_all[:len(flat)], decided_all[len(flat):]
+    flat_metrics: list[tuple[int, int]] = []
+    for i, metric_rows_i in enumerate(pending):
+        for j, m in enumerate(metric_rows_i):
+            if m.hypothesis is not None:
+                flat_metrics.append((i, j))
+                hypotheses.append(m.hypothesis)
+    decided_all = decide(hypotheses, alpha, procedure=procedure)  # one family
+    decided_metrics = decided_all[len(flat):]
     family = len(flat) + len(flat_metrics)
+    engine: list[dict[int, tuple[_SliceHypothesis, Decided]]] = [{} for _ in prepared]
+    for k, (ci, j) in enumerate(flat):
+        engine[ci][j] = (hypotheses[k], decided_all[k])
+    power_alpha = alpha / max(family, 1) if power_statements else None
     out = []
     for i, (cand, mismatch, rows, agg) in enumerate(prepared):
-        engine = {j: (h, d) for (ci, j), h, d in zip(flat, hypotheses, decided, strict=True)
-                  if ci == i}
-        new_rows = [_finished(row, engine.get(j), alpha,
-                              alpha / max(family, 1) if power_statements else None, effect)
+        found = engine[i]
+        new_rows = [_finished(row, found.get(j), alpha, power_alpha, effect)
                     for j, row in enumerate(rows)]
         metric_out = [m.row for m in pending[i]]
         for (ci, j), d in zip(flat_metrics, decided_metrics, strict=True):
@@ -655,10 +685,19 @@ class _SliceHypothesis:
     def __init__(self, row: SliceComparison) -> None:
         p = row.p_value
         self.p_value = 1.0 if p is None else float(p)
-        self.counts = tuple(_difference_counts(row).items())
-        self.paired = row.counts.pairing == "paired"
-        self.reasons = row.decision.reasons
-        self.margin = row.decision.margin
+        c = row.counts
+        self.paired = paired = c.pairing == "paired"
+        # the counts of _difference_counts, in its order, as plain integers (_COUNT_NAMES)
+        if paired:
+            pairs = c.pairs
+            self.counts = (pairs["both"], pairs["candidate_only"], pairs["baseline_only"],
+                           pairs["neither"])
+        else:
+            self.counts = (c.successes_candidate, c.n_candidate, c.successes_baseline,
+                           c.n_baseline)
+        decision = row.decision
+        self.reasons = decision.reasons
+        self.margin = decision.margin
 
     def null(self) -> McNemarNull | FisherNull:
         """The exact test's attainable p-values (its discordant pairs, or both margins)."""
@@ -676,12 +715,16 @@ def _finished(row: SliceComparison, engine: tuple[_SliceHypothesis, Decided] | N
     ``engine``: the engine's hypothesis and decision of the row (None: a row without a test);
     ``power_alpha``: the level of the power statements (None: none asked).
     """
-    fields = {} if engine is None else _decision(*engine, alpha)
+    decision = row.decision
+    if engine is None:
+        fields: dict[str, Any] = {}
+        verdict = decision.verdict
+    else:
+        fields = _decision(*engine, alpha)
+        verdict = fields["verdict"]
     if power_alpha is not None:
-        fields.update(_power(row, fields.get("verdict", row.decision.verdict), power_alpha,
-                             effect))
-    return msgspec.structs.replace(row, decision=msgspec.structs.replace(row.decision,
-                                                                         **fields))
+        fields.update(_power(row, verdict, power_alpha, effect))
+    return msgspec.structs.replace(row, decision=msgspec.structs.replace(decision, **fields))
 
 
 def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
@@ -693,14 +736,22 @@ def _decision(h: _SliceHypothesis, d: Decided, alpha: float) -> dict[str, Any]:
         "delta_unadjusted": h.interval_at(1.0 - alpha),
         "verdict": d.verdict,
         "possible_regression": bool(d.difference.estimate < 0
-                                    and d.verdict != SliceVerdict.REGRESSED),
+                                    and d.verdict != _REGRESSED),
     }
 
 
+_COUNT_NAMES = {True: ("both", "a_only", "b_only", "neither"),
+                False: ("k_a", "n_a", "k_b", "n_b")}
+"""The names of :func:`_difference_counts`' counts, matched pairs (True) or not."""
+
+
 @lru_cache(maxsize=8192)
-def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | FisherNull:
-    """A slice's exact null distribution from its counts (memoised: it is frozen)."""
-    c = dict(counts)
+def _null(counts: tuple[int, ...], paired: bool) -> McNemarNull | FisherNull:
+    """A slice's exact null distribution from its counts (memoised: it is frozen).
+
+    ``counts``: :func:`_difference_counts`' values in its order (:data:`_COUNT_NAMES`).
+    """
+    c = dict(zip(_COUNT_NAMES[paired], counts, strict=True))
     if paired:
         return McNemarNull(c["a_only"] + c["b_only"])
     return FisherNull(c["n_a"], c["n_b"], c["k_a"] + c["k_b"])
@@ -708,11 +759,11 @@ def _null(counts: tuple[tuple[str, int], ...], paired: bool) -> McNemarNull | Fi
 
 @lru_cache(maxsize=8192)
 def _compatible(
-    counts: tuple[tuple[str, int], ...], paired: bool, confidence: float, p_value: float
+    counts: tuple[int, ...], paired: bool, confidence: float, p_value: float
 ) -> Difference:
-    """:func:`compatible_difference`, memoised (it is frozen)."""
-    return compatible_difference(dict(counts), paired=paired, confidence=confidence,
-                                 p_value=p_value)
+    """:func:`compatible_difference`, memoised (it is frozen; ``counts`` as :func:`_null`'s)."""
+    return compatible_difference(dict(zip(_COUNT_NAMES[paired], counts, strict=True)),
+                                 paired=paired, confidence=confidence, p_value=p_value)
 
 
 def _difference_counts(row: SliceComparison) -> dict[str, int]:
@@ -725,7 +776,7 @@ def _difference_counts(row: SliceComparison) -> dict[str, int]:
 
 
 def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
-           effect: float) -> dict[str, Any]:
+           effect: float) -> Mapping[str, Any]:
     """Prospective power statements for the design of this slice (never the observed gap).
 
     The design: the test that is printed, at the Bonferroni level ``alpha / m`` (Holm's
@@ -744,15 +795,15 @@ def _power(row: SliceComparison, verdict: SliceVerdict, alpha: float,
     else:
         design = (c.n_candidate, c.successes_baseline, c.n_baseline)
         n = min(c.n_baseline, c.n_candidate)
-    if n < 2 or verdict in (SliceVerdict.REGRESSED, SliceVerdict.IMPROVED):
+    if n < 2 or verdict in _DECIDED:
         return {"effect": effect}
-    return dict(_statement(design, paired, alpha, effect))
+    return _statement(design, paired, alpha, effect)  # read-only (kept)
 
 
 @lru_cache(maxsize=8192)
 def _statement(design: tuple[int, ...], paired: bool, alpha: float,
-               effect: float) -> tuple[tuple[str, Any], ...]:
-    """The power statement's fields of one slice design (memoised: it is frozen).
+               effect: float) -> Mapping[str, Any]:
+    """The power statement's fields of one slice design (memoised: a read-only mapping).
 
     ``design``: matched pairs (both, baseline only, candidate only, neither), or the
     candidate's episodes, the baseline's successes and episodes
@@ -769,10 +820,11 @@ def _statement(design: tuple[int, ...], paired: bool, alpha: float,
         n_c, k_b, n_b = design
         st = power_statement(int(n_c), round(k_b / n_b, 6), alpha, effect, paired=False,
                              n_baseline=int(n_b))
-    return (("detectable_drop", st.detectable_drop),
-            ("episodes_for_effect", st.episodes_for_effect), ("effect", effect),
-            ("power_basis", PowerBasis(base_rate=st.base_rate, correlation=st.correlation,
-                                       level=st.level, power=st.power, test=st.test)))
+    return MappingProxyType({
+        "detectable_drop": st.detectable_drop, "episodes_for_effect": st.episodes_for_effect,
+        "effect": effect, "power_basis": PowerBasis(
+            base_rate=st.base_rate, correlation=st.correlation, level=st.level,
+            power=st.power, test=st.test)})
 
 
 def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
@@ -785,15 +837,18 @@ def comparison_notes(baseline: RunData, cand: RunData, mismatch: bool,
             f"PANEL MISMATCH: {baseline.run_id} and {cand.run_id} were run on different panels "
             "(compared anyway, as asked); episodes pair only where keys coincide"
         )
+    any_paired = False
     for r in rows:
-        unmatched = r.counts.pairs.get("unmatched", 0)
+        counts = r.counts
+        unmatched = counts.pairs.get("unmatched", 0)
         if unmatched:
             notes.append(f"{r.name}: {unmatched} unmatched episode(s) left out of the pairing")
-        if r.counts.pairing == "unpaired" and r.decision.delta is not None:
+        if counts.pairing == "unpaired" and r.decision.delta is not None:
             notes.append(f"{r.name}: no episodes pair; Fisher's exact test and the unpaired "
                          "Miettinen-Nurminen interval were used")
-    notes.append(_procedure_note(any(r.counts.pairing == "paired" for r in rows), family,
-                                 alpha, multiplicity == DISCRETE_HOLM.name))
+        any_paired = any_paired or counts.pairing == "paired"
+    notes.append(_procedure_note(any_paired, family, alpha,
+                                 multiplicity == DISCRETE_HOLM.name))
     return notes
 
 
@@ -830,15 +885,27 @@ def comparison_of(
     A primary metric's slice counts as a slice: regressed in a required slice, it blocks;
     inconclusive, it leaves the comparison unsure.
     """
-    regressed = [r.name for r in rows if r.decision.verdict == SliceVerdict.REGRESSED]
-    decided = [m for m in metrics if m.role == "primary"]
-    blocking = tuple([r.name for r in rows
-                      if r.decision.verdict == SliceVerdict.REGRESSED and r.primary]
-                     + [m.label for m in decided
-                        if m.verdict == SliceVerdict.REGRESSED and m.required])
-    unsure = tuple([r.name for r in rows
-                    if r.decision.verdict == SliceVerdict.INCONCLUSIVE or r.decision.excluded]
-                   + [m.label for m in decided if m.verdict == SliceVerdict.INCONCLUSIVE])
+    regressed: list[str] = []
+    blocking: list[str] = []
+    unsure: list[str] = []
+    possible: list[str] = []
+    for r in rows:  # one pass over the rows, each list in row order
+        decision = r.decision
+        verdict = decision.verdict
+        if verdict == _REGRESSED:
+            regressed.append(r.name)
+            if r.primary:
+                blocking.append(r.name)
+        if verdict == _INCONCLUSIVE or decision.excluded:
+            unsure.append(r.name)
+        if decision.possible_regression:
+            possible.append(r.name)
+    for m in metrics:
+        if m.role == "primary":
+            if m.verdict == _REGRESSED and m.required:
+                blocking.append(m.label)
+            elif m.verdict == _INCONCLUSIVE:
+                unsure.append(m.label)
     return Comparison(
         baseline=baseline.run_id,
         candidate=cand.run_id,
@@ -850,8 +917,8 @@ def comparison_of(
         slice_rows=rows,
         aggregate=agg,
         hidden_regressions=hidden_regressions(regressed, agg.delta, agg.low, agg.high),
-        possible_regressions=[r.name for r in rows if r.decision.possible_regression],
-        verdict=overall_verdict(FamilyFacts(blocking, unsure, agg.low)),
+        possible_regressions=possible,
+        verdict=overall_verdict(FamilyFacts(tuple(blocking), tuple(unsure), agg.low)),
         notes=notes,
         confidence=confidence,
         effect=effect,

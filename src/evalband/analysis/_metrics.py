@@ -669,6 +669,8 @@ def metric_rows(
              else [c.key for c in panel.cells()])
     b = base if isinstance(base, MetricValues) else metric_values(base, cells)
     c = cand if isinstance(cand, MetricValues) else metric_values(cand, cells)
+    if not panel.metric_specs and not b.values and not c.values:
+        return []  # no metric declared, none recorded (metric_specs would find none)
     required = set(panel.required_slices)
     out: list[PendingMetric] = []
     for i, spec in enumerate(metric_specs(panel, b, c)):

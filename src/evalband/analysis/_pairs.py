@@ -465,12 +465,12 @@ def cell_table_counts(
     spans = pair_spans(base, cand)
     if n_cells * spans[0] * spans[1] >= 2**62:  # pragma: no cover - absurd indices
         raise OverflowError("episode indices too large to pair column-wise")
-    kb, kc = base.keys(spans, errors_as_failures), cand.keys(spans, errors_as_failures)
     as_base, _ = base.pair_codes(errors_as_failures)
     _, as_cand = cand.pair_codes(errors_as_failures)
     if base.same_keys(cand, spans, errors_as_failures):  # the same episodes: every one pairs
         code = as_base + as_cand
     else:
+        kb, kc = base.keys(spans, errors_as_failures), cand.keys(spans, errors_as_failures)
         _, ib, ic = np.intersect1d(kb, kc, assume_unique=True, return_indices=True)
         code = as_base[ib] + as_cand[ic]
     types = np.bincount(code, minlength=4 * n_cells).reshape(n_cells, 4)

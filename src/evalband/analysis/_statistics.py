@@ -26,8 +26,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import Any, cast
+from functools import lru_cache
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -210,6 +210,8 @@ class ArmData(msgspec.Struct, frozen=True):
         helped: counted episodes with an intervention or assistance.
         successes: the slice's successes of the rate (the :class:`PairTable`'s ``k``).
         n: the rate's denominator (the :class:`PairTable`'s ``n``).
+        members_key: ``members.tobytes()`` when the caller made it already (both arms of a
+            slice share it), else ``None``.
     """
 
     side: RunSide
@@ -220,6 +222,7 @@ class ArmData(msgspec.Struct, frozen=True):
     helped: int
     successes: int
     n: int
+    members_key: bytes | None = None
 
     @property
     def errors(self) -> int:
@@ -234,7 +237,8 @@ class ArmData(msgspec.Struct, frozen=True):
         cells), so a run compared again computes it once.
         """
         kept = self.side._memo
-        part = (key, reduce, self.members.tobytes())
+        cells = self.members_key
+        part = (key, reduce, self.members.tobytes() if cells is None else cells)
         found = kept.get(part, _MISSING)
         if found is _MISSING:
             values, cells = self.side.memo(key, build)
@@ -282,8 +286,25 @@ def wilson(k: int, n: int, confidence: float) -> Interval:
 
 def compute_statistics(data: SliceData) -> dict[str, Any]:
     """Every registered statistic of one slice, by name, in registration order."""
-    return {stat.name: stat.compute(data) if stat.arm is None
-            else stat.compute(data, getattr(data, stat.arm)) for stat in STATISTICS}
+    arms = (data.baseline, data.candidate)
+    out: dict[str, Any] = {}
+    for name, compute, arm in _plan():
+        out[name] = compute(data) if arm < 0 else compute(data, arms[arm])
+    return out
+
+
+_PLAN: list[tuple[str, Callable[..., Any], int]] = []
+
+
+def _plan() -> list[tuple[str, Callable[..., Any], int]]:
+    """:data:`STATISTICS` as (name, function, arm: 0 baseline, 1 candidate, -1 none).
+
+    Made again when a statistic was registered since (registration only appends).
+    """
+    if len(_PLAN) != len(STATISTICS):
+        _PLAN[:] = [(stat.name, stat.compute, -1 if stat.arm is None else ARMS.index(stat.arm))
+                    for stat in STATISTICS]
+    return _PLAN
 
 
 # ---------------------------------------------------------------------------- the statistics
@@ -368,19 +389,24 @@ class PairedTimeDelta(msgspec.Struct, frozen=True):
     method: str
 
 
-@dataclass(frozen=True)
 class _PairedTimes:
     """Per cell: pairs where both succeeded with a recorded time (``count``), and their sums.
 
     ``total`` and ``squares`` sum ``d - shift`` and its square per cell, where ``d`` is
     candidate - baseline and ``shift`` the mean over every such pair (centred sums keep the
-    variance exact to rounding).
+    variance exact to rounding). (A plain class with slots: a comparison makes one.)
     """
 
-    count: NDArray[np.int64]
-    total: NDArray[np.float64]
-    squares: NDArray[np.float64]
-    shift: float
+    __slots__ = ("_cells", "count", "shift", "squares", "total")
+
+    def __init__(self, count: NDArray[np.int64], total: NDArray[Any],  # float64 both
+                 squares: NDArray[Any], shift: float) -> None:
+        self.count = count
+        self.total = total
+        self.squares = squares
+        self.shift = shift
+        self._cells: list[tuple[int, float, float]] = list(zip(
+            count.tolist(), total.tolist(), squares.tolist(), strict=True))
 
     def sums(self, members: NDArray[np.bool_]) -> tuple[int, float, float]:
         """The pairs, their total and their squares over the cells in ``members``.
@@ -389,18 +415,12 @@ class _PairedTimes:
         one cell takes that cell's values as they are (a sum of one number is that number,
         to the bit), without a call into numpy per sum.
         """
-        cells = [i for i, inside in enumerate(members.tolist()) if inside]
-        if len(cells) == 1:
-            count, total, squares = self._cells[cells[0]]
-            return count, total, squares
+        inside: list[bool] = members.tolist()
+        if inside.count(True) == 1:
+            return self._cells[inside.index(True)]
         return (int(np.add.reduce(self.count[members])),
                 float(np.add.reduce(self.total[members])),
                 float(np.add.reduce(self.squares[members])))
-
-    @cached_property
-    def _cells(self) -> list[tuple[int, float, float]]:
-        return list(zip(self.count.tolist(), self.total.tolist(), self.squares.tolist(),
-                        strict=True))
 
 
 def _paired_times(data: SliceData) -> _PairedTimes:
@@ -419,7 +439,7 @@ def _paired_times(data: SliceData) -> _PairedTimes:
         _, ok_c, time_c = cand.timed_by_key
         both = ok_b & ok_c
         cell = cell_b[both]
-        d = time_c[both] - time_b[both]
+        d = (time_c - time_b)[both]  # elementwise: the same differences, one mask read
     else:
         ok_b, ok_c = base.timed, cand.timed
         kb, kc = base.keys(spans, True), cand.keys(spans, True)  # every record's key
@@ -429,12 +449,9 @@ def _paired_times(data: SliceData) -> _PairedTimes:
         d = cand.time_to_success[ok_c][ic] - base.time_to_success[ok_b][ib]
     shift = float(np.add.reduce(d)) / d.size if d.size else 0.0  # d.mean(), unwrapped
     d = d - shift
-
-    def weighted(weights: NDArray[np.float64]) -> NDArray[np.float64]:  # float64 sums
-        return cast("NDArray[np.float64]", np.bincount(cell, weights=weights, minlength=n_cells))
-
-    return _PairedTimes(np.bincount(cell, minlength=n_cells), weighted(d), weighted(d * d),
-                        shift)
+    return _PairedTimes(np.bincount(cell, minlength=n_cells),  # float64 sums
+                        np.bincount(cell, weights=d, minlength=n_cells),
+                        np.bincount(cell, weights=d * d, minlength=n_cells), shift)
 
 
 _PLAYED_TO_THE_END = ("return", "final_step")

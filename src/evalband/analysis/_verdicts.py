@@ -337,9 +337,10 @@ def check_slice(
 # ---------------------------------------------------------------------------- overall
 
 
-@dataclass(frozen=True)
-class FamilyFacts:
+class FamilyFacts(msgspec.Struct, frozen=True):
     """What the overall rules read of one candidate's decided slices and aggregate.
+
+    (A frozen struct, as :class:`Evidence`: a comparison makes one per candidate.)
 
     Attributes:
         blocking: required (primary) slices that regressed.
@@ -554,14 +555,19 @@ class DiscreteHolm:
         a = float(alpha)
         if not 0.0 < a < 1.0:
             raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}")
-        raw = [float(h.p_value) for h in hypotheses]
-        nulls: list[DiscreteNull | None] = [
-            getattr(h, "null", lambda: None)() for h in hypotheses]
+        raw: list[float] = []
+        nulls: list[DiscreteNull | None] = []
+        continuous = 0  # hypotheses without a null, among those not yet rejected
+        for h in hypotheses:  # one pass; min/max below written out (the same floats)
+            raw.append(float(h.p_value))
+            null = getattr(h, "null", None)
+            null = None if null is None else null()
+            nulls.append(null)
+            continuous += null is None
         m = len(raw)
         order = sorted(range(m), key=raw.__getitem__)  # stable, as Holm's mergesort
         adjusted = [0.0] * m
         running = 0.0
-        continuous = sum(1 for null in nulls if null is None)  # among those not yet rejected
         for rank, i in enumerate(order):
             t = raw[i]
             total = continuous * t
@@ -569,21 +575,28 @@ class DiscreteHolm:
                 null = nulls[j]
                 if null is not None and total < 1.0:
                     total += null.at_most(t)
-            running = max(running, min(1.0, total))
+            total = total if total < 1.0 else 1.0  # min(1.0, total)
+            running = total if total > running else running  # max(running, total)
             adjusted[i] = running
             continuous -= nulls[i] is None
-        out: list[Step | None] = [None] * m
+        out: list[Step] = [_NO_STEP] * m
         stop: float | None = None
         for rank, i in enumerate(order):
             step = a / (m - rank)
+            p = raw[i]
             rejected = adjusted[i] <= a
             if rejected and stop is None:
-                level = max(step, raw[i])
+                level = p if p > step else step  # max(step, p)
             else:
                 stop = step if stop is None else stop
-                level = min(stop, math.nextafter(raw[i], -math.inf))
-            out[i] = Step(adjusted[i], _agreeing(level, raw[i], rejected), rejected)
-        return [s for s in out if s is not None]
+                below = math.nextafter(p, -math.inf)
+                level = below if below < stop else stop  # min(stop, below)
+            out[i] = Step(adjusted[i], _agreeing(level, p, rejected), rejected)
+        return out
+
+
+_NO_STEP = Step(math.nan, math.nan, False)
+"""A placeholder in :meth:`DiscreteHolm.steps`' list before each hypothesis' step is set."""
 
 
 def _agreeing(level: float, p: float, rejected: bool) -> float:
@@ -684,13 +697,14 @@ def decide(
     for h, step in zip(hyps, procedure.steps(hyps, alpha), strict=True):
         difference = h.interval_at(1.0 - step.level)
         estimate = difference.estimate
-        direction = (_direction(step.rejected, estimate) if step.direction is None
-                     else step.direction)
-        evidence = Evidence(step.rejected, direction, estimate, difference.low,
+        rejected = step.rejected
+        direction = step.direction
+        if direction is None:  # _direction, written out
+            direction = 0 if not rejected or estimate == 0 else (-1 if estimate < 0 else 1)
+        evidence = Evidence(rejected, direction, estimate, difference.low,
                             bool(getattr(h, "reasons", ())), getattr(h, "margin", None),
                             step.final)
         verdict, reason = apply_rules(evidence, rules)
-        out.append(Decided(step.p_adjusted, step.level, step.rejected, difference, verdict,
-                           reason))
+        out.append(Decided(step.p_adjusted, step.level, rejected, difference, verdict, reason))
     return out
 

@@ -42,6 +42,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -94,11 +95,32 @@ def paired_exact_ps(a_only: Sequence[int], b_only: Sequence[int]) -> list[float]
     >>> [round(p, 4) for p in paired_exact_ps([1, 0, 3], [7, 0, 3])]
     [0.0703, 1.0, 1.0]
     """
-    from scipy.special import bdtr
+    if len(a_only) != len(b_only):
+        raise ValueError(f"{len(a_only)} a_only counts but {len(b_only)} b_only counts")
+    m: list[int] = []
+    low: list[int] = []
+    for i in range(len(a_only)):  # one pass (each p elementwise, as before)
+        a, b = int(a_only[i]), int(b_only[i])
+        m.append(a + b)
+        low.append(a if a < b else b)
+    out: list[float] = []
+    for i, tail in enumerate(_bdtr()(low, m, 0.5).tolist()):
+        double = 2.0 * tail
+        out.append((double if double < 1.0 else 1.0) if m[i] else 1.0)  # min(1.0, double)
+    return out
 
-    m = [int(a) + int(b) for a, b in zip(a_only, b_only, strict=True)]
-    tails = bdtr([min(a, b) for a, b in zip(a_only, b_only, strict=True)], m, 0.5).tolist()
-    return [min(1.0, 2.0 * tail) if n else 1.0 for tail, n in zip(tails, m, strict=True)]
+
+_SPECIAL: dict[str, Any] = {}
+
+
+def _bdtr() -> Any:
+    """``scipy.special.bdtr``, imported on first use and kept (no import statement per call)."""
+    found = _SPECIAL.get("bdtr")
+    if found is None:
+        from scipy.special import bdtr
+
+        found = _SPECIAL["bdtr"] = bdtr
+    return found
 
 
 def _log_choose(n: int, k: NDArray[np.int64]) -> NDArray[np.float64]:
