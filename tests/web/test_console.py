@@ -359,7 +359,7 @@ def test_the_command_prints_its_url_and_qr_code_serves_and_stops_on_ctrl_c(
         [sys.executable, "-m", "evalband.cli", "session", "run", "c1", "--robot", "sim-arm",
          "--clock", "virtual", "--console", "--port", "0", "--store", str(store)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"})
     try:
         assert proc.stdout is not None
         lines: list[str] = []
@@ -378,7 +378,14 @@ def test_the_command_prints_its_url_and_qr_code_serves_and_stops_on_ctrl_c(
         with urllib.request.urlopen(url, timeout=30) as response:
             assert response.status == 200
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # still running a minute after Ctrl-C: SIGABRT makes faulthandler print every
+            # thread's stack, so the failure says where it waits
+            proc.send_signal(signal.SIGABRT)
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"no exit within 60 s of Ctrl-C; its threads:\n{err[-8000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
