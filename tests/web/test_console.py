@@ -351,15 +351,20 @@ def _qr_text(lines: list[str]) -> str | None:
     return None
 
 
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
 def test_the_command_prints_its_url_and_qr_code_serves_and_stops_on_ctrl_c(
-        tmp_path: Path) -> None:
+        tmp_path: Path, inherited: str) -> None:
+    """Ctrl-C stops it, also when its parent ignores SIGINT (a job runner, a test worker
+    after some test: the child inherits it, and Python then leaves it ignored)."""
     store = tmp_path / "s.sqlite"
     plan(store, "c1")
     proc = subprocess.Popen(
         [sys.executable, "-m", "evalband.cli", "session", "run", "c1", "--robot", "sim-arm",
          "--clock", "virtual", "--console", "--port", "0", "--store", str(store)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if inherited == "ignored" else None)
     try:
         assert proc.stdout is not None
         lines: list[str] = []

@@ -132,12 +132,13 @@ def serve_console(machine: SessionMachine, *, host: str, port: int, no_token: bo
             bound, or the web extra is missing.
         RobotError: the robot cannot connect (before anything is stored).
     """
-    from evalband.cli._view import require_web
+    from evalband.cli._view import ctrl_c_stops, require_web
     from evalband.web import Console, WebServer, new_token
 
     stream = out if out is not None else sys.stdout
     check_console_address(host, no_token)
     require_web("session run --console")
+    ctrl_c_stops()  # Ctrl-C must stop the robot's session, whatever the parent passed on
     token = None if no_token else new_token()
     console = Console(machine, unattended=machine.operator == "suggested")
     server = WebServer(None, host, port, viewer=False, console=console, token=token)

@@ -10,7 +10,7 @@ import typer
 
 from evalband.cli._common import STORE_OPTION, console, store_path
 
-__all__ = ["register", "require_web", "view"]
+__all__ = ["ctrl_c_stops", "register", "require_web", "view"]
 
 
 def view(
@@ -37,7 +37,7 @@ def view(
     from evalband.web._server import DEFAULT_HOST
 
     require_web("evalband view")
-    _ctrl_c_stops()
+    ctrl_c_stops()
     server = ViewServer(store_path(store), DEFAULT_HOST if host is None else host, port)
     try:
         if as_json:
@@ -74,11 +74,12 @@ def require_web(command: str) -> None:
                                 "pip install 'evalband[web]'")
 
 
-def _ctrl_c_stops() -> None:
-    """Make Ctrl-C stop the server even when this process inherited SIGINT ignored or blocked.
+def ctrl_c_stops() -> None:
+    """Make Ctrl-C stop a server even when this process inherited SIGINT ignored or blocked.
 
     A parent that ignores or blocks SIGINT (a job runner, a test harness) passes that on to its
-    children; Python then leaves it so, and the viewer could only be killed.
+    children; Python then leaves it so, and the viewer or a robot session's console could
+    only be killed.
     """
     import signal
     import threading
