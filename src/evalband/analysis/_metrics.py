@@ -326,8 +326,16 @@ def metric_specs(panel: Panel, *runs: MetricValues) -> list[MetricSpec]:
 
     A declared metric no episode recorded is left out, unless it is primary: a primary
     metric that cannot be compared leaves the verdict inconclusive, it is never dropped.
-    The built-in reward metrics come first among the undeclared, the rest by name.
+    The built-in reward metrics come first among the undeclared, the rest by name. A
+    comparison with no metric (none declared, none recorded: most success-only panels) is
+    answered without building a spec.
     """
+    if not panel.metrics:
+        for run in runs:
+            if run.values:
+                break
+        else:
+            return []
     declared = panel.metric_specs
     names = {m.name for m in declared}
     seen = {name for run in runs for name in run.values}
@@ -669,11 +677,12 @@ def metric_rows(
              else [c.key for c in panel.cells()])
     b = base if isinstance(base, MetricValues) else metric_values(base, cells)
     c = cand if isinstance(cand, MetricValues) else metric_values(cand, cells)
-    if not panel.metric_specs and not b.values and not c.values:
-        return []  # no metric declared, none recorded (metric_specs would find none)
+    specs = metric_specs(panel, b, c)
+    if not specs:
+        return []
     required = set(panel.required_slices)
     out: list[PendingMetric] = []
-    for i, spec in enumerate(metric_specs(panel, b, c)):
+    for i, spec in enumerate(specs):
         xb, xc = b.values.get(spec.name, np.zeros(0)), c.values.get(spec.name, np.zeros(0))
         bounded = _bounded(spec, xb, xc)
         pb, pc, ib, ic = _matched(b, c, spec, None)
