@@ -183,6 +183,21 @@ def mc_width(p: float, agree: float, n: int, errors: str, z: float, reps: int = 
             "mc_coverage": float(np.mean((low <= p) & (p <= high)))}
 
 
+DENSE_RATES = ("0.02,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,"
+               "0.85,0.9,0.95,0.98")
+DENSE_AGREE = "0.85,0.9,0.95,0.98"
+
+
+def dense_designs(ns: tuple[int, ...]) -> list[tuple[int, float, float, str]]:
+    """The dense verification grid's designs (n, p, agree, errors) with these label counts,
+    less the bench grid's own (``PPI_THULIN_RATES`` / ``_AGREE`` / ``_ERRORS`` narrow it)."""
+    rates = tuple(float(x) for x in os.environ.get("PPI_THULIN_RATES", DENSE_RATES).split(","))
+    agrees = tuple(float(x) for x in os.environ.get("PPI_THULIN_AGREE", DENSE_AGREE).split(","))
+    errors = tuple(os.environ.get("PPI_THULIN_ERRORS", ",".join(ERRORS)).split(","))
+    return [d for d in product(ns, rates, agrees, errors)
+            if not (d[0] in TRUSTED and d[1] in RATES and d[2] in AGREEMENT)]
+
+
 def _write(name: str, payload: dict[str, Any]) -> None:
     """The payload with one row a line (the rows hold the whole ladder)."""
     head = {k: v for k, v in payload.items() if k != "rows"}
@@ -201,14 +216,7 @@ if __name__ == "__main__":
         if which == "grid":
             designs = list(product(ns, RATES, AGREEMENT, ERRORS))
         else:
-            rates = tuple(float(x) for x in os.environ.get(
-                "PPI_THULIN_RATES", "0.02,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,"
-                "0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,0.98").split(","))
-            agrees = tuple(float(x) for x in os.environ.get(
-                "PPI_THULIN_AGREE", "0.85,0.9,0.95,0.98").split(","))
-            errors = tuple(os.environ.get("PPI_THULIN_ERRORS", ",".join(ERRORS)).split(","))
-            designs = [d for d in product(ns, rates, agrees, errors)  # not the bench grid's
-                       if not (d[0] in TRUSTED and d[1] in RATES and d[2] in AGREEMENT)]
+            designs = dense_designs(ns)
         name = os.environ.get("PPI_THULIN_TAG") or (
             f"ppi_thulin_{which}_{int(LEVEL * 100)}_{'_'.join(map(str, ns))}")
         name += ".json"
