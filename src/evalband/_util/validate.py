@@ -99,10 +99,10 @@ def check_probability(p: object, name: str, *, open_interval: bool = False) -> f
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
     value = float(p)
+    if open_interval and not 0.0 < value < 1.0:  # NaN too
+        raise InvalidParameterError(f"{name} must be strictly between 0 and 1, got {p!r}")
     if math.isnan(value):
         raise InvalidParameterError(f"{name} must be a probability in [0, 1], got NaN")
-    if open_interval and not 0.0 < value < 1.0:
-        raise InvalidParameterError(f"{name} must be strictly between 0 and 1, got {p!r}")
     if not 0.0 <= value <= 1.0:
         raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
     return value

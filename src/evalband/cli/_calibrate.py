@@ -26,8 +26,9 @@ def calibrate(
     slices_from: str | None = typer.Option(
         None, "--slices-from", help="Take each cell's baseline rate from this stored run "
         "(shrunk toward the run's pooled rate; cells it lacks get that rate)."),
-    base_rate: float = typer.Option(0.5, "--base-rate", help="Baseline rate of every cell "
-                                    "(when no run gives them)."),
+    base_rate: float | None = typer.Option(
+        None, "--base-rate", help="Baseline rate of every cell, in (0, 1) (default 0.5; not "
+        "with a run or --slices-from, which give each cell's rate)."),
     correlation: float = typer.Option(0.5, "--correlation", help="Correlation (phi) of the two "
                                       "policies' outcomes on a matched episode."),
     unpaired: bool = typer.Option(False, "--unpaired", help="Simulate independent episodes."),
@@ -49,21 +50,32 @@ def calibrate(
     import numpy as np
 
     from evalband import load_run
+    from evalband._util.validate import check_probability
     from evalband.analysis import calibrate as simulate
     from evalband.analysis._calibrate import rates_from_run
     from evalband.errors import InvalidInputError
     from evalband.panel import load_panel
     from evalband.store import open_store
 
-    rates: dict[str, float] | float = base_rate
+    if base_rate is not None:
+        check_probability(base_rate, "--base-rate", open_interval=True)
+    rates: dict[str, float] | float = 0.5 if base_rate is None else base_rate
     rate_run = slices_from
     counts: dict[str, int] | None = None
     raw: dict[str, float] | None = None
-    rates_from = f"--base-rate {base_rate:g} in every cell"
+    rates_from = f"--base-rate {rates:g} in every cell"
     counts_from: str | None = None
     if os.path.isfile(source):
         panel = load_panel(source, check_env=False)
+        if base_rate is not None and slices_from is not None:
+            raise InvalidInputError(
+                f"--base-rate sets every cell's rate, and --slices-from {slices_from} takes "
+                "them from that run: drop one of them")
     else:
+        if base_rate is not None:
+            raise InvalidInputError(
+                f"--base-rate sets every cell's rate, and run {source} gives each cell's own "
+                "rate: drop --base-rate (or give a panel YAML instead of the run)")
         with open_store(store_path(store)) as st:
             run = load_run(source, st)
         panel = run.panel

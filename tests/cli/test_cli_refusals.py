@@ -1,0 +1,56 @@
+"""Flags out of range, or contradicting or ignored by the rest of the command line.
+
+Each is refused before any work: exit 2 and one line on stderr naming the flag to change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalband.cli import main
+from evalband.store import RunStore
+
+PANEL = str(Path(__file__).resolve().parents[2] / "src" / "evalband" / "panels" / "reach1d.yaml")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with two small reach1d runs, ``a`` (baseline) and ``b`` (expert)."""
+    from evalband import run_panel
+    from evalband.panel import load_panel
+
+    path = tmp_path_factory.mktemp("refusals") / "s.sqlite"
+    panel = load_panel("reach1d").with_overrides(episodes=4)
+    with RunStore(path) as st:
+        run_panel(panel, "reach1d:baseline", st, run_id="a")
+        run_panel(panel, "reach1d:expert", st, run_id="b")
+    return path
+
+
+def refused(capsys: pytest.CaptureFixture[str], args: list[str], *words: str) -> str:
+    """Run ``args``; assert exit 2 with one ``error:`` line holding every one of ``words``."""
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+@pytest.mark.parametrize("rate", ["1.5", "0", "1", "-0.2", "nan", "inf"])
+def test_calibrate_base_rate_must_be_a_rate(capsys: pytest.CaptureFixture[str],
+                                            rate: str) -> None:
+    refused(capsys, ["calibrate", PANEL, "--base-rate", rate, "--reps", "2"],
+            "--base-rate", "between 0 and 1")
+
+
+def test_calibrate_base_rate_beside_a_run_is_refused(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = ["--store", str(runs)]
+    refused(capsys, ["calibrate", "a", "--base-rate", "0.3", "--reps", "2", *store],
+            "--base-rate", "drop")
+    refused(capsys, ["calibrate", PANEL, "--slices-from", "a", "--base-rate", "0.3",
+                     "--reps", "2", *store], "--base-rate", "--slices-from")
