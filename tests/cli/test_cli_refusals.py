@@ -54,3 +54,10 @@ def test_calibrate_base_rate_beside_a_run_is_refused(
             "--base-rate", "drop")
     refused(capsys, ["calibrate", PANEL, "--slices-from", "a", "--base-rate", "0.3",
                      "--reps", "2", *store], "--base-rate", "--slices-from")
+
+
+@pytest.mark.parametrize("effect", ["5", "0", "-0.1", "nan"])
+def test_rank_effect_must_be_a_gap_in_rate(runs: Path, capsys: pytest.CaptureFixture[str],
+                                           effect: str) -> None:
+    refused(capsys, ["rank", "a", "b", "--effect", effect, "--store", str(runs)],
+            "--effect", "between 0 and 1")

@@ -79,8 +79,8 @@ def rank(
     slices: str | None = typer.Option(
         None, "--slices", help="Also rank within each value of this panel factor."),
     effect: float | None = typer.Option(
-        None, "--effect", help="The gap (0.10 = 10 points) the separation cost is planned "
-        "for (default: the observed gap, a planning guess)."),
+        None, "--effect", help="The gap, in (0, 1) (0.10 = 10 points), the separation cost is "
+        "planned for (default: the observed gap, a planning guess)."),
     by: str | None = typer.Option(
         None, "--by", help="step: the runs are checkpoints of one training run (a sweep)."),
     allow_panel_mismatch: bool = typer.Option(
@@ -96,6 +96,10 @@ def rank(
     from evalband.errors import InvalidInputError
 
     check_scorer_options(scorer, success_at)
+    if effect is not None:
+        from evalband._util.validate import check_probability
+
+        check_probability(effect, "--effect", open_interval=True)
     if scorer is not None and by is not None:
         raise InvalidInputError("--scorer ranks stored runs by a scorer; --by step reads a "
                                 "sweep's own outcomes: drop one of them")
