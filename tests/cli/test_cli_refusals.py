@@ -61,3 +61,13 @@ def test_rank_effect_must_be_a_gap_in_rate(runs: Path, capsys: pytest.CaptureFix
                                            effect: str) -> None:
     refused(capsys, ["rank", "a", "b", "--effect", effect, "--store", str(runs)],
             "--effect", "between 0 and 1")
+
+
+@pytest.mark.parametrize("margin", ["3", "0", "-0.05", "nan"])
+def test_run_until_decided_margin_must_be_a_gap_in_rate(
+        runs: Path, capsys: pytest.CaptureFixture[str], margin: str) -> None:
+    refused(capsys, ["run", "reach1d", "--policy", "reach1d:expert", "--episodes", "4",
+                     "--against", "a", "--until-decided", "--margin", margin,
+                     "--run-id", "m", "--store", str(runs)], "--margin", "between 0 and 1")
+    with RunStore(runs) as st:
+        assert st.get_run("m") is None  # refused before anything ran

@@ -97,7 +97,8 @@ def run(
         None, "--alpha", help="With --until-decided: family-wise error (default: the panel's "
         "design block, else 0.05)."),
     margin: float | None = typer.Option(
-        None, "--margin", help="With --until-decided: non-inferiority margin (0.05 = 5 points)."),
+        None, "--margin", help="With --until-decided: non-inferiority margin, in (0, 1) "
+        "(0.05 = 5 points)."),
     chunk: int | None = typer.Option(
         None, "--chunk", min=1, help="With --until-decided: episodes between looks "
         "(default: one per cell)."),
