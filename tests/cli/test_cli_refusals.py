@@ -71,3 +71,12 @@ def test_run_until_decided_margin_must_be_a_gap_in_rate(
                      "--run-id", "m", "--store", str(runs)], "--margin", "between 0 and 1")
     with RunStore(runs) as st:
         assert st.get_run("m") is None  # refused before anything ran
+
+
+@pytest.mark.parametrize("command", [["show", "a"], ["compare", "a", "b"], ["rank", "a", "b"],
+                                     ["rescore", "a", "--run-id", "a2"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_success_at_must_be_finite(runs: Path, capsys: pytest.CaptureFixture[str],
+                                   command: list[str], value: str) -> None:
+    refused(capsys, [*command, "--scorer", "human", "--success-at", value, "--store",
+                     str(runs)], "--success-at", "finite", value)

@@ -6,6 +6,7 @@ print through the same code.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,11 +39,14 @@ SUCCESS_AT_OPTION = typer.Option(
 
 
 def check_scorer_options(scorer: str | None, success_at: float) -> None:
-    """``--success-at`` only with ``--scorer`` (one line, exit 2)."""
-    if scorer is None and success_at != 1.0:
-        from evalband.errors import InvalidInputError
+    """``--success-at`` only with ``--scorer``, and a finite number (one line, exit 2)."""
+    from evalband.errors import InvalidInputError
 
+    if scorer is None and success_at != 1.0:
         raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    if not math.isfinite(success_at):
+        raise InvalidInputError(f"--success-at must be a finite number (1 for success "
+                                f"labels, a rubric level for a score); got {success_at}")
 
 
 def read_store(path: Path | None) -> RunStore:

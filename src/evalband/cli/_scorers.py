@@ -101,7 +101,9 @@ def rescore(
 ) -> None:
     """Store a run judged by another scorer (its verdict as the outcome), for compare and rank."""
     from evalband import rescore_run
+    from evalband.cli._common import check_scorer_options
 
+    check_scorer_options(scorer, success_at)
     with _existing_store(store) as st:
         done = rescore_run(st, run_id, scorer, new_run_id, success_at=success_at)
     if as_json:
