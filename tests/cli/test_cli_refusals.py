@@ -80,3 +80,39 @@ def test_success_at_must_be_finite(runs: Path, capsys: pytest.CaptureFixture[str
                                    command: list[str], value: str) -> None:
     refused(capsys, [*command, "--scorer", "human", "--success-at", value, "--store",
                      str(runs)], "--success-at", "finite", value)
+
+
+@pytest.mark.parametrize("option", [["--max-episodes", "8"], ["--alpha", "0.1"],
+                                    ["--margin", "0.05"], ["--chunk", "2"], ["--effect", "0.2"],
+                                    ["--power", "0.9"], ["--discordant", "0.3"]])
+def test_run_until_decided_options_without_it_are_refused(
+        runs: Path, capsys: pytest.CaptureFixture[str], option: list[str]) -> None:
+    refused(capsys, ["run", "reach1d", "--policy", "reach1d:expert", "--episodes", "2",
+                     "--run-id", "u", "--store", str(runs), *option],
+            option[0], "--until-decided")
+    with RunStore(runs) as st:
+        assert st.get_run("u") is None  # refused before anything ran
+
+
+def test_ignored_options_are_refused(runs: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    store = ["--store", str(runs)]
+    refused(capsys, ["session", "run", "s", "--alpha", "0.1", *store],
+            "--alpha", "--until-decided")
+    refused(capsys, ["power", "--p-a", "0.5", "--p-b", "0.6", "--direction", "up"],
+            "--direction", "--n")
+    refused(capsys, ["calibrate", PANEL, "--unpaired", "--correlation", "0.9", "--reps", "2"],
+            "--correlation", "--unpaired")
+    refused(capsys, ["agreement", "a", "-c", "0.9", *store], "--confidence", "--scorers")
+    refused(capsys, ["agree", "a", "b", "c", "--csv", str(tmp_path / "m.csv"),
+                     "--higher-is-better", "loss", "--lower-is-better", "loss", *store],
+            "loss", "--higher-is-better", "--lower-is-better")
+
+
+def test_options_that_are_used_still_pass(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "50", "--direction", "up",
+                 "--json"]) == 0
+    assert main(["calibrate", PANEL, "--correlation", "0.9", "--reps", "2", "--json"]) == 0
+    assert main(["agreement", "a", "--scorers", "success,unaided", "-c", "0.9",
+                 "--store", str(runs), "--json"]) == 0
+    capsys.readouterr()

@@ -45,6 +45,10 @@ def agree(
     if (metrics_csv is None) == (not sim):
         raise InvalidInputError("give the cheap side once: --csv FILE or --sim RUN (one per "
                                 "behavioural run)", parameters=("csv",))
+    both = sorted(set(higher or []) & set(lower or []))
+    if both:
+        raise InvalidInputError(f"{', '.join(both)} is given to both --higher-is-better and "
+                                "--lower-is-better; give each column one direction")
     directions = {**dict.fromkeys(higher or [], True), **dict.fromkeys(lower or [], False)}
     cheap = read_metric_csv(metrics_csv) if metrics_csv is not None else None
     unknown = sorted(set(directions) - set(cheap or {})) if cheap is not None else []

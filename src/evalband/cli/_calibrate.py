@@ -29,8 +29,9 @@ def calibrate(
     base_rate: float | None = typer.Option(
         None, "--base-rate", help="Baseline rate of every cell, in (0, 1) (default 0.5; not "
         "with a run or --slices-from, which give each cell's rate)."),
-    correlation: float = typer.Option(0.5, "--correlation", help="Correlation (phi) of the two "
-                                      "policies' outcomes on a matched episode."),
+    correlation: float | None = typer.Option(
+        None, "--correlation", help="Correlation (phi) of the two policies' outcomes on a "
+        "matched episode (default 0.5; not with --unpaired)."),
     unpaired: bool = typer.Option(False, "--unpaired", help="Simulate independent episodes."),
     effect: float = typer.Option(0.10, "--effect", help="Drop in success rate the per-slice "
                                  "power is computed for (0.10 = 10 points)."),
@@ -57,6 +58,10 @@ def calibrate(
     from evalband.panel import load_panel
     from evalband.store import open_store
 
+    if unpaired and correlation is not None:
+        raise InvalidInputError("--correlation is the pairs' correlation, and --unpaired "
+                                "simulates no pairs: drop one of them")
+    phi = 0.5 if correlation is None else correlation
     if base_rate is not None:
         check_probability(base_rate, "--base-rate", open_interval=True)
     rates: dict[str, float] | float = 0.5 if base_rate is None else base_rate
@@ -96,14 +101,14 @@ def calibrate(
 
     with busy(f"simulating {reps} comparisons", enabled=not as_json):
         result = simulate(panel, base_rates=rates, paired=not unpaired,
-                          correlation=correlation, confidence=confidence, effect=effect,
+                          correlation=phi, confidence=confidence, effect=effect,
                           reps=reps, seed=seed, episodes=counts, rates_from=rates_from,
                           counts_from=counts_from, raw_rates=raw)
     if as_json:
         emit_json(result.as_dict())
         return
     alpha = 1 - confidence
-    design = "unpaired" if unpaired else f"paired, phi = {correlation:g}"
+    design = "unpaired" if unpaired else f"paired, phi = {phi:g}"
     console.print(f"panel {panel.name}: {reps} simulated comparisons of identical policies "
                   f"({design})")
     console.print(f"assumed: base rates {result.rates_from}; episodes per cell from "

@@ -20,7 +20,8 @@ def agreement(
     scorers: str | None = typer.Option(
         None, "--scorers", help="TRUSTED,CHEAP: two scorer names (success, unaided, score, "
         "suggestion, truth, or a stored one). Without it: the scorers the run has."),
-    confidence: float = typer.Option(0.95, "--confidence", "-c", help="Interval level."),
+    confidence: float | None = typer.Option(
+        None, "--confidence", "-c", help="Interval level, with --scorers (default 0.95)."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -33,9 +34,12 @@ def agreement(
     from evalband import load_run
     from evalband.analysis._scorers import scorer_agreement, scorers_of
     from evalband.cli._common import read_store
+    from evalband.cli._out import refuse_ignored
     from evalband.errors import InvalidInputError
     from evalband.report._scorers import scorer_agreement_lines, scorers_lines
 
+    refuse_ignored(["--confidence"] if confidence is not None and scorers is None else [],
+                   "--scorers TRUSTED,CHEAP", "without it the run's scorers are listed")
     names = None
     if scorers is not None:
         names = [s.strip() for s in scorers.split(",")]
@@ -53,7 +57,7 @@ def agreement(
         lines = scorers_lines(run_id, found)
     else:
         result = scorer_agreement(records, names[0], names[1], run_id=run_id,
-                                  confidence=confidence)
+                                  confidence=0.95 if confidence is None else confidence)
         if as_json:
             emit_json(result.as_dict())
             return

@@ -193,9 +193,12 @@ def run(
     store: Path | None = STORE_OPTION,
 ) -> None:
     """The operator's terminal: score each trial by keypress; re-run to resume."""
+    from evalband.cli._out import refuse_ignored
     from evalband.errors import InvalidInputError
     from evalband.session import SessionStore, run_session
 
+    refuse_ignored(["--alpha"] if alpha is not None and not until_decided else [],
+                   "--until-decided", "the error rate of its stop rule")
     path = store_path(store)
     web = {"host": host, "port": port, "no_token": no_token} if console else None
     if console:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband.cli._out import console, emit_json, fail, pct
+from evalband.cli._out import console, emit_json, fail, pct, refuse_ignored
 from evalband.errors import InvalidCountsError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -102,6 +102,8 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
     from evalband.stats import minimum_detectable_difference, sample_size
     from evalband.stats import power as power_fn
 
+    refuse_ignored(["--direction"] if direction != "auto" and n is None else [], "--n N",
+                   "the side of the smallest resolvable gap at n")
     if paired and discordant is None:
         fail("--paired needs --discordant (expected share of discordant pairs, e.g. 0.3)")
     if test not in ("exact", "normal"):
