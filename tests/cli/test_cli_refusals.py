@@ -116,3 +116,56 @@ def test_options_that_are_used_still_pass(runs: Path, capsys: pytest.CaptureFixt
     assert main(["agreement", "a", "--scorers", "success,unaided", "-c", "0.9",
                  "--store", str(runs), "--json"]) == 0
     capsys.readouterr()
+
+
+def test_messages_name_the_flag_to_change(runs: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from evalband import run_panel
+    from evalband.panel import load_panel
+
+    db = tmp_path / "m.sqlite"
+    with RunStore(db) as st:
+        run_panel(load_panel("reach1d").with_overrides(episodes=2), "reach1d:baseline", st,
+                  run_id="a")
+        run_panel(load_panel("reach1d-2s").with_overrides(episodes=2), "reach1d:expert", st,
+                  run_id="f")
+    store = ["--store", str(db)]
+    assert main(["compare", "a", "f", *store]) == 5  # not comparable: its own exit status
+    assert "--allow-panel-mismatch" in capsys.readouterr().err
+    refused(capsys, ["rank", "a", "f", *store], "--allow-panel-mismatch")
+    refused(capsys, ["noise", "a", "--suite-size", "0", *store], "--suite-size", "got 0")
+    assert main(["session", "plan", "--policies", "p,q", "--scenes", "1", "--seed", "0",
+                 "--session-id", "ss", *store]) == 0
+    refused(capsys, ["session", "analyze", "ss", "--control-floor", "2", *store],
+            "--control-floor", "got 2")
+    refused(capsys, ["compare", "a", "a", "--sequential", "--exploratory", "--max-pairs", "0",
+                     *store], "--max-pairs")
+    csv = tmp_path / "r.csv"
+    csv.write_text("episode,success\n0,1\n")
+    refused(capsys, ["import", str(tmp_path), "--format", "bundle", "--metrics", "m", *store],
+            "--metrics")
+    refused(capsys, ["import", str(tmp_path), "--format", "bundle", "--factors", "x", *store],
+            "--factors")
+
+
+def test_label_and_export_messages_say_what_to_give(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    runs: Path) -> None:
+    store = ["--store", str(runs)]
+    label = ["label", "a", "--scorer", "human", "--source", "op", *store]
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    refused(capsys, [*label, str(folder)], "is a directory", "CSV or JSON lines file")
+    header = tmp_path / "header.csv"
+    header.write_text("cell,episode,repeat,human\n")
+    refused(capsys, [*label, str(header)], "no rows", "episode")
+    text = tmp_path / "text.csv"
+    text.write_text("cell,episode,repeat,human\n,first,0,1\n")
+    refused(capsys, [*label, str(text)], "'episode' column", "'first'", "0-based")
+    other = tmp_path / "other.csv"
+    other.write_text("episode,verdict\n0,1\n")
+    refused(capsys, [*label, str(other)], "--column")
+    afile = tmp_path / "eval.json"
+    afile.write_text("{}")
+    refused(capsys, ["export", "a", "--out", str(afile), "--format", "lerobot", *store],
+            "--out", "directory")

@@ -58,7 +58,7 @@ def compare(
         "else the panel's design block, else the default (a 10-point drop; the exact power it "
         "has is printed). Exit 6 when it stopped for futility."),
     max_pairs: int | None = typer.Option(
-        None, "--max-pairs", help="With --sequential --exploratory: a maximum of pairs per "
+        None, "--max-pairs", min=1, help="With --sequential --exploratory: a maximum of pairs per "
         "slice."),
     discordant: float | None = typer.Option(
         None, "--discordant", help="With --sequential --exploratory: the design's probability "
@@ -125,7 +125,9 @@ def compare(
                                        confidence=confidence,
                                        effect=DEFAULT_EFFECT if effect is None else effect)
     except PanelMismatchError as exc:
-        sys.stderr.write(f"not comparable: {exc}\n")
+        from evalband.cli._errors import error_line
+
+        sys.stderr.write(f"not comparable: {error_line(exc)}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
     if judged_by is not None:
         from evalband._rescore import judged_comparisons

@@ -390,10 +390,13 @@ def import_cmd(
         raise InvalidParameterError(
             f"--format must be one of bundle, {', '.join(IMPORT_FORMATS)}; got {fmt!r}"
         )
-    if is_bundle and (panel or run_id or policy or factors or metrics):
+    given = [flag for flag, value in (("--panel", panel), ("--run-id", run_id),
+                                      ("--policy", policy), ("--factors", factors),
+                                      ("--metrics", metrics)) if value]
+    if is_bundle and given:
         raise InvalidParameterError(
-            "a bundle carries its own panel, run id and policy; drop --panel/--run-id/--policy"
-        )
+            "a bundle carries its own panel, run id, policy, factors and metrics; drop "
+            + ", ".join(given))
     panel_obj = load_panel(panel, check_env=False) if panel else None
 
     def names(text: str | None) -> list[str]:
