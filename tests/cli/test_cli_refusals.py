@@ -169,3 +169,16 @@ def test_label_and_export_messages_say_what_to_give(tmp_path: Path,
     afile.write_text("{}")
     refused(capsys, ["export", "a", "--out", str(afile), "--format", "lerobot", *store],
             "--out", "directory")
+
+
+def test_calibrate_takes_a_built_in_panel_and_never_creates_the_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope" / "s.sqlite"
+    assert main(["calibrate", "reach1d", "--reps", "2", "--store", str(missing),
+                 "--json"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    refused(capsys, ["calibrate", "some-run", "--reps", "2", "--store", str(missing)],
+            str(missing))
+    refused(capsys, ["calibrate", PANEL, "--slices-from", "some-run", "--reps", "2",
+                     "--store", str(missing)], str(missing))
+    assert not missing.exists() and not missing.parent.exists()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, read_store
 
 if TYPE_CHECKING:
     from evalband.analysis._calibrate import Rate
@@ -21,7 +21,8 @@ def _pct(r: Rate) -> str:
 
 
 def calibrate(
-    source: str = typer.Argument(..., help="A panel YAML file or a stored run id."),
+    source: str = typer.Argument(..., help="A panel (YAML file or built-in name, e.g. "
+                                 "reach1d) or a stored run id."),
     store: Path | None = STORE_OPTION,
     slices_from: str | None = typer.Option(
         None, "--slices-from", help="Take each cell's baseline rate from this stored run "
@@ -55,8 +56,7 @@ def calibrate(
     from evalband.analysis import calibrate as simulate
     from evalband.analysis._calibrate import rates_from_run
     from evalband.errors import InvalidInputError
-    from evalband.panel import load_panel
-    from evalband.store import open_store
+    from evalband.panel import builtin_panels, load_panel
 
     if unpaired and correlation is not None:
         raise InvalidInputError("--correlation is the pairs' correlation, and --unpaired "
@@ -70,7 +70,7 @@ def calibrate(
     raw: dict[str, float] | None = None
     rates_from = f"--base-rate {rates:g} in every cell"
     counts_from: str | None = None
-    if os.path.isfile(source):
+    if os.path.isfile(source) or source in builtin_panels():
         panel = load_panel(source, check_env=False)
         if base_rate is not None and slices_from is not None:
             raise InvalidInputError(
@@ -81,14 +81,14 @@ def calibrate(
             raise InvalidInputError(
                 f"--base-rate sets every cell's rate, and run {source} gives each cell's own "
                 "rate: drop --base-rate (or give a panel YAML instead of the run)")
-        with open_store(store_path(store)) as st:
+        with read_store(store) as st:
             run = load_run(source, st)
         panel = run.panel
         rate_run = rate_run or source
         _, counts, _, _ = rates_from_run(panel, run)  # the run's own episodes per cell
         counts_from = f"run {source}'s own episodes per cell"
     if rate_run is not None:
-        with open_store(store_path(store)) as st:
+        with read_store(store) as st:
             data = load_run(rate_run, st)
         rates, _, raw, rates_from = rates_from_run(panel, data)
         rates = {c.key: rates.get(c.key, float(np.mean(list(rates.values()))))
