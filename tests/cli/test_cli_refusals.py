@@ -182,3 +182,18 @@ def test_calibrate_takes_a_built_in_panel_and_never_creates_the_store(
     refused(capsys, ["calibrate", PANEL, "--slices-from", "some-run", "--reps", "2",
                      "--store", str(missing)], str(missing))
     assert not missing.exists() and not missing.parent.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["session", "run", "s1"],
+    ["session", "run", "s1", "--robot", "sim-arm"],
+    ["prefer", "run", "p1"],
+    ["prefer", "record", "p1", "0", "--preferred", "A", "--progress-a", "10",
+     "--progress-b", "20"],
+    ["prefer", "undo", "p1"],
+])
+def test_session_commands_never_create_a_missing_store(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    missing = tmp_path / "nope" / "s.sqlite"
+    refused(capsys, [*args, "--store", str(missing)], "no run store", str(missing))
+    assert not missing.exists() and not missing.parent.exists()

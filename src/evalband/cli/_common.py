@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "escape", "fail", "pct", "store_path",
-    "read_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
+    "read_store", "existing_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
 ]
 
 STORE_OPTION = typer.Option(
@@ -54,3 +54,14 @@ def read_store(path: Path | None) -> RunStore:
     from evalband.store import open_store
 
     return open_store(store_path(path), read_only=True)
+
+
+def existing_store(path: Path | None) -> Path:
+    """The store path for a command that changes a store: it must exist (never created).
+
+    A missing or foreign file is the read commands' one line (exit 2).
+    """
+    path = store_path(path)
+    with read_store(path):
+        pass
+    return path

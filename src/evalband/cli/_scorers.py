@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -122,13 +122,10 @@ def rescore(
 
 def _existing_store(store: Path | None) -> RunStore:
     """The store for a command that changes stored runs: it must exist (never created)."""
-    from evalband.cli._common import read_store
+    from evalband.cli._common import existing_store
     from evalband.store import open_store
 
-    path = store_path(store)
-    with read_store(path):  # a missing or foreign file: the read commands' one line
-        pass
-    return open_store(path)
+    return open_store(existing_store(store))
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    existing_store,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -210,6 +217,7 @@ def run(
                                     "sim-arm or --robot lerobot:TYPE")
     elif no_token or host != "127.0.0.1" or port != 8766:
         raise InvalidInputError("--host, --port and --no-token are the console's: add --console")
+    existing_store(path)  # a mistyped --store is one line, not a new empty store
     if robot is not None:
         _run_robot(session_id, path, robot, robot_config, operator, clock, trial_cmd,
                    until_decided, web)
