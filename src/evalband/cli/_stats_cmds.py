@@ -11,6 +11,8 @@ from evalband.cli._out import console, emit_json, fail, pct, refuse_ignored
 from evalband.errors import InvalidCountsError, InvalidParameterError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from evalband.stats import Difference
 
 __all__ = ["run_ci", "run_diff", "run_power"]
@@ -115,7 +117,8 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
                               discordant=discordant)
     needed: int | None = normal
     if test == "exact":
-        needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
+        with _busy("exact test: searching the episodes needed", as_json):
+            needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
     data: dict[str, object] = {
         "p_a": p_a, "p_b": p_b, "power": power, "alpha": alpha, "paired": paired,
         "discordant": discordant, "n_per_arm": needed, "comparisons": comparisons,
@@ -127,8 +130,9 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         if test == "exact":
             from evalband.stats._procedure import exact_power
 
-            data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
-                                             paired=paired, discordant=discordant or 0.0)
+            with _busy(f"exact test: power at n = {n}", as_json):
+                data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
+                                                 paired=paired, discordant=discordant or 0.0)
         else:
             data["power_at_n"] = power_fn(p_a, p_b, n, alpha=level, paired=paired,
                                           discordant=discordant)
@@ -151,8 +155,9 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         if not paired or discordant is None or p_a >= p_b:
             fail("--sequential needs --paired, --discordant and a drop (p_a below p_b, the "
                  "baseline)")
-        design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0), alpha=alpha,
-                                   power=power)
+        with _busy("sequential design: simulating its stopping times", as_json):
+            design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0),
+                                       alpha=alpha, power=power)
         data["sequential"] = design.as_dict()
     if as_json:
         emit_json(data)
@@ -187,6 +192,13 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
             f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
             f"fixed-n exact McNemar: {design.n_fixed} pairs ({design.savings:.0%} saved)"
         )
+
+
+def _busy(label: str, as_json: bool) -> AbstractContextManager[None]:
+    """A spinner on stderr for a long search (a terminal only, never with ``--json``)."""
+    from evalband.cli._progress import busy  # loaded only when a long search runs
+
+    return busy(label, enabled=not as_json)
 
 
 def _parse_fraction(text: str, name: str) -> tuple[int, int]:
