@@ -197,3 +197,16 @@ def test_session_commands_never_create_a_missing_store(
     missing = tmp_path / "nope" / "s.sqlite"
     refused(capsys, [*args, "--store", str(missing)], "no run store", str(missing))
     assert not missing.exists() and not missing.parent.exists()
+
+
+def test_reach_bc_generate_help_and_check_agree(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from evalband.labs._reach_bc_core import FINAL_EPISODES
+
+    least = FINAL_EPISODES + 2  # what the split needs
+    assert main(["lab", "reach-bc", "generate", "--help"]) == 0
+    assert f"x>={least}" in capsys.readouterr().out
+    out = tmp_path / "ex"
+    refused(capsys, ["lab", "reach-bc", "generate", "--out", str(out), "--episodes",
+                     str(least - 1)], "--episodes", str(least))
+    assert not out.exists()
