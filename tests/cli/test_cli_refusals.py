@@ -210,3 +210,16 @@ def test_reach_bc_generate_help_and_check_agree(tmp_path: Path,
     refused(capsys, ["lab", "reach-bc", "generate", "--out", str(out), "--episodes",
                      str(least - 1)], "--episodes", str(least))
     assert not out.exists()
+
+
+@pytest.mark.parametrize("margin", ["3", "0", "-0.05", ".nan", "{all: 1.5}", "{'*': 0}"])
+def test_panel_non_inferiority_margin_is_checked_with_the_panel(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], margin: str) -> None:
+    panel = tmp_path / "p.yaml"
+    panel.write_text(Path(PANEL).read_text() + f"non_inferiority_margin: {margin}\n")
+    refused(capsys, ["calibrate", str(panel), "--reps", "2"], "non_inferiority_margin",
+            "between 0 and 1")
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(Path(PANEL).read_text() + "non_inferiority_margin: {all: 0.05, '*': 0.1}\n")
+    assert main(["calibrate", str(ok), "--reps", "2", "--json"]) == 0
+    capsys.readouterr()
