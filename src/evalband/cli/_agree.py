@@ -45,6 +45,13 @@ def agree(
     if (metrics_csv is None) == (not sim):
         raise InvalidInputError("give the cheap side once: --csv FILE or --sim RUN (one per "
                                 "behavioural run)", parameters=("csv",))
+    if sim:  # the cheap side is the simulation's success rate: higher is better, no columns
+        from evalband.cli._out import refuse_ignored
+
+        refuse_ignored([flag for flag, given in (("--higher-is-better", higher),
+                                                 ("--lower-is-better", lower)) if given],
+                       "--csv", "they name columns of the metrics CSV; --sim ranks by "
+                       "simulation success")
     both = sorted(set(higher or []) & set(lower or []))
     if both:
         raise InvalidInputError(f"{', '.join(both)} is given to both --higher-is-better and "
