@@ -109,6 +109,33 @@ def test_ignored_options_are_refused(runs: Path, tmp_path: Path,
             "loss", "--higher-is-better", "--lower-is-better")
 
 
+@pytest.mark.parametrize(("args", "flag", "came"), [
+    (["power", "--p-a", "1.5", "--p-b", "0.5"], "--p-a", "1.5"),
+    (["power", "--p-a", "nan", "--p-b", "0.5"], "--p-a", "NaN"),
+    (["power", "--p-a", "0.5", "--p-b", "-0.1"], "--p-b", "-0.1"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--alpha", "2"], "--alpha", "2"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--alpha", "2", "--comparisons", "4"],
+     "--alpha", "2"),  # was run at 2 / 4 = 0.5 without a word
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--power", "1.2"], "--power", "1.2"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--power", "0.3", "--alpha", "0.5"],
+     "--power", "0.3"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--paired", "--discordant", "2"],
+     "--discordant", "2"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--paired", "--discordant", "0.05"],
+     "--discordant", "0.05"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "0"], "--n", "1"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "-3"], "--n", "1"),
+    (["calibrate", PANEL, "--correlation", "5", "--reps", "2"], "--correlation", "5"),
+    (["calibrate", PANEL, "--correlation", "nan", "--reps", "2"], "--correlation", "nan"),
+    (["calibrate", PANEL, "-c", "1.5", "--reps", "2"], "--confidence", "1.5"),
+    (["ci", "3", "10", "-c", "0"], "--confidence", "0"),
+])
+def test_library_range_messages_name_the_flag(capsys: pytest.CaptureFixture[str],
+                                              args: list[str], flag: str, came: str) -> None:
+    err = refused(capsys, args, flag, came)
+    assert "`" not in err, err
+
+
 def test_options_that_are_used_still_pass(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "50", "--direction", "up",
                  "--json"]) == 0

@@ -112,6 +112,9 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         fail(f"--test must be exact or normal; got {test!r}")
     if comparisons < 1 or comparisons > 100_000:
         fail(f"--comparisons must be between 1 and 100000; got {comparisons}")
+    from evalband._util.validate import check_probability
+
+    check_probability(alpha, "alpha", open_interval=True)  # as given, before the division
     level = alpha / comparisons
     normal: int = sample_size(p_a, p_b, power=power, alpha=level, paired=paired,
                               discordant=discordant)
