@@ -136,6 +136,10 @@ def test_library_range_messages_name_the_flag(capsys: pytest.CaptureFixture[str]
     assert "`" not in err, err
 
 
+def test_calibrate_seed_is_not_negative(capsys: pytest.CaptureFixture[str]) -> None:
+    refused(capsys, ["calibrate", PANEL, "--seed", "-1", "--reps", "2"], "--seed")  # traceback
+
+
 def test_options_that_are_used_still_pass(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "50", "--direction", "up",
                  "--json"]) == 0

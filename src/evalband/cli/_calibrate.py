@@ -38,7 +38,7 @@ def calibrate(
                                  "power is computed for (0.10 = 10 points)."),
     reps: int = typer.Option(400, "--reps", help="Simulated null comparisons."),
     confidence: float = typer.Option(0.95, "--confidence", "-c"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Simulate comparisons on this panel's design through the real compare procedure.
