@@ -136,6 +136,23 @@ def test_library_range_messages_name_the_flag(capsys: pytest.CaptureFixture[str]
     assert "`" not in err, err
 
 
+@pytest.mark.parametrize(("args", "flag", "came"), [
+    (["lab", "reach-bc", "generate", "--episodes", "5"], "--episodes", "(got 5)"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "0"], "--n", "(got 0)"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "-3"], "--n", "(got -3)"),
+    (["serve", "reach1d:expert", "--port", "70000"], "--port", "(got 70000)"),
+    (["calibrate", PANEL, "--seed", "-1"], "--seed", "(got -1)"),
+    (["agree", "a", "b", "c", "--reps", "5"], "--reps", "(got 5)"),
+    (["power", "--p-a", "half", "--p-b", "0.6"], "--p-a", "(got half)"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "1.5"], "--n", "(got 1.5)"),
+    (["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "two words"], "--n", "(got 'two words')"),
+])
+def test_an_option_out_of_its_range_says_what_came(capsys: pytest.CaptureFixture[str],
+                                                   args: list[str], flag: str,
+                                                   came: str) -> None:
+    refused(capsys, args, flag, came)
+
+
 def test_calibrate_seed_is_not_negative(capsys: pytest.CaptureFixture[str]) -> None:
     refused(capsys, ["calibrate", PANEL, "--seed", "-1", "--reps", "2"], "--seed")  # traceback
 
