@@ -82,6 +82,21 @@ def test_success_at_must_be_finite(runs: Path, capsys: pytest.CaptureFixture[str
                      str(runs)], "--success-at", "finite", value)
 
 
+@pytest.mark.parametrize("command", [["show", "a"], ["compare", "a", "b"], ["rank", "a", "b"]])
+@pytest.mark.parametrize("value", ["1", "1.0", "2"])
+def test_success_at_without_a_scorer_is_refused(runs: Path, capsys: pytest.CaptureFixture[str],
+                                                command: list[str], value: str) -> None:
+    # given at all (the default's value too), not only when it differs from the default
+    refused(capsys, [*command, "--success-at", value, "--store", str(runs)], "--success-at",
+            "--scorer")
+
+
+def test_success_at_defaults_to_one(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "a", "--store", str(runs), "--json"]) == 0
+    assert main(["show", "a", "--help"]) == 0
+    assert "default 1" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("option", [["--max-episodes", "8"], ["--alpha", "0.1"],
                                     ["--margin", "0.05"], ["--chunk", "2"], ["--effect", "0.2"],
                                     ["--power", "0.9"], ["--discordant", "0.3"]])

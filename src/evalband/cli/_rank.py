@@ -89,13 +89,13 @@ def rank(
     html: Path | None = typer.Option(
         None, "--html", help="Also write an HTML page (rank-interval plot) here."),
     scorer: str | None = SCORER_OPTION,
-    success_at: float = SUCCESS_AT_OPTION,
+    success_at: float | None = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Rank policies by success rate (or a metric) with simultaneous rank sets and tiers."""
     from evalband.errors import InvalidInputError
 
-    check_scorer_options(scorer, success_at)
+    at = check_scorer_options(scorer, success_at)
     if effect is not None:
         from evalband._util.validate import check_probability
 
@@ -125,7 +125,7 @@ def rank(
         if scorer is not None:  # the same episodes, judged by the named scorer
             from evalband._rescore import judge_runs
 
-            runs, judged_by = judge_runs(runs, scorer, success_at=success_at)
+            runs, judged_by = judge_runs(runs, scorer, success_at=at)
         if session_id is not None:
             metric = "unaided" if metric == "success" else metric
             cluster = "cell" if cluster is None else cluster

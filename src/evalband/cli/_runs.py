@@ -166,14 +166,14 @@ def show(
     run_id: str = typer.Argument(..., help="Run id."),
     store: Path | None = STORE_OPTION,
     scorer: str | None = SCORER_OPTION,
-    success_at: float = SUCCESS_AT_OPTION,
+    success_at: float | None = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
     from evalband.store._refs import resolve_run
 
-    check_scorer_options(scorer, success_at)
+    at = check_scorer_options(scorer, success_at)
     judged_by = None
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
@@ -197,7 +197,7 @@ def show(
             if scorer is not None:
                 from evalband._rescore import judge_runs
 
-                (run,), judged_by = judge_runs([run], scorer, success_at=success_at)
+                (run,), judged_by = judge_runs([run], scorer, success_at=at)
             slices = slice_summaries(run)
             metrics = metric_summaries(run.records, run.panel, slices=True)
     summary = slices[-1].summary  # the whole run
