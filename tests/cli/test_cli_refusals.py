@@ -172,6 +172,23 @@ def test_calibrate_seed_is_not_negative(capsys: pytest.CaptureFixture[str]) -> N
     refused(capsys, ["calibrate", PANEL, "--seed", "-1", "--reps", "2"], "--seed")  # traceback
 
 
+@pytest.mark.parametrize("option", [["--host", "127.0.0.1"], ["--port", "8766"], ["--no-token"],
+                                    ["--host", "0.0.0.0"]])
+def test_session_run_console_options_need_the_console(
+        runs: Path, capsys: pytest.CaptureFixture[str], option: list[str]) -> None:
+    # given at all (their defaults' values too), not only when they differ from the default
+    refused(capsys, ["session", "run", "s", *option, "--store", str(runs)], option[0],
+            "--console")
+
+
+@pytest.mark.parametrize("option", [["--operator", "human"], ["--clock", "real"],
+                                    ["--operator", "suggested"]])
+def test_session_run_robot_options_need_a_robot(
+        runs: Path, capsys: pytest.CaptureFixture[str], option: list[str]) -> None:
+    refused(capsys, ["session", "run", "s", *option, "--store", str(runs)], option[0],
+            "--robot")
+
+
 def test_options_that_are_used_still_pass(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["power", "--p-a", "0.5", "--p-b", "0.6", "--n", "50", "--direction", "up",
                  "--json"]) == 0
