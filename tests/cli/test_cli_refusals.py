@@ -114,8 +114,9 @@ def test_ignored_options_are_refused(runs: Path, tmp_path: Path,
     store = ["--store", str(runs)]
     refused(capsys, ["session", "run", "s", "--alpha", "0.1", *store],
             "--alpha", "--until-decided")
-    refused(capsys, ["power", "--p-a", "0.5", "--p-b", "0.6", "--direction", "up"],
-            "--direction", "--n")
+    for way in ("up", "auto"):  # auto, the default's value, given is given too
+        refused(capsys, ["power", "--p-a", "0.5", "--p-b", "0.6", "--direction", way],
+                "--direction", "--n")
     refused(capsys, ["calibrate", PANEL, "--unpaired", "--correlation", "0.9", "--reps", "2"],
             "--correlation", "--unpaired")
     refused(capsys, ["agreement", "a", "-c", "0.9", *store], "--confidence", "--scorers")

@@ -55,10 +55,10 @@ def power_cmd(
     ),
     n: int | None = typer.Option(None, "--n", min=1,
                                  help="Also report power and the MDD at this n."),
-    direction: str = typer.Option(
-        "auto", "--direction",
-        help="Gap direction for the MDD at --n: up (A better), down, either; auto: the side "
-        "of --p-b that --p-a is on.",
+    direction: str | None = typer.Option(
+        None, "--direction",
+        help="Gap direction for the MDD at --n: up (A better), down, either; auto (the "
+        "default): the side of --p-b that --p-a is on.",
     ),
     comparisons: int = typer.Option(
         1, "--comparisons", "--slices",

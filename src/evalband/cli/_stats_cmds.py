@@ -95,7 +95,7 @@ def _diff_sentence(result: Difference) -> str:
 
 
 def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
-              discordant: float | None, n: int | None, direction: str, comparisons: int,
+              discordant: float | None, n: int | None, direction: str | None, comparisons: int,
               test: str, sequential: bool, as_json: bool) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n).
 
@@ -104,7 +104,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
     from evalband.stats import minimum_detectable_difference, sample_size
     from evalband.stats import power as power_fn
 
-    refuse_ignored(["--direction"] if direction != "auto" and n is None else [], "--n N",
+    refuse_ignored(["--direction"] if direction is not None and n is None else [], "--n N",
                    "the side of the smallest resolvable gap at n")
     if paired and discordant is None:
         fail("--paired needs --discordant (expected share of discordant pairs, e.g. 0.3)")
@@ -139,7 +139,7 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         else:
             data["power_at_n"] = power_fn(p_a, p_b, n, alpha=level, paired=paired,
                                           discordant=discordant)
-        way = _mdd_direction(direction, p_a, p_b)
+        way = _mdd_direction(direction or "auto", p_a, p_b)
         data["direction"] = way
         try:
             data["minimum_detectable_difference"] = minimum_detectable_difference(
