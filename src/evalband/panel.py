@@ -493,6 +493,18 @@ class Panel(BaseModel):
                    "split it into several panels, or lower episodes")
         return self
 
+    @field_validator("non_inferiority_margin")
+    @classmethod
+    def _margins_in_rate(cls, value: float | dict[str, float] | None
+                         ) -> float | dict[str, float] | None:
+        margins = value if isinstance(value, dict) else {"": value}
+        for key, margin in margins.items():
+            if margin is not None and not 0.0 < margin < 1.0:  # NaN too
+                where = f" for {key!r}" if key else ""
+                raise ValueError(f"a margin{where} must be between 0 and 1 (exclusive; a "
+                                 "drop in success rate, 0.05 = 5 points)")
+        return value
+
     @field_validator("slice_weights")
     @classmethod
     def _weights_positive(cls, value: dict[str, float]) -> dict[str, float]:

@@ -69,6 +69,21 @@ def test_bad_input_is_one_line(store: Path, capsys: pytest.CaptureFixture[str],
     assert len(err.splitlines()) == 1 and words in err
 
 
+@pytest.mark.parametrize("direction", [["--higher-is-better", "score"],
+                                       ["--lower-is-better", "val_loss"],
+                                       ["--higher-is-better", "a", "--lower-is-better", "b"]])
+def test_metric_directions_with_simulation_runs_are_refused(
+        store: Path, capsys: pytest.CaptureFixture[str], direction: list[str]) -> None:
+    args = ["agree", *POLICIES, "--store", str(store), *direction]
+    for p in POLICIES:
+        args += ["--sim", f"sim-{p}"]
+    assert main(args) == 2  # they name metrics CSV columns; --sim has none
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert all(flag in err for flag in direction if flag.startswith("--")), err
+    assert "--csv" in err, err
+
+
 def test_a_checkpoint_that_names_no_run_is_refused(store: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     csv = tmp_path / "m.csv"

@@ -6,7 +6,10 @@ Reproduces the report: ``power --p-a 0.9 --p-b 0.8 --n 20`` was refused as bad i
 
 from __future__ import annotations
 
+import io
 import json
+
+import pytest
 
 from evalband.cli import main
 
@@ -43,3 +46,26 @@ def test_direction_flag(capsys) -> None:
     code = main(["power", "--p-a", "0.9", "--p-b", "0.8", "--n", "20", "--direction", "sideways"])
     err = capsys.readouterr().err
     assert code == 2 and "--direction must be one of" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--test", "exact", "--n", "40"], "exact"),
+    (["--paired", "--discordant", "0.3", "--sequential"], "sequential"),
+])
+def test_long_searches_show_a_spinner_on_stderr_not_with_json(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str],
+        words: str) -> None:
+    tty = _Terminal()
+    monkeypatch.setattr("sys.stderr", tty)
+    assert main(["power", "--p-a", "0.7", "--p-b", "0.8", *args]) == 0
+    assert words in tty.getvalue()  # the spinner's label, on the terminal's stderr
+    capsys.readouterr()
+    quiet = _Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    assert main(["power", "--p-a", "0.7", "--p-b", "0.8", *args, "--json"]) == 0
+    assert quiet.getvalue() == "" and json.loads(capsys.readouterr().out)["p_a"] == 0.7

@@ -72,39 +72,69 @@ def check_k_n(k: object, n: object, *, allow_empty: bool = False) -> tuple[int, 
     return k_int, n_int
 
 
+def _argument(name: str) -> tuple[str, tuple[str, ...]]:
+    """``name`` as a message shows it, and the ``parameters`` of the error that names it.
+
+    A Python argument name is shown in backticks and listed, so the command line shows its
+    flag (``--p-a``); anything else (a flag, a description) is shown as given.
+
+    >>> _argument("p_a"), _argument("--margin"), _argument("p (baseline rate)")
+    (('`p_a`', ('p_a',)), ('--margin', ()), ('p (baseline rate)', ()))
+    """
+    return (f"`{name}`", (name,)) if name.isidentifier() else (name, ())
+
+
 def check_confidence(confidence: object) -> float:
     """Validate a confidence level strictly inside (0, 1).
 
     >>> check_confidence(0.95)
     0.95
+    >>> try:
+    ...     check_confidence(1.5)
+    ... except ValueError as exc:
+    ...     print(exc, exc.parameters)
+    `confidence` must be strictly between 0 and 1 (e.g. 0.95), got 1.5 ('confidence',)
     """
+    shown, parameters = _argument("confidence")
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
         raise InvalidParameterError(
-            f"confidence must be a number strictly between 0 and 1, got {confidence!r}"
-        )
+            f"{shown} must be a number strictly between 0 and 1, got {confidence!r}",
+            parameters=parameters)
     value = float(confidence)
     if math.isnan(value) or not 0.0 < value < 1.0:
         raise InvalidParameterError(
-            f"confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}"
-        )
+            f"{shown} must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}",
+            parameters=parameters)
     return value
 
 
 def check_probability(p: object, name: str, *, open_interval: bool = False) -> float:
     """Validate a probability in [0, 1] (or (0, 1) when ``open_interval``).
 
+    ``name`` is the argument's (in backticks in the message, so the command line shows its
+    flag), or a flag or description shown as given.
+
     >>> check_probability(0.4, "p_a")
     0.4
+    >>> check_probability(1.5, "p_a")
+    Traceback (most recent call last):
+    ...
+    evalband.errors.InvalidParameterError: `p_a` must be a probability in [0, 1], got 1.5
     """
+    shown, parameters = _argument(name)
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
+        raise InvalidParameterError(f"{shown} must be a probability in [0, 1], got {p!r}",
+                                    parameters=parameters)
     value = float(p)
+    if open_interval and not 0.0 < value < 1.0:  # NaN too
+        raise InvalidParameterError(f"{shown} must be strictly between 0 and 1, got {p!r}",
+                                    parameters=parameters)
     if math.isnan(value):
-        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got NaN")
-    if open_interval and not 0.0 < value < 1.0:
-        raise InvalidParameterError(f"{name} must be strictly between 0 and 1, got {p!r}")
+        raise InvalidParameterError(f"{shown} must be a probability in [0, 1], got NaN",
+                                    parameters=parameters)
     if not 0.0 <= value <= 1.0:
-        raise InvalidParameterError(f"{name} must be a probability in [0, 1], got {p!r}")
+        raise InvalidParameterError(f"{shown} must be a probability in [0, 1], got {p!r}",
+                                    parameters=parameters)
     return value
 
 

@@ -219,7 +219,8 @@ def calibrate(
     if int(reps) < 1:
         raise InvalidParameterError(f"reps must be at least 1; got {reps!r}")
     if not -1.0 <= float(correlation) <= 1.0:
-        raise InvalidParameterError(f"correlation must be in [-1, 1]; got {correlation!r}")
+        raise InvalidParameterError(f"`correlation` must be in [-1, 1]; got {correlation!r}",
+                                    parameters=("correlation",))
     cells = panel.cells()
     rates = ({c.key: float(base_rates) for c in cells} if isinstance(base_rates, int | float)
              else {c.key: float(base_rates.get(c.key, 0.5)) for c in cells})

@@ -555,8 +555,9 @@ def compare_many(
             raise PanelMismatchError(
                 f"runs {baseline.run_id} and {cand.run_id} were made on different panels "
                 f"({baseline.panel_fingerprint[:12]} vs {cand.panel_fingerprint[:12]}); "
-                "their episodes do not pair. Re-run on one panel, or allow a panel mismatch "
-                "explicitly to compare them anyway"
+                "their episodes do not pair. Re-run on one panel, or pass "
+                "`allow_panel_mismatch=True` to compare them anyway (unpaired)",
+                parameters=("allow_panel_mismatch",),
             )
         eaf = baseline.errors_as_failures or cand.errors_as_failures
         cand_cols, cand_metrics = cand._arrays(cell_keys)

@@ -162,8 +162,8 @@ class NoiseFloor:
 def _check_suite_size(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise InvalidParameterError(
-            f"suite_size must be a whole number of episodes >= 1 (e.g. 20); got {value!r}"
-        )
+            f"`suite_size` must be a whole number of episodes >= 1 (e.g. 20); got {value!r}",
+            parameters=("suite_size",))
     return int(value)
 
 

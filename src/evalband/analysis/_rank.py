@@ -445,7 +445,8 @@ def rank_runs(
             raise PanelMismatchError(
                 "the runs were recorded on different panels ("
                 + ", ".join(f"{r.run_id}: {r.panel_fingerprint[:12]}" for r in runs)
-                + "); rank runs of one panel, or allow the mismatch (ranked unpaired)")
+                + "); rank runs of one panel, or pass `allow_panel_mismatch=True` to rank "
+                "them anyway (unpaired)", parameters=("allow_panel_mismatch",))
         notes.append("the runs are of different panels: ranked unpaired (no matched episodes)")
     use_pairs = same_panel if paired is None else bool(paired and same_panel)
     if paired and not same_panel:

@@ -45,6 +45,17 @@ def agree(
     if (metrics_csv is None) == (not sim):
         raise InvalidInputError("give the cheap side once: --csv FILE or --sim RUN (one per "
                                 "behavioural run)", parameters=("csv",))
+    if sim:  # the cheap side is the simulation's success rate: higher is better, no columns
+        from evalband.cli._out import refuse_ignored
+
+        refuse_ignored([flag for flag, given in (("--higher-is-better", higher),
+                                                 ("--lower-is-better", lower)) if given],
+                       "--csv", "they name columns of the metrics CSV; --sim ranks by "
+                       "simulation success")
+    both = sorted(set(higher or []) & set(lower or []))
+    if both:
+        raise InvalidInputError(f"{', '.join(both)} is given to both --higher-is-better and "
+                                "--lower-is-better; give each column one direction")
     directions = {**dict.fromkeys(higher or [], True), **dict.fromkeys(lower or [], False)}
     cheap = read_metric_csv(metrics_csv) if metrics_csv is not None else None
     unknown = sorted(set(directions) - set(cheap or {})) if cheap is not None else []

@@ -199,6 +199,26 @@ def run(args: list[str]) -> int:
         sys.stderr.write("error: aborted\n")
         return 130
     except typer.TyperException as exc:  # usage errors: bad option, missing argument
-        sys.stderr.write(f"error: {exc.format_message().splitlines()[0]}\n")
+        sys.stderr.write(f"error: {_usage_line(exc)}\n")
         return 2
     return int(result) if isinstance(result, int) else 0
+
+
+def _usage_line(exc: typer.TyperException) -> str:
+    """A usage error of typer's in one line, with the value that came when typer refused one.
+
+    typer's coercion of every option and argument (a ``min=`` / ``max=`` range, a number
+    that is not one) says what it expected but not what came: that value, as typed, is
+    added the way a panel's field errors say it (``Input should be greater than or equal
+    to 18 (got 5)``).
+    """
+    line = exc.format_message().splitlines()[0]
+    errors = getattr(exc.__cause__, "errors", None)  # pydantic's ValidationError
+    if not callable(errors):
+        return line
+    try:
+        came = errors()[0]["input"]
+    except (LookupError, TypeError):
+        return line
+    plain = isinstance(came, str) and came.isprintable() and came.split() == [came]
+    return f"{line} (got {came if plain else repr(came)})"

@@ -6,6 +6,7 @@ print through the same code.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "escape", "fail", "pct", "store_path",
-    "read_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
+    "read_store", "existing_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
 ]
 
 STORE_OPTION = typer.Option(
@@ -33,16 +34,29 @@ SCORER_OPTION = typer.Option(
     "score; `evalband agreement RUN` lists a run's) instead of the env's success rule; "
     "episodes it did not judge are left out.")
 SUCCESS_AT_OPTION = typer.Option(
-    1.0, "--success-at", help="With --scorer: a value at least this is a success (an "
-    "ordinal score: the rubric level).")
+    None, "--success-at", help="With --scorer: a value at least this is a success (an "
+    "ordinal score: the rubric level; default 1).", show_default=False)
 
 
-def check_scorer_options(scorer: str | None, success_at: float) -> None:
-    """``--success-at`` only with ``--scorer`` (one line, exit 2)."""
-    if scorer is None and success_at != 1.0:
-        from evalband.errors import InvalidInputError
+def check_scorer_options(scorer: str | None, success_at: float | None) -> float:
+    """``--success-at`` only with ``--scorer``, and a finite number (one line, exit 2).
 
+    ``success_at`` is ``None`` when not given (so that one given without ``--scorer`` is
+    refused whatever its value); returned is the value to use, 1 when not given.
+
+    >>> check_scorer_options(None, None), check_scorer_options("score", 3.0)
+    (1.0, 3.0)
+    """
+    from evalband.errors import InvalidInputError
+
+    if success_at is None:
+        return 1.0
+    if scorer is None:
         raise InvalidInputError("--success-at goes with --scorer NAME; add it, or drop it")
+    if not math.isfinite(success_at):
+        raise InvalidInputError(f"--success-at must be a finite number (1 for success "
+                                f"labels, a rubric level for a score); got {success_at}")
+    return success_at
 
 
 def read_store(path: Path | None) -> RunStore:
@@ -50,3 +64,14 @@ def read_store(path: Path | None) -> RunStore:
     from evalband.store import open_store
 
     return open_store(store_path(path), read_only=True)
+
+
+def existing_store(path: Path | None) -> Path:
+    """The store path for a command that changes a store: it must exist (never created).
+
+    A missing or foreign file is the read commands' one line (exit 2).
+    """
+    path = store_path(path)
+    with read_store(path):
+        pass
+    return path

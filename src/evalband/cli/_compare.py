@@ -58,7 +58,7 @@ def compare(
         "else the panel's design block, else the default (a 10-point drop; the exact power it "
         "has is printed). Exit 6 when it stopped for futility."),
     max_pairs: int | None = typer.Option(
-        None, "--max-pairs", help="With --sequential --exploratory: a maximum of pairs per "
+        None, "--max-pairs", min=1, help="With --sequential --exploratory: a maximum of pairs per "
         "slice."),
     discordant: float | None = typer.Option(
         None, "--discordant", help="With --sequential --exploratory: the design's probability "
@@ -70,7 +70,7 @@ def compare(
         "data (--effect, --discordant, --max-pairs, --power, --confidence); the output says "
         "first that its error rate does not hold."),
     scorer: str | None = SCORER_OPTION,
-    success_at: float = SUCCESS_AT_OPTION,
+    success_at: float | None = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compare candidate run(s) against a baseline, slices first.
@@ -86,9 +86,9 @@ def compare(
     from evalband.errors import PanelMismatchError
     from evalband.store import open_store
 
-    _refuse_bad_options(effect=effect, sequential=sequential, exploratory=exploratory,
-                        power=power, discordant=discordant, max_pairs=max_pairs, scorer=scorer,
-                        success_at=success_at, report=report)
+    at = _refuse_bad_options(effect=effect, sequential=sequential, exploratory=exploratory,
+                             power=power, discordant=discordant, max_pairs=max_pairs,
+                             scorer=scorer, success_at=success_at, report=report)
     explicit_confidence = confidence
     confidence = 0.95 if confidence is None else confidence
     from evalband.cli._progress import work
@@ -108,7 +108,7 @@ def compare(
                     from evalband._rescore import judge_runs
 
                     (base, *cands), judged_by = judge_runs([base, *cands], scorer,
-                                                          success_at=success_at)
+                                                          success_at=at)
             if sequential:
                 from evalband.analysis import compare_sequential
                 from evalband.analysis._sequential_plan import design_for
@@ -125,7 +125,9 @@ def compare(
                                        confidence=confidence,
                                        effect=DEFAULT_EFFECT if effect is None else effect)
     except PanelMismatchError as exc:
-        sys.stderr.write(f"not comparable: {exc}\n")
+        from evalband.cli._errors import error_line
+
+        sys.stderr.write(f"not comparable: {error_line(exc)}\n")
         raise typer.Exit(code=VERDICT_EXIT_CODES["inconclusive"]) from None
     if judged_by is not None:
         from evalband._rescore import judged_comparisons
@@ -137,7 +139,7 @@ def compare(
     done = record_comparison(store_path(store), *own, results=results, notices=notices,
                              confidence=confidence, allow_panel_mismatch=allow_panel_mismatch,
                              sequential=sequential, effect=effect, max_pairs=max_pairs,
-                             discordant=discordant, scorer=scorer, success_at=success_at)
+                             discordant=discordant, scorer=scorer, success_at=at)
     results, peeking = list(done.comparisons), list(done.notes)
     _write_documents(results, peeking, md=md, report=report, runs=[baseline, *candidates],
                      store=store_path(store), as_json=as_json,
@@ -154,8 +156,12 @@ def compare(
 
 def _refuse_bad_options(*, effect: float | None, sequential: bool, exploratory: bool,
                         power: float | None, discordant: float | None, max_pairs: int | None,
-                        scorer: str | None, success_at: float, report: Path | None) -> None:
-    """Options that do not go together, refused in one line each (exit 2)."""
+                        scorer: str | None, success_at: float | None,
+                        report: Path | None) -> float:
+    """Options that do not go together, refused in one line each (exit 2).
+
+    Returns the ``--success-at`` to use (1 when not given).
+    """
     from evalband.errors import InvalidInputError
 
     if effect is not None and not 0 < effect < 1:
@@ -164,11 +170,12 @@ def _refuse_bad_options(*, effect: float | None, sequential: bool, exploratory: 
                            or max_pairs is not None):
         raise InvalidInputError("--exploratory, --power, --discordant and --max-pairs go with "
                                 "--sequential; add it, or drop them")
-    check_scorer_options(scorer, success_at)
+    at = check_scorer_options(scorer, success_at)
     if scorer is not None and report is not None:
         raise InvalidInputError("--report renders the runs' own outcomes; for a report judged "
                                 "by a scorer, store the runs with `evalband rescore RUN "
                                 "--scorer NAME --run-id NEW` and report those")
+    return at
 
 
 def _write_documents(results: list[Any], peeking: list[str], *, md: Path | None,

@@ -9,7 +9,7 @@ from evalband.errors import EvalbandError
 __all__ = ["error_line", "flag_for"]
 
 # Arguments whose flag is not their name with dashes.
-_FLAGS = {"batch_size": "--batch"}
+_FLAGS = {"batch_size": "--batch", "out_dir": "--out"}
 
 
 def flag_for(parameter: str) -> str:

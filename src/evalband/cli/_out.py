@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CommandExit", "command_args", "console", "emit_json", "escape", "fail", "pct",
-           "store_path"]
+           "refuse_ignored", "store_path"]
 
 _ARGS: list[list[str]] = []  # the command line :func:`evalband.cli.main` was given
 
@@ -99,6 +99,31 @@ def fail(message: str) -> None:
     """Print one line to stderr and exit with status 2."""
     sys.stderr.write(f"error: {message}\n")
     raise CommandExit(2)
+
+
+def refuse_ignored(given: list[str], goes_with: str, why: str = "") -> None:
+    """Refuse options the command would ignore here (one line, exit 2); none given: return.
+
+    An option given where it has no effect is refused rather than dropped silently: the
+    user meant something by it. ``given`` holds the flags given (empty: nothing to refuse),
+    ``goes_with`` what they need (``--until-decided``), ``why`` an optional clause.
+
+    >>> refuse_ignored([], "--n")
+    >>> try:
+    ...     refuse_ignored(["--direction"], "--n")
+    ... except ValueError as exc:
+    ...     print(exc)
+    --direction only applies with --n; add --n, or drop --direction
+    """
+    if not given:
+        return
+    from evalband.errors import InvalidInputError
+
+    one = len(given) == 1
+    flags = given[0] if one else f"{', '.join(given[:-1])} and {given[-1]}"
+    raise InvalidInputError(f"{flags} only {'applies' if one else 'apply'} with {goes_with}"
+                            f"{f' ({why})' if why else ''}; add {goes_with}, or drop "
+                            f"{flags if one else 'them'}")
 
 
 def pct(x: float | None, digits: int = 1) -> str:

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    existing_store,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from evalband.session._preference import PreferenceBlock
@@ -91,7 +98,7 @@ def run(
     from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with open_store(existing_store(store)) as st:
         session = PreferenceSession(st, session_id)
         total = len(session.plan.blocks)
         while (block := session.pending()) is not None:
@@ -129,7 +136,7 @@ def record(
     from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with open_store(existing_store(store)) as st:
         PreferenceSession(st, session_id).record(block, preferred, progress_a, progress_b,
                                                  note=note)
 
@@ -141,7 +148,7 @@ def undo(session_id: str = typer.Argument(..., help="The preference session."),
     from evalband.session._preference import PreferenceSession
     from evalband.store import open_store
 
-    with open_store(store_path(store)) as st:
+    with open_store(existing_store(store)) as st:
         last = PreferenceSession(st, session_id).undo_last()
     console.print("nothing to undo" if last is None else f"block {last.block} taken back",
                   markup=False)

@@ -79,8 +79,8 @@ def rank(
     slices: str | None = typer.Option(
         None, "--slices", help="Also rank within each value of this panel factor."),
     effect: float | None = typer.Option(
-        None, "--effect", help="The gap (0.10 = 10 points) the separation cost is planned "
-        "for (default: the observed gap, a planning guess)."),
+        None, "--effect", help="The gap, in (0, 1) (0.10 = 10 points), the separation cost is "
+        "planned for (default: the observed gap, a planning guess)."),
     by: str | None = typer.Option(
         None, "--by", help="step: the runs are checkpoints of one training run (a sweep)."),
     allow_panel_mismatch: bool = typer.Option(
@@ -89,13 +89,17 @@ def rank(
     html: Path | None = typer.Option(
         None, "--html", help="Also write an HTML page (rank-interval plot) here."),
     scorer: str | None = SCORER_OPTION,
-    success_at: float = SUCCESS_AT_OPTION,
+    success_at: float | None = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Rank policies by success rate (or a metric) with simultaneous rank sets and tiers."""
     from evalband.errors import InvalidInputError
 
-    check_scorer_options(scorer, success_at)
+    at = check_scorer_options(scorer, success_at)
+    if effect is not None:
+        from evalband._util.validate import check_probability
+
+        check_probability(effect, "--effect", open_interval=True)
     if scorer is not None and by is not None:
         raise InvalidInputError("--scorer ranks stored runs by a scorer; --by step reads a "
                                 "sweep's own outcomes: drop one of them")
@@ -121,7 +125,7 @@ def rank(
         if scorer is not None:  # the same episodes, judged by the named scorer
             from evalband._rescore import judge_runs
 
-            runs, judged_by = judge_runs(runs, scorer, success_at=success_at)
+            runs, judged_by = judge_runs(runs, scorer, success_at=at)
         if session_id is not None:
             metric = "unaided" if metric == "success" else metric
             cluster = "cell" if cluster is None else cluster

@@ -27,7 +27,9 @@ SEED_HELP = "Seed of this stage's draws (default 7)."
 def generate(
     out: Path = OUT_OPTION,
     seed: int = typer.Option(7, "--seed", min=0, help=SEED_HELP),
-    episodes: int = typer.Option(80, "--episodes", min=1, help="Demonstrations (>= 18)."),
+    # 18: the split's FINAL_EPISODES + 2 (its module loads numpy; a test keeps them equal)
+    episodes: int = typer.Option(80, "--episodes", min=18, help="Demonstrations (16 final, "
+                                 ">= 1 validation, >= 1 train)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Roll out the expert under nominal dynamics: demos.csv + demos.json (sha256)."""

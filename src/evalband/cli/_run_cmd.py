@@ -147,6 +147,10 @@ def worker_modules(panel: str, policy: str) -> list[str]:
     return worker_preload(None if env is None else env_module(env), imports, policy)
 
 
+#: ``run``'s options that only the sequential comparison (``--until-decided``) reads.
+_UNTIL_ONLY = ("max_episodes", "alpha", "margin", "chunk", "effect", "power", "discordant")
+
+
 def run_run(
     panel: str,
     policy: str,
@@ -176,6 +180,12 @@ def run_run(
     ``until_decided``, ``max_episodes``, ``alpha``, ``margin``, ``chunk``, ``effect``,
     ``discordant``, ``power``), passed to :func:`evalband.cli._until.run_until`.
     """
+    if not until.get("until_decided"):  # refused, not ignored, before anything starts
+        from evalband.cli._errors import flag_for
+        from evalband.cli._out import refuse_ignored
+
+        refuse_ignored([flag_for(name) for name in _UNTIL_ONLY if until.get(name) is not None],
+                       "--until-decided", "the sequential comparison against a baseline")
     if backend == "process":  # the workers start while this process loads what it needs
         import os
 

@@ -97,7 +97,8 @@ def run(
         None, "--alpha", help="With --until-decided: family-wise error (default: the panel's "
         "design block, else 0.05)."),
     margin: float | None = typer.Option(
-        None, "--margin", help="With --until-decided: non-inferiority margin (0.05 = 5 points)."),
+        None, "--margin", help="With --until-decided: non-inferiority margin, in (0, 1) "
+        "(0.05 = 5 points)."),
     chunk: int | None = typer.Option(
         None, "--chunk", min=1, help="With --until-decided: episodes between looks "
         "(default: one per cell)."),
@@ -165,14 +166,14 @@ def show(
     run_id: str = typer.Argument(..., help="Run id."),
     store: Path | None = STORE_OPTION,
     scorer: str | None = SCORER_OPTION,
-    success_at: float = SUCCESS_AT_OPTION,
+    success_at: float | None = SUCCESS_AT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
     from evalband.store._refs import resolve_run
 
-    check_scorer_options(scorer, success_at)
+    at = check_scorer_options(scorer, success_at)
     judged_by = None
     with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
@@ -196,7 +197,7 @@ def show(
             if scorer is not None:
                 from evalband._rescore import judge_runs
 
-                (run,), judged_by = judge_runs([run], scorer, success_at=success_at)
+                (run,), judged_by = judge_runs([run], scorer, success_at=at)
             slices = slice_summaries(run)
             metrics = metric_summaries(run.records, run.panel, slices=True)
     summary = slices[-1].summary  # the whole run
@@ -389,10 +390,13 @@ def import_cmd(
         raise InvalidParameterError(
             f"--format must be one of bundle, {', '.join(IMPORT_FORMATS)}; got {fmt!r}"
         )
-    if is_bundle and (panel or run_id or policy or factors or metrics):
+    given = [flag for flag, value in (("--panel", panel), ("--run-id", run_id),
+                                      ("--policy", policy), ("--factors", factors),
+                                      ("--metrics", metrics)) if value]
+    if is_bundle and given:
         raise InvalidParameterError(
-            "a bundle carries its own panel, run id and policy; drop --panel/--run-id/--policy"
-        )
+            "a bundle carries its own panel, run id, policy, factors and metrics; drop "
+            + ", ".join(given))
     panel_obj = load_panel(panel, check_env=False) if panel else None
 
     def names(text: str | None) -> list[str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json
 
 if TYPE_CHECKING:
     from evalband.store import RunStore
@@ -20,7 +20,8 @@ def agreement(
     scorers: str | None = typer.Option(
         None, "--scorers", help="TRUSTED,CHEAP: two scorer names (success, unaided, score, "
         "suggestion, truth, or a stored one). Without it: the scorers the run has."),
-    confidence: float = typer.Option(0.95, "--confidence", "-c", help="Interval level."),
+    confidence: float | None = typer.Option(
+        None, "--confidence", "-c", help="Interval level, with --scorers (default 0.95)."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -33,9 +34,12 @@ def agreement(
     from evalband import load_run
     from evalband.analysis._scorers import scorer_agreement, scorers_of
     from evalband.cli._common import read_store
+    from evalband.cli._out import refuse_ignored
     from evalband.errors import InvalidInputError
     from evalband.report._scorers import scorer_agreement_lines, scorers_lines
 
+    refuse_ignored(["--confidence"] if confidence is not None and scorers is None else [],
+                   "--scorers TRUSTED,CHEAP", "without it the run's scorers are listed")
     names = None
     if scorers is not None:
         names = [s.strip() for s in scorers.split(",")]
@@ -53,7 +57,7 @@ def agreement(
         lines = scorers_lines(run_id, found)
     else:
         result = scorer_agreement(records, names[0], names[1], run_id=run_id,
-                                  confidence=confidence)
+                                  confidence=0.95 if confidence is None else confidence)
         if as_json:
             emit_json(result.as_dict())
             return
@@ -101,7 +105,9 @@ def rescore(
 ) -> None:
     """Store a run judged by another scorer (its verdict as the outcome), for compare and rank."""
     from evalband import rescore_run
+    from evalband.cli._common import check_scorer_options
 
+    check_scorer_options(scorer, success_at)
     with _existing_store(store) as st:
         done = rescore_run(st, run_id, scorer, new_run_id, success_at=success_at)
     if as_json:
@@ -116,13 +122,10 @@ def rescore(
 
 def _existing_store(store: Path | None) -> RunStore:
     """The store for a command that changes stored runs: it must exist (never created)."""
-    from evalband.cli._common import read_store
+    from evalband.cli._common import existing_store
     from evalband.store import open_store
 
-    path = store_path(store)
-    with read_store(path):  # a missing or foreign file: the read commands' one line
-        pass
-    return open_store(path)
+    return open_store(existing_store(store))
 
 
 def register(app: typer.Typer) -> None:

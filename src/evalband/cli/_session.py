@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    console,
+    emit_json,
+    existing_store,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -164,14 +171,15 @@ def run(
     robot_config: Path | None = typer.Option(
         None, "--robot-config", help="lerobot robot config YAML (port, id, cameras, ...)."
     ),
-    operator: str = typer.Option(
-        "human", "--operator",
-        help="human (score by keypress) or suggested (a rehearsal: accept every machine "
-        "suggestion, stored as such).",
+    operator: str | None = typer.Option(
+        None, "--operator",
+        help="With --robot: human (score by keypress; the default) or suggested (a "
+        "rehearsal: accept every machine suggestion, stored as such).",
     ),
-    clock: str = typer.Option(
-        "real", "--clock",
-        help="real, or virtual (a simulated robot faster than real time: rehearsals, tests).",
+    clock: str | None = typer.Option(
+        None, "--clock",
+        help="With --robot: real (the default), or virtual (a simulated robot faster than "
+        "real time: rehearsals, tests).",
     ),
     console: bool = typer.Option(
         False, "--console",
@@ -179,13 +187,14 @@ def run(
         "camera, ghost overlay, score buttons. Prints its URL (with a per-session token) "
         "and a QR code. Needs --robot.",
     ),
-    host: str = typer.Option(
-        "127.0.0.1", "--host",
-        help="With --console: the address to listen on (0.0.0.0: a phone on the lab's "
-        "network).",
+    host: str | None = typer.Option(
+        None, "--host",
+        help="With --console: the address to listen on (default 127.0.0.1; 0.0.0.0: a phone "
+        "on the lab's network).",
     ),
-    port: int = typer.Option(
-        8766, "--port", min=0, max=65535, help="With --console: TCP port (0 picks a free one)."
+    port: int | None = typer.Option(
+        None, "--port", min=0, max=65535,
+        help="With --console: TCP port (default 8766; 0 picks a free one).",
     ),
     no_token: bool = typer.Option(
         False, "--no-token", help="With --console on a loopback address only: no token."
@@ -193,27 +202,37 @@ def run(
     store: Path | None = STORE_OPTION,
 ) -> None:
     """The operator's terminal: score each trial by keypress; re-run to resume."""
+    from evalband.cli._out import refuse_ignored
     from evalband.errors import InvalidInputError
     from evalband.session import SessionStore, run_session
 
+    refuse_ignored(["--alpha"] if alpha is not None and not until_decided else [],
+                   "--until-decided", "the error rate of its stop rule")
     path = store_path(store)
-    web = {"host": host, "port": port, "no_token": no_token} if console else None
+    # given at all, not compared with a default: a default's value given is still given
+    refuse_ignored([flag for flag, value in (("--host", host), ("--port", port),
+                                             ("--no-token", no_token or None))
+                    if value is not None and not console], "--console",
+                   "the console's web server")
+    address = "127.0.0.1" if host is None else host
+    web = {"host": address, "port": 8766 if port is None else port,
+           "no_token": no_token} if console else None
     if console:
         from evalband.cli._console import check_console_address
 
-        check_console_address(host, no_token)  # before anything starts
+        check_console_address(address, no_token)  # before anything starts
         if robot is None:
             raise InvalidInputError("--console drives a robot session's machine: give --robot "
                                     "sim-arm or --robot lerobot:TYPE")
-    elif no_token or host != "127.0.0.1" or port != 8766:
-        raise InvalidInputError("--host, --port and --no-token are the console's: add --console")
+    existing_store(path)  # a mistyped --store is one line, not a new empty store
     if robot is not None:
-        _run_robot(session_id, path, robot, robot_config, operator, clock, trial_cmd,
-                   until_decided, web)
+        _run_robot(session_id, path, robot, robot_config, operator or "human", clock or "real",
+                   trial_cmd, until_decided, web)
         return
-    if robot_config is not None or operator != "human" or clock != "real":
-        raise InvalidInputError("--robot-config, --operator and --clock drive a robot; give "
-                                "--robot sim-arm or --robot lerobot:TYPE")
+    refuse_ignored([flag for flag, value in (("--robot-config", robot_config),
+                                             ("--operator", operator), ("--clock", clock))
+                    if value is not None], "--robot",
+                   "to drive a robot: --robot sim-arm or --robot lerobot:TYPE")
     with SessionStore(path) as ss:
         stop_when = _stop_rule(ss, ss.plan(session_id), path, alpha) if until_decided else None
         run_session(ss, session_id, trial_cmd=trial_cmd, stop_when=stop_when)

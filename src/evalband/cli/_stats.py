@@ -53,11 +53,12 @@ def power_cmd(
     discordant: float | None = typer.Option(
         None, "--discordant", help="Paired: expected share of discordant pairs."
     ),
-    n: int | None = typer.Option(None, "--n", help="Also report power and the MDD at this n."),
-    direction: str = typer.Option(
-        "auto", "--direction",
-        help="Gap direction for the MDD at --n: up (A better), down, either; auto: the side "
-        "of --p-b that --p-a is on.",
+    n: int | None = typer.Option(None, "--n", min=1,
+                                 help="Also report power and the MDD at this n."),
+    direction: str | None = typer.Option(
+        None, "--direction",
+        help="Gap direction for the MDD at --n: up (A better), down, either; auto (the "
+        "default): the side of --p-b that --p-a is on.",
     ),
     comparisons: int = typer.Option(
         1, "--comparisons", "--slices",

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalband.cli._out import console, emit_json, fail, pct
+from evalband.cli._out import console, emit_json, fail, pct, refuse_ignored
 from evalband.errors import InvalidCountsError, InvalidParameterError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from evalband.stats import Difference
 
 __all__ = ["run_ci", "run_diff", "run_power"]
@@ -93,7 +95,7 @@ def _diff_sentence(result: Difference) -> str:
 
 
 def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
-              discordant: float | None, n: int | None, direction: str, comparisons: int,
+              discordant: float | None, n: int | None, direction: str | None, comparisons: int,
               test: str, sequential: bool, as_json: bool) -> None:
     """Episodes per arm needed to resolve p_a vs p_b (and power at a given n).
 
@@ -102,18 +104,24 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
     from evalband.stats import minimum_detectable_difference, sample_size
     from evalband.stats import power as power_fn
 
+    refuse_ignored(["--direction"] if direction is not None and n is None else [], "--n N",
+                   "the side of the smallest resolvable gap at n")
     if paired and discordant is None:
         fail("--paired needs --discordant (expected share of discordant pairs, e.g. 0.3)")
     if test not in ("exact", "normal"):
         fail(f"--test must be exact or normal; got {test!r}")
     if comparisons < 1 or comparisons > 100_000:
         fail(f"--comparisons must be between 1 and 100000; got {comparisons}")
+    from evalband._util.validate import check_probability
+
+    check_probability(alpha, "alpha", open_interval=True)  # as given, before the division
     level = alpha / comparisons
     normal: int = sample_size(p_a, p_b, power=power, alpha=level, paired=paired,
                               discordant=discordant)
     needed: int | None = normal
     if test == "exact":
-        needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
+        with _busy("exact test: searching the episodes needed", as_json):
+            needed = _exact_needed(p_a, p_b, power, level, paired, discordant)
     data: dict[str, object] = {
         "p_a": p_a, "p_b": p_b, "power": power, "alpha": alpha, "paired": paired,
         "discordant": discordant, "n_per_arm": needed, "comparisons": comparisons,
@@ -125,12 +133,13 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         if test == "exact":
             from evalband.stats._procedure import exact_power
 
-            data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
-                                             paired=paired, discordant=discordant or 0.0)
+            with _busy(f"exact test: power at n = {n}", as_json):
+                data["power_at_n"] = exact_power(n, max(p_a, p_b), abs(p_a - p_b), level,
+                                                 paired=paired, discordant=discordant or 0.0)
         else:
             data["power_at_n"] = power_fn(p_a, p_b, n, alpha=level, paired=paired,
                                           discordant=discordant)
-        way = _mdd_direction(direction, p_a, p_b)
+        way = _mdd_direction(direction or "auto", p_a, p_b)
         data["direction"] = way
         try:
             data["minimum_detectable_difference"] = minimum_detectable_difference(
@@ -149,8 +158,9 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
         if not paired or discordant is None or p_a >= p_b:
             fail("--sequential needs --paired, --discordant and a drop (p_a below p_b, the "
                  "baseline)")
-        design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0), alpha=alpha,
-                                   power=power)
+        with _busy("sequential design: simulating its stopping times", as_json):
+            design = sequential_design(p_b, p_b - p_a, discordant=float(discordant or 0.0),
+                                       alpha=alpha, power=power)
         data["sequential"] = design.as_dict()
     if as_json:
         emit_json(data)
@@ -185,6 +195,13 @@ def run_power(p_a: float, p_b: float, power: float, alpha: float, paired: bool,
             f"{design.null_expected_pairs:.0f} (90th percentile {design.null_p90_pairs:.0f}); "
             f"fixed-n exact McNemar: {design.n_fixed} pairs ({design.savings:.0%} saved)"
         )
+
+
+def _busy(label: str, as_json: bool) -> AbstractContextManager[None]:
+    """A spinner on stderr for a long search (a terminal only, never with ``--json``)."""
+    from evalband.cli._progress import busy  # loaded only when a long search runs
+
+    return busy(label, enabled=not as_json)
 
 
 def _parse_fraction(text: str, name: str) -> tuple[int, int]:

@@ -43,6 +43,10 @@ def run_until(
         raise InvalidInputError(f"--alpha must be between 0 and 1; got {alpha}")
     if power is not None and not 0 < power < 1:
         raise InvalidInputError(f"--power must be between 0 and 1; got {power}")
+    if margin is not None:
+        from evalband._util.validate import check_probability
+
+        check_probability(margin, "--margin", open_interval=True)
 
     def on_design(design: ComparisonDesign) -> None:
         """The stored design's exact figures, before the first look."""

@@ -133,8 +133,8 @@ def _check_control_floor(control_floor: float | None) -> None:
         and math.isfinite(float(control_floor))
     ):
         raise InvalidParameterError(
-            f"control_floor must be a success rate in (0, 1]; got {control_floor!r}"
-        )
+            f"`control_floor` must be a success rate in (0, 1]; got {control_floor!r}",
+            parameters=("control_floor",))
 
 
 def _checked_groupings(plan: SessionPlan, groupings: Sequence[Grouping]) -> tuple[Grouping, ...]:

@@ -62,9 +62,9 @@ def _check_target(power_target: object, alpha: float) -> float:
     target = _check_level(power_target, "power")
     if target <= alpha:
         raise InvalidParameterError(
-            f"power must exceed alpha (a test rejects with probability alpha even when "
+            f"`power` must exceed alpha (a test rejects with probability alpha even when "
             f"there is no difference), got power={target!r} <= alpha={alpha!r}; "
-            "the usual target is power=0.8"
+            "the usual target is power=0.8", parameters=("power",)
         )
     return target
 
@@ -107,14 +107,15 @@ def _check_discordant(p_a: float, p_b: float, discordant: object, paired: bool) 
     tol = 1e-12
     if psi < gap - tol:
         raise InvalidParameterError(
-            f"discordant must be at least |p_a - p_b| = {gap:.6g} (the rates can only differ "
-            f"through discordant pairs), got discordant={psi!r}"
+            f"`discordant` must be at least |p_a - p_b| = {gap:.6g} (the rates can only "
+            f"differ through discordant pairs), got discordant={psi!r}",
+            parameters=("discordant",),
         )
     if psi > upper + tol:
         raise InvalidParameterError(
-            f"discordant must be at most min(p_a + p_b, 2 - p_a - p_b) = {upper:.6g} for "
+            f"`discordant` must be at most min(p_a + p_b, 2 - p_a - p_b) = {upper:.6g} for "
             f"p_a={p_a!r}, p_b={p_b!r} (no joint distribution has more disagreement), "
-            f"got discordant={psi!r}"
+            f"got discordant={psi!r}", parameters=("discordant",),
         )
     return min(max(psi, gap), upper)
 
@@ -265,10 +266,13 @@ def discordant_from_correlation(p_a: float, p_b: float, correlation: float) -> f
     pa = check_probability(p_a, "p_a")
     pb = check_probability(p_b, "p_b")
     if isinstance(correlation, bool) or not isinstance(correlation, numbers.Real):
-        raise InvalidParameterError(f"correlation must be a number in [-1, 1], got {correlation!r}")
+        raise InvalidParameterError(
+            f"`correlation` must be a number in [-1, 1], got {correlation!r}",
+            parameters=("correlation",))
     rho = float(correlation)
     if math.isnan(rho) or not -1.0 <= rho <= 1.0:
-        raise InvalidParameterError(f"correlation must be in [-1, 1], got {correlation!r}")
+        raise InvalidParameterError(f"`correlation` must be in [-1, 1], got {correlation!r}",
+                                    parameters=("correlation",))
     scale = math.sqrt(pa * (1.0 - pa) * pb * (1.0 - pb))
     psi = pa * (1.0 - pb) + pb * (1.0 - pa) - 2.0 * rho * scale
     gap = abs(pa - pb)

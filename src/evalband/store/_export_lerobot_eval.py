@@ -130,6 +130,10 @@ def export_eval_info(store: RunStore, run_id: str, out_dir: str | Path, *,
         RunNotFoundError: when no such run is stored.
     """
     manifest = store.require_run(run_id)
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InvalidInputError(f"`out_dir` {out_dir} is a file; lerobot-eval's eval_info.json "
+                                "is written into a directory: give a directory (new or "
+                                "existing)", parameters=("out_dir",))
     out = Path(out_dir) / "eval_info.json"
     if out.exists() and not overwrite:
         raise InvalidInputError(f"{out} exists; pass `overwrite=True` to replace it",

@@ -83,13 +83,17 @@ def _whole(value: Any, name: str, where: str, default: int | None) -> int:
     except (TypeError, ValueError):
         number = math.nan
     if not number.is_integer() or number < 0:
-        raise InvalidInputError(f"{where}: {name} must be a whole number >= 0; got {value!r}")
+        raise InvalidInputError(f"{where}: the {name!r} column must hold a whole number >= 0 "
+                                f"(0-based, as the run stores it); got {value!r}")
     return int(number)
 
 
 def _text(path: Path) -> str:
     from evalband._util.limits import MAX_IMPORT_BYTES
 
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a directory; the labels are one CSV or JSON lines "
+                                "file with an 'episode' column and a value column")
     if not path.is_file():
         raise InvalidInputError(f"no labels file {path}; expected CSV or JSON lines with an "
                                 "'episode' column and a value column")
@@ -126,13 +130,18 @@ def read_labels(path: Path, column: str | None = None, *,
     else:
         rows = list(csv.DictReader(text.splitlines()))
     if not rows:
-        raise InvalidInputError(f"{path} holds no labels")
+        raise InvalidInputError(f"{path} holds no labels (no rows under a header); expected "
+                                "one row per judged episode: episode, optional cell and "
+                                "repeat, and the value")
     if column is None:
         column = scorer if scorer in rows[0] or "value" not in rows[0] else "value"
-    for needed in ("episode", column):
-        if needed not in rows[0]:
-            raise InvalidInputError(f"{path} has no {needed!r} column; columns: "
-                                    f"{', '.join(map(str, rows[0]))}")
+    if "episode" not in rows[0]:
+        raise InvalidInputError(f"{path} has no 'episode' column; columns: "
+                                f"{', '.join(map(str, rows[0]))}")
+    if column not in rows[0]:
+        raise InvalidInputError(f"{path} has no {column!r} column; columns: "
+                                f"{', '.join(map(str, rows[0]))}; name the value column with "
+                                "`column`", parameters=("column",))
     labels: dict[Key, float] = {}
     for i, row in enumerate(rows, start=2 if path.suffix.lower() == ".csv" else 1):
         where = f"{path.name} row {i}"
