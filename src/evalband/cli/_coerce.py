@@ -7,7 +7,7 @@ than the statistics). Most values are plain: a word for a ``str``, digits for an
 a ``float``, a path. :func:`install` makes typer coerce those here, with the result
 pydantic gives for them, and hand every other value (a malformed number, a number outside
 the parameter's ``min``/``max``, an enum, a file, ...) to typer's own adapter, so results
-and error messages stay typer's. ``tests/cli/test_cli_coerce.py`` checks both paths
+and error messages stay typer's. ``tests/cli/test_cli_startup.py`` checks both paths
 agree on the real typer.
 
 The patch is process-wide (typer looks ``build_runtime_param`` up in ``typer.core`` when a
