@@ -93,3 +93,21 @@ def test_paired_csv_imports_one_run_per_arm(capsys, tmp_path: Path) -> None:
     code = main(["compare", "results-baseline", "results-cgvd", "--store", db, "--json"])
     assert code != 2  # compared (exit codes 0, 1, 3 are verdicts)
     assert json.loads(capsys.readouterr().out)["verdict"] == "no regression"
+
+
+def test_a_refused_import_leaves_no_store_behind(capsys, tmp_path: Path) -> None:
+    """A bad file, a missing file or a taken run id creates no store where there was none."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("episode,success\n0,1\n1,ten\n")
+    for source in (bad, tmp_path / "missing.csv"):
+        target = tmp_path / "new" / "deeper" / "s.sqlite"
+        assert main(["import", str(source), "--store", str(target)]) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+        assert not (tmp_path / "new").exists(), sorted(p.name for p in tmp_path.iterdir())
+    good = tmp_path / "good.csv"
+    good.write_text("episode,success\n0,1\n1,0\n")
+    db = tmp_path / "kept" / "s.sqlite"
+    assert main(["import", str(good), "--store", str(db)]) == 0
+    assert main(["import", str(bad), "--store", str(db)]) == 2  # an existing store is kept
+    assert db.is_file() and [r[0] for r in tables(str(db))[0]] == ["good"]
+

@@ -345,6 +345,32 @@ def export(
     console.print(f"exported {run_id} to {path}")
 
 
+def _missing(store: Path) -> list[Path]:
+    """The store file and the folders above it that do not exist yet, deepest first."""
+    made = []
+    for path in (store, *store.absolute().parents):
+        if path.exists():
+            break
+        made.append(path)
+    return made
+
+
+def _remove_new(made: list[Path]) -> None:
+    """Remove the store file this command created (and SQLite's side files).
+
+    Then the folders made for it, while they hold nothing else.
+    """
+    if not made:
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        made[0].with_name(made[0].name + suffix).unlink(missing_ok=True)
+    for folder in made[1:]:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (clips copied beside the store): kept
+            break
+
+
 def _is_stored_run(store: Path | None, run_id: str) -> bool:
     """Whether ``run_id`` names a stored run (else ``--format lerobot`` means a session)."""
     with read_store(store) as st:
@@ -405,16 +431,23 @@ def import_cmd(
     from evalband.cli._progress import work
 
     big = source.is_file() and source.stat().st_size > BUSY_BYTES
-    with open_store(store_path(store)) as st, work(f"importing {source.name}",
-                                                   enabled=big and not as_json) as step:
-        if is_bundle:
-            rids = [import_bundle(st, source)]
-        else:
-            rids = import_runs(st, source, format=fmt, run_id=run_id, policy=policy,
-                               panel=panel_obj, factors=names(factors), metrics=names(metrics),
-                               progress=step.stage(f"importing {source.name}"))
-        manifests = [st.require_run(rid) for rid in rids]
-        counts = [st.count_episodes(rid) for rid in rids]
+    target = store_path(store)
+    made = _missing(target)  # what opening the store creates; removed if nothing is imported
+    try:
+        with open_store(target) as st, work(f"importing {source.name}",
+                                            enabled=big and not as_json) as step:
+            if is_bundle:
+                rids = [import_bundle(st, source)]
+            else:
+                rids = import_runs(st, source, format=fmt, run_id=run_id, policy=policy,
+                                   panel=panel_obj, factors=names(factors),
+                                   metrics=names(metrics),
+                                   progress=step.stage(f"importing {source.name}"))
+            manifests = [st.require_run(rid) for rid in rids]
+            counts = [st.count_episodes(rid) for rid in rids]
+    except BaseException:  # a refused file, a taken run id, Ctrl-C: no store left behind
+        _remove_new(made)
+        raise
     if as_json:
         runs = [{"run_id": m.run_id, "source": str(source), "episodes": n,
                  "panel_fingerprint": m.panel_fingerprint,
