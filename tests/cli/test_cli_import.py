@@ -111,3 +111,24 @@ def test_a_refused_import_leaves_no_store_behind(capsys, tmp_path: Path) -> None
     assert main(["import", str(bad), "--store", str(db)]) == 2  # an existing store is kept
     assert db.is_file() and [r[0] for r in tables(str(db))[0]] == ["good"]
 
+
+
+def test_a_taken_run_id_names_the_flag_to_change(capsys, tmp_path: Path) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("episode,success\n0,1\n1,0\n")
+    db = str(tmp_path / "s.sqlite")
+    assert main(["import", str(good), "--store", db]) == 0
+    capsys.readouterr()
+    assert main(["import", str(good), "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already exists" in err and "--run-id" in err, err
+    assert main(["import", str(good), "--store", db, "--run-id", "good-2"]) == 0
+    other = tmp_path / "other.csv"  # a different run of the same id in another store
+    other.write_text("episode,success\n0,0\n1,0\n")
+    assert main(["export", "good", "--out", str(tmp_path / "bundle"), "--store", db]) == 0
+    elsewhere = str(tmp_path / "elsewhere.sqlite")
+    assert main(["import", str(other), "--run-id", "good", "--store", elsewhere]) == 0
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "bundle"), "--store", elsewhere]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "different content" in err and "--store" in err, err

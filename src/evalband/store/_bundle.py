@@ -497,7 +497,7 @@ def import_bundle(store: RunStore, path: str | Path) -> str:
         raise BundleError(
             f"run {manifest.run_id!r} already exists in {store.path} with different content "
             f"({what}; stored {len(stored)} episodes, bundle {len(records)}); import into "
-            "another store"
+            "another `store`", parameters=("store",),
         )
     extra = dict(manifest.extra)
     extra.setdefault(

@@ -364,8 +364,8 @@ def _episodes_by_seed(table: _Table) -> None:
 def _refuse_existing(store: RunStore, run_id: str, path: Path) -> None:
     if store.get_run(run_id) is not None:
         raise StoreError(
-            f"run {run_id!r} already exists in {store.path}; give another run id to import "
-            f"{path} as a new run"
+            f"run {run_id!r} already exists in {store.path}; give another `run_id` to import "
+            f"{path} as a new run", parameters=("run_id",),
         )
 
 
