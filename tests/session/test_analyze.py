@@ -501,3 +501,15 @@ def test_every_row_p_holm_p_and_interval_agree(seed, scenes, attempts, rates) ->
         expected = (SliceVerdict.NO_CHANGE if not c.significant else SliceVerdict.IMPROVED
                     if c.difference.estimate > 0 else SliceVerdict.REGRESSED)
         assert c.verdict is expected
+
+
+def test_cli_html_into_a_new_folder(capsys, tmp_path: Path) -> None:
+    """``--html`` makes the folders it names, as rank, report and compare do."""
+    db = tmp_path / "s.sqlite"
+    plan, trials = session(scenes=4, seed=3, session_id="folders")
+    store_session(db, plan, trials)
+    report = tmp_path / "reports" / "nested" / "s.html"
+    code, _, err = run_cli(capsys, "session", "analyze", "folders", "--store", str(db),
+                           "--html", str(report))
+    assert code == 0, err
+    assert "<svg" in report.read_text()

@@ -186,9 +186,10 @@ def _write_documents(results: list[Any], peeking: list[str], *, md: Path | None,
         for note in peeking:  # said first
             console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
     if md is not None:
+        from evalband.cli._rank import write_outputs
         from evalband.report import comparison_markdown
 
-        md.write_text(comparison_markdown(results))
+        write_outputs(comparison_markdown(results), None, md, None)
     if report is not None:
         from evalband.cli._report import write_html_report
 

@@ -129,6 +129,7 @@ def analyze(
     The result is stored (``session_results``) under its options and the trials it read; a
     stored result that is still current is rendered instead of computed again.
     """
+    from evalband.cli._rank import write_outputs
     from evalband.report._session import session_html
     from evalband.session import analyze_session, prereg_for_session
     from evalband.session._prereg import get_prereg
@@ -179,7 +180,7 @@ def analyze(
             result = SessionAnalysis.from_dict(_json_round_trip(computed.as_dict()))
     if html_out is not None:
         try:
-            html_out.write_text(session_html(result), encoding="utf-8")
+            write_outputs(None, session_html(result), None, html_out)
         except OSError as exc:
             raise InvalidInputError(f"cannot write the HTML report {html_out}: {exc}") from None
     if early is not None:
