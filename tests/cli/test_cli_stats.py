@@ -124,3 +124,19 @@ def test_power_exact_figures_agree_with_enumeration_of_the_printed_test(capsys) 
     assert _enumerated_power_unpaired(n, 0.5, 0.9, 0.05) >= 0.8
     assert data["power_at_n"] == pytest.approx(_enumerated_power_unpaired(20, 0.5, 0.9, 0.05),
                                                abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "flags"),
+    [
+        (["power", "--p-a", "0.5", "--p-b", "0.5"], ("--p-a", "--p-b")),
+        (["coverage", "--method", "wald", "--n", "0"], ("--n",)),
+        (["coverage", "--method", "nope", "--n", "20"], ("--method",)),
+        (["ci", "3", "10", "--method", "magic"], ("--method",)),
+    ],
+)
+def test_bad_input_names_the_flag_to_change(capsys, args: list[str],
+                                            flags: tuple[str, ...]) -> None:
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and err.count("\n") == 1, err
+    assert all(flag in err for flag in flags) and "p_a" not in err and "`" not in err, err

@@ -138,17 +138,28 @@ def check_probability(p: object, name: str, *, open_interval: bool = False) -> f
     return value
 
 
-def check_choice(value: str, name: str, choices: Iterable[str]) -> str:
+def check_choice(value: str, name: str, choices: Iterable[str], *,
+                 argument: bool = False) -> str:
     """Validate that ``value`` is one of ``choices`` (case-insensitive); return it lower-cased.
+
+    ``argument``: ``name`` is the caller's own argument (in backticks in the message, so the
+    command line shows its flag); else it is shown as given (an env option, a file field).
 
     >>> check_choice("Wilson", "method", ["wilson", "wald"])
     'wilson'
+    >>> try:
+    ...     check_choice("magic", "method", ["wilson", "wald"], argument=True)
+    ... except ValueError as exc:
+    ...     print(exc, exc.parameters)
+    `method` must be one of wilson, wald; got 'magic' ('method',)
     """
     options = list(choices)
     lowered = str(value).lower()
     if lowered not in options:
+        shown, parameters = _argument(name) if argument else (name, ())
         raise InvalidParameterError(
-            f"{name} must be one of {', '.join(options)}; got {value!r}"
+            f"{shown} must be one of {', '.join(options)}; got {value!r}",
+            parameters=parameters,
         )
     return lowered
 

@@ -82,7 +82,8 @@ class CoverageGrid:
 def _check_n(n: object) -> int:
     n_int = as_count(n, "n (trials)")
     if n_int < 1:
-        raise InvalidCountsError("n (trials) must be >= 1 for a coverage computation, got 0")
+        raise InvalidCountsError("`n` (trials) must be >= 1 for a coverage computation, got 0",
+                                 parameters=("n",))
     return n_int
 
 

@@ -157,7 +157,8 @@ _FORMULAS: dict[str, Callable[[FloatArray, _Trials, float], _Bounds]] = {
 
 
 def _check_method(method: str) -> str:
-    return check_choice(str(method).replace("_", "-"), "method", INTERVAL_METHODS)
+    return check_choice(str(method).replace("_", "-"), "method", INTERVAL_METHODS,
+                        argument=True)
 
 
 def _check_k_array(k: ArrayLike, n: int | FloatArray) -> FloatArray:

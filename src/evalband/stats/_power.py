@@ -371,8 +371,9 @@ def sample_size(
         )
     if pa == pb:
         raise InvalidParameterError(
-            f"p_a and p_b are equal ({pa!r}): no finite number of episodes detects a zero "
-            "difference; give the smallest gap worth detecting, e.g. p_a=p_b+0.1"
+            f"`p_a` and `p_b` are equal ({pa!r}): no finite number of episodes detects a "
+            "zero difference; give the rates a gap worth detecting apart (e.g. `p_a` 0.1 "
+            "above `p_b`)", parameters=("p_a", "p_b"),
         )
     design = _design(pa, pb, psi, r, paired)
     z_a = -ndtri(a / 2.0)
