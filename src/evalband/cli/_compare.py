@@ -84,7 +84,7 @@ def compare(
     from evalband.analysis._models import DEFAULT_EFFECT
     from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.errors import PanelMismatchError
-    from evalband.store import open_store
+    from evalband.report._data import open_for
 
     at = _refuse_bad_options(effect=effect, sequential=sequential, exploratory=exploratory,
                              power=power, discordant=discordant, max_pairs=max_pairs,
@@ -97,10 +97,10 @@ def compare(
     try:
         with work(f"comparing {', '.join(candidates)} with {baseline}",
                   enabled=not as_json) as step:
-            with open_store(store_path(store), read_only=True) as st:
+            with open_for(store_path(store), [baseline, *candidates]) as st:
                 base = load_run(baseline, st, step.stage(f"reading {baseline}"))
                 cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
-                recorded = {c.run_id: (m.extra.get("sequential") or {}) if (
+                recorded = {c.run_id: (m.extra.get("sequential") or {}) if st is not None and (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
                 judged_by = None
                 own = (base, cands)

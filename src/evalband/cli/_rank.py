@@ -26,18 +26,19 @@ __all__ = ["register", "load_ranked", "write_outputs"]
 
 
 def load_ranked(
-    refs: list[str], st: RunStore, progress: Any = None,
+    refs: list[str], st: RunStore | None, progress: Any = None,
 ) -> tuple[list[RunData], list[int | None], str | None]:
     """The runs named (run ids or bundles), or one session's runs; their steps; the session.
 
     A single reference that is a session id (and no run id) stands for the session's
-    policies, one run each.
+    policies, one run each. ``st`` is ``None`` when every reference is a bundle and no store
+    exists.
     """
     from evalband import load_run
     from evalband.session import SessionStore
 
     session_id = None
-    if len(refs) == 1 and st.get_run(refs[0]) is None:
+    if st is not None and len(refs) == 1 and st.get_run(refs[0]) is None:
         ss = SessionStore(st)
         if refs[0] in ss.session_ids():
             session_id = refs[0]
@@ -46,7 +47,7 @@ def load_ranked(
             for ref in refs]
     steps = []
     for run in runs:
-        manifest = st.get_run(run.run_id) if run.source == "store" else None
+        manifest = st.get_run(run.run_id) if st is not None and run.source == "store" else None
         steps.append(None if manifest is None else manifest.step)
     return runs, steps, session_id
 
@@ -115,11 +116,11 @@ def rank(
         return
     from evalband.analysis import rank_runs
     from evalband.cli._progress import work
+    from evalband.report._data import open_for
     from evalband.report._ranking import ranking_html, ranking_lines, ranking_markdown
-    from evalband.store import open_store
 
     with work("ranking", enabled=not as_json) as step, \
-            open_store(store_path(store), read_only=True) as st:
+            open_for(store_path(store), refs) as st:
         runs, steps, session_id = load_ranked(refs, st, step)
         judged_by = None
         if scorer is not None:  # the same episodes, judged by the named scorer

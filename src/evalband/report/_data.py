@@ -209,7 +209,9 @@ def open_for(
     """The store to read runs from: as given, opened read-only from a path, or none.
 
     A store path that does not exist is never created: each of ``sources`` that is not a
-    bundle path is then resolved without a store, which raises the error naming it.
+    bundle path is then resolved without a store, which raises the error naming it; when
+    every source is a bundle, none is needed (``None``). ``evalband report``, ``compare``
+    and ``rank`` read their sources through this.
     """
     from evalband.store import RunStore
     from evalband.store._refs import resolve_run
@@ -221,6 +223,9 @@ def open_for(
         for source in sources:
             if not is_bundle(source):
                 resolve_run(source, None, store_path=store)
+        if sources:  # bundles only: read without a store
+            yield None
+            return
     with RunStore(store, read_only=True) as opened:
         yield opened
 
