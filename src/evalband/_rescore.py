@@ -86,8 +86,7 @@ def rescore_run(store: RunStore, run_id: str, scorer: str, new_run_id: str, *,
     new = manifest.replace(run_id=new_run_id, status="imported", source="import", extra=extra,
                            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
                            n_planned=manifest.n_planned)
-    store.create_run(new)
-    store.add_episodes(out)
+    store._create_run_with_episodes(new, out)  # one transaction: the run whole, or nothing
     return Rescored(run_id=new_run_id, rescored_from=run_id, scorer=scorer,
                     source=source, episodes=len(out),
                     left_out=len(records) - len(out), changed=changed)

@@ -184,3 +184,33 @@ def test_a_damaged_store_is_refused_in_one_line(store: Path, tmp_path: Path,
     code, _, err = run(capsys, *args, "--store", str(store))
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "damaged" in err, err
+
+
+def test_rescore_interrupted_while_storing_leaves_no_run(
+        store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the judged episodes are written: no run with missing episodes is left."""
+    import evalband.store._sqlite as sqlite_store
+
+    labels = str(store.with_name("human.csv"))
+    assert main(["label", "d", labels, "--scorer", "human", "--source", "operator",
+                 "--store", str(store)]) == 0
+    real = sqlite_store._stream_rows
+
+    def interrupted(records):  # type: ignore[no-untyped-def]
+        for i, row in enumerate(real(records)):
+            if i == 3:
+                raise KeyboardInterrupt
+            yield row
+
+    monkeypatch.setattr(sqlite_store, "_stream_rows", interrupted)
+    assert main(["rescore", "d", "--scorer", "human", "--run-id", "d-human",
+                 "--store", str(store)]) == 130
+    monkeypatch.undo()
+    with RunStore(store) as st:
+        assert st.get_run("d-human") is None
+    capsys.readouterr()
+    code, _, err = run(capsys, "rescore", "d", "--scorer", "human", "--run-id", "d-human",
+                       "--store", str(store))  # and it can be run again
+    assert code == 0, err
+    with RunStore(store) as st:
+        assert st.count_episodes("d-human") == 16
