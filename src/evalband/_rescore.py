@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from evalband.episode import Outcome
-from evalband.errors import InvalidInputError
+from evalband.errors import InvalidInputError, StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,6 +77,9 @@ def rescore_run(store: RunStore, run_id: str, scorer: str, new_run_id: str, *,
     (4, 60, 0)
     """
     manifest = store.require_run(run_id)
+    if store.get_run(new_run_id) is not None:
+        raise StoreError(f"run {new_run_id!r} already exists in {store.path}; give another "
+                         "`new_run_id` for the rescored run", parameters=("new_run_id",))
     records = store.episode_records(run_id)
     judged = judge_records(records, scorer, run_id=run_id, success_at=success_at,
                            new_run_id=new_run_id)

@@ -214,3 +214,15 @@ def test_rescore_interrupted_while_storing_leaves_no_run(
     assert code == 0, err
     with RunStore(store) as st:
         assert st.count_episodes("d-human") == 16
+
+
+def test_rescore_into_a_taken_run_id_names_the_flag(
+        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = str(store.with_name("human.csv"))
+    assert main(["label", "d", labels, "--scorer", "human", "--source", "operator",
+                 "--store", str(store)]) == 0
+    capsys.readouterr()
+    code, _, err = run(capsys, "rescore", "d", "--scorer", "human", "--run-id", "d",
+                       "--store", str(store))
+    assert code == 2 and err.count("\n") == 1 and "already exists" in err, err
+    assert "--run-id" in err and "resume" not in err, err

@@ -9,7 +9,7 @@ from evalband.errors import EvalbandError
 __all__ = ["error_line", "flag_for"]
 
 # Arguments whose flag is not their name with dashes.
-_FLAGS = {"batch_size": "--batch", "out_dir": "--out"}
+_FLAGS = {"batch_size": "--batch", "out_dir": "--out", "new_run_id": "--run-id"}
 
 
 def flag_for(parameter: str) -> str:
