@@ -1,4 +1,4 @@
-"""Bundles alone need no store: compare and rank read them as report does, creating nothing."""
+"""Bundles alone need no store: compare, rank and show read them as report does."""
 
 from __future__ import annotations
 
@@ -25,27 +25,30 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("command", [["compare"], ["rank"], ["report", "--md", "r.md"]])
+@pytest.mark.parametrize("command", [["compare"], ["rank"], ["report", "--md", "r.md"],
+                                     ["show"]])
 def test_two_bundles_without_a_store(bundles: Path, tmp_path: Path, command: list[str],
                                      capsys: pytest.CaptureFixture[str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the default store ./evalband-runs/evalband.sqlite: none here
     base, cand = str(bundles / "baseline"), str(bundles / "damped")
-    code = main([command[0], base, cand, *command[1:], "--json"])
+    sources = [cand] if command == ["show"] else [base, cand]
+    code = main([command[0], *sources, *command[1:], "--json"])
     out = capsys.readouterr()
     assert code in (0, 3), out.err
     assert isinstance(json.loads(out.out), dict)
     assert not (tmp_path / "evalband-runs").exists()  # nothing created to read bundles
     missing = tmp_path / "no" / "s.sqlite"  # a --store that does not exist: the same
-    assert main([command[0], base, cand, *command[1:], "--store", str(missing)]) in (0, 3)
+    assert main([command[0], *sources, *command[1:], "--store", str(missing)]) in (0, 3)
     assert not (tmp_path / "no").exists()
 
 
 def test_a_run_id_without_a_store_is_still_one_line(bundles: Path, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     missing = str(tmp_path / "s.sqlite")
-    for command in ("compare", "rank"):
-        assert main([command, str(bundles / "baseline"), "damped", "--store", missing]) == 2
+    for command in (["compare", str(bundles / "baseline")], ["rank", str(bundles / "baseline")],
+                    ["show"]):
+        assert main([*command, "damped", "--store", missing]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--store" in err, err
     assert not Path(missing).exists()

@@ -171,13 +171,15 @@ def show(
 ) -> None:
     """Summary of one run: outcomes, rate with Wilson band, time among successes."""
     from evalband.cli._progress import work
+    from evalband.report._data import open_for
     from evalband.store._refs import resolve_run
 
     at = check_scorer_options(scorer, success_at)
     judged_by = None
-    with read_store(store) as st, work(f"counting {run_id}", enabled=not as_json) as step:
+    with open_for(store_path(store), [run_id]) as st, \
+            work(f"counting {run_id}", enabled=not as_json) as step:
         ref = resolve_run(run_id, st)
-        if ref.kind == "store" and scorer is None:  # counted by SQLite: fast on 1M episodes
+        if st is not None and ref.kind == "store" and scorer is None:  # counted by SQLite
             from evalband.report._data import stored_slice_summaries
 
             assert ref.run_id is not None
@@ -192,8 +194,8 @@ def show(
             from evalband.store._bundle import load_bundle
 
             run = load_run(run_id, st, step.stage(f"reading {run_id}"))
-            manifest = st.require_run(run.run_id) if ref.kind == "store" else \
-                load_bundle(run_id)[0]
+            manifest = st.require_run(run.run_id) if st is not None and ref.kind == "store" \
+                else load_bundle(run_id)[0]
             if scorer is not None:
                 from evalband._rescore import judge_runs
 

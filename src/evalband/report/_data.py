@@ -210,8 +210,8 @@ def open_for(
 
     A store path that does not exist is never created: each of ``sources`` that is not a
     bundle path is then resolved without a store, which raises the error naming it; when
-    every source is a bundle, none is needed (``None``). ``evalband report``, ``compare``
-    and ``rank`` read their sources through this.
+    every source is a bundle, none is needed (``None``). ``evalband report``, ``compare``,
+    ``rank`` and ``show`` read their sources through this.
     """
     from evalband.store import RunStore
     from evalband.store._refs import resolve_run
