@@ -113,9 +113,9 @@ def test_plan_round_trips_through_json() -> None:
     [
         ({"policies": []}, "one or more"),
         ({"policies": ["A", "A"]}, "more than once: A"),
-        ({"scenes": 0}, "scenes must be a whole number >= 1; got 0"),
-        ({"attempts": 0}, "attempts must be a whole number >= 1; got 0"),
-        ({"attempts": 1.5}, "attempts must be a whole number"),
+        ({"scenes": 0}, "`scenes` must be a whole number >= 1; got 0"),
+        ({"attempts": 0}, "`attempts` must be a whole number >= 1; got 0"),
+        ({"attempts": 1.5}, "`attempts` must be a whole number"),
         ({"seed": -1}, "non-negative"),
         ({"positive_control": "Z"}, "must be one of the session's policies"),
         ({"session_id": "has space"}, "session id"),
@@ -177,10 +177,11 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
-        (["--attempts", "0"], "attempts must be a whole number >= 1; got 0"),
+        (["--attempts", "0"], "--attempts must be a whole number >= 1; got 0"),
         (["--positive-control", "Z"], "--positive-control must be one of the session's "
                                       "policies (A, B); got 'Z'"),
-        (["--scenes", "0"], "scenes must be"),
+        (["--scenes", "0"], "--scenes must be"),
+        (["--seed", "-1"], "--seed must be a non-negative integer"),
     ],
 )
 def test_cli_plan_bad_input_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -369,10 +369,13 @@ def split_specs(entries: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def _count(value: Any, what: str) -> int:
+    """``value`` as a count >= 1; ``what`` is the argument's name (the command line's flag)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InvalidInputError(f"{what} must be a whole number >= 1; got {value!r}")
+        raise InvalidInputError(f"`{what}` must be a whole number >= 1; got {value!r}",
+                                parameters=(what,))
     if int(value) < 1:
-        raise InvalidInputError(f"{what} must be a whole number >= 1; got {int(value)}")
+        raise InvalidInputError(f"`{what}` must be a whole number >= 1; got {int(value)}",
+                                parameters=(what,))
     return int(value)
 
 
@@ -548,7 +551,8 @@ def plan_session(
                "trials in a session (policies x scenes x attempts)",
                "a hardware session is run by hand: plan fewer scenes or attempts")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
-        raise InvalidInputError(f"seed must be a non-negative integer; got {seed!r}")
+        raise InvalidInputError(f"`seed` must be a non-negative integer; got {seed!r}",
+                                parameters=("seed",))
     seed = int(seed)
     if positive_control is not None and positive_control not in names:
         raise InvalidInputError(
