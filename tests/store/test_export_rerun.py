@@ -99,3 +99,28 @@ def test_entity_paths_are_escaped_as_rerun_escapes_them(cell: str) -> None:
 
     record = EpisodeRecord("r", "p", "f", cell, 2, 0, 7, "success", True, False, 5)
     assert episode_entity(record) == f"/{rr.escape_entity_path_part(cell)}/episode_2_0"
+
+
+def test_an_interrupted_export_leaves_no_partial_file(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the episodes are written: neither the recording nor its .part is left."""
+    import evalband.store._export_rerun as export_module
+
+    with open_store(tmp_path / "s.sqlite") as st:
+        run_panel(load_panel("reach1d").with_overrides(episodes=4), "reach1d:damped", st,
+                  run_id="d", record_steps=True)
+        calls = []
+
+        def interrupted(record):  # type: ignore[no-untyped-def]
+            calls.append(record)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return real(record)
+
+        real = export_module.episode_entity
+        monkeypatch.setattr(export_module, "episode_entity", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            export_rerun(st, "d", tmp_path / "d.rrd")
+        assert sorted(p.name for p in tmp_path.iterdir() if ".rrd" in p.name) == []
+        monkeypatch.undo()
+        assert export_rerun(st, "d", tmp_path / "d.rrd").episodes == 4  # and again, whole

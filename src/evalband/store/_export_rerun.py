@@ -127,7 +127,10 @@ def export_rerun(store: RunStore, run_id: str, out: str | Path, *,
                                  columns=rr.Scalars.columns(scalars=values))
             steps += data.steps
         rec.flush()
-    finally:
+    except BaseException:  # an error or Ctrl-C: no partial recording is left
         rec.disconnect()
+        tmp.unlink(missing_ok=True)
+        raise
+    rec.disconnect()
     tmp.replace(out)
     return RerunExport(out, len(kept), steps, len(records) - len(kept))
