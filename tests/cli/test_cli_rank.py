@@ -133,3 +133,15 @@ def test_repeated_conditions_are_clustered_by_default(tmp_path: Path) -> None:
         r = rank_runs([load_run("a", st), load_run("b", st)])
     assert r.design == "clustered" and any("repeats" in n for n in r.notes)
     assert {p.test for p in r.overall.pairs} == {"clustered-sign-flip"}
+
+
+def test_a_session_before_its_policies_played_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No metric would rank a policy with no episodes: the message says that, not 'another'."""
+    db = str(tmp_path / "s.sqlite")
+    assert main(["session", "plan", "--policies", "A,B", "--scenes", "2", "--seed", "1",
+                 "--session-id", "fresh", "--store", db]) == 0
+    capsys.readouterr()
+    code, _, err = cli(capsys, "rank", "fresh", "--store", db)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "no episodes yet" in err and "another metric" not in err, err

@@ -460,10 +460,16 @@ def rank_runs(
     inputs = rank_inputs(runs, metric, steps)
     y, keys = rank_matrix(inputs)
     if not np.isfinite(y).any(axis=1).all():
-        empty = [inp.policy for inp, row in zip(inputs, y, strict=True)
+        empty = [(inp.policy, len(run.records)) for inp, run, row in zip(inputs, runs, y,
+                                                                          strict=True)
                  if not np.isfinite(row).any()]
-        raise InvalidInputError(f"no episode of {', '.join(empty)} has a value of {metric}; "
-                                "rank by another metric")
+        bare = [policy for policy, n in empty if n == 0]
+        if bare:  # no metric would do: the run has nothing to rank yet
+            raise InvalidInputError(
+                f"{', '.join(bare)} {'has' if len(bare) == 1 else 'have'} no episodes yet; "
+                "rank runs that have episodes (a session: once each policy has played)")
+        raise InvalidInputError(f"no episode of {', '.join(p for p, _ in empty)} has a value "
+                                f"of {metric}; rank by another metric")
     cluster_of = _cluster_map(keys, cluster) if use_pairs and cluster is not None else None
     design = ("unpaired" if not use_pairs else "clustered" if cluster_of is not None
               else "paired")
