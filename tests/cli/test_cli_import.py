@@ -132,3 +132,13 @@ def test_a_taken_run_id_names_the_flag_to_change(capsys, tmp_path: Path) -> None
     assert main(["import", str(tmp_path / "bundle"), "--store", elsewhere]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "different content" in err and "--store" in err, err
+
+
+def test_a_lerobot_eval_folder_points_at_its_eval_info(capsys, tmp_path: Path) -> None:
+    """export --format lerobot writes DIR/eval_info.json; importing DIR says to import the file."""
+    folder = lerobot_file(tmp_path / "outputs" / "eval" / "eval_info.json", {0: [True, False]})
+    db = str(tmp_path / "s.sqlite")
+    assert main(["import", str(folder.parent), "--store", db]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"import that file ({folder})" in err, err
+    assert main(["import", str(folder), "--store", db]) == 0

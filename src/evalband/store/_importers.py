@@ -265,10 +265,13 @@ def _resolve_format(path: Path, format: str | None) -> str:
         )
     detected = detect_format(path)
     if detected is None and path.is_dir():
+        inside = path / "eval_info.json"  # lerobot-eval's (and export --format lerobot's) folder
+        hint = (f"; it holds lerobot-eval's eval_info.json: import that file ({inside})"
+                if inside.is_file() else "")
         raise ImportFormatError(
             f"cannot import {path}: expected an artifact bundle (manifest.json), a SimplerEnv "
             "result tree ({success,failure}_obj_...mp4) or paired CSVs (<arm>_success columns); "
-            "got a directory with none of them",
+            f"got a directory with none of them{hint}",
             path=str(path),
             where="directory",
         )
