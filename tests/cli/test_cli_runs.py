@@ -80,3 +80,17 @@ def test_lab_prints_the_seed_numbers(capsys, tmp_path: Path) -> None:
     for needle in ("9/64", "50/64", "7.578573%", "86.497681%", "1.511111 s", "2.368000 s",
                    "both 8, baseline-only 1, damped-only 42, neither 13", "McNemar"):
         assert needle in out, needle
+
+
+def test_export_of_a_session_id_says_what_to_export(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    code, _, err = run_cli(capsys, "session", "plan", "--policies", "A,B", "--scenes", "1",
+                           "--seed", "1", "--session-id", "sess", "--store", db)
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "export", "sess", "--out", str(tmp_path / "b"), "--store", db)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "is a session, not a run" in err and "sess:A" in err and "--format lerobot" in err
+    assert not (tmp_path / "b").exists()
+    code, _, err = run_cli(capsys, "export", "sess:A", "--out", str(tmp_path / "b"), "--store",
+                           db)
+    assert code == 0, err

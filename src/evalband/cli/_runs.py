@@ -340,11 +340,28 @@ def export(
                                     f"rerun; got {fmt!r}")
 
     with read_store(store) as st, work(f"exporting {run_id}", enabled=not as_json):
+        _refuse_session(st, run_id)
         path = export_bundle(st, run_id, out, overwrite=overwrite)
     if as_json:
         emit_json({"run_id": run_id, "bundle": str(path)})
         return
     console.print(f"exported {run_id} to {path}")
+
+
+def _refuse_session(st: Any, ref: str) -> None:
+    """A session id given where a run id goes: say what to export instead (one line)."""
+    if st.get_run(ref) is not None:
+        return
+    from evalband.session import SessionStore
+
+    sessions = SessionStore(st)
+    if ref in sessions.session_ids():
+        from evalband.errors import InvalidInputError
+
+        runs = ", ".join(sessions.run_ids(ref).values())
+        raise InvalidInputError(
+            f"{ref} is a session, not a run: export each of its runs ({runs}) as a bundle, or "
+            "the session's trials as a LeRobotDataset with --format lerobot (lerobot's venv)")
 
 
 def _missing(store: Path) -> list[Path]:
