@@ -304,3 +304,14 @@ def test_panel_non_inferiority_margin_is_checked_with_the_panel(
     ok.write_text(Path(PANEL).read_text() + "non_inferiority_margin: {all: 0.05, '*': 0.1}\n")
     assert main(["calibrate", str(ok), "--reps", "2", "--json"]) == 0
     capsys.readouterr()
+
+
+def test_compare_refuses_a_run_given_twice_as_rank_does(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare a a` read the same episodes twice and said "no regression" (exit 3)."""
+    store = ["--store", str(runs)]
+    refused(capsys, ["compare", "a", "a", *store], "run a is given more than once")
+    refused(capsys, ["compare", "a", "b", "b", *store], "run b is given more than once")
+    refused(capsys, ["rank", "a", "a", *store], "run a is given more than once")
+    assert main(["compare", "a", "b", *store]) in (0, 3, 4, 5)  # two runs: compared
+    assert "error" not in capsys.readouterr().err

@@ -81,6 +81,7 @@ def compare(
     """
     from evalband import load_run
     from evalband.analysis import compare_many
+    from evalband.analysis._compare import check_distinct_runs
     from evalband.analysis._models import DEFAULT_EFFECT
     from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.errors import PanelMismatchError
@@ -100,6 +101,8 @@ def compare(
             with open_for(store_path(store), [baseline, *candidates]) as st:
                 base = load_run(baseline, st, step.stage(f"reading {baseline}"))
                 cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
+                check_distinct_runs([base, *cands], "compare the baseline with different "
+                                    "candidate runs, each given once")
                 recorded = {c.run_id: (m.extra.get("sequential") or {}) if st is not None and (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
                 judged_by = None
