@@ -122,6 +122,9 @@ def rank(
     with work("ranking", enabled=not as_json) as step, \
             open_for(store_path(store), refs) as st:
         runs, steps, session_id = load_ranked(refs, st, step)
+        if session_id is None and len(runs) < 2:
+            raise InvalidInputError(f"rank ranks two or more runs: give two or more run ids "
+                                    f"(or bundle paths), or one session id; got one: {refs[0]}")
         judged_by = None
         if scorer is not None:  # the same episodes, judged by the named scorer
             from evalband._rescore import judge_runs
