@@ -43,8 +43,8 @@ def compare(
     ),
     md: Path | None = typer.Option(None, "--md", help="Also write a Markdown summary here."),
     report: Path | None = typer.Option(
-        None, "--report", help="Also write the HTML report (plots, no network) here."
-    ),
+        None, "--report", help="Also write the report here: HTML (plots, no network), or "
+        "Markdown for a .md file."),
     confidence: float | None = typer.Option(
         None, "--confidence", "-c", help="One minus the family-wise error (default 0.95; with "
         "--sequential, the design's)."),
@@ -192,13 +192,13 @@ def _write_documents(results: list[Any], peeking: list[str], *, md: Path | None,
         from evalband.cli._rank import write_outputs
         from evalband.report import comparison_markdown
 
-        write_outputs(comparison_markdown(results), None, md, None)
+        write_outputs(comparison_markdown(results), None, md, None, quiet=as_json)
     if report is not None:
-        from evalband.cli._report import write_html_report
+        from evalband.cli._report import write_report_option
 
-        write_html_report(runs, store, report,
-                          quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
-                          confidence=confidence, sequential=sequential, comparisons=results)
+        write_report_option(runs, store, report,
+                            quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
+                            confidence=confidence, sequential=sequential, comparisons=results)
 
 
 def _exploratory_notices(designs: list[Any]) -> list[str]:

@@ -56,8 +56,8 @@ def run(
         "observations (same records; default: one at a time).",
     ),
     report: Path | None = typer.Option(
-        None, "--report", help="Also write the run's HTML report (plots, no network) here."
-    ),
+        None, "--report", help="Also write the run's report here: HTML (plots, no network), "
+        "or Markdown for a .md file."),
     retry_errors: bool = typer.Option(
         False, "--retry-errors",
         help="With --run-id of a stored run: play its error episodes again (attempts +1).",
