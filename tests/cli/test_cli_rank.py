@@ -111,7 +111,7 @@ def test_unpaired_slices_and_metrics(store: Path, capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (("baseline",), "at least 2 runs"),
+    (("baseline",), "give two or more run ids"),
     (("baseline", "damped", "--metric", "speed"), "metric must be one of"),
     (("baseline", "coin"), "different panels"),
     (("baseline", "damped", "--slices", "colour"), "no slice factor"),

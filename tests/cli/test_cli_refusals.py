@@ -304,3 +304,30 @@ def test_panel_non_inferiority_margin_is_checked_with_the_panel(
     ok.write_text(Path(PANEL).read_text() + "non_inferiority_margin: {all: 0.05, '*': 0.1}\n")
     assert main(["calibrate", str(ok), "--reps", "2", "--json"]) == 0
     capsys.readouterr()
+
+
+def test_compare_refuses_a_run_given_twice_as_rank_does(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare a a` read the same episodes twice and said "no regression" (exit 3)."""
+    store = ["--store", str(runs)]
+    refused(capsys, ["compare", "a", "a", *store], "run a is given more than once")
+    refused(capsys, ["compare", "a", "b", "b", *store], "run b is given more than once")
+    refused(capsys, ["rank", "a", "a", *store], "run a is given more than once")
+    assert main(["compare", "a", "b", *store]) in (0, 3, 4, 5)  # two runs: compared
+    assert "error" not in capsys.readouterr().err
+
+
+def test_policy_panel_and_run_count_messages_name_what_to_give(
+        runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = ["--store", str(runs)]
+    refused(capsys, ["lab", "reach1d", "--panel", "nope", "--store", str(tmp_path / "l.sqlite")],
+            "--panel nope not found", "built-in panel", "reach1d-2s")
+    assert not (tmp_path / "l.sqlite").exists()
+    (tmp_path / "r.csv").write_text("episode,success\n0,1\n")
+    refused(capsys, ["import", str(tmp_path / "r.csv"), "--panel", "nope", *store],
+            "--panel nope not found")
+    refused(capsys, ["session", "plan", "--policies", "A,A", "--scenes", "1", "--seed", "0",
+                     *store], "--policies", "listed more than once: A", "distinct names")
+    refused(capsys, ["prefer", "plan", "--policies", "a", "--blocks", "4", *store],
+            "--policies", "two or more distinct", "got 'a'")
+    refused(capsys, ["rank", "a", *store], "two or more run ids", "got one: a")

@@ -29,3 +29,45 @@ def test_compare_md_into_a_new_folder_like_rank_and_report(
         err = capsys.readouterr().err
         assert code != 2 and not err.startswith("error"), (command, err)
         assert out.read_text().startswith("#"), command
+
+
+def test_every_written_file_is_said_the_same_way_and_a_md_report_is_markdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`wrote FILE` for each file (stderr with --json, stdout holding the JSON alone).
+
+    `report` said "wrote FILE", `run`/`compare --report` "report: FILE", and `compare --md`
+    and `rank --md/--html` nothing; `compare --report x.md` wrote HTML into the .md file.
+    """
+    import json
+
+    db = tmp_path / "s.sqlite"
+    with RunStore(db) as st:
+        for policy in ("baseline", "damped"):
+            run_panel(load_panel("reach1d").with_overrides(episodes=4), f"reach1d:{policy}",
+                      st, run_id=policy)
+    store = ["--store", str(db)]
+    md, html, page = tmp_path / "o.md", tmp_path / "o.html", tmp_path / "page.md"
+    commands = [
+        (["rank", "baseline", "damped", "--md", str(md), "--html", str(html)], [html, md]),
+        (["compare", "baseline", "damped", "--md", str(md)], [md]),
+        (["compare", "baseline", "damped", "--report", str(page)], [page]),
+        (["report", "baseline", "damped", "--md", str(md), "--html", str(html)], [html, md]),
+        (["run", "reach1d", "-p", "reach1d:expert", "--episodes", "4", "--run-id", "e",
+          "--report", str(page)], [page]),
+    ]
+    for json_flag in ([], ["--json"]):
+        for args, paths in commands:
+            code = main([*args, *store, *json_flag])
+            out, err = capsys.readouterr()
+            said = [f"wrote {p}" for p in paths]
+            assert code != 2 and not err.startswith("error"), (args, err)
+            if json_flag:
+                json.loads(out)  # stdout is the JSON alone
+                assert [line for line in err.splitlines() if line.startswith("wrote")] == said
+            else:
+                assert [line for line in out.splitlines() if line.startswith("wrote")] == said
+                assert "report: " not in out
+            if "--report" in args:
+                assert page.read_text().startswith("#"), args  # Markdown, not the HTML page
+                page.unlink()

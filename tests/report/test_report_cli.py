@@ -69,7 +69,7 @@ def test_run_and_compare_write_reports(capsys, tmp_path: Path) -> None:
                              "evalband.policies._builtin:zero_action", "--store", db,
                              "--run-id", "a", "--report", str(report), "--json")
     assert code == 0, err
-    assert json.loads(out)["run_id"] == "a" and f"report: {report}" in err
+    assert json.loads(out)["run_id"] == "a" and f"wrote {report}" in err
     # forest, cumulative, swing, power, outcomes; the metrics' distributions (ECDF, violins)
     assert report.read_text().count("<svg") == 7
     assert main(["run", str(panel), "--policy", "evalband.policies._builtin:zero_action",
@@ -77,7 +77,7 @@ def test_run_and_compare_write_reports(capsys, tmp_path: Path) -> None:
     capsys.readouterr()
     both = tmp_path / "cmp.html"
     code, out, err = run_cli(capsys, "compare", "a", "b", "--store", db, "--report", str(both))
-    assert code in (0, 3, 4, 5) and f"report: {both}" in out
+    assert code in (0, 3, 4, 5) and f"wrote {both}" in out
     # and the metrics' distributions, differences and paired differences
     assert both.read_text().count("<svg") == 10
 

@@ -118,3 +118,26 @@ def test_error_episodes_and_an_existing_file_are_refused(tmp_path: Path) -> None
             export_eval_info(st, "c", tmp_path)
         assert not math.isnan(json.loads((tmp_path / "eval_info.json").read_text())
                               ["overall"]["pc_success"])
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, OSError])
+def test_an_interrupted_write_leaves_no_partial_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     interrupt: type[BaseException]) -> None:
+    """Ctrl-C (or a full disk) while eval_info.json is written: no temporary file is left."""
+    out = tmp_path / "out"
+    with RunStore(tmp_path / "s.sqlite") as st:
+        run_panel(coin_panel(episodes=2), "random", st, run_id="c")
+        real = Path.write_text
+
+        def cut(self: Path, text: str, *args: object, **kwargs: object) -> int:
+            real(self, text[: len(text) // 2], encoding="utf-8")  # half of it, then stopped
+            raise interrupt
+
+        monkeypatch.setattr(Path, "write_text", cut)
+        with pytest.raises(interrupt):
+            export_eval_info(st, "c", out)
+        monkeypatch.undo()
+        assert [p.name for p in out.iterdir()] == []
+        assert export_eval_info(st, "c", out).name == "eval_info.json"  # and again, whole
+        assert [p.name for p in out.iterdir()] == ["eval_info.json"]

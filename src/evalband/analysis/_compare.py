@@ -82,7 +82,7 @@ from evalband.analysis._verdicts import (
     overall_verdict,
 )
 from evalband.episode import EpisodeRecord
-from evalband.errors import PanelMismatchError
+from evalband.errors import InvalidInputError, PanelMismatchError
 from evalband.panel import Cell, Panel, as_factor_spec
 from evalband.stats import Difference
 from evalband.stats._discrete import FisherNull, McNemarNull
@@ -96,6 +96,7 @@ __all__ = [
     "DEFAULT_EFFECT",
     "POWER_TARGET",
     "RunData",
+    "check_distinct_runs",
     "PairTable",
     "pair_table",
     "aggregate_from_tables",
@@ -204,6 +205,27 @@ class _Kept:
     metrics: MetricValues | None = None
 
 
+
+
+def check_distinct_runs(runs: Sequence[RunData], advice: str) -> None:
+    """Refuse a run given more than once (by run id: a bundle of a stored run is that run).
+
+    Its episodes would be matched with themselves: a comparison of nothing, reported as no
+    change. ``advice`` says what to give instead (one line, as the caller's command puts it).
+
+    >>> from evalband.panel import load_panel
+    >>> run = RunData("a", "p", "f", load_panel("reach1d"), [])
+    >>> try:
+    ...     check_distinct_runs([run, run], "compare two different runs")
+    ... except InvalidInputError as exc:
+    ...     print(exc)
+    run a is given more than once; compare two different runs
+    """
+    ids = [run.run_id for run in runs]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise InvalidInputError(f"run {', '.join(twice)} {'is' if len(twice) == 1 else 'are'} "
+                                f"given more than once; {advice}")
 
 
 def _example_comparison() -> Comparison:

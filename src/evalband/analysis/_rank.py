@@ -437,6 +437,9 @@ def rank_runs(
     level = check_confidence(confidence)
     if len(runs) < 2:
         raise InvalidInputError(f"ranking needs at least 2 runs; got {len(runs)}")
+    from evalband.analysis._compare import check_distinct_runs
+
+    check_distinct_runs(runs, "rank two or more different runs, each once")
     _check_one_run_per_policy(runs)
     notes: list[str] = []
     same_panel = len({r.panel_fingerprint for r in runs}) == 1

@@ -72,7 +72,7 @@ def agree(
                             cluster="cell" if session_id else None, session_id=session_id,
                             reps=reps)
     write_outputs(agreement_markdown(result) if md else None,
-                  agreement_html(result) if html else None, md, html)
+                  agreement_html(result) if html else None, md, html, quiet=as_json)
     if as_json:
         emit_json(result.as_dict())
         return

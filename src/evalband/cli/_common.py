@@ -15,11 +15,13 @@ import typer
 from evalband.cli._out import console, emit_json, escape, fail, pct, store_path
 
 if TYPE_CHECKING:
+    from evalband.panel import Panel
     from evalband.store import RunStore
 
 __all__ = [
     "STORE_OPTION", "JSON_OPTION", "console", "emit_json", "escape", "fail", "pct", "store_path",
     "read_store", "existing_store", "SCORER_OPTION", "SUCCESS_AT_OPTION", "check_scorer_options",
+    "panel_option",
 ]
 
 STORE_OPTION = typer.Option(
@@ -75,3 +77,27 @@ def existing_store(path: Path | None) -> Path:
     with read_store(path):
         pass
     return path
+
+
+def panel_option(source: str, *, check_env: bool = True) -> Panel:
+    """The panel given by ``--panel``: ``load_panel``'s, its errors said of the flag.
+
+    ``load_panel`` speaks of ``panel X`` (not found, bad YAML, a bad field); given by an
+    option, the one line says ``--panel X`` instead, so it names the flag to change.
+
+    >>> try:
+    ...     panel_option("nope")
+    ... except Exception as exc:
+    ...     print(str(exc)[:44])
+    --panel nope not found: expected a YAML file
+    """
+    from evalband.errors import PanelError
+    from evalband.panel import load_panel
+
+    try:
+        return load_panel(source, check_env=check_env)
+    except PanelError as exc:
+        text = str(exc)
+        if not text.startswith(f"panel {source}"):
+            raise
+        raise type(exc)(f"--{text}", parameters=exc.parameters) from None

@@ -43,8 +43,8 @@ def compare(
     ),
     md: Path | None = typer.Option(None, "--md", help="Also write a Markdown summary here."),
     report: Path | None = typer.Option(
-        None, "--report", help="Also write the HTML report (plots, no network) here."
-    ),
+        None, "--report", help="Also write the report here: HTML (plots, no network), or "
+        "Markdown for a .md file."),
     confidence: float | None = typer.Option(
         None, "--confidence", "-c", help="One minus the family-wise error (default 0.95; with "
         "--sequential, the design's)."),
@@ -81,6 +81,7 @@ def compare(
     """
     from evalband import load_run
     from evalband.analysis import compare_many
+    from evalband.analysis._compare import check_distinct_runs
     from evalband.analysis._models import DEFAULT_EFFECT
     from evalband.analysis._verdicts import VERDICT_EXIT_CODES
     from evalband.errors import PanelMismatchError
@@ -100,6 +101,8 @@ def compare(
             with open_for(store_path(store), [baseline, *candidates]) as st:
                 base = load_run(baseline, st, step.stage(f"reading {baseline}"))
                 cands = [load_run(c, st, step.stage(f"reading {c}")) for c in candidates]
+                check_distinct_runs([base, *cands], "compare the baseline with different "
+                                    "candidate runs, each given once")
                 recorded = {c.run_id: (m.extra.get("sequential") or {}) if st is not None and (
                     m := st.get_run(c.run_id)) is not None else {} for c in cands}
                 judged_by = None
@@ -189,13 +192,13 @@ def _write_documents(results: list[Any], peeking: list[str], *, md: Path | None,
         from evalband.cli._rank import write_outputs
         from evalband.report import comparison_markdown
 
-        write_outputs(comparison_markdown(results), None, md, None)
+        write_outputs(comparison_markdown(results), None, md, None, quiet=as_json)
     if report is not None:
-        from evalband.cli._report import write_html_report
+        from evalband.cli._report import write_report_option
 
-        write_html_report(runs, store, report,
-                          quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
-                          confidence=confidence, sequential=sequential, comparisons=results)
+        write_report_option(runs, store, report,
+                            quiet=as_json, allow_panel_mismatch=allow_panel_mismatch,
+                            confidence=confidence, sequential=sequential, comparisons=results)
 
 
 def _exploratory_notices(designs: list[Any]) -> list[str]:

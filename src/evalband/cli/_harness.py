@@ -69,8 +69,8 @@ def pusht(
     quick: bool = typer.Option(False, "--quick", help="Tiny sizes, for tests and a first look."),
     out: Path | None = typer.Option(None, "--out", help="Checkpoint folder."),
     report: Path | None = typer.Option(
-        None, "--report", help="Also write the HTML report (weak vs strong) here."
-    ),
+        None, "--report", help="Also write the report (weak vs strong) here: HTML, or "
+        "Markdown for a .md file."),
     store: Path | None = STORE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -101,11 +101,11 @@ def pusht(
     else:
         _print(result)
     if report is not None:
-        from evalband.cli._report import write_html_report
+        from evalband.cli._report import write_report_option
 
         runs = result["runs"]
-        write_html_report([runs["weak"], runs["strong"]], store_path(store), report,
-                          quiet=as_json)
+        write_report_option([runs["weak"], runs["strong"]], store_path(store), report,
+                            quiet=as_json)
 
 
 def register(app: typer.Typer) -> None:

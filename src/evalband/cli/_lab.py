@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalband.cli._common import console, emit_json, pct
+from evalband.cli._common import console, emit_json, panel_option, pct
 
 __all__ = ["reach1d_lab", "hidden_regression_lab", "LAB_POLICIES"]
 
@@ -20,13 +20,12 @@ def reach1d_lab(panel_name: str, store: Path, *, as_json: bool = False) -> dict[
     from evalband.analysis import compare_many, paired_counts, summarize
     from evalband.analysis._verdicts import slice_verdict
     from evalband.cli._progress import RunProgress
-    from evalband.panel import load_panel
     from evalband.report._document import comparison_documents
     from evalband.run import run_panel
     from evalband.stats import diff_paired, mcnemar
     from evalband.store import open_store
 
-    panel = load_panel(panel_name)
+    panel = panel_option(panel_name)
     results: dict[str, Any] = {}
     with open_store(store) as st:
         records = {}

@@ -38,9 +38,9 @@ def offline(
         result = offline_action_error(checkpoints, dataset, episodes, by=by,
                                       denoising_steps=denoising_steps, seed=seed,
                                       device=device, progress=step.stage("frames"))
-    write_outputs(offline_markdown(result) if md else None, None, md, None)
+    write_outputs(offline_markdown(result) if md else None, None, md, None, quiet=as_json)
     if csv is not None:
-        write_outputs(result.csv_text(), None, csv, None)
+        write_outputs(result.csv_text(), None, csv, None, quiet=as_json)
     if as_json:
         emit_json(result.as_dict())
         return

@@ -179,7 +179,7 @@ def analyze(
         session = PreferenceSession(st, session_id)
         result = analyze_preferences(session.plan, session.results(), confidence=confidence)
     write_outputs(preference_markdown(result) if md else None,
-                  preference_html(result) if html else None, md, html)
+                  preference_html(result) if html else None, md, html, quiet=as_json)
     if as_json:
         emit_json(preference_document(result))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,12 +54,18 @@ def load_ranked(
 
 
 def write_outputs(md_text: str | None, html_text: str | None, md: Path | None,
-                  html: Path | None) -> None:
-    """Write the Markdown and HTML renderings where asked (folders created)."""
-    for path, text in ((md, md_text), (html, html_text)):
+                  html: Path | None, *, quiet: bool) -> None:
+    """Write the HTML and Markdown renderings where asked (folders created); say each.
+
+    Every file a command writes where asked (``--md``, ``--html``, ``--report``, ``--csv``)
+    goes through here and is announced as ``wrote PATH``: on stdout, or on stderr when
+    ``quiet`` (``--json``: stdout holds the JSON alone).
+    """
+    for path, text in ((html, html_text), (md, md_text)):
         if path is not None and text is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+            (sys.stderr if quiet else sys.stdout).write(f"wrote {path}\n")
 
 
 def rank(
@@ -122,6 +129,9 @@ def rank(
     with work("ranking", enabled=not as_json) as step, \
             open_for(store_path(store), refs) as st:
         runs, steps, session_id = load_ranked(refs, st, step)
+        if session_id is None and len(runs) < 2:
+            raise InvalidInputError(f"rank ranks two or more runs: give two or more run ids "
+                                    f"(or bundle paths), or one session id; got one: {refs[0]}")
         judged_by = None
         if scorer is not None:  # the same episodes, judged by the named scorer
             from evalband._rescore import judge_runs
@@ -136,7 +146,7 @@ def rank(
                            effect=effect, allow_panel_mismatch=allow_panel_mismatch,
                            steps=steps, session_id=session_id)
     write_outputs(ranking_markdown(result) if md else None,
-                  ranking_html(result) if html else None, md, html)
+                  ranking_html(result) if html else None, md, html, quiet=as_json)
     if as_json:
         from evalband.analysis._models import to_wire
 

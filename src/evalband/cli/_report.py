@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from evalband.cli._common import JSON_OPTION, STORE_OPTION, console, emit_json, store_path
+from evalband.cli._common import JSON_OPTION, STORE_OPTION, emit_json, store_path
 
 if TYPE_CHECKING:
     from evalband.analysis import Comparison
 
-__all__ = ["register", "default_report_path", "write_html_report", "cli_command"]
+__all__ = ["register", "default_report_path", "report_option", "write_report_option",
+           "cli_command"]
 
 
 def cli_command() -> str:
@@ -40,7 +41,16 @@ def default_report_path(sources: Sequence[str]) -> Path:
     return Path(f"report-{slug[:120]}.html")
 
 
-def write_html_report(
+def report_option(path: Path) -> dict[str, Path]:
+    """Where a ``--report FILE`` goes: Markdown for a ``.md`` file, else the HTML page.
+
+    >>> [list(report_option(Path(name))) for name in ("r.md", "r.html", "r")]
+    [['md'], ['html'], ['html']]
+    """
+    return {"md" if path.suffix.lower() in (".md", ".markdown") else "html": path}
+
+
+def write_report_option(
     sources: Sequence[str],
     store: Path,
     path: Path,
@@ -50,21 +60,21 @@ def write_html_report(
     confidence: float = 0.95,
     sequential: bool = False,
     comparisons: Sequence[Comparison] | None = None,
-) -> Path:
-    """Write the HTML report for ``--report`` options; say where (stderr when ``quiet``).
+) -> None:
+    """Write the report of ``--report FILE`` (``report --md``'s summary for a ``.md`` file).
 
+    Said as every written file is (``write_outputs``; stderr when ``quiet``).
     ``comparisons``: the ones the command just computed (rendered, not computed again).
     """
-    from evalband.report import write_report
+    from evalband.cli._rank import write_outputs
+    from evalband.report._write import render_report
 
-    written = write_report(list(sources), store, html=path, command=cli_command(),
-                           allow_panel_mismatch=allow_panel_mismatch, confidence=confidence,
-                           sequential=sequential, comparisons=comparisons)[0]
-    if quiet:
-        sys.stderr.write(f"report: {written}\n")
-    else:
-        console.print(f"report: {written}")
-    return written
+    where = report_option(path)
+    html_text, md_text = render_report(
+        list(sources), store, html="html" in where, md="md" in where, command=cli_command(),
+        allow_panel_mismatch=allow_panel_mismatch, confidence=confidence,
+        sequential=sequential, comparisons=comparisons)
+    write_outputs(md_text, html_text, where.get("md"), where.get("html"), quiet=quiet)
 
 
 def report(
@@ -85,24 +95,23 @@ def report(
     With neither --html nor --md, the HTML goes to report-RUN.html (or
     report-CANDIDATE-vs-BASELINE.html) in the current directory.
     """
-    from evalband.report import write_report
+    from evalband.cli._rank import write_outputs
+    from evalband.report._write import render_report
 
     if html is None and md is None:
         html = default_report_path(sources)
     from evalband.cli._progress import work
 
     with work(f"writing the report of {', '.join(sources)}", enabled=not as_json) as step:
-        written = write_report(sources, store_path(store), html=html, md=md,
-                               command=cli_command(), allow_panel_mismatch=allow_panel_mismatch,
-                               confidence=confidence,
-                               progress=lambda label, done, total: step.update(done, total,
-                                                                               label))
+        html_text, md_text = render_report(
+            sources, store_path(store), html=html is not None, md=md is not None,
+            command=cli_command(), allow_panel_mismatch=allow_panel_mismatch,
+            confidence=confidence,
+            progress=lambda label, done, total: step.update(done, total, label))
+    write_outputs(md_text, html_text, md, html, quiet=as_json)
     if as_json:
         emit_json({"html": str(html) if html is not None else None,
                    "md": str(md) if md is not None else None})
-        return
-    for path in written:
-        console.print(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:

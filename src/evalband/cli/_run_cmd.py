@@ -254,9 +254,9 @@ def run_run(
         )
     _say_summary(rid, policy, summary, started, as_json)
     if report is not None:
-        from evalband.cli._report import write_html_report
+        from evalband.cli._report import write_report_option
 
-        write_html_report([rid], store_path(store), report, quiet=as_json)
+        write_report_option([rid], store_path(store), report, quiet=as_json)
     if summary.verdict_withheld:  # error episodes remain: not a clean run
         errors = summary.counts["error"]
         sys.stderr.write(f"{errors} error episode(s) kept; replay them with: "

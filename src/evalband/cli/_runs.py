@@ -16,6 +16,7 @@ from evalband.cli._common import (
     check_scorer_options,
     console,
     emit_json,
+    panel_option,
     pct,
     read_store,
     store_path,
@@ -55,8 +56,8 @@ def run(
         "observations (same records; default: one at a time).",
     ),
     report: Path | None = typer.Option(
-        None, "--report", help="Also write the run's HTML report (plots, no network) here."
-    ),
+        None, "--report", help="Also write the run's report here: HTML (plots, no network), "
+        "or Markdown for a .md file."),
     retry_errors: bool = typer.Option(
         False, "--retry-errors",
         help="With --run-id of a stored run: play its error episodes again (attempts +1).",
@@ -423,7 +424,6 @@ def import_cmd(
 ) -> None:
     """Load a bundle (checked consistent) or results made elsewhere into the store."""
     from evalband.errors import InvalidParameterError
-    from evalband.panel import load_panel
     from evalband.store import import_runs, open_store
     from evalband.store._bundle import import_bundle
     from evalband.store._import_read import IMPORT_FORMATS
@@ -442,7 +442,7 @@ def import_cmd(
         raise InvalidParameterError(
             "a bundle carries its own panel, run id, policy, factors and metrics; drop "
             + ", ".join(given))
-    panel_obj = load_panel(panel, check_env=False) if panel else None
+    panel_obj = panel_option(panel, check_env=False) if panel else None
 
     def names(text: str | None) -> list[str]:
         return [n.strip() for n in (text or "").split(",") if n.strip()]

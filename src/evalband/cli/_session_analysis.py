@@ -180,7 +180,7 @@ def analyze(
             result = SessionAnalysis.from_dict(_json_round_trip(computed.as_dict()))
     if html_out is not None:
         try:
-            write_outputs(None, session_html(result), None, html_out)
+            write_outputs(None, session_html(result), None, html_out, quiet=as_json)
         except OSError as exc:
             raise InvalidInputError(f"cannot write the HTML report {html_out}: {exc}") from None
     if early is not None:
@@ -201,8 +201,6 @@ def analyze(
 
         for item in instrument_renderables(instrument):
             console.print(item)
-    if html_out is not None:
-        console.print(f"HTML report: {escape(str(html_out))}")
 
 
 def _instrument(ss: SessionStore, plan: SessionPlan, records: list[TrialRecord],

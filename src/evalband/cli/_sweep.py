@@ -46,11 +46,10 @@ def sweep_command(
         if confirm_best is not None and confirm_last is not None:
             confirm = (load_run(confirm_best, st), load_run(confirm_last, st))
         result = sweep_runs(runs, steps, metric=metric, confidence=confidence, confirm=confirm)
-    if plan is not None:
-        plan.parent.mkdir(parents=True, exist_ok=True)
-        plan.write_text(fresh_panel(runs[0].panel).to_yaml(), encoding="utf-8")
+    if plan is not None:  # a YAML file, written and said as the others
+        write_outputs(fresh_panel(runs[0].panel).to_yaml(), None, plan, None, quiet=as_json)
     write_outputs(sweep_markdown(result) if md else None, sweep_html(result) if html else None,
-                  md, html)
+                  md, html, quiet=as_json)
     if as_json:
         emit_json(result.as_dict())
         return

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from evalband.analysis import Comparison
     from evalband.store import RunStore
 
-__all__ = ["write_report"]
+__all__ = ["render_report", "write_report"]
 
 
 def write_report(
@@ -59,27 +59,54 @@ def write_report(
     >>> [p.name for p in write_report(["damped"], store, md=d / "r.md")]
     ['r.md']
     """
-    from evalband.report._data import collect
-    from evalband.report._html import report_html
-    from evalband.report._markdown import report_markdown
-
     if html is None and md is None:
         raise InvalidParameterError(
             "write_report needs a destination: html=PATH and/or md=PATH; got neither"
         )
+    html_text, md_text = render_report(
+        sources, store, html=html is not None, md=md is not None, command=command,
+        allow_panel_mismatch=allow_panel_mismatch, confidence=confidence, sequential=sequential,
+        progress=progress, comparisons=comparisons)
+    written = []
+    for path, text in ((html, html_text), (md, md_text)):
+        if path is None or text is None:
+            continue
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def render_report(
+    sources: Sequence[str],
+    store: RunStore | str | Path | None = None,
+    *,
+    html: bool = False,
+    md: bool = False,
+    command: str | None = None,
+    allow_panel_mismatch: bool = False,
+    confidence: float = 0.95,
+    sequential: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+    comparisons: Sequence[Comparison] | None = None,
+) -> tuple[str | None, str | None]:
+    """The HTML page and the Markdown summary asked for (``None`` the other); runs read once.
+
+    What :func:`write_report` writes, for a caller that writes the files itself (the
+    command line's ``write_outputs``, which also says where). The options are
+    :func:`write_report`'s.
+    """
+    from evalband.report._data import collect
+    from evalband.report._html import report_html
+    from evalband.report._markdown import report_markdown
+
     data = collect(sources, store, command=command, confidence=confidence,
                    allow_panel_mismatch=allow_panel_mismatch, sequential=sequential,
                    comparisons=comparisons, progress=progress)
     if progress is not None:
         progress("rendering", 0, 1)
-    written = []
-    for path, render in ((html, report_html), (md, report_markdown)):
-        if path is None:
-            continue
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(data), encoding="utf-8")
-        written.append(target)
+    texts = (report_html(data) if html else None, report_markdown(data) if md else None)
     if progress is not None:
         progress("rendering", 1, 1)
-    return written
+    return texts

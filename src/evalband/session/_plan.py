@@ -441,13 +441,13 @@ def _policy_names(policies: Sequence[str]) -> tuple[str, ...]:
     names = tuple(str(p).strip() for p in policies)
     if not names or any(not n for n in names):
         raise InvalidInputError(
-            f"policies must be one or more non-empty names, e.g. A,B,C; got {list(policies)!r}"
-        )
+            f"`policies` must be one or more non-empty names, e.g. A,B,C; got "
+            f"{','.join(names)!r}", parameters=("policies",))
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise InvalidInputError(
-            f"each policy is listed once per session; listed more than once: {', '.join(dupes)}"
-        )
+            f"`policies` lists each policy once per session; listed more than once: "
+            f"{', '.join(dupes)}; give distinct names, e.g. A,B,C", parameters=("policies",))
     return names
 
 

@@ -144,8 +144,9 @@ def plan_preference(
 
     names = [str(p) for p in policies]
     if len(names) < 2 or len(set(names)) != len(names) or any(not n for n in names):
-        raise InvalidInputError(f"a preference session needs two or more distinct policy names; "
-                                f"got {names}", parameters=("policies",))
+        raise InvalidInputError(f"`policies` must name two or more distinct policies, e.g. "
+                                f"A,B (a preference session compares them in pairs); got "
+                                f"{','.join(names)!r}", parameters=("policies",))
     if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
         raise InvalidInputError(f"blocks must be a whole number >= 1; got {blocks!r}",
                                 parameters=("blocks",))

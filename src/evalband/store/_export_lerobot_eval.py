@@ -140,7 +140,8 @@ def export_eval_info(store: RunStore, run_id: str, out_dir: str | Path, *,
                                 parameters=("overwrite",))
     doc = eval_info(store.episode_records(run_id), _env(manifest.panel_yaml, manifest.panel_name))
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    from evalband._util.files import written_whole
+
+    with written_whole(out) as tmp:  # an error or Ctrl-C: no partial file is left
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return out

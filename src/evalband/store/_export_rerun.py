@@ -105,32 +105,36 @@ def export_rerun(store: RunStore, run_id: str, out: str | Path, *,
             f"run {run_id} has no step data to export; record it with "
             "`evalband run ... --record-steps`")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    rec = rr.RecordingStream("evalband", recording_id=run_id)
-    rec.save(str(tmp))
-    steps = 0
-    try:
-        for record, data in kept:
-            entity = episode_entity(record)
-            index = [rr.TimeColumn("step", sequence=np.arange(data.steps, dtype=np.int64))]
-            rec.log(f"{entity}/outcome", rr.TextDocument(record.outcome.value), static=True)
-            series = {"reward": data.reward,
-                      **{f"info/{_escape(key)}": value for key, value in data.info.items()}}
-            if data.steps:
-                series["action"] = data.action.reshape(data.steps, -1).astype(np.float64)
-                for name, value in data.obs.items():  # "obs" or "obs/<key>"
-                    head, _, key = name.partition("/")
-                    series[f"{head}/{_escape(key)}" if key else head] = value.reshape(
-                        data.steps, -1).astype(np.float64)
-            for name, values in series.items():
-                rec.send_columns(f"{entity}/{name}", indexes=index,
-                                 columns=rr.Scalars.columns(scalars=values))
-            steps += data.steps
-        rec.flush()
-    except BaseException:  # an error or Ctrl-C: no partial recording is left
-        rec.disconnect()
-        tmp.unlink(missing_ok=True)
-        raise
-    rec.disconnect()
-    tmp.replace(out)
+    from evalband._util.files import written_whole
+
+    with written_whole(out) as tmp:  # an error or Ctrl-C: no partial recording is left
+        rec = rr.RecordingStream("evalband", recording_id=run_id)
+        rec.save(str(tmp))
+        try:
+            steps = _log_episodes(rr, rec, kept)
+            rec.flush()
+        finally:
+            rec.disconnect()
     return RerunExport(out, len(kept), steps, len(records) - len(kept))
+
+
+def _log_episodes(rr: Any, rec: Any, kept: list[tuple[EpisodeRecord, Any]]) -> int:
+    """Log each episode's outcome and step series to ``rec``; the steps logged in all."""
+    steps = 0
+    for record, data in kept:
+        entity = episode_entity(record)
+        index = [rr.TimeColumn("step", sequence=np.arange(data.steps, dtype=np.int64))]
+        rec.log(f"{entity}/outcome", rr.TextDocument(record.outcome.value), static=True)
+        series = {"reward": data.reward,
+                  **{f"info/{_escape(key)}": value for key, value in data.info.items()}}
+        if data.steps:
+            series["action"] = data.action.reshape(data.steps, -1).astype(np.float64)
+            for name, value in data.obs.items():  # "obs" or "obs/<key>"
+                head, _, key = name.partition("/")
+                series[f"{head}/{_escape(key)}" if key else head] = value.reshape(
+                    data.steps, -1).astype(np.float64)
+        for name, values in series.items():
+            rec.send_columns(f"{entity}/{name}", indexes=index,
+                             columns=rr.Scalars.columns(scalars=values))
+        steps += data.steps
+    return steps
