@@ -313,6 +313,9 @@ def test_compare_refuses_a_run_given_twice_as_rank_does(
     refused(capsys, ["compare", "a", "a", *store], "run a is given more than once")
     refused(capsys, ["compare", "a", "b", "b", *store], "run b is given more than once")
     refused(capsys, ["rank", "a", "a", *store], "run a is given more than once")
+    refused(capsys, ["report", "a", "a", "--md", str(runs.parent / "r.md"), *store],
+            "run a is given more than once")
+    assert not (runs.parent / "r.md").exists()
     assert main(["compare", "a", "b", *store]) in (0, 3, 4, 5)  # two runs: compared
     assert "error" not in capsys.readouterr().err
 

@@ -454,7 +454,12 @@ def collect(
             source = "computed" if found is None else "stored"
     if len(views) < 2:
         found = ()
-    elif found is None and sequential:
+    else:  # a run beside itself: its episodes matched with themselves, a comparison of nothing
+        from evalband.analysis._compare import check_distinct_runs
+
+        check_distinct_runs([v.data for v in views],
+                            "report a run alone, or with different runs to compare it with")
+    if found is None and sequential:
         from evalband.analysis import compare_sequential
         from evalband.analysis._sequential_plan import design_for
 
