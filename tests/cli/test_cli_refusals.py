@@ -334,3 +334,10 @@ def test_policy_panel_and_run_count_messages_name_what_to_give(
     refused(capsys, ["prefer", "plan", "--policies", "a", "--blocks", "4", *store],
             "--policies", "two or more distinct", "got 'a'")
     refused(capsys, ["rank", "a", *store], "two or more run ids", "got one: a")
+
+
+def test_sweep_of_one_checkpoint_says_what_to_give(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sweep a` said only "a sweep needs at least 2 checkpoints; got 1"."""
+    refused(capsys, ["sweep", "a", "--store", str(runs)],
+            "at least 2 checkpoints", "two or more checkpoints", "--step")

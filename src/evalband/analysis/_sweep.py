@@ -323,7 +323,9 @@ def sweep_runs(
     from evalband.analysis._rank import rank_runs
 
     if len(runs) < 2:
-        raise InvalidInputError(f"a sweep needs at least 2 checkpoints; got {len(runs)}")
+        raise InvalidInputError(f"a sweep needs at least 2 checkpoints; got {len(runs)}: give "
+                                "the run ids of two or more checkpoints of one training run "
+                                "(each run with its --step)")
     missing = [r.run_id for r, s in zip(runs, steps, strict=True) if s is None]
     if missing:
         raise InvalidInputError(
