@@ -247,8 +247,15 @@ def test_unpaired_when_nothing_pairs(store) -> None:
 
 def test_several_candidates_and_cli_exit_codes(store, capsys, tmp_path) -> None:
     hidden_fixture(store, 200)
+    # a second candidate that plays the baseline's episodes again (the baseline itself, given
+    # twice, is refused: its episodes would be matched with themselves)
+    easy, same, hard = pattern(200, 140, 0, 40), pattern(200, 160, 0, 0), pattern(200, 80, 40, 0)
+    record(store, slice_panel(200), "v3", "again200",
+           {"easy": easy[0], "same": same[0], "hard": hard[0]})
+    assert main(["compare", "base200", "cand200", "base200", "--store", str(store.path)]) == 2
+    assert "base200 is given more than once" in capsys.readouterr().err
     md = tmp_path / "c.md"
-    code = main(["compare", "base200", "cand200", "base200", "--store", str(store.path),
+    code = main(["compare", "base200", "cand200", "again200", "--store", str(store.path),
                  "--md", str(md), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 4 and out["verdict"] == "regression" and len(out["comparisons"]) == 2
