@@ -340,4 +340,4 @@ def test_sweep_of_one_checkpoint_says_what_to_give(
         runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`sweep a` said only "a sweep needs at least 2 checkpoints; got 1"."""
     refused(capsys, ["sweep", "a", "--store", str(runs)],
-            "at least 2 checkpoints", "two or more checkpoints", "--step")
+            "at least 2 checkpoints", "two or more checkpoints", "checkpoint step")

@@ -325,7 +325,7 @@ def sweep_runs(
     if len(runs) < 2:
         raise InvalidInputError(f"a sweep needs at least 2 checkpoints; got {len(runs)}: give "
                                 "the run ids of two or more checkpoints of one training run "
-                                "(each run with its --step)")
+                                "(each recorded with its checkpoint step)")
     missing = [r.run_id for r, s in zip(runs, steps, strict=True) if s is None]
     if missing:
         raise InvalidInputError(
