@@ -12,14 +12,42 @@ from evalband.panel import load_panel
 from evalband.store import RunStore
 
 
-def test_compare_md_into_a_new_folder_like_rank_and_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
-) -> None:
-    db = tmp_path / "s.sqlite"
+def two_runs(folder: Path) -> Path:
+    """A store in ``folder`` with two small reach1d runs, ``baseline`` and ``damped``."""
+    db = folder / "s.sqlite"
     with RunStore(db) as st:
         for policy in ("baseline", "damped"):
             run_panel(load_panel("reach1d").with_overrides(episodes=4), f"reach1d:{policy}",
                       st, run_id=policy)
+    return db
+
+
+def test_a_write_cut_short_leaves_the_file_that_was_there_and_no_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C while a report is written: the old file stays whole, nothing half-written."""
+    from evalband.cli._rank import write_outputs
+
+    out = tmp_path / "r.md"
+    out.write_text("old")
+    real = Path.write_text
+
+    def cut(self: Path, text: str, *args: object, **kwargs: object) -> int:
+        real(self, text[:3], *args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", cut)
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs("# the new report", None, out, None, quiet=True)
+    monkeypatch.undo()
+    assert out.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.md"]
+
+
+def test_compare_md_into_a_new_folder_like_rank_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    db = two_runs(tmp_path)
     store = ["--store", str(db)]
     for command, flag in ((["rank", "baseline", "damped"], "--md"),
                           (["report", "baseline", "damped"], "--md"),
@@ -41,11 +69,7 @@ def test_every_written_file_is_said_the_same_way_and_a_md_report_is_markdown(
     """
     import json
 
-    db = tmp_path / "s.sqlite"
-    with RunStore(db) as st:
-        for policy in ("baseline", "damped"):
-            run_panel(load_panel("reach1d").with_overrides(episodes=4), f"reach1d:{policy}",
-                      st, run_id=policy)
+    db = two_runs(tmp_path)
     store = ["--store", str(db)]
     md, html, page = tmp_path / "o.md", tmp_path / "o.html", tmp_path / "page.md"
     commands = [

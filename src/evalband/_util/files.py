@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["written_whole"]
+__all__ = ["write_text_whole", "written_whole"]
 
 
 @contextmanager
@@ -39,3 +39,20 @@ def written_whole(out: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         raise
     tmp.replace(out)
+
+
+def write_text_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8, folders created) whole or not at all.
+
+    Through :func:`written_whole`: a crash or Ctrl-C mid-write leaves the file that was
+    there (or none), never half a report.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "new" / "r.md"
+    >>> write_text_whole(out, "# r")
+    >>> out.read_text(), [p.name for p in out.parent.iterdir()]
+    ('# r', ['r.md'])
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with written_whole(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

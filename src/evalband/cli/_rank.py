@@ -58,13 +58,15 @@ def write_outputs(md_text: str | None, html_text: str | None, md: Path | None,
     """Write the HTML and Markdown renderings where asked (folders created); say each.
 
     Every file a command writes where asked (``--md``, ``--html``, ``--report``, ``--csv``)
-    goes through here and is announced as ``wrote PATH``: on stdout, or on stderr when
+    goes through here, is written whole or not at all (``write_text_whole``: Ctrl-C leaves
+    no half page), and is announced as ``wrote PATH``: on stdout, or on stderr when
     ``quiet`` (``--json``: stdout holds the JSON alone).
     """
+    from evalband._util.files import write_text_whole
+
     for path, text in ((html, html_text), (md, md_text)):
         if path is not None and text is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_text_whole(path, text)
             (sys.stderr if quiet else sys.stdout).write(f"wrote {path}\n")
 
 

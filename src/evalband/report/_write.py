@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalband._util.files import write_text_whole
 from evalband.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ def write_report(
         if path is None or text is None:
             continue
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_text_whole(target, text)
         written.append(target)
     return written
 

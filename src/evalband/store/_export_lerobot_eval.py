@@ -139,9 +139,7 @@ def export_eval_info(store: RunStore, run_id: str, out_dir: str | Path, *,
         raise InvalidInputError(f"{out} exists; pass `overwrite=True` to replace it",
                                 parameters=("overwrite",))
     doc = eval_info(store.episode_records(run_id), _env(manifest.panel_yaml, manifest.panel_name))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    from evalband._util.files import written_whole
+    from evalband._util.files import write_text_whole
 
-    with written_whole(out) as tmp:  # an error or Ctrl-C: no partial file is left
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_text_whole(out, json.dumps(doc, indent=2) + "\n")  # Ctrl-C: no partial file left
     return out
